@@ -1,0 +1,355 @@
+//! The domain contract and the domain registry.
+//!
+//! A domain is a typed database (copy-on-write [`Table`]s), a deterministic generator, a set
+//! of tools, a policy (`policies/<name>.md`) and a dependency graph (`graphs/<name>.json`).
+//! Tools are described once ([`ToolSpec`]: name, read/write, description, JSON Schema) and
+//! that description feeds both the OpenAI `tools` list and argument validation.
+//!
+//! Layers:
+//! - [`Database`]: implemented by each domain's typed state; static dispatch for tool code.
+//! - [`Environment`]: the object-safe view the pipeline uses (blanket impl for every
+//!   `Database`): fork, invoke a tool by name, state hash, export, grounding proposals.
+//! - [`Domain`]: the registry entry: name, tool specs, generator, tau-bench import.
+//!
+//! Architecture invariant: domains know nothing about stages, artifacts, LLMs or the CLI;
+//! stages know domains only through these traits and [`registry`].
+
+pub mod args;
+pub mod table;
+
+pub mod airline;
+pub mod retail;
+
+pub use args::Args;
+pub use table::{StateHash, Table};
+
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The registry: one line per domain. Order is the order of `tracer list` and of stages.
+pub fn registry() -> &'static [&'static dyn Domain] {
+    static DOMAINS: &[&dyn Domain] = &[&airline::Airline, &retail::Retail];
+    DOMAINS
+}
+
+/// Look a domain up by its key (`"airline"`), with the error every command reports.
+pub fn find(name: &str) -> Result<&'static dyn Domain, DomainError> {
+    registry()
+        .iter()
+        .copied()
+        .find(|d| d.name() == name)
+        .ok_or_else(|| DomainError::UnknownDomain {
+            name: name.to_string(),
+            known: registry()
+                .iter()
+                .map(|d| d.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DomainError {
+    #[error("unknown domain '{name}' (known: {known})")]
+    UnknownDomain { name: String, known: String },
+    #[error("{path}: {message}")]
+    Import { path: String, message: String },
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Read tools observe; write tools change the database (the paper's classification:
+/// get_/list_/search_/check_/find_ and helper tools read, the rest write).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolKind {
+    Read,
+    Write,
+}
+
+impl ToolKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolKind::Read => "read",
+            ToolKind::Write => "write",
+        }
+    }
+}
+
+/// Which database a task runs against. Domains that keep one database ignore it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Split {
+    Train,
+    Eval,
+}
+
+impl Split {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Split::Train => "train",
+            Split::Eval => "eval",
+        }
+    }
+}
+
+/// The single description of a tool.
+#[derive(Clone, Debug)]
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub kind: ToolKind,
+    pub description: &'static str,
+    /// JSON Schema of the arguments object.
+    pub parameters: Value,
+    /// Calling this tool ends the episode (e.g. transfer_to_human_agents).
+    pub terminates: bool,
+}
+
+impl ToolSpec {
+    /// The entry of an OpenAI `tools` list.
+    pub fn openai(&self) -> Value {
+        json!({"type": "function", "function": {
+            "name": self.name, "description": self.description, "parameters": self.parameters}})
+    }
+}
+
+pub type ToolFn<D> = fn(&mut D, &Args) -> Result<String, String>;
+
+/// A tool implementation bound to its spec.
+pub struct Tool<D> {
+    pub spec: ToolSpec,
+    pub run: ToolFn<D>,
+}
+
+/// What a tool call returns to the caller. Errors are observations, never panics.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolOutput {
+    pub text: String,
+    pub is_error: bool,
+}
+
+/// What a grounding search knows at one point of a trace: who the customer is and which
+/// entity ids earlier calls revealed (or the customer owns). Keys are argument names
+/// ("reservation_id", "order_id", ...), values in the order they were learnt.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroundingContext {
+    pub user_id: Option<String>,
+    pub known: BTreeMap<String, Vec<String>>,
+}
+
+impl GroundingContext {
+    pub fn for_user(user_id: &str) -> Self {
+        GroundingContext {
+            user_id: Some(user_id.to_string()),
+            known: BTreeMap::new(),
+        }
+    }
+
+    pub fn learn(&mut self, key: &str, value: &str) {
+        let list = self.known.entry(key.to_string()).or_default();
+        if !list.iter().any(|v| v == value) {
+            list.push(value.to_string());
+        }
+    }
+
+    pub fn values(&self, key: &str) -> &[String] {
+        self.known.get(key).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// Learn every `*_id` string (and the listed extra keys) found anywhere in a JSON output.
+    pub fn learn_from_json(&mut self, output: &Value, extra_keys: &[&str]) {
+        match output {
+            Value::Object(map) => {
+                for (k, v) in map {
+                    if let Value::String(s) = v
+                        && (k.ends_with("_id") || extra_keys.contains(&k.as_str()))
+                    {
+                        self.learn(k, s);
+                    }
+                    self.learn_from_json(v, extra_keys);
+                }
+            }
+            Value::Array(items) => {
+                for item in items {
+                    self.learn_from_json(item, extra_keys);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A domain's typed database. Tool code is statically dispatched over it.
+pub trait Database: Clone + Send + Sync + 'static {
+    /// The domain's tools, in a fixed order.
+    fn tools() -> &'static [Tool<Self>];
+
+    /// Canonical, order-independent hash of the whole state.
+    fn state_hash(&self) -> StateHash;
+
+    /// Tables as (name, rows keyed by primary key) for Parquet export.
+    fn tables(&self) -> Vec<(&'static str, Vec<(String, Value)>)>;
+
+    /// The tau-bench JSON files of this state: file stem ("users") -> JSON object.
+    fn to_tau_bench(&self) -> BTreeMap<String, Value>;
+
+    /// Customer ids in a stable order (the people a task can be about).
+    fn customers(&self) -> Vec<String>;
+
+    /// Candidate arguments for `tool` given what the grounding search knows, most plausible
+    /// first, each policy-compliant where the domain can tell. Must be deterministic for a
+    /// given `rng` state. May be empty (no sensible call in this context).
+    fn propose_calls(&self, tool: &str, ctx: &GroundingContext, rng: &mut ChaCha8Rng)
+    -> Vec<Value>;
+
+    /// Update the context after a successful call (ids the output revealed).
+    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
+        let _ = (tool, args);
+        if let Ok(v) = serde_json::from_str::<Value>(output) {
+            ctx.learn_from_json(&v, &[]);
+        }
+    }
+
+    /// Machine-checkable policy rules for a call about to be made on this state:
+    /// `Err(reason)` when the policy forbids it even though the tool itself would accept it.
+    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), String> {
+        let _ = (tool, args);
+        Ok(())
+    }
+}
+
+/// The object-safe environment the pipeline drives.
+pub trait Environment: Send + Sync {
+    fn fork(&self) -> Box<dyn Environment>;
+    fn tool_specs(&self) -> Vec<&'static ToolSpec>;
+    /// Validate and run one call. Unknown tool, bad arguments and rule violations come back
+    /// as `is_error` observations in tau-bench's `Error: ...` form.
+    fn invoke(&mut self, tool: &str, args: &Value) -> ToolOutput;
+    fn state_hash(&self) -> StateHash;
+    fn tables(&self) -> Vec<(&'static str, Vec<(String, Value)>)>;
+    fn to_tau_bench(&self) -> BTreeMap<String, Value>;
+    fn customers(&self) -> Vec<String>;
+    fn propose_calls(&self, tool: &str, ctx: &GroundingContext, rng: &mut ChaCha8Rng)
+    -> Vec<Value>;
+    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext);
+    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), String>;
+}
+
+impl<D: Database> Environment for D {
+    fn fork(&self) -> Box<dyn Environment> {
+        Box::new(self.clone())
+    }
+
+    fn tool_specs(&self) -> Vec<&'static ToolSpec> {
+        D::tools().iter().map(|t| &t.spec).collect()
+    }
+
+    fn invoke(&mut self, tool: &str, args: &Value) -> ToolOutput {
+        let Some(t) = D::tools().iter().find(|t| t.spec.name == tool) else {
+            return ToolOutput {
+                text: format!("Unknown action {tool}"),
+                is_error: true,
+            };
+        };
+        let result =
+            args::validate(&t.spec.parameters, args).and_then(|()| (t.run)(self, &Args::new(args)));
+        match result {
+            Ok(text) => ToolOutput {
+                text,
+                is_error: false,
+            },
+            Err(msg) => ToolOutput {
+                text: format!("Error: {msg}"),
+                is_error: true,
+            },
+        }
+    }
+
+    fn state_hash(&self) -> StateHash {
+        Database::state_hash(self)
+    }
+    fn tables(&self) -> Vec<(&'static str, Vec<(String, Value)>)> {
+        Database::tables(self)
+    }
+    fn to_tau_bench(&self) -> BTreeMap<String, Value> {
+        Database::to_tau_bench(self)
+    }
+    fn customers(&self) -> Vec<String> {
+        Database::customers(self)
+    }
+    fn propose_calls(
+        &self,
+        tool: &str,
+        ctx: &GroundingContext,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<Value> {
+        Database::propose_calls(self, tool, ctx, rng)
+    }
+    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
+        Database::observe(self, tool, args, output, ctx)
+    }
+    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), String> {
+        Database::check_policy(self, tool, args)
+    }
+}
+
+/// A registry entry.
+pub trait Domain: Send + Sync {
+    /// The key used everywhere: `src/domain/<name>/`, `graphs/<name>.json`,
+    /// `policies/<name>.md`, `domain=<name>` partitions.
+    fn name(&self) -> &'static str;
+
+    fn tool_specs(&self) -> Vec<&'static ToolSpec>;
+
+    /// Whether training tasks use a database of their own (separate from evaluation).
+    fn separate_train_db(&self) -> bool {
+        false
+    }
+
+    /// The deterministic synthetic database at the paper's scale.
+    fn generate(&self, seed: u64, split: Split) -> Box<dyn Environment>;
+
+    /// Read a tau-bench-format database directory (e.g. users.json, flights.json, ...).
+    fn import_tau_bench(&self, dir: &Path) -> Result<Box<dyn Environment>, DomainError>;
+}
+
+/// Read and parse one JSON file of a tau-bench database directory.
+pub fn read_json_file(dir: &Path, stem: &str) -> Result<Value, DomainError> {
+    let path = dir.join(format!("{stem}.json"));
+    let text = std::fs::read_to_string(&path).map_err(|e| DomainError::Import {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    serde_json::from_str(&text).map_err(|e| DomainError::Import {
+        path: path.display().to_string(),
+        message: format!("invalid JSON: {e}"),
+    })
+}
+
+/// Deserialize a tau-bench table (`{id: row}`) into typed rows, naming the bad row on error.
+pub fn parse_table<T: serde::de::DeserializeOwned>(
+    dir: &Path,
+    stem: &str,
+) -> Result<BTreeMap<String, T>, DomainError> {
+    let path = dir.join(format!("{stem}.json"));
+    let value = read_json_file(dir, stem)?;
+    let Value::Object(map) = value else {
+        return Err(DomainError::Import {
+            path: path.display().to_string(),
+            message: "expected a JSON object keyed by id".into(),
+        });
+    };
+    map.into_iter()
+        .map(|(k, v)| {
+            serde_json::from_value(v)
+                .map(|row| (k.clone(), row))
+                .map_err(|e| DomainError::Import {
+                    path: path.display().to_string(),
+                    message: format!("row '{k}': {e}"),
+                })
+        })
+        .collect()
+}
