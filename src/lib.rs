@@ -2,6 +2,25 @@
 //! and agent trajectories as Parquet.
 //!
 //! Code map (the README's Architecture section says the same in prose):
-//! - [`domain`]: the domain contract (typed databases, tools, generators) and the registry.
+//! - [`domain`]: the domain contract (typed copy-on-write databases, tools, generators,
+//!   grounding hooks) and the domain registry; one module per domain.
+//! - [`graph`]: tool dependency graphs: load, structural checks, executable edge
+//!   demonstration, candidate building, DOT, statistics.
+//! - [`artifact`]: record types <-> Arrow <-> Parquet, provenance, atomic writes.
+//! - [`pipeline`]: the stage DAG: ordering, staleness, manifests, atomic output swap.
+//! - [`stage`]: one module per stage (db, graphs, traces, ...).
+//! - [`config`]: stage TOML files -> typed settings; environment variable names.
+//! - [`seed`]: per-item seed derivation.
+//! - [`replay`]: tau-bench task files and gold-action replay.
+//! - [`bench`]: the benchmarks behind `make bench`.
 
+pub mod artifact;
+pub mod bench;
+pub mod cli;
+pub mod config;
 pub mod domain;
+pub mod graph;
+pub mod pipeline;
+pub mod replay;
+pub mod seed;
+pub mod stage;

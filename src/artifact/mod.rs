@@ -1,0 +1,245 @@
+//! Artifacts: record types <-> Arrow `RecordBatch` <-> Parquet (zstd), provenance, atomic
+//! writes, and schema-checked reads.
+//!
+//! Every Parquet file carries its provenance in the key-value metadata (`tracer.*` keys:
+//! tool version, stage, config hash, seed, input hashes) and nothing time-dependent, so the
+//! same inputs give byte-identical files. Writes go to `<file>.tmp` and are renamed into
+//! place; a reader checks the schema and names the file and column that do not match.
+//!
+//! Architecture invariant: this is the only module that encodes or decodes artifact files;
+//! it knows record types, not stages or domains' internals.
+
+pub mod json_table;
+pub mod records;
+
+pub use records::{EdgeRecord, Record, TraceRecord};
+
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ArtifactError {
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+    #[error("{path}: not a readable Parquet file ({message})")]
+    Corrupt { path: String, message: String },
+    #[error("{path}: schema mismatch: {message}")]
+    Schema { path: String, message: String },
+    #[error("{path}: column '{column}': {message}")]
+    Column {
+        path: String,
+        column: String,
+        message: String,
+    },
+}
+
+impl ArtifactError {
+    pub fn io(path: &Path, err: impl std::fmt::Display) -> Self {
+        ArtifactError::Io {
+            path: path.display().to_string(),
+            message: err.to_string(),
+        }
+    }
+}
+
+/// Where an artifact came from. Stored as `tracer.*` Parquet key-value metadata.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provenance {
+    pub version: String,
+    pub stage: String,
+    pub domain: String,
+    pub config_hash: String,
+    pub seed: u64,
+    /// Input artifact path (relative to the output root) -> SHA-256 of its bytes.
+    pub inputs: BTreeMap<String, String>,
+}
+
+impl Provenance {
+    fn to_key_values(&self) -> Vec<KeyValue> {
+        let inputs = serde_json::to_string(&self.inputs).unwrap_or_default();
+        [
+            ("tracer.version", self.version.clone()),
+            ("tracer.stage", self.stage.clone()),
+            ("tracer.domain", self.domain.clone()),
+            ("tracer.config_hash", self.config_hash.clone()),
+            ("tracer.seed", self.seed.to_string()),
+            ("tracer.inputs", inputs),
+        ]
+        .into_iter()
+        .map(|(k, v)| KeyValue::new(k.to_string(), v))
+        .collect()
+    }
+
+    fn from_key_values(kvs: &[KeyValue]) -> Self {
+        let get = |key: &str| {
+            kvs.iter()
+                .find(|kv| kv.key == key)
+                .and_then(|kv| kv.value.clone())
+                .unwrap_or_default()
+        };
+        Provenance {
+            version: get("tracer.version"),
+            stage: get("tracer.stage"),
+            domain: get("tracer.domain"),
+            config_hash: get("tracer.config_hash"),
+            seed: get("tracer.seed").parse().unwrap_or_default(),
+            inputs: serde_json::from_str(&get("tracer.inputs")).unwrap_or_default(),
+        }
+    }
+}
+
+/// SHA-256 of a file's bytes, lower-case hex.
+pub fn sha256_file(path: &Path) -> Result<String, ArtifactError> {
+    let bytes = std::fs::read(path).map_err(|e| ArtifactError::io(path, e))?;
+    Ok(sha256_hex(&bytes))
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn tmp_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".tmp");
+    path.with_file_name(name)
+}
+
+/// Write bytes atomically: temp file in the same directory, then rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ArtifactError> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| ArtifactError::io(dir, e))?;
+    }
+    let tmp = tmp_path(path);
+    std::fs::write(&tmp, bytes).map_err(|e| ArtifactError::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| ArtifactError::io(path, e))
+}
+
+/// Encode one batch as zstd Parquet with provenance metadata.
+pub fn encode_parquet(batch: &RecordBatch, prov: &Provenance) -> Result<Vec<u8>, ArtifactError> {
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).unwrap_or_default()))
+        .set_created_by(format!("tracer {}", prov.version))
+        .set_key_value_metadata(Some(prov.to_key_values()))
+        .build();
+    let mut buf = Vec::new();
+    let to_err = |e: parquet::errors::ParquetError| ArtifactError::Io {
+        path: "<parquet encoder>".into(),
+        message: e.to_string(),
+    };
+    let mut writer = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).map_err(to_err)?;
+    writer.write(batch).map_err(to_err)?;
+    writer.close().map_err(to_err)?;
+    Ok(buf)
+}
+
+/// Write a batch to `path` atomically.
+pub fn write_parquet(
+    path: &Path,
+    batch: &RecordBatch,
+    prov: &Provenance,
+) -> Result<(), ArtifactError> {
+    let bytes = encode_parquet(batch, prov)?;
+    write_atomic(path, &bytes)
+}
+
+/// Read a Parquet file; when `expected` is given, the file's schema must match it
+/// field by field (name and type).
+pub fn read_parquet(
+    path: &Path,
+    expected: Option<&SchemaRef>,
+) -> Result<(RecordBatch, Provenance), ArtifactError> {
+    let file = File::open(path).map_err(|e| ArtifactError::io(path, e))?;
+    let corrupt = |e: &dyn std::fmt::Display| ArtifactError::Corrupt {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    };
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| corrupt(&e))?;
+    let prov = Provenance::from_key_values(
+        builder
+            .metadata()
+            .file_metadata()
+            .key_value_metadata()
+            .map(Vec::as_slice)
+            .unwrap_or(&[]),
+    );
+    let schema = builder.schema().clone();
+    if let Some(expected) = expected {
+        check_schema(path, expected, &schema)?;
+    }
+    let reader = builder.build().map_err(|e| corrupt(&e))?;
+    let mut batches = Vec::new();
+    for batch in reader {
+        batches.push(batch.map_err(|e| corrupt(&e))?);
+    }
+    let batch = arrow::compute::concat_batches(&schema, &batches).map_err(|e| corrupt(&e))?;
+    Ok((batch, prov))
+}
+
+fn check_schema(
+    path: &Path,
+    expected: &SchemaRef,
+    actual: &SchemaRef,
+) -> Result<(), ArtifactError> {
+    let mismatch = |message: String| ArtifactError::Schema {
+        path: path.display().to_string(),
+        message,
+    };
+    for field in expected.fields() {
+        match actual.field_with_name(field.name()) {
+            Err(_) => return Err(mismatch(format!("missing column '{}'", field.name()))),
+            Ok(found) if !types_match(found.data_type(), field.data_type()) => {
+                return Err(mismatch(format!(
+                    "column '{}' has type {}, expected {}",
+                    field.name(),
+                    found.data_type(),
+                    field.data_type()
+                )));
+            }
+            Ok(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// List field names (`item` vs `element`) differ between writers; compare shapes only.
+fn types_match(a: &arrow::datatypes::DataType, b: &arrow::datatypes::DataType) -> bool {
+    use arrow::datatypes::DataType::*;
+    match (a, b) {
+        (List(x), List(y)) | (LargeList(x), LargeList(y)) => {
+            types_match(x.data_type(), y.data_type())
+        }
+        _ => a == b,
+    }
+}
+
+/// Read a typed artifact.
+pub fn read_records<R: Record>(path: &Path) -> Result<(Vec<R>, Provenance), ArtifactError> {
+    let (batch, prov) = read_parquet(path, Some(&R::schema()))?;
+    let rows = R::from_batch(&batch).map_err(|(column, message)| ArtifactError::Column {
+        path: path.display().to_string(),
+        column,
+        message,
+    })?;
+    Ok((rows, prov))
+}
+
+/// Write a typed artifact atomically.
+pub fn write_records<R: Record>(
+    path: &Path,
+    rows: &[R],
+    prov: &Provenance,
+) -> Result<(), ArtifactError> {
+    let batch = R::to_batch(rows);
+    write_parquet(path, &batch, prov)
+}

@@ -1,0 +1,313 @@
+//! Typed artifact rows and their Arrow schemas.
+//!
+//! Each record type declares its schema once; `to_batch` and `from_batch` are the only
+//! encoders. Decoding errors name the column, so a reader can say which file and column is bad.
+
+use arrow::array::{
+    Array, ArrayRef, BooleanArray, BooleanBuilder, Int32Array, Int32Builder, ListArray,
+    ListBuilder, RecordBatch, StringArray, StringBuilder,
+};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use std::sync::Arc;
+
+/// (column, message) of a decoding failure.
+pub type ColumnError = (String, String);
+
+pub trait Record: Sized {
+    fn schema() -> SchemaRef;
+    fn to_batch(rows: &[Self]) -> RecordBatch;
+    fn from_batch(batch: &RecordBatch) -> Result<Vec<Self>, ColumnError>;
+}
+
+fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str) -> Result<&'a T, ColumnError> {
+    batch
+        .column_by_name(name)
+        .ok_or_else(|| (name.to_string(), "missing".to_string()))?
+        .as_any()
+        .downcast_ref::<T>()
+        .ok_or_else(|| (name.to_string(), "unexpected array type".to_string()))
+}
+
+fn strings(batch: &RecordBatch, name: &str) -> Result<Vec<String>, ColumnError> {
+    let col = column::<StringArray>(batch, name)?;
+    (0..col.len())
+        .map(|i| {
+            if col.is_null(i) {
+                Err((name.to_string(), format!("null at row {i}")))
+            } else {
+                Ok(col.value(i).to_string())
+            }
+        })
+        .collect()
+}
+
+fn ints(batch: &RecordBatch, name: &str) -> Result<Vec<i32>, ColumnError> {
+    let col = column::<Int32Array>(batch, name)?;
+    Ok((0..col.len()).map(|i| col.value(i)).collect())
+}
+
+fn bools(batch: &RecordBatch, name: &str) -> Result<Vec<bool>, ColumnError> {
+    let col = column::<BooleanArray>(batch, name)?;
+    Ok((0..col.len()).map(|i| col.value(i)).collect())
+}
+
+fn string_column(values: impl Iterator<Item = impl AsRef<str>>) -> ArrayRef {
+    let mut b = StringBuilder::new();
+    for v in values {
+        b.append_value(v);
+    }
+    Arc::new(b.finish())
+}
+
+fn int_column(values: impl Iterator<Item = i32>) -> ArrayRef {
+    let mut b = Int32Builder::new();
+    for v in values {
+        b.append_value(v);
+    }
+    Arc::new(b.finish())
+}
+
+fn bool_column(values: impl Iterator<Item = bool>) -> ArrayRef {
+    let mut b = BooleanBuilder::new();
+    for v in values {
+        b.append_value(v);
+    }
+    Arc::new(b.finish())
+}
+
+fn utf8(name: &str) -> Field {
+    Field::new(name, DataType::Utf8, false)
+}
+
+fn batch(schema: SchemaRef, columns: Vec<ArrayRef>) -> RecordBatch {
+    // Columns are built from the same rows in schema order; a mismatch is a bug here.
+    RecordBatch::try_new(schema, columns).expect("record columns match their schema")
+}
+
+/// One sampled trace: 1–3 intents, each a walk of tool names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceRecord {
+    pub trace_id: String,
+    pub domain: String,
+    pub split: String,
+    /// Sampling index that produced this trace (its seed is derived from it).
+    pub sample_index: i32,
+    pub n_intents: i32,
+    pub intents: Vec<Vec<String>>,
+    /// Total tool calls over all intents.
+    pub length: i32,
+}
+
+fn intents_type() -> DataType {
+    DataType::List(Arc::new(Field::new(
+        "item",
+        DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
+        true,
+    )))
+}
+
+impl Record for TraceRecord {
+    fn schema() -> SchemaRef {
+        Arc::new(Schema::new(vec![
+            utf8("trace_id"),
+            utf8("domain"),
+            utf8("split"),
+            Field::new("sample_index", DataType::Int32, false),
+            Field::new("n_intents", DataType::Int32, false),
+            Field::new("intents", intents_type(), false),
+            Field::new("length", DataType::Int32, false),
+        ]))
+    }
+
+    fn to_batch(rows: &[Self]) -> RecordBatch {
+        let mut intents = ListBuilder::new(ListBuilder::new(StringBuilder::new()));
+        for row in rows {
+            for walk in &row.intents {
+                for tool in walk {
+                    intents.values().values().append_value(tool);
+                }
+                intents.values().append(true);
+            }
+            intents.append(true);
+        }
+        batch(
+            Self::schema(),
+            vec![
+                string_column(rows.iter().map(|r| &r.trace_id)),
+                string_column(rows.iter().map(|r| &r.domain)),
+                string_column(rows.iter().map(|r| &r.split)),
+                int_column(rows.iter().map(|r| r.sample_index)),
+                int_column(rows.iter().map(|r| r.n_intents)),
+                Arc::new(intents.finish()),
+                int_column(rows.iter().map(|r| r.length)),
+            ],
+        )
+    }
+
+    fn from_batch(batch: &RecordBatch) -> Result<Vec<Self>, ColumnError> {
+        let list = column::<ListArray>(batch, "intents")?;
+        let mut intents = Vec::with_capacity(list.len());
+        for i in 0..list.len() {
+            let walks = list.value(i);
+            let walks = walks
+                .as_any()
+                .downcast_ref::<ListArray>()
+                .ok_or_else(|| ("intents".to_string(), "expected list<list<utf8>>".into()))?;
+            let mut trace = Vec::with_capacity(walks.len());
+            for w in 0..walks.len() {
+                let tools = walks.value(w);
+                let tools = tools
+                    .as_any()
+                    .downcast_ref::<StringArray>()
+                    .ok_or_else(|| ("intents".to_string(), "expected utf8 tool names".into()))?;
+                trace.push(
+                    (0..tools.len())
+                        .map(|t| tools.value(t).to_string())
+                        .collect(),
+                );
+            }
+            intents.push(trace);
+        }
+        let ids = strings(batch, "trace_id")?;
+        let domains = strings(batch, "domain")?;
+        let splits = strings(batch, "split")?;
+        let index = ints(batch, "sample_index")?;
+        let n = ints(batch, "n_intents")?;
+        let length = ints(batch, "length")?;
+        Ok((0..batch.num_rows())
+            .map(|i| TraceRecord {
+                trace_id: ids[i].clone(),
+                domain: domains[i].clone(),
+                split: splits[i].clone(),
+                sample_index: index[i],
+                n_intents: n[i],
+                intents: intents[i].clone(),
+                length: length[i],
+            })
+            .collect())
+    }
+}
+
+/// One verified edge of a tool dependency graph, with the witness that demonstrated it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EdgeRecord {
+    pub domain: String,
+    pub source: String,
+    pub target: String,
+    pub source_kind: String,
+    pub target_kind: String,
+    pub two_way: bool,
+    pub demonstrated: bool,
+    /// JSON: {user_id, source_args, target_args} of the demonstrating execution, or "null".
+    pub witness: String,
+}
+
+impl Record for EdgeRecord {
+    fn schema() -> SchemaRef {
+        Arc::new(Schema::new(vec![
+            utf8("domain"),
+            utf8("source"),
+            utf8("target"),
+            utf8("source_kind"),
+            utf8("target_kind"),
+            Field::new("two_way", DataType::Boolean, false),
+            Field::new("demonstrated", DataType::Boolean, false),
+            utf8("witness"),
+        ]))
+    }
+
+    fn to_batch(rows: &[Self]) -> RecordBatch {
+        batch(
+            Self::schema(),
+            vec![
+                string_column(rows.iter().map(|r| &r.domain)),
+                string_column(rows.iter().map(|r| &r.source)),
+                string_column(rows.iter().map(|r| &r.target)),
+                string_column(rows.iter().map(|r| &r.source_kind)),
+                string_column(rows.iter().map(|r| &r.target_kind)),
+                bool_column(rows.iter().map(|r| r.two_way)),
+                bool_column(rows.iter().map(|r| r.demonstrated)),
+                string_column(rows.iter().map(|r| &r.witness)),
+            ],
+        )
+    }
+
+    fn from_batch(batch: &RecordBatch) -> Result<Vec<Self>, ColumnError> {
+        let domain = strings(batch, "domain")?;
+        let source = strings(batch, "source")?;
+        let target = strings(batch, "target")?;
+        let source_kind = strings(batch, "source_kind")?;
+        let target_kind = strings(batch, "target_kind")?;
+        let two_way = bools(batch, "two_way")?;
+        let demonstrated = bools(batch, "demonstrated")?;
+        let witness = strings(batch, "witness")?;
+        Ok((0..batch.num_rows())
+            .map(|i| EdgeRecord {
+                domain: domain[i].clone(),
+                source: source[i].clone(),
+                target: target[i].clone(),
+                source_kind: source_kind[i].clone(),
+                target_kind: target_kind[i].clone(),
+                two_way: two_way[i],
+                demonstrated: demonstrated[i],
+                witness: witness[i].clone(),
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trace_rows_round_trip_through_arrow() {
+        let rows = vec![
+            TraceRecord {
+                trace_id: "t1".into(),
+                domain: "airline".into(),
+                split: "train".into(),
+                sample_index: 0,
+                n_intents: 2,
+                intents: vec![
+                    vec!["a".into(), "b".into()],
+                    vec!["c".into(), "d".into(), "e".into()],
+                ],
+                length: 5,
+            },
+            TraceRecord {
+                trace_id: "t2".into(),
+                domain: "airline".into(),
+                split: "eval".into(),
+                sample_index: 3,
+                n_intents: 1,
+                intents: vec![vec!["x".into(), "y".into()]],
+                length: 2,
+            },
+        ];
+        let batch = TraceRecord::to_batch(&rows);
+        assert_eq!(TraceRecord::from_batch(&batch).unwrap(), rows);
+    }
+
+    #[test]
+    fn arrow_schemas_are_stable() {
+        // Snapshot of the artifact schemas: a change here is a format change for users.
+        let fields = |s: SchemaRef| {
+            s.fields()
+                .iter()
+                .map(|f| format!("{}:{}", f.name(), f.data_type()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        assert_eq!(
+            fields(TraceRecord::schema()),
+            "trace_id:Utf8, domain:Utf8, split:Utf8, sample_index:Int32, n_intents:Int32, \
+             intents:List(List(Utf8)), length:Int32"
+        );
+        assert_eq!(
+            fields(EdgeRecord::schema()),
+            "domain:Utf8, source:Utf8, target:Utf8, source_kind:Utf8, target_kind:Utf8, \
+             two_way:Boolean, demonstrated:Boolean, witness:Utf8"
+        );
+    }
+}

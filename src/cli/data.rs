@@ -1,0 +1,168 @@
+//! `tracer import | export | replay`: moving databases and tasks in and out of tau-bench's
+//! formats, and auditing gold actions by replay.
+
+use super::{CliError, resolve_seed};
+use crate::artifact::{self, Provenance, json_table::json_rows_to_batch};
+use crate::config::Paths;
+use crate::domain::{self, Environment, Split};
+use crate::replay;
+use clap::{Args, Subcommand, ValueEnum};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Format {
+    TauBench,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    /// Read a tau-bench-format database directory into our types.
+    TauBench {
+        #[arg(long)]
+        domain: String,
+        /// Directory holding the domain's JSON files (e.g. users.json, flights.json, reservations.json).
+        #[arg(long)]
+        from: PathBuf,
+        /// Also write it as Parquet tables plus normalised tau-bench JSON into this directory.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ExportCommand {
+    /// Write a database in another format.
+    Db {
+        #[arg(long)]
+        domain: String,
+        #[arg(long, value_enum, default_value = "tau-bench")]
+        format: Format,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+        /// Export this tau-bench-format database instead of the generated one.
+        #[arg(long)]
+        from: Option<PathBuf>,
+        #[arg(long)]
+        seed: Option<u64>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    #[arg(long)]
+    pub domain: String,
+    /// A tau-bench-format database directory (default: the generated database).
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// A tau-bench-format task file (JSON list).
+    #[arg(long)]
+    pub tasks: PathBuf,
+    /// Where to write one JSON line per call and per task.
+    #[arg(long)]
+    pub out: PathBuf,
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+/// The environment a command works on: an imported directory, or the generated database.
+fn load_env(
+    paths: &Paths,
+    domain: &dyn domain::Domain,
+    db: Option<&Path>,
+    seed: Option<u64>,
+) -> Result<Box<dyn Environment>, CliError> {
+    Ok(match db {
+        Some(dir) => domain.import_tau_bench(dir)?,
+        None => domain.generate(resolve_seed(paths, seed)?, Split::Eval),
+    })
+}
+
+fn write_tau_bench(env: &dyn Environment, dir: &Path) -> Result<(), CliError> {
+    for (stem, value) in env.to_tau_bench() {
+        let bytes = serde_json::to_vec_pretty(&value).unwrap_or_default();
+        artifact::write_atomic(&dir.join(format!("{stem}.json")), &bytes)?;
+    }
+    Ok(())
+}
+
+pub fn import(paths: &Paths, cmd: ImportCommand) -> Result<(), CliError> {
+    let ImportCommand::TauBench { domain, from, out } = cmd;
+    let d = domain::find(&domain)?;
+    let env = load_env(paths, d, Some(&from), None)?;
+    let sizes: Vec<String> = env
+        .tables()
+        .iter()
+        .map(|(t, rows)| format!("{t} {}", rows.len()))
+        .collect();
+    println!(
+        "{}: imported {} ({}); state {}",
+        from.display(),
+        d.name(),
+        sizes.join(", "),
+        env.state_hash()
+    );
+    if let Some(out) = out {
+        write_tau_bench(env.as_ref(), &out.join("tau_bench"))?;
+        let prov = Provenance {
+            version: env!("CARGO_PKG_VERSION").into(),
+            stage: "import".into(),
+            domain: d.name().into(),
+            ..Default::default()
+        };
+        for (table, rows) in env.tables() {
+            artifact::write_parquet(
+                &out.join(format!("{table}.parquet")),
+                &json_rows_to_batch(&rows),
+                &prov,
+            )?;
+        }
+        println!("wrote {}", out.display());
+    }
+    Ok(())
+}
+
+pub fn export(paths: &Paths, cmd: ExportCommand) -> Result<(), CliError> {
+    let ExportCommand::Db {
+        domain,
+        format: Format::TauBench,
+        out,
+        from,
+        seed,
+    } = cmd;
+    let d = domain::find(&domain)?;
+    let env = load_env(paths, d, from.as_deref(), seed)?;
+    write_tau_bench(env.as_ref(), &out)?;
+    println!(
+        "wrote {} database to {} (tau-bench format)",
+        d.name(),
+        out.display()
+    );
+    Ok(())
+}
+
+pub fn replay(paths: &Paths, args: ReplayArgs) -> Result<(), CliError> {
+    let d = domain::find(&args.domain)?;
+    let tasks = replay::read_task_file(&args.tasks)?;
+    let env = load_env(paths, d, args.db.as_deref(), args.seed)?;
+    let (jsonl, outcomes) = replay::replay_tasks(env.as_ref(), &tasks);
+    artifact::write_atomic(&args.out, jsonl.as_bytes())?;
+    let ok = outcomes.iter().filter(|o| o.all_succeeded).count();
+    let calls: usize = tasks.iter().map(|t| t.actions.len()).sum();
+    eprintln!(
+        "replayed {} task(s), {calls} call(s): {ok} fully succeeded, {} with a failing call -> {}",
+        outcomes.len(),
+        outcomes.len() - ok,
+        args.out.display()
+    );
+    for o in outcomes.iter().filter(|o| !o.all_succeeded) {
+        if let Some(j) = o.first_failure {
+            let name = &tasks[o.task_index].actions[j].name;
+            eprintln!(
+                "  task {}: first failing call is action {j} ({name})",
+                o.task_index
+            );
+        }
+    }
+    Ok(())
+}

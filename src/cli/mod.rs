@@ -1,0 +1,115 @@
+//! The command line: clap definitions and dispatch. Each subcommand family lives in its own
+//! file with its `Args` and `run`; all of them are thin over the library.
+//!
+//! Architecture invariant: no pipeline or domain logic here — parse, call, print.
+
+pub mod data;
+pub mod graphs;
+pub mod pipeline;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    Pipeline(#[from] crate::pipeline::PipelineError),
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    #[error(transparent)]
+    Domain(#[from] crate::domain::DomainError),
+    #[error(transparent)]
+    Graph(#[from] crate::graph::GraphError),
+    #[error(transparent)]
+    Artifact(#[from] crate::artifact::ArtifactError),
+    #[error(transparent)]
+    TaskFile(#[from] crate::replay::TaskFileError),
+    /// A check ran and found problems (already printed); exit non-zero.
+    #[error("{0}")]
+    Failed(String),
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "tracer",
+    version,
+    about = "Manufacture verified, emotion-conditioned tool-use tasks and agent trajectories as Parquet"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a stage and whatever is stale upstream of it.
+    Run(pipeline::RunArgs),
+    /// Show fresh/stale per stage and domain.
+    Status(pipeline::StatusArgs),
+    /// Print the stage DAG as DOT.
+    Graph,
+    /// Check configs, graphs, policies and registries (no LLM calls).
+    Validate,
+    /// List domains, stages and tools.
+    List,
+    /// Tool dependency graphs: verify, build, render, stats.
+    #[command(subcommand)]
+    Graphs(graphs::GraphsCommand),
+    /// Import tau-bench-format data.
+    #[command(subcommand)]
+    Import(data::ImportCommand),
+    /// Export data in other formats.
+    #[command(subcommand)]
+    Export(data::ExportCommand),
+    /// Replay a task file's gold actions and audit every call.
+    Replay(data::ReplayArgs),
+    /// Run the benchmarks and print a Markdown report.
+    Bench(pipeline::BenchArgs),
+}
+
+/// Parse the process arguments and run; `Err` carries the one-line error to print.
+pub fn main() -> Result<(), CliError> {
+    let cli = Cli::parse();
+    let paths = crate::config::Paths::from_env();
+    match cli.command {
+        Command::Run(a) => pipeline::run(&paths, a),
+        Command::Status(a) => pipeline::status(&paths, a),
+        Command::Graph => {
+            print!("{}", crate::pipeline::Dag::default().to_dot());
+            Ok(())
+        }
+        Command::Validate => pipeline::validate(&paths),
+        Command::List => pipeline::list(),
+        Command::Graphs(c) => graphs::run(&paths, c),
+        Command::Import(c) => data::import(&paths, c),
+        Command::Export(c) => data::export(&paths, c),
+        Command::Replay(a) => data::replay(&paths, a),
+        Command::Bench(a) => pipeline::bench(&paths, a),
+    }
+}
+
+/// The run seed: `--seed` wins over `stages/pipeline.toml`.
+pub fn resolve_seed(paths: &crate::config::Paths, seed: Option<u64>) -> Result<u64, CliError> {
+    Ok(match seed {
+        Some(s) => s,
+        None => crate::config::PipelineConfig::load(paths)?.seed,
+    })
+}
+
+/// Domains to work on: `--domain` flags, else `stages/pipeline.toml`, else all.
+pub fn resolve_domains(
+    paths: &crate::config::Paths,
+    flags: &[String],
+) -> Result<Vec<&'static dyn crate::domain::Domain>, CliError> {
+    let names = if flags.is_empty() {
+        crate::config::PipelineConfig::load(paths)?.domains
+    } else {
+        flags.to_vec()
+    };
+    if names.is_empty() {
+        return Ok(crate::domain::registry().to_vec());
+    }
+    Ok(names
+        .iter()
+        .map(|n| crate::domain::find(n))
+        .collect::<Result<Vec<_>, _>>()?)
+}

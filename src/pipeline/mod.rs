@@ -1,0 +1,483 @@
+//! The stage DAG: ordering (petgraph), staleness, provenance, atomic outputs.
+//!
+//! Every stage runs once per domain and owns one directory,
+//! `output/<stage>/domain=<d>/`, holding its files and a `_manifest.json`. The manifest
+//! records the stage's *fingerprint* — a hash of the tool version, the stage's code version,
+//! its config hash, the seed, and the hashes of everything it read (upstream outputs and
+//! source files such as `graphs/<d>.json`) — and the hash of every file it wrote.
+//! A stage is fresh when its recorded fingerprint equals the recomputed one and its files
+//! still hash as recorded; otherwise it re-runs, and everything downstream becomes stale
+//! through the changed input hashes. Outputs are written into a temporary sibling
+//! directory and swapped into place only when the stage succeeded, so a failed or killed
+//! run leaves the previous artifacts untouched and never a partial one.
+//!
+//! Architecture invariant: the pipeline knows stages only through the [`Stage`] trait and
+//! the registry in `crate::stage`; it knows nothing of what a stage computes.
+
+use crate::artifact::{ArtifactError, Provenance, sha256_file, sha256_hex, write_atomic};
+use crate::config::{self, ConfigError, Paths};
+use crate::domain::{self, Domain, DomainError};
+use petgraph::graphmap::DiGraphMap;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+pub const MANIFEST: &str = "_manifest.json";
+
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Artifact(#[from] ArtifactError),
+    #[error(transparent)]
+    Domain(#[from] DomainError),
+    #[error("unknown stage '{name}' (stages: {known})")]
+    UnknownStage { name: String, known: String },
+    #[error("stage '{stage}', domain '{domain}': {message}")]
+    Stage {
+        stage: String,
+        domain: String,
+        message: String,
+    },
+}
+
+/// What a stage sees while it runs for one domain.
+pub struct StageContext<'a> {
+    pub paths: &'a Paths,
+    pub stage: &'static str,
+    pub domain: &'static dyn Domain,
+    pub seed: u64,
+    pub config: toml::Table,
+    pub config_path: PathBuf,
+    /// Where this run writes (a temporary directory, swapped into place on success).
+    pub out_dir: PathBuf,
+    /// Input path (relative to the output root or project root) -> SHA-256.
+    pub inputs: BTreeMap<String, String>,
+}
+
+impl StageContext<'_> {
+    /// The finished output directory of an upstream stage for this domain.
+    pub fn input_dir(&self, stage: &str) -> PathBuf {
+        stage_dir(&self.paths.output, stage, self.domain.name())
+    }
+
+    pub fn out(&self, file: &str) -> PathBuf {
+        self.out_dir.join(file)
+    }
+
+    /// Provenance for files this stage writes.
+    pub fn provenance(&self) -> Provenance {
+        Provenance {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            stage: self.stage.to_string(),
+            domain: self.domain.name().to_string(),
+            config_hash: config::config_hash(&self.config),
+            seed: self.seed,
+            inputs: self.inputs.clone(),
+        }
+    }
+
+    /// Parse this stage's config into its typed form (errors name the file and field).
+    pub fn typed_config<T: serde::de::DeserializeOwned>(&self) -> Result<T, PipelineError> {
+        Ok(config::parse_typed(&self.config_path, &self.config)?)
+    }
+
+    pub fn fail(&self, message: impl Into<String>) -> PipelineError {
+        PipelineError::Stage {
+            stage: self.stage.to_string(),
+            domain: self.domain.name().to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// One stage of the DAG.
+pub trait Stage: Sync {
+    fn name(&self) -> &'static str;
+    /// Upstream stages whose outputs this stage reads.
+    fn inputs(&self) -> &'static [&'static str];
+    /// Project files (relative to the root) this stage reads for a domain.
+    fn source_files(&self, _domain: &str) -> Vec<PathBuf> {
+        Vec::new()
+    }
+    /// Bump when the stage's code changes what it writes.
+    fn version(&self) -> u32 {
+        1
+    }
+    /// Check the stage's config without running anything (`tracer validate`).
+    fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError>;
+    /// Compute and write the outputs into `ctx.out_dir`; return a one-line summary.
+    fn run(&self, ctx: &StageContext) -> Result<String, PipelineError>;
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Manifest {
+    pub stage: String,
+    pub domain: String,
+    pub fingerprint: String,
+    pub seed: u64,
+    pub config_hash: String,
+    pub inputs: BTreeMap<String, String>,
+    pub outputs: BTreeMap<String, String>,
+    pub summary: String,
+}
+
+pub fn stage_dir(output: &Path, stage: &str, domain: &str) -> PathBuf {
+    output.join(stage).join(format!("domain={domain}"))
+}
+
+pub fn read_manifest(dir: &Path) -> Option<Manifest> {
+    let text = std::fs::read_to_string(dir.join(MANIFEST)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// The stage registry as a DAG.
+pub struct Dag {
+    stages: &'static [&'static dyn Stage],
+}
+
+impl Default for Dag {
+    fn default() -> Self {
+        Dag {
+            stages: crate::stage::registry(),
+        }
+    }
+}
+
+/// Freshness of one (stage, domain).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Freshness {
+    Fresh,
+    Stale(String),
+}
+
+impl Dag {
+    pub fn stages(&self) -> &'static [&'static dyn Stage] {
+        self.stages
+    }
+
+    pub fn find(&self, name: &str) -> Result<&'static dyn Stage, PipelineError> {
+        self.stages
+            .iter()
+            .copied()
+            .find(|s| s.name() == name)
+            .ok_or_else(|| PipelineError::UnknownStage {
+                name: name.to_string(),
+                known: self
+                    .stages
+                    .iter()
+                    .map(|s| s.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+    }
+
+    fn graph(&self) -> DiGraphMap<&'static str, ()> {
+        let mut g = DiGraphMap::new();
+        for s in self.stages {
+            g.add_node(s.name());
+            for input in s.inputs() {
+                g.add_edge(*input, s.name(), ());
+            }
+        }
+        g
+    }
+
+    /// All stages in dependency order.
+    pub fn topo_order(&self) -> Vec<&'static dyn Stage> {
+        let g = self.graph();
+        let order = petgraph::algo::toposort(&g, None).unwrap_or_default();
+        order
+            .into_iter()
+            .filter_map(|n| self.stages.iter().copied().find(|s| s.name() == n))
+            .collect()
+    }
+
+    /// `target` and everything upstream of it, in dependency order.
+    pub fn plan(&self, target: &str) -> Result<Vec<&'static dyn Stage>, PipelineError> {
+        self.find(target)?;
+        let g = self.graph();
+        let mut needed = std::collections::BTreeSet::new();
+        let mut stack = vec![target];
+        while let Some(n) = stack.pop() {
+            if needed.insert(n) {
+                stack.extend(g.neighbors_directed(n, petgraph::Direction::Incoming));
+            }
+        }
+        Ok(self
+            .topo_order()
+            .into_iter()
+            .filter(|s| needed.contains(s.name()))
+            .collect())
+    }
+
+    /// The DAG in DOT.
+    pub fn to_dot(&self) -> String {
+        let mut out =
+            String::from("digraph tracer {\n  rankdir=LR;\n  node [shape=box, style=rounded];\n");
+        for s in self.topo_order() {
+            out.push_str(&format!("  \"{}\";\n", s.name()));
+            for input in s.inputs() {
+                out.push_str(&format!("  \"{}\" -> \"{}\";\n", input, s.name()));
+            }
+        }
+        out.push_str("}\n");
+        out
+    }
+}
+
+/// Inputs (upstream outputs and source files) of one (stage, domain), with their hashes.
+fn collect_inputs(
+    paths: &Paths,
+    stage: &dyn Stage,
+    domain: &str,
+) -> Result<BTreeMap<String, String>, Result<PipelineError, String>> {
+    let mut inputs = BTreeMap::new();
+    for upstream in stage.inputs() {
+        let dir = stage_dir(&paths.output, upstream, domain);
+        let manifest =
+            read_manifest(&dir).ok_or_else(|| Err(format!("input '{upstream}' missing")))?;
+        for (file, hash) in manifest.outputs {
+            inputs.insert(format!("{upstream}/domain={domain}/{file}"), hash);
+        }
+    }
+    for rel in stage.source_files(domain) {
+        let path = paths.root.join(&rel);
+        let hash = sha256_file(&path).map_err(|e| Ok(PipelineError::Artifact(e)))?;
+        inputs.insert(rel.display().to_string(), hash);
+    }
+    Ok(inputs)
+}
+
+fn fingerprint(
+    stage: &dyn Stage,
+    config_hash: &str,
+    seed: u64,
+    inputs: &BTreeMap<String, String>,
+) -> String {
+    let material = serde_json::json!({
+        "tool": env!("CARGO_PKG_VERSION"),
+        "stage": stage.name(),
+        "stage_version": stage.version(),
+        "config": config_hash,
+        "seed": seed,
+        "inputs": inputs,
+    });
+    sha256_hex(material.to_string().as_bytes())
+}
+
+/// Hash every file of a finished output directory (the manifest excluded).
+fn hash_outputs(dir: &Path) -> Result<BTreeMap<String, String>, ArtifactError> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = std::fs::read_dir(&d).map_err(|e| ArtifactError::io(&d, e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| ArtifactError::io(&d, e))?;
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().and_then(|n| n.to_str()) != Some(MANIFEST) {
+                let rel = path
+                    .strip_prefix(dir)
+                    .unwrap_or(&path)
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                out.insert(rel, sha256_file(&path)?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A pipeline run over some domains.
+pub struct Runner<'a> {
+    pub paths: &'a Paths,
+    pub seed: u64,
+    pub domains: Vec<&'static dyn Domain>,
+    pub dag: Dag,
+    /// Re-run even fresh stages.
+    pub force: bool,
+}
+
+/// What happened to one (stage, domain).
+#[derive(Clone, Debug)]
+pub struct StepReport {
+    pub stage: &'static str,
+    pub domain: &'static str,
+    pub ran: bool,
+    pub summary: String,
+}
+
+impl<'a> Runner<'a> {
+    pub fn new(
+        paths: &'a Paths,
+        seed: u64,
+        domain_names: &[String],
+    ) -> Result<Self, PipelineError> {
+        let domains = if domain_names.is_empty() {
+            domain::registry().to_vec()
+        } else {
+            domain_names
+                .iter()
+                .map(|d| domain::find(d))
+                .collect::<Result<Vec<_>, _>>()?
+        };
+        Ok(Runner {
+            paths,
+            seed,
+            domains,
+            dag: Dag::default(),
+            force: false,
+        })
+    }
+
+    fn stage_config(&self, stage: &dyn Stage) -> Result<(PathBuf, toml::Table), PipelineError> {
+        let path = self.paths.stage_config(stage.name());
+        let table = config::read_table(&path)?;
+        stage.validate_config(&path, &table)?;
+        Ok((path, table))
+    }
+
+    /// Fresh or stale (with why) for one (stage, domain).
+    pub fn freshness(
+        &self,
+        stage: &dyn Stage,
+        domain: &dyn Domain,
+    ) -> Result<Freshness, PipelineError> {
+        let dir = stage_dir(&self.paths.output, stage.name(), domain.name());
+        let Some(manifest) = read_manifest(&dir) else {
+            return Ok(Freshness::Stale("never run".into()));
+        };
+        let (_, table) = self.stage_config(stage)?;
+        let inputs = match collect_inputs(self.paths, stage, domain.name()) {
+            Ok(i) => i,
+            Err(Err(why)) => return Ok(Freshness::Stale(why)),
+            Err(Ok(e)) => return Err(e),
+        };
+        let config_hash = config::config_hash(&table);
+        if manifest.config_hash != config_hash {
+            return Ok(Freshness::Stale("config changed".into()));
+        }
+        if manifest.seed != self.seed {
+            return Ok(Freshness::Stale("seed changed".into()));
+        }
+        if manifest.inputs != inputs {
+            return Ok(Freshness::Stale("inputs changed".into()));
+        }
+        if manifest.fingerprint != fingerprint(stage, &config_hash, self.seed, &inputs) {
+            return Ok(Freshness::Stale("code version changed".into()));
+        }
+        match hash_outputs(&dir) {
+            Ok(outputs) if outputs == manifest.outputs => Ok(Freshness::Fresh),
+            _ => Ok(Freshness::Stale("outputs modified or missing".into())),
+        }
+    }
+
+    /// Run `target` and whatever is stale upstream of it.
+    pub fn run(
+        &self,
+        target: &str,
+        mut on_step: impl FnMut(&StepReport),
+    ) -> Result<Vec<StepReport>, PipelineError> {
+        let mut reports = Vec::new();
+        for stage in self.dag.plan(target)? {
+            for &domain in &self.domains {
+                let report = self.run_one(stage, domain)?;
+                on_step(&report);
+                reports.push(report);
+            }
+        }
+        Ok(reports)
+    }
+
+    fn run_one(
+        &self,
+        stage: &'static dyn Stage,
+        domain: &'static dyn Domain,
+    ) -> Result<StepReport, PipelineError> {
+        let dir = stage_dir(&self.paths.output, stage.name(), domain.name());
+        if !self.force && self.freshness(stage, domain)? == Freshness::Fresh {
+            let summary = read_manifest(&dir).map(|m| m.summary).unwrap_or_default();
+            return Ok(StepReport {
+                stage: stage.name(),
+                domain: domain.name(),
+                ran: false,
+                summary,
+            });
+        }
+        let (config_path, table) = self.stage_config(stage)?;
+        let inputs = collect_inputs(self.paths, stage, domain.name()).map_err(|e| match e {
+            Ok(err) => err,
+            Err(why) => PipelineError::Stage {
+                stage: stage.name().into(),
+                domain: domain.name().into(),
+                message: why,
+            },
+        })?;
+        let tmp = dir.with_file_name(format!(
+            ".tmp-domain={}-{}",
+            domain.name(),
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp).map_err(|e| ArtifactError::io(&tmp, e))?;
+        let ctx = StageContext {
+            paths: self.paths,
+            stage: stage.name(),
+            domain,
+            seed: self.seed,
+            config: table,
+            config_path,
+            out_dir: tmp.clone(),
+            inputs: inputs.clone(),
+        };
+        let started = Instant::now();
+        let result = stage.run(&ctx);
+        let summary = match result {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&tmp);
+                return Err(e);
+            }
+        };
+        let config_hash = config::config_hash(&ctx.config);
+        let manifest = Manifest {
+            stage: stage.name().to_string(),
+            domain: domain.name().to_string(),
+            fingerprint: fingerprint(stage, &config_hash, self.seed, &inputs),
+            seed: self.seed,
+            config_hash,
+            inputs,
+            outputs: hash_outputs(&tmp)?,
+            summary: summary.clone(),
+        };
+        let json = serde_json::to_vec_pretty(&manifest).unwrap_or_default();
+        write_atomic(&tmp.join(MANIFEST), &json)?;
+        swap_into_place(&tmp, &dir)?;
+        Ok(StepReport {
+            stage: stage.name(),
+            domain: domain.name(),
+            ran: true,
+            summary: format!("{summary} ({:.2}s)", started.elapsed().as_secs_f64()),
+        })
+    }
+}
+
+/// Replace `dir` by `tmp`: the old directory is moved aside first and removed last, so at
+/// every instant either the old or the new complete output is in place.
+fn swap_into_place(tmp: &Path, dir: &Path) -> Result<(), ArtifactError> {
+    let old = dir.with_file_name(format!(
+        ".old-{}-{}",
+        dir.file_name().and_then(|n| n.to_str()).unwrap_or("out"),
+        std::process::id()
+    ));
+    if dir.exists() {
+        std::fs::rename(dir, &old).map_err(|e| ArtifactError::io(dir, e))?;
+    }
+    std::fs::rename(tmp, dir).map_err(|e| ArtifactError::io(dir, e))?;
+    let _ = std::fs::remove_dir_all(&old);
+    Ok(())
+}

@@ -1,0 +1,137 @@
+//! `graphs` stage: load the reviewed `graphs/<domain>.json`, check its structure, and
+//! demonstrate every edge by execution on the domain's generated database. Writes the
+//! verified graph (`graph.json`), its DOT rendering, its statistics and one Parquet row per
+//! edge with the witness that demonstrated it. Fails, listing them, when edges could not be
+//! demonstrated (unless the config allows it).
+
+use crate::artifact::{self, EdgeRecord};
+use crate::config::ConfigError;
+use crate::domain::Split;
+use crate::graph::demonstrate::{EdgeDemo, SearchLimits, demonstrate_edges};
+use crate::graph::{self, ToolGraph};
+use crate::pipeline::{PipelineError, Stage, StageContext};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+pub struct GraphsStage;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GraphsConfig {
+    /// Customers tried per edge before giving up.
+    #[serde(default = "default_customers")]
+    pub customers: usize,
+    /// Argument proposals tried per tool and customer.
+    #[serde(default = "default_proposals")]
+    pub proposals: usize,
+    /// Fail the stage when an edge cannot be demonstrated.
+    #[serde(default = "yes")]
+    pub require_all_demonstrated: bool,
+}
+
+fn default_customers() -> usize {
+    40
+}
+fn default_proposals() -> usize {
+    8
+}
+fn yes() -> bool {
+    true
+}
+
+impl GraphsConfig {
+    pub fn limits(&self) -> SearchLimits {
+        SearchLimits {
+            customers: self.customers,
+            proposals: self.proposals,
+        }
+    }
+}
+
+/// One Parquet row per edge.
+pub fn edge_records(graph: &ToolGraph, demos: &[EdgeDemo]) -> Vec<EdgeRecord> {
+    demos
+        .iter()
+        .map(|d| {
+            let kind = |t: &str| {
+                graph
+                    .node(t)
+                    .map(|n| n.kind.as_str())
+                    .unwrap_or("")
+                    .to_string()
+            };
+            EdgeRecord {
+                domain: graph.domain.clone(),
+                source: d.from.clone(),
+                target: d.to.clone(),
+                source_kind: kind(&d.from),
+                target_kind: kind(&d.to),
+                two_way: graph.has_edge(&d.to, &d.from),
+                demonstrated: d.witness.is_some(),
+                witness: serde_json::to_string(&d.witness).unwrap_or_else(|_| "null".into()),
+            }
+        })
+        .collect()
+}
+
+/// The verified graph of a finished `graphs` stage.
+pub fn load_verified(
+    graphs_dir: &Path,
+    domain: &dyn crate::domain::Domain,
+) -> Result<ToolGraph, graph::GraphError> {
+    graph::load(&graphs_dir.join("graph.json"), domain)
+}
+
+impl Stage for GraphsStage {
+    fn name(&self) -> &'static str {
+        "graphs"
+    }
+    fn inputs(&self) -> &'static [&'static str] {
+        &["db"]
+    }
+    fn source_files(&self, domain: &str) -> Vec<PathBuf> {
+        vec![PathBuf::from(format!("graphs/{domain}.json"))]
+    }
+    fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
+        crate::config::parse_typed::<GraphsConfig>(path, table).map(|_| ())
+    }
+    fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
+        let cfg: GraphsConfig = ctx.typed_config()?;
+        let graph = graph::load(&ctx.paths.graph_file(ctx.domain.name()), ctx.domain)
+            .map_err(|e| ctx.fail(e.to_string()))?;
+        let env = super::db::load_db(&ctx.input_dir("db"), ctx.domain, Split::Eval)?;
+        let demos = demonstrate_edges(&graph, env.as_ref(), ctx.seed, cfg.limits());
+        let missing: Vec<String> = demos
+            .iter()
+            .filter(|d| d.witness.is_none())
+            .map(|d| format!("{} -> {}", d.from, d.to))
+            .collect();
+        if cfg.require_all_demonstrated && !missing.is_empty() {
+            return Err(ctx.fail(format!(
+                "{}: {} edge(s) could not be demonstrated by execution: {}",
+                ctx.paths.graph_file(ctx.domain.name()).display(),
+                missing.len(),
+                missing.join(", ")
+            )));
+        }
+        let prov = ctx.provenance();
+        artifact::write_records(
+            &ctx.out("part-00000.parquet"),
+            &edge_records(&graph, &demos),
+            &prov,
+        )?;
+        artifact::write_atomic(&ctx.out("graph.json"), graph.to_pretty_json().as_bytes())?;
+        artifact::write_atomic(&ctx.out("graph.dot"), graph::dot::to_dot(&graph).as_bytes())?;
+        let stats = graph::stats(&graph);
+        let stats_json = serde_json::to_vec_pretty(&stats).unwrap_or_default();
+        artifact::write_atomic(&ctx.out("stats.json"), &stats_json)?;
+        Ok(format!(
+            "{} tools, {} edges ({} demonstrated), density {:.2}, roots {}",
+            stats.tools,
+            stats.edges,
+            demos.len() - missing.len(),
+            stats.density,
+            stats.roots
+        ))
+    }
+}
