@@ -1,1 +1,8 @@
+//! The one integration-test binary: drives the real `tracer` binary on temporary output
+//! directories and reads every artifact back with a real Parquet reader (pyarrow).
 
+mod common;
+
+mod cli_graphs;
+mod cli_pipeline;
+mod cli_replay;

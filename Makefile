@@ -1,0 +1,46 @@
+# Tracer — the release recipe. Same seed + same config => byte-identical artifacts.
+#
+#   make traces   build the tool, then db -> graphs -> traces for every domain
+#   make test     unit + integration tests (needs python3 with pyarrow: make test-deps)
+#   make lint     rustfmt check + clippy with warnings as errors
+#   make bench    sampling throughput, database fork and state-hash cost (release build)
+
+CARGO   ?= cargo
+PYTHON  ?= python3
+TRACER  := target/debug/tracer
+RELEASE := target/release/tracer
+ARGS    ?=
+
+.PHONY: build traces status validate graphs-render test test-deps lint bench clean
+
+build:
+	$(CARGO) build --bin tracer
+
+traces: build
+	$(TRACER) run traces $(ARGS)
+
+status: build
+	$(TRACER) status
+
+validate: build
+	$(TRACER) validate
+
+graphs-render: build
+	$(TRACER) graphs render
+
+test-deps:
+	$(PYTHON) -c "import pyarrow" 2>/dev/null || $(PYTHON) -m pip install --quiet "pyarrow>=14"
+
+test: test-deps
+	$(CARGO) test
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --all-targets -- -D warnings
+
+bench:
+	$(CARGO) build --release --bin tracer
+	$(RELEASE) bench
+
+clean:
+	rm -rf output

@@ -1,0 +1,150 @@
+//! `tracer run | status | validate`: determinism, staleness, atomicity, pyarrow read-back.
+
+use crate::common::*;
+
+#[test]
+fn traces_are_byte_identical_per_seed_and_readable_by_pyarrow() {
+    let root = repo();
+    let (a, b, c) = (temp_dir("det-a"), temp_dir("det-b"), temp_dir("det-c"));
+    assert_ok(&tracer(&root, &a, &["run", "traces"]));
+    assert_ok(&tracer(&root, &b, &["run", "traces"]));
+    assert_eq!(tree(&a), tree(&b), "same seed + config must give byte-identical artifacts");
+
+    assert_ok(&tracer(&root, &c, &["run", "traces", "--seed", "7"]));
+    let part = "traces/domain=airline/part-00000.parquet";
+    assert_ne!(
+        std::fs::read(a.join(part)).unwrap(),
+        std::fs::read(c.join(part)).unwrap(),
+        "another seed must sample other traces"
+    );
+
+    // A second run finds everything fresh and rewrites nothing.
+    let again = tracer(&root, &a, &["run", "traces"]);
+    assert_ok(&again);
+    assert!(!stderr(&again).contains("ran  "), "{}", stderr(&again));
+    assert_eq!(tree(&a), tree(&b));
+
+    let report = python(&format!(
+        r#"
+import json, pyarrow.dataset as ds, pyarrow.parquet as pq
+out = {out:?}
+t = ds.dataset(out + "/traces", format="parquet", partitioning="hive").to_table()
+rows = t.to_pylist()
+for d in ("airline", "retail"):
+    sub = [r for r in rows if r["domain"] == d]
+    train = {{r["trace_id"] for r in sub if r["split"] == "train"}}
+    ev = {{r["trace_id"] for r in sub if r["split"] == "eval"}}
+    assert train and ev, d
+    assert not (train & ev), "splits overlap"
+    assert len(train) + len(ev) == len(sub), "duplicate trace ids"
+    for r in sub:
+        assert 1 <= r["n_intents"] <= 3 and len(r["intents"]) == r["n_intents"]
+        assert all(2 <= len(w) <= 6 for w in r["intents"])
+        assert r["length"] == sum(len(w) for w in r["intents"])
+    print(d, len(sub))
+meta = pq.read_metadata(out + "/traces/domain=airline/part-00000.parquet").metadata
+assert meta[b"tracer.stage"] == b"traces", meta
+assert meta[b"tracer.seed"] == b"20261129"
+inputs = json.loads(meta[b"tracer.inputs"])
+assert any(k.startswith("graphs/domain=airline/") for k in inputs), inputs
+users = pq.read_table(out + "/db/domain=airline/eval/users.parquet")
+print("airline_users", users.num_rows)
+edges = pq.read_table(out + "/graphs/domain=retail/part-00000.parquet").to_pylist()
+print("retail_edges", len(edges), all(e["demonstrated"] for e in edges))
+"#,
+        out = a.display().to_string()
+    ));
+    assert!(report.contains("airline 8175"), "{report}");
+    assert!(report.contains("retail 2603"), "{report}");
+    assert!(report.contains("airline_users 500"), "{report}");
+    assert!(report.contains("retail_edges 35 True"), "{report}");
+}
+
+#[test]
+fn a_change_reruns_exactly_what_is_downstream() {
+    let root = project_copy("stale");
+    let out = temp_dir("stale-out");
+    assert_ok(&tracer(&root, &out, &["run", "traces"]));
+
+    // Config change of the last stage: only traces re-run.
+    let cfg = root.join("stages/traces.toml");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, text.replace("eval_fraction = 0.1", "eval_fraction = 0.2")).unwrap();
+    let status = stdout(&tracer(&root, &out, &["status"]));
+    assert!(status.contains("| traces | airline | stale (config changed) |"), "{status}");
+    assert!(status.contains("| graphs | airline | fresh |"), "{status}");
+    let run = stderr(&tracer(&root, &out, &["run", "traces"]));
+    assert!(run.contains("fresh graphs   airline"), "{run}");
+    assert!(run.contains("ran   traces   airline"), "{run}");
+
+    // A graph edit of one domain re-runs that domain's graphs and traces only.
+    let graph = root.join("graphs/airline.json");
+    let mut g: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&graph).unwrap()).unwrap();
+    g["edges"].as_array_mut().unwrap().pop();
+    std::fs::write(&graph, serde_json::to_string_pretty(&g).unwrap()).unwrap();
+    let run = stderr(&tracer(&root, &out, &["run", "traces"]));
+    assert!(run.contains("fresh db       airline"), "{run}");
+    assert!(run.contains("ran   graphs   airline"), "{run}");
+    assert!(run.contains("ran   traces   airline"), "{run}");
+    assert!(run.contains("fresh traces   retail"), "{run}");
+
+    // A hand-edited artifact is detected and regenerated.
+    let part = out.join("traces/domain=retail/part-00000.parquet");
+    std::fs::write(&part, b"not parquet").unwrap();
+    let status = stdout(&tracer(&root, &out, &["status"]));
+    assert!(status.contains("| traces | retail | stale (outputs modified or missing) |"), "{status}");
+}
+
+#[test]
+fn a_failing_stage_keeps_the_previous_artifacts_and_names_the_field() {
+    let root = project_copy("fail");
+    let out = temp_dir("fail-out");
+    assert_ok(&tracer(&root, &out, &["run", "traces", "--domain", "airline"]));
+    let before = tree(&out);
+
+    let graph = root.join("graphs/airline.json");
+    let text = std::fs::read_to_string(&graph).unwrap();
+    std::fs::write(&graph, text.replacen("\"get_user_details\"", "\"get_user_detail\"", 1)).unwrap();
+    let o = tracer(&root, &out, &["run", "traces", "--domain", "airline"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    let last = err.lines().last().unwrap_or("");
+    assert!(last.starts_with("error: "), "{err}");
+    assert!(last.contains("airline.json: nodes[0].tool: unknown tool 'get_user_detail'"), "{err}");
+    assert_eq!(tree(&out), before, "a failed run must not touch finished artifacts");
+}
+
+#[test]
+fn bad_config_and_unknown_names_are_one_line_errors() {
+    let root = project_copy("badcfg");
+    let out = temp_dir("badcfg-out");
+    std::fs::write(root.join("stages/traces.toml"), "min_intents = \"two\"\n").unwrap();
+    let o = tracer(&root, &out, &["run", "traces", "--domain", "airline"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("traces.toml"), "{}", stderr(&o));
+    assert!(!out.join("traces").exists(), "no artifact after a config error");
+
+    let o = tracer(&repo(), &out, &["run", "traces", "--domain", "atlantis"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("unknown domain 'atlantis'"), "{}", stderr(&o));
+    let o = tracer(&repo(), &out, &["run", "nonsense"]);
+    assert!(stderr(&o).contains("unknown stage 'nonsense'"), "{}", stderr(&o));
+}
+
+#[test]
+fn validate_and_list_and_dag() {
+    let o = tracer(&repo(), &temp_dir("validate"), &["validate"]);
+    assert_ok(&o);
+    let list = stdout(&tracer(&repo(), &temp_dir("list"), &["list"]));
+    assert!(list.contains("airline (14 tools: 8 read, 6 write)"), "{list}");
+    assert!(list.contains("retail (16 tools: 9 read, 7 write)"), "{list}");
+    let dot = stdout(&tracer(&repo(), &temp_dir("dag"), &["graph"]));
+    assert!(dot.contains("\"graphs\" -> \"traces\""), "{dot}");
+
+    // The registry and the files agree both ways.
+    let root = project_copy("orphan");
+    std::fs::write(root.join("policies/atlantis.md"), "# nothing\n").unwrap();
+    let o = tracer(&root, &temp_dir("orphan-out"), &["validate"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("no registered domain 'atlantis'"), "{}", stderr(&o));
+}
