@@ -1,6 +1,34 @@
-//! The airline domain (placeholder until its environment lands).
+//! The airline domain: book, change and cancel flight reservations (tau-bench's airline).
+//!
+//! - [`db`]: the typed state (users, flights with per-date status, reservations) and the
+//!   simulation clock, 2024-05-15 15:00 EST.
+//! - [`tools`]: the 14 tools with tau-bench's names, arguments, outputs and errors.
+//! - [`generate`]: the deterministic synthetic database (500 users, 300 flights, 2,000
+//!   reservations).
+//! - [`tau_bench`]: import / export of tau-bench's `users.json`, `flights.json`,
+//!   `reservations.json`.
+//! - [`ground`]: grounding hooks — call proposals, id learning and the machine-checkable
+//!   policy rules of `policies/airline.md`.
+//!
+//! Architecture invariant: nothing here knows stages, artifacts, LLMs or the CLI.
 
-use super::{Domain, DomainError, Environment, Split, ToolSpec};
+pub mod db;
+pub mod generate;
+pub mod ground;
+pub mod tau_bench;
+pub mod tools;
+
+#[cfg(test)]
+mod tests;
+
+pub use db::AirlineDb;
+
+use super::{
+    Database, Domain, DomainError, Environment, GroundingContext, Split, StateHash, Tool, ToolSpec,
+};
+use rand_chacha::ChaCha8Rng;
+use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 pub struct Airline;
@@ -9,13 +37,62 @@ impl Domain for Airline {
     fn name(&self) -> &'static str {
         "airline"
     }
+
     fn tool_specs(&self) -> Vec<&'static ToolSpec> {
-        Vec::new()
+        tools::all_tools().iter().map(|t| &t.spec).collect()
     }
-    fn generate(&self, _seed: u64, _split: Split) -> Box<dyn Environment> {
-        unimplemented!("airline environment not built yet")
+
+    fn generate(&self, seed: u64, _split: Split) -> Box<dyn Environment> {
+        Box::new(generate::generate(seed))
     }
-    fn import_tau_bench(&self, _dir: &Path) -> Result<Box<dyn Environment>, DomainError> {
-        Err(DomainError::Other("airline import not built yet".into()))
+
+    fn import_tau_bench(&self, dir: &Path) -> Result<Box<dyn Environment>, DomainError> {
+        Ok(Box::new(tau_bench::import(dir)?))
+    }
+}
+
+impl Database for AirlineDb {
+    fn tools() -> &'static [Tool<Self>] {
+        tools::all_tools()
+    }
+
+    fn state_hash(&self) -> StateHash {
+        self.flights
+            .state_hash()
+            .combine(self.reservations.state_hash())
+            .combine(self.users.state_hash())
+    }
+
+    fn tables(&self) -> Vec<(&'static str, Vec<(String, Value)>)> {
+        vec![
+            ("flights", self.flights.to_json_rows()),
+            ("reservations", self.reservations.to_json_rows()),
+            ("users", self.users.to_json_rows()),
+        ]
+    }
+
+    fn to_tau_bench(&self) -> BTreeMap<String, Value> {
+        tau_bench::export(self)
+    }
+
+    fn customers(&self) -> Vec<String> {
+        self.users.keys().map(str::to_string).collect()
+    }
+
+    fn propose_calls(
+        &self,
+        tool: &str,
+        ctx: &GroundingContext,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<Value> {
+        ground::propose_calls(self, tool, ctx, rng)
+    }
+
+    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
+        ground::observe(self, tool, args, output, ctx)
+    }
+
+    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), String> {
+        ground::check_policy(self, tool, args)
     }
 }

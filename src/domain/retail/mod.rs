@@ -1,7 +1,38 @@
-//! The retail domain (placeholder until its environment lands).
+//! The retail domain: an online store's customers, product catalogue and orders, with the
+//! sixteen tools of tau-bench's public retail environment (same names, arguments, payloads
+//! and error strings) and the policy in `policies/retail.md`.
+//!
+//! Code map:
+//! - `db.rs`: the typed database (users, products, orders) and its `Database` impl.
+//! - `tools.rs`: tool specs and behaviour; `calculate.rs`: the calculator's arithmetic.
+//! - `generate.rs`: the deterministic synthetic database (527 users, 50 products, 1,075 orders).
+//! - `tau_bench.rs`: import/export of tau-bench's `users/products/orders.json`.
+//! - `ground.rs`: grounding proposals, id learning and the machine-checkable policy rules.
+//!
+//! New ids: no retail tool creates a row (cancel, modify, return and exchange all edit an
+//! existing order or profile in place), so tools never mint ids; generated ids come from the
+//! seeded stream, checked unique against every id drawn before.
+//!
+//! Architecture invariant: knows nothing about stages, artifacts, LLMs or the CLI.
 
-use super::{Domain, DomainError, Environment, Split, ToolSpec};
+mod calculate;
+pub mod db;
+pub mod generate;
+mod ground;
+pub mod tau_bench;
+mod tools;
+
+#[cfg(test)]
+mod tests;
+
+pub use db::RetailDb;
+
+use super::{Database, Domain, DomainError, Environment, Split, ToolSpec};
 use std::path::Path;
+
+/// The simulation clock of this domain. tau-bench's retail logic has no dates, so nothing
+/// reads it today; it is fixed so any future time-dependent rule stays deterministic.
+pub const SIMULATION_CLOCK: &str = "2025-03-14T10:00:00-05:00";
 
 pub struct Retail;
 
@@ -9,13 +40,17 @@ impl Domain for Retail {
     fn name(&self) -> &'static str {
         "retail"
     }
+
     fn tool_specs(&self) -> Vec<&'static ToolSpec> {
-        Vec::new()
+        RetailDb::tools().iter().map(|t| &t.spec).collect()
     }
-    fn generate(&self, _seed: u64, _split: Split) -> Box<dyn Environment> {
-        unimplemented!("retail environment not built yet")
+
+    /// One database for both splits (the paper reuses tau-bench's retail database).
+    fn generate(&self, seed: u64, _split: Split) -> Box<dyn Environment> {
+        Box::new(generate::generate(seed))
     }
-    fn import_tau_bench(&self, _dir: &Path) -> Result<Box<dyn Environment>, DomainError> {
-        Err(DomainError::Other("retail import not built yet".into()))
+
+    fn import_tau_bench(&self, dir: &Path) -> Result<Box<dyn Environment>, DomainError> {
+        Ok(Box::new(tau_bench::import(dir)?))
     }
 }

@@ -1,0 +1,225 @@
+//! The retail database types: users, products (with their variant items) and orders.
+//!
+//! Field names, nesting and optional fields mirror tau-bench's retail JSON files
+//! (`users.json`, `products.json`, `orders.json`) so an imported database exports back to
+//! the same JSON. Every map is a `BTreeMap` so serialisation is canonical, and each
+//! collection is a copy-on-write [`Table`] so forking costs three `Arc` clones.
+//!
+//! Architecture invariant: this module holds data and the `Database` glue only; tool
+//! behaviour lives in `tools.rs`, grounding in `ground.rs`, file formats in `tau_bench.rs`.
+
+use crate::domain::{Database, GroundingContext, StateHash, Table, Tool};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Order statuses as tau-bench spells them.
+pub mod status {
+    pub const PENDING: &str = "pending";
+    pub const PENDING_ITEM_MODIFIED: &str = "pending (item modified)";
+    pub const PROCESSED: &str = "processed";
+    pub const DELIVERED: &str = "delivered";
+    pub const CANCELLED: &str = "cancelled";
+    pub const EXCHANGE_REQUESTED: &str = "exchange requested";
+    pub const RETURN_REQUESTED: &str = "return requested";
+}
+
+/// The only cancellation reasons the cancel tool accepts.
+pub const CANCEL_REASONS: [&str; 2] = ["no longer needed", "ordered by mistake"];
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Name {
+    pub first_name: String,
+    pub last_name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Address {
+    pub address1: String,
+    pub address2: String,
+    pub city: String,
+    pub country: String,
+    pub state: String,
+    pub zip: String,
+}
+
+/// A stored payment method. `source` is `credit_card`, `paypal` or `gift_card`; cards carry
+/// `brand` and `last_four`, gift cards a `balance`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PaymentMethod {
+    pub source: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub brand: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub last_four: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub balance: Option<f64>,
+    pub id: String,
+}
+
+impl PaymentMethod {
+    pub fn is_gift_card(&self) -> bool {
+        self.source == "gift_card"
+    }
+}
+
+/// A user profile, keyed by user id (the row itself carries no id, as in tau-bench).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct User {
+    pub name: Name,
+    pub address: Address,
+    pub email: String,
+    pub payment_methods: BTreeMap<String, PaymentMethod>,
+    pub orders: Vec<String>,
+}
+
+/// One purchasable item (a product with concrete options).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Variant {
+    pub item_id: String,
+    pub options: BTreeMap<String, String>,
+    pub available: bool,
+    pub price: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Product {
+    pub name: String,
+    pub product_id: String,
+    pub variants: BTreeMap<String, Variant>,
+}
+
+/// An item line of an order (a snapshot of the variant at purchase time).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OrderItem {
+    pub name: String,
+    pub product_id: String,
+    pub item_id: String,
+    pub price: f64,
+    pub options: BTreeMap<String, String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Fulfillment {
+    pub tracking_id: Vec<String>,
+    pub item_ids: Vec<String>,
+}
+
+/// One money movement: `transaction_type` is `payment` or `refund`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Transaction {
+    pub transaction_type: String,
+    pub amount: f64,
+    pub payment_method_id: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Order {
+    pub order_id: String,
+    pub user_id: String,
+    pub address: Address,
+    pub items: Vec<OrderItem>,
+    pub fulfillments: Vec<Fulfillment>,
+    pub status: String,
+    pub payment_history: Vec<Transaction>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cancel_reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub exchange_items: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub exchange_new_items: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub exchange_payment_method_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub exchange_price_difference: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub return_items: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub return_payment_method_id: Option<String>,
+}
+
+impl Order {
+    /// Item ids of the order, one per line (duplicates kept).
+    pub fn item_ids(&self) -> Vec<&str> {
+        self.items.iter().map(|i| i.item_id.as_str()).collect()
+    }
+
+    /// The total of the first payment (what the customer paid at checkout).
+    pub fn first_payment(&self) -> Option<&Transaction> {
+        self.payment_history.first()
+    }
+}
+
+/// Round money to cents, as tau-bench does after every balance update.
+pub fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// The whole retail state.
+#[derive(Clone)]
+pub struct RetailDb {
+    pub users: Table<User>,
+    pub products: Table<Product>,
+    pub orders: Table<Order>,
+}
+
+impl RetailDb {
+    pub fn new(
+        users: BTreeMap<String, User>,
+        products: BTreeMap<String, Product>,
+        orders: BTreeMap<String, Order>,
+    ) -> Self {
+        RetailDb {
+            users: Table::new("users", users),
+            products: Table::new("products", products),
+            orders: Table::new("orders", orders),
+        }
+    }
+}
+
+impl Database for RetailDb {
+    fn tools() -> &'static [Tool<Self>] {
+        super::tools::all()
+    }
+
+    fn state_hash(&self) -> StateHash {
+        self.users
+            .state_hash()
+            .combine(self.products.state_hash())
+            .combine(self.orders.state_hash())
+    }
+
+    fn tables(&self) -> Vec<(&'static str, Vec<(String, Value)>)> {
+        vec![
+            ("users", self.users.to_json_rows()),
+            ("products", self.products.to_json_rows()),
+            ("orders", self.orders.to_json_rows()),
+        ]
+    }
+
+    fn to_tau_bench(&self) -> BTreeMap<String, Value> {
+        super::tau_bench::export(self)
+    }
+
+    fn customers(&self) -> Vec<String> {
+        self.users.keys().map(str::to_string).collect()
+    }
+
+    fn propose_calls(
+        &self,
+        tool: &str,
+        ctx: &GroundingContext,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<Value> {
+        super::ground::propose_calls(self, tool, ctx, rng)
+    }
+
+    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
+        super::ground::observe(tool, args, output, ctx)
+    }
+
+    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), String> {
+        super::ground::check_policy(self, tool, args)
+    }
+}
