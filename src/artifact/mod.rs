@@ -243,3 +243,63 @@ pub fn write_records<R: Record>(
     let batch = R::to_batch(rows);
     write_parquet(path, &batch, prov)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("tracer-artifact-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn rows() -> Vec<TraceRecord> {
+        vec![TraceRecord {
+            trace_id: "abc".into(),
+            domain: "airline".into(),
+            split: "train".into(),
+            sample_index: 4,
+            n_intents: 1,
+            intents: vec![vec!["a".into(), "b".into()]],
+            length: 2,
+        }]
+    }
+
+    #[test]
+    fn records_and_provenance_round_trip_byte_identically() {
+        let dir = scratch("roundtrip");
+        let prov = Provenance {
+            version: "0.1.0".into(),
+            stage: "traces".into(),
+            domain: "airline".into(),
+            config_hash: "c0ffee".into(),
+            seed: 9,
+            inputs: [("graphs/x".to_string(), "h".to_string())].into_iter().collect(),
+        };
+        let path = dir.join("part-00000.parquet");
+        write_records(&path, &rows(), &prov).unwrap();
+        let first = std::fs::read(&path).unwrap();
+        write_records(&path, &rows(), &prov).unwrap();
+        assert_eq!(first, std::fs::read(&path).unwrap(), "same rows, same bytes");
+        assert!(!dir.join("part-00000.parquet.tmp").exists());
+        let (back, p) = read_records::<TraceRecord>(&path).unwrap();
+        assert_eq!(back, rows());
+        assert_eq!(p, prov);
+    }
+
+    #[test]
+    fn corrupt_files_and_wrong_schemas_name_the_file_and_column() {
+        let dir = scratch("corrupt");
+        let bad = dir.join("bad.parquet");
+        std::fs::write(&bad, b"PAR1 this is not parquet").unwrap();
+        let err = read_records::<TraceRecord>(&bad).unwrap_err().to_string();
+        assert!(err.contains("bad.parquet: not a readable Parquet file"), "{err}");
+
+        let edges = dir.join("edges.parquet");
+        write_records::<EdgeRecord>(&edges, &[], &Provenance::default()).unwrap();
+        let err = read_records::<TraceRecord>(&edges).unwrap_err().to_string();
+        assert!(err.contains("edges.parquet: schema mismatch: missing column 'trace_id'"), "{err}");
+    }
+}
