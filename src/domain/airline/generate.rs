@@ -211,15 +211,16 @@ fn gen_flights(rng: &mut ChaCha8Rng) -> BTreeMap<String, Flight> {
                         ..status_only("flying")
                     }
                 } else {
+                    // Not yet departed: the expected times, later still when delayed.
                     let delayed = rng.random_bool(0.3);
                     let shift = if delayed {
                         60 * rng.random_range(30..180i64)
                     } else {
-                        60 * rng.random_range(-10..10i64)
+                        0
                     };
                     FlightDate {
-                        estimated_departure_time_est: Some(format_datetime(start + shift)),
-                        estimated_arrival_time_est: Some(format_datetime(end + shift)),
+                        estimated_departure_time_est: Some(format_datetime(actual_dep + shift)),
+                        estimated_arrival_time_est: Some(format_datetime(actual_arr + shift)),
                         ..status_only(if delayed { "delayed" } else { "on time" })
                     }
                 }

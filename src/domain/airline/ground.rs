@@ -386,6 +386,11 @@ pub fn observe(
         {
             ctx.learn("reservation_id", id);
         }
+        if let Some(methods) = v.get("payment_methods").and_then(Value::as_object) {
+            for id in methods.keys() {
+                ctx.learn("payment_id", id);
+            }
+        }
         if let Some(uid) = args.get("user_id").and_then(Value::as_str) {
             ctx.learn("user_id", uid);
         }
