@@ -14,8 +14,8 @@
 //! Architecture invariant: generation is pure — same seed, same database; no clock, no I/O.
 
 use super::db::{
-    Address, CANCEL_REASONS, Fulfillment, Name, Order, OrderItem, PaymentMethod, Product, RetailDb,
-    Transaction, User, Variant, round2, status,
+    Address, CANCEL_REASONS, Fulfillment, Money, Name, Order, OrderItem, PaymentMethod, Product,
+    RetailDb, Transaction, User, Variant, round2, status,
 };
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -814,7 +814,7 @@ fn generate_users(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> BTreeMap
                     source: source.into(),
                     brand: None,
                     last_four: None,
-                    balance: Some(money(rng, 0.0, 500.0)),
+                    balance: Some(Money::from_f64(money(rng, 0.0, 500.0))),
                     id: id.clone(),
                 },
                 _ => PaymentMethod {
@@ -1003,7 +1003,7 @@ fn request_exchange(
         let method = user
             .payment_methods
             .values()
-            .find(|m| !m.is_gift_card() || m.balance.unwrap_or(0.0) >= diff);
+            .find(|m| !m.is_gift_card() || m.balance_amount() >= diff);
         let Some(method) = method else { continue };
         order.exchange_items = Some(vec![item.item_id.clone()]);
         order.exchange_new_items = Some(vec![new.item_id.clone()]);

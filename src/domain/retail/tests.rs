@@ -40,9 +40,9 @@ fn err(db: &mut RetailDb, tool: &str, args: Value) -> String {
 }
 
 fn balance(db: &RetailDb, user: &str, method: &str) -> f64 {
-    db.users.get(user).unwrap().payment_methods[method]
-        .balance
-        .unwrap()
+    let m = &db.users.get(user).unwrap().payment_methods[method];
+    assert!(m.balance.is_some(), "{method} has a balance");
+    m.balance_amount()
 }
 
 const MARA: &str = "mara_lindqvist_4021";
@@ -826,7 +826,7 @@ fn exchange_delivered_order_items_rules() {
         .payment_methods
         .get_mut("gift_card_4410022")
         .unwrap()
-        .balance = Some(1.0);
+        .set_balance(1.0);
     assert_eq!(
         err(
             &mut db,
@@ -924,7 +924,7 @@ fn generated_database_has_paper_scale_and_is_consistent() {
             assert_eq!(&m.id, mid);
             assert!(mid.starts_with(&m.source));
             assert_eq!(m.is_gift_card(), m.balance.is_some());
-            assert!(m.balance.unwrap_or(0.0) >= 0.0);
+            assert!(m.balance_amount() >= 0.0);
             assert_eq!(m.source == "credit_card", m.last_four.is_some());
         }
         assert!((1..=4).contains(&u.orders.len()));
@@ -1320,7 +1320,7 @@ fn check_policy_rejects_each_rule_violation() {
         .payment_methods
         .get_mut("gift_card_4410022")
         .unwrap()
-        .balance = Some(2.0);
+        .set_balance(2.0);
     let e = Database::check_policy(
         &poor,
         "exchange_delivered_order_items",
@@ -1471,4 +1471,100 @@ fn observed_entities_steer_later_proposals() {
     let mut fresh = GroundingContext::default();
     env.observe("list_all_product_types", &json!({}), &out.text, &mut fresh);
     assert_eq!(fresh.values("product_id").len(), 50);
+}
+
+// ---------- cross-check against tau-bench itself (opt-in) ----------
+
+/// Numbers equal up to float noise and int/float spelling (Python compares `9 == 9.0`, and
+/// serde_json's default float parser may be one ULP off on long decimals).
+fn json_close(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
+            (Some(x), Some(y)) => (x - y).abs() < 1e-9,
+            _ => false,
+        },
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_close(v, w)))
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| json_close(v, w))
+        }
+        _ => a == b,
+    }
+}
+
+/// Replays every tau-bench retail task on our tools and compares each output and the final
+/// changed rows with tau-bench's own Python tools. Needs a directory made by
+/// `tests/fixtures/tau_bench/retail/replay_reference.py` (tau-bench's data files plus
+/// `replay.json`), named by `TRACER_RETAIL_REPLAY_DIR`:
+/// `TRACER_RETAIL_REPLAY_DIR=/tmp/taub cargo test --lib domain::retail -- --ignored`.
+#[test]
+#[ignore = "needs tau-bench's data and a reference replay (see doc comment)"]
+fn tau_bench_tasks_replay_like_tau_bench() {
+    let dir = PathBuf::from(
+        std::env::var("TRACER_RETAIL_REPLAY_DIR").expect("set TRACER_RETAIL_REPLAY_DIR"),
+    );
+    let base = tau_bench::import(&dir.join("data")).unwrap();
+    let initial = Database::to_tau_bench(&base);
+    for stem in tau_bench::FILES {
+        let raw = std::fs::read_to_string(dir.join("data").join(format!("{stem}.json"))).unwrap();
+        let file: Value = serde_json::from_str(&raw).unwrap();
+        assert_eq!(initial[stem], file, "{stem}.json round trip");
+    }
+    let replay: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("replay.json")).unwrap()).unwrap();
+    let mut failures = Vec::new();
+    for task in replay.as_array().unwrap() {
+        let label = format!("{} #{}", task["split"], task["index"]);
+        let mut db = base.clone();
+        let actions = task["actions"].as_array().unwrap();
+        for (action, expected) in actions.iter().zip(task["outputs"].as_array().unwrap()) {
+            let name = action["name"].as_str().unwrap();
+            let out = Environment::invoke(&mut db, name, &action["kwargs"]);
+            let expected = expected.as_str().unwrap();
+            let same = match (
+                serde_json::from_str::<Value>(&out.text),
+                serde_json::from_str::<Value>(expected),
+            ) {
+                (Ok(ours), Ok(theirs)) => json_close(&ours, &theirs),
+                _ => out.text == expected,
+            };
+            if !same {
+                failures.push(format!("{label} {name}: {} vs {expected}", out.text));
+            }
+        }
+        let after = Database::to_tau_bench(&db);
+        for stem in tau_bench::FILES {
+            let theirs = task["changed"][stem]
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+            for (id, row) in after[stem].as_object().unwrap() {
+                let before = initial[stem].get(id);
+                let changed_here = before.is_none_or(|b| !json_close(b, row));
+                match theirs.get(id) {
+                    Some(t) if !json_close(t, row) => {
+                        failures.push(format!("{label} {stem}/{id} differs"))
+                    }
+                    None if changed_here => {
+                        failures.push(format!("{label} {stem}/{id} changed only here"))
+                    }
+                    _ => {}
+                }
+            }
+            for id in theirs.keys() {
+                if after[stem].get(id).is_none() {
+                    failures.push(format!("{label} {stem}/{id} missing"));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
