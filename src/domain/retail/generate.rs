@@ -886,11 +886,11 @@ fn pick_status(rng: &mut ChaCha8Rng, nth: usize) -> &'static str {
         return s;
     }
     match rng.random_range(0..100u8) {
-        0..30 => status::PENDING,
-        30..60 => status::DELIVERED,
-        60..76 => status::PROCESSED,
-        76..90 => status::CANCELLED,
-        90..95 => status::EXCHANGE_REQUESTED,
+        0..15 => status::PENDING,
+        15..30 => status::DELIVERED,
+        30..60 => status::PROCESSED,
+        60..85 => status::CANCELLED,
+        85..93 => status::EXCHANGE_REQUESTED,
         _ => status::RETURN_REQUESTED,
     }
 }

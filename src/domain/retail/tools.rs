@@ -3,6 +3,10 @@
 //! Names, arguments, success payloads and error strings follow tau-bench's public retail
 //! environment, so its tasks replay here unchanged. Descriptions are our own wording.
 //! Checks run before any mutation, so a failing call leaves the state untouched.
+//! Money follows tau-bench exactly: gift-card balances are rounded to cents after every
+//! update and exchange price differences are rounded, while the payment/refund recorded by an
+//! item modification keeps tau-bench's raw float, so replayed tau-bench tasks end in the
+//! same state (checked by the opt-in replay test in `tests.rs`).
 //! Retail tools never create rows, so no new ids are ever minted.
 //!
 //! Architecture invariant: tools see only the `RetailDb` and their validated arguments;
