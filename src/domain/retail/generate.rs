@@ -8,8 +8,7 @@
 //! (none while pending or cancelled), cancelled orders carry their refund and reason,
 //! exchange/return requests name items of the order and valid replacements. Each user has
 //! one to four orders (most have two); the first is usually pending and the second usually
-//! delivered, so
-//! grounding finds both kinds for most customers.
+//! delivered, so grounding finds both kinds for most customers.
 //!
 //! Architecture invariant: generation is pure — same seed, same database; no clock, no I/O.
 
