@@ -54,13 +54,41 @@ pub struct PaymentMethod {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub last_four: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub balance: Option<f64>,
+    pub balance: Option<Money>,
     pub id: String,
 }
 
 impl PaymentMethod {
     pub fn is_gift_card(&self) -> bool {
         self.source == "gift_card"
+    }
+
+    /// The balance in dollars (0 when the method has none).
+    pub fn balance_amount(&self) -> f64 {
+        self.balance.as_ref().map(Money::value).unwrap_or(0.0)
+    }
+
+    pub fn set_balance(&mut self, dollars: f64) {
+        self.balance = Some(Money::from_f64(dollars));
+    }
+}
+
+/// A gift-card balance that keeps the JSON spelling it was read with: tau-bench stores
+/// untouched balances as integers (`100`), and a Python update turns them into floats
+/// (`100.0`). Keeping the number as read makes import/export round-trip exactly, and every
+/// update stores a float, as Python's arithmetic does.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Money(pub serde_json::Number);
+
+impl Money {
+    pub fn value(&self) -> f64 {
+        self.0.as_f64().unwrap_or(0.0)
+    }
+
+    /// Non-finite input (impossible from our arithmetic on finite data) becomes 0.0.
+    pub fn from_f64(dollars: f64) -> Self {
+        Money(serde_json::Number::from_f64(dollars).unwrap_or_else(|| serde_json::Number::from(0)))
     }
 }
 

@@ -7,14 +7,14 @@
 //! payment methods, gift-card balances are non-negative, fulfilments match the status
 //! (none while pending or cancelled), cancelled orders carry their refund and reason,
 //! exchange/return requests name items of the order and valid replacements. Each user has
-//! one to four orders; the first is usually pending and the second usually delivered, so
-//! grounding finds both kinds for most customers.
+//! one to four orders (most have two); the first is usually pending and the second usually
+//! delivered, so grounding finds both kinds for most customers.
 //!
 //! Architecture invariant: generation is pure — same seed, same database; no clock, no I/O.
 
 use super::db::{
-    Address, CANCEL_REASONS, Fulfillment, Name, Order, OrderItem, PaymentMethod, Product, RetailDb,
-    Transaction, User, Variant, round2, status,
+    Address, CANCEL_REASONS, Fulfillment, Money, Name, Order, OrderItem, PaymentMethod, Product,
+    RetailDb, Transaction, User, Variant, round2, status,
 };
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -788,8 +788,8 @@ fn generate_users(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> BTreeMap
         );
         let mut sources: Vec<&str> = Vec::new();
         let count = match rng.random_range(0..100u8) {
-            0..50 => 1,
-            50..85 => 2,
+            0..30 => 1,
+            30..75 => 2,
             _ => 3,
         };
         while sources.len() < count {
@@ -813,7 +813,7 @@ fn generate_users(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> BTreeMap
                     source: source.into(),
                     brand: None,
                     last_four: None,
-                    balance: Some(money(rng, 0.0, 500.0)),
+                    balance: Some(Money::from_f64(money(rng, 0.0, 500.0))),
                     id: id.clone(),
                 },
                 _ => PaymentMethod {
@@ -862,7 +862,7 @@ fn order_counts(rng: &mut ChaCha8Rng, users: usize) -> Vec<usize> {
             total -= 1;
         }
     }
-    for _ in 0..users / 6 {
+    for _ in 0..users / 20 {
         let from = rng.random_range(0..users);
         let to = rng.random_range(0..users);
         if counts[from] > 1 && counts[to] < 4 && from != to {
@@ -874,15 +874,22 @@ fn order_counts(rng: &mut ChaCha8Rng, users: usize) -> Vec<usize> {
 }
 
 fn pick_status(rng: &mut ChaCha8Rng, nth: usize) -> &'static str {
-    let roll = rng.random_range(0..100u8);
-    match (nth, roll) {
-        (0, 0..75) => status::PENDING,
-        (1, 0..75) => status::DELIVERED,
-        (_, 0..30) => status::PENDING,
-        (_, 30..60) => status::DELIVERED,
-        (_, 60..76) => status::PROCESSED,
-        (_, 76..90) => status::CANCELLED,
-        (_, 90..95) => status::EXCHANGE_REQUESTED,
+    let favoured = match nth {
+        0 => Some(status::PENDING),
+        1 => Some(status::DELIVERED),
+        _ => None,
+    };
+    if let Some(s) = favoured
+        && rng.random_bool(0.85)
+    {
+        return s;
+    }
+    match rng.random_range(0..100u8) {
+        0..15 => status::PENDING,
+        15..30 => status::DELIVERED,
+        30..60 => status::PROCESSED,
+        60..85 => status::CANCELLED,
+        85..93 => status::EXCHANGE_REQUESTED,
         _ => status::RETURN_REQUESTED,
     }
 }
@@ -995,7 +1002,7 @@ fn request_exchange(
         let method = user
             .payment_methods
             .values()
-            .find(|m| !m.is_gift_card() || m.balance.unwrap_or(0.0) >= diff);
+            .find(|m| !m.is_gift_card() || m.balance_amount() >= diff);
         let Some(method) = method else { continue };
         order.exchange_items = Some(vec![item.item_id.clone()]);
         order.exchange_new_items = Some(vec![new.item_id.clone()]);

@@ -66,7 +66,7 @@ fn covering_method<'a>(
     preferred: Option<&str>,
     amount: f64,
 ) -> Option<&'a PaymentMethod> {
-    let ok = |m: &&PaymentMethod| !m.is_gift_card() || m.balance.unwrap_or(0.0) >= amount;
+    let ok = |m: &&PaymentMethod| !m.is_gift_card() || m.balance_amount() >= amount;
     preferred
         .and_then(|p| user.payment_methods.get(p))
         .filter(ok)
@@ -237,7 +237,7 @@ pub fn propose_calls(
                     continue;
                 };
                 for m in owner.payment_methods.values() {
-                    let covers = !m.is_gift_card() || m.balance.unwrap_or(0.0) >= paid.amount;
+                    let covers = !m.is_gift_card() || m.balance_amount() >= paid.amount;
                     if m.id != paid.payment_method_id && covers {
                         out.push(json!({"order_id": o.order_id, "payment_method_id": m.id}));
                     }
@@ -426,7 +426,7 @@ fn check_payment_covers(
         .ok_or_else(|| {
             format!("payment method {method_id} does not belong to the order's customer")
         })?;
-    if method.is_gift_card() && method.balance.unwrap_or(0.0) < amount {
+    if method.is_gift_card() && method.balance_amount() < amount {
         return Err(format!(
             "gift card {method_id} must have enough balance to cover {amount:.2}"
         ));

@@ -3,6 +3,10 @@
 //! Names, arguments, success payloads and error strings follow tau-bench's public retail
 //! environment, so its tasks replay here unchanged. Descriptions are our own wording.
 //! Checks run before any mutation, so a failing call leaves the state untouched.
+//! Money follows tau-bench exactly: gift-card balances are rounded to cents after every
+//! update and exchange price differences are rounded, while the payment/refund recorded by an
+//! item modification keeps tau-bench's raw float, so replayed tau-bench tasks end in the
+//! same state (checked by the opt-in replay test in `tests.rs`).
 //! Retail tools never create rows, so no new ids are ever minted.
 //!
 //! Architecture invariant: tools see only the `RetailDb` and their validated arguments;
@@ -396,7 +400,7 @@ fn cancel_pending_order(db: &mut RetailDb, args: &Args) -> Result<String, String
         let user = db.users.get_mut(&user_id).ok_or("user not found")?;
         for (id, amount) in &gift_refunds {
             if let Some(pm) = user.payment_methods.get_mut(id) {
-                pm.balance = Some(round2(pm.balance.unwrap_or(0.0) + amount));
+                pm.set_balance(round2(pm.balance_amount() + amount));
             }
         }
     }
@@ -424,8 +428,9 @@ fn check_items_present(
     Ok(())
 }
 
-/// Price difference (new minus old, to cents) of swapping `item_ids` for `new_item_ids`
-/// within the same products; errors as tau-bench words them.
+/// Price difference (new minus old, summed in order and *not* rounded: tau-bench rounds it
+/// for exchanges but records the raw float for item modifications) of swapping `item_ids`
+/// for `new_item_ids` within the same products; errors as tau-bench words them.
 fn price_difference(
     db: &RetailDb,
     order: &Order,
@@ -453,7 +458,7 @@ fn price_difference(
             .ok_or_else(|| format!("new item {new} not found or available"))?;
         diff += variant.price - item.price;
     }
-    Ok(round2(diff))
+    Ok(diff)
 }
 
 fn exchange_delivered_order_items(db: &mut RetailDb, args: &Args) -> Result<String, String> {
@@ -468,13 +473,13 @@ fn exchange_delivered_order_items(db: &mut RetailDb, args: &Args) -> Result<Stri
         "non-delivered order cannot be exchanged",
     )?;
     check_items_present(order, &item_ids, |id| format!("{id} not found"))?;
-    let diff = price_difference(db, order, &item_ids, &new_item_ids)?;
+    let diff = round2(price_difference(db, order, &item_ids, &new_item_ids)?);
     let user = db.users.get(&order.user_id).ok_or("user not found")?;
     let method = user
         .payment_methods
         .get(payment_method_id)
         .ok_or("payment method not found")?;
-    if method.is_gift_card() && method.balance.unwrap_or(0.0) < diff {
+    if method.is_gift_card() && method.balance_amount() < diff {
         return Err("insufficient gift card balance to pay for the price difference".into());
     }
     let mut old_sorted: Vec<String> = item_ids.iter().map(|s| s.to_string()).collect();
@@ -524,7 +529,7 @@ fn modify_pending_order_items(db: &mut RetailDb, args: &Args) -> Result<String, 
         .get(payment_method_id)
         .ok_or("payment method not found")?;
     let is_gift_card = method.is_gift_card();
-    if is_gift_card && method.balance.unwrap_or(0.0) < diff {
+    if is_gift_card && method.balance_amount() < diff {
         return Err("insufficient gift card balance to pay for the new item".into());
     }
     // Resolve the new rows before mutating anything.
@@ -542,13 +547,14 @@ fn modify_pending_order_items(db: &mut RetailDb, args: &Args) -> Result<String, 
     if is_gift_card {
         let user = db.users.get_mut(&user_id).ok_or("user not found")?;
         if let Some(pm) = user.payment_methods.get_mut(payment_method_id) {
-            pm.balance = Some(round2(pm.balance.unwrap_or(0.0) - diff));
+            pm.set_balance(round2(pm.balance_amount() - diff));
         }
     }
     let order = db.orders.get_mut(order_id).ok_or("order not found")?;
     order.payment_history.push(Transaction {
         transaction_type: if diff > 0.0 { "payment" } else { "refund" }.into(),
-        amount: round2(diff.abs()),
+        // Unrounded, exactly as tau-bench records it (replayed states must hash the same).
+        amount: diff.abs(),
         payment_method_id: payment_method_id.to_string(),
     });
     for ((old, new), (price, options)) in item_ids.iter().zip(&new_item_ids).zip(replacements) {
@@ -585,7 +591,7 @@ fn modify_pending_order_payment(db: &mut RetailDb, args: &Args) -> Result<String
         return Err("the new payment method should be different from the current one".into());
     }
     let amount = first.amount;
-    if method.is_gift_card() && method.balance.unwrap_or(0.0) < amount {
+    if method.is_gift_card() && method.balance_amount() < amount {
         return Err("insufficient gift card balance to pay for the order".into());
     }
     let new_is_gift = method.is_gift_card();
@@ -595,12 +601,12 @@ fn modify_pending_order_payment(db: &mut RetailDb, args: &Args) -> Result<String
     }
     let user = db.users.get_mut(&user_id).ok_or("user not found")?;
     if new_is_gift && let Some(pm) = user.payment_methods.get_mut(payment_method_id) {
-        pm.balance = Some(round2(pm.balance.unwrap_or(0.0) - amount));
+        pm.set_balance(round2(pm.balance_amount() - amount));
     }
     if old_id.contains("gift_card")
         && let Some(pm) = user.payment_methods.get_mut(&old_id)
     {
-        pm.balance = Some(round2(pm.balance.unwrap_or(0.0) + amount));
+        pm.set_balance(round2(pm.balance_amount() + amount));
     }
     let order = db.orders.get_mut(order_id).ok_or("order not found")?;
     order.payment_history.push(Transaction {
