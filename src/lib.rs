@@ -13,6 +13,7 @@
 //! - [`seed`]: per-item seed derivation.
 //! - [`replay`]: tau-bench task files and gold-action replay.
 //! - [`bench`]: the benchmarks behind `make bench`.
+//! - [`stats`]: the funnel and other reports of `tracer stats`.
 
 pub mod artifact;
 pub mod bench;
@@ -24,3 +25,4 @@ pub mod pipeline;
 pub mod replay;
 pub mod seed;
 pub mod stage;
+pub mod stats;

@@ -41,6 +41,31 @@ pub struct TauTask {
     pub dimension_trust_in_agent: Option<String>,
 }
 
+impl TauTask {
+    /// The tau-bench shape of a verified task. The instruction is what the user simulator
+    /// reads: the emotion instruction, when present, follows as its own section.
+    pub fn from_record(t: &crate::artifact::TaskRecord) -> Result<TauTask, String> {
+        let actions: Vec<Action> = serde_json::from_str(&t.actions)
+            .map_err(|e| format!("task {}: actions: {e}", t.task_id))?;
+        let mut instruction = t.instruction.clone().unwrap_or_default();
+        if let Some(e) = &t.emotion_instruction {
+            instruction.push_str("\n\n## How you feel and communicate\n");
+            instruction.push_str(e);
+        }
+        Ok(TauTask {
+            user_id: t.user_id.clone(),
+            instruction,
+            actions,
+            outputs: t.outputs.clone(),
+            emotion_family: t.emotion_family.clone(),
+            emotion_leaf: t.emotion.clone(),
+            dimension_politeness: t.politeness.clone(),
+            dimension_urgency: t.urgency.clone(),
+            dimension_trust_in_agent: t.trust.clone(),
+        })
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {message}")]
 pub struct TaskFileError {

@@ -15,47 +15,86 @@ fn shipped_graphs_verify_with_every_edge_demonstrated() {
     assert!(stats.contains("| retail | 10 | 35 | 0.39 |"), "{stats}");
 }
 
-fn broken(label: &str, edit: impl Fn(&mut serde_json::Value)) -> (String, bool, std::path::PathBuf) {
+fn broken(
+    label: &str,
+    edit: impl Fn(&mut serde_json::Value),
+) -> (String, bool, std::path::PathBuf) {
     let dir = temp_dir(label);
     let mut g: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(repo().join("graphs/airline.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(repo().join("graphs/airline.json")).unwrap())
+            .unwrap();
     edit(&mut g);
     let file = dir.join("bad.json");
     std::fs::write(&file, serde_json::to_string_pretty(&g).unwrap()).unwrap();
     let out = dir.join("out");
     let f = file.display().to_string();
-    let o = tracer(&repo(), &out, &["graphs", "verify", "--domain", "airline", "--file", &f]);
+    let o = tracer(
+        &repo(),
+        &out,
+        &["graphs", "verify", "--domain", "airline", "--file", &f],
+    );
     (stderr(&o), o.status.success(), out)
 }
 
 #[test]
 fn malformed_graphs_are_rejected_with_file_and_field() {
     let cases: Vec<(&str, Box<dyn Fn(&mut serde_json::Value)>, &str)> = vec![
-        ("unknown", Box::new(|g| g["nodes"][2]["tool"] = "fly_to_moon".into()), "nodes[2].tool: unknown tool 'fly_to_moon'"),
-        ("dangling", Box::new(|g| g["edges"][4]["to"] = "nowhere".into()), "edges[4].to: dangling edge"),
-        ("noroot", Box::new(|g| {
-            for n in g["nodes"].as_array_mut().unwrap() {
-                n["root"] = false.into();
-            }
-        }), "nodes: no root-eligible node"),
-        ("kind", Box::new(|g| g["nodes"][0]["kind"] = "write".into()), "nodes[0].kind"),
-        ("dup", Box::new(|g| {
-            let e = g["edges"][0].clone();
-            g["edges"].as_array_mut().unwrap().push(e);
-        }), "duplicate edge"),
+        (
+            "unknown",
+            Box::new(|g| g["nodes"][2]["tool"] = "fly_to_moon".into()),
+            "nodes[2].tool: unknown tool 'fly_to_moon'",
+        ),
+        (
+            "dangling",
+            Box::new(|g| g["edges"][4]["to"] = "nowhere".into()),
+            "edges[4].to: dangling edge",
+        ),
+        (
+            "noroot",
+            Box::new(|g| {
+                for n in g["nodes"].as_array_mut().unwrap() {
+                    n["root"] = false.into();
+                }
+            }),
+            "nodes: no root-eligible node",
+        ),
+        (
+            "kind",
+            Box::new(|g| g["nodes"][0]["kind"] = "write".into()),
+            "nodes[0].kind",
+        ),
+        (
+            "dup",
+            Box::new(|g| {
+                let e = g["edges"][0].clone();
+                g["edges"].as_array_mut().unwrap().push(e);
+            }),
+            "duplicate edge",
+        ),
     ];
     for (label, edit, expected) in cases {
         let (err, ok, out) = broken(label, edit);
         assert!(!ok, "{label} must fail");
-        assert_eq!(err.trim().lines().count(), 1, "{label}: one line, got {err}");
-        assert!(err.contains("bad.json: ") && err.contains(expected), "{label}: {err}");
+        assert_eq!(
+            err.trim().lines().count(),
+            1,
+            "{label}: one line, got {err}"
+        );
+        assert!(
+            err.contains("bad.json: ") && err.contains(expected),
+            "{label}: {err}"
+        );
         assert!(!out.exists(), "{label}: no artifact written");
     }
     let dir = temp_dir("badjson");
     let file = dir.join("bad.json");
     std::fs::write(&file, "{\"domain\": \"airline\", \"nodes\": [").unwrap();
     let f = file.display().to_string();
-    let o = tracer(&repo(), &dir.join("out"), &["graphs", "verify", "--domain", "airline", "--file", &f]);
+    let o = tracer(
+        &repo(),
+        &dir.join("out"),
+        &["graphs", "verify", "--domain", "airline", "--file", &f],
+    );
     assert!(!o.status.success());
     assert!(stderr(&o).contains("bad.json: json: "), "{}", stderr(&o));
 }
@@ -64,7 +103,11 @@ fn malformed_graphs_are_rejected_with_file_and_field() {
 fn render_writes_dot_with_roots_and_two_way_edges() {
     let dir = temp_dir("render");
     let d = dir.display().to_string();
-    assert_ok(&tracer(&repo(), &dir, &["graphs", "render", "--domain", "airline", "--out-dir", &d]));
+    assert_ok(&tracer(
+        &repo(),
+        &dir,
+        &["graphs", "render", "--domain", "airline", "--out-dir", &d],
+    ));
     let dot = std::fs::read_to_string(dir.join("airline.dot")).unwrap();
     assert!(dot.contains("cluster_read") && dot.contains("cluster_write"));
     assert!(dot.contains("dir=both"), "two-way pairs are marked");
@@ -76,12 +119,21 @@ fn build_proposes_demonstrated_candidates() {
     let dir = temp_dir("build");
     let file = dir.join("candidate.json");
     let f = file.display().to_string();
-    let o = tracer(&repo(), &dir, &["graphs", "build", "--domain", "retail", "--out", &f]);
+    let o = tracer(
+        &repo(),
+        &dir,
+        &["graphs", "build", "--domain", "retail", "--out", &f],
+    );
     assert_ok(&o);
-    let g: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let g: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let edges = g["edges"].as_array().unwrap();
     assert!(edges.len() >= 10, "{}", stderr(&o));
     // The candidate graph is itself a loadable graph.
-    assert_ok(&tracer(&repo(), &dir.join("out"), &["graphs", "stats", "--domain", "retail"]));
+    assert_ok(&tracer(
+        &repo(),
+        &dir.join("out"),
+        &["graphs", "stats", "--domain", "retail"],
+    ));
     assert!(stderr(&o).contains("yields order_id"), "{}", stderr(&o));
 }

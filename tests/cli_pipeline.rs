@@ -8,7 +8,11 @@ fn traces_are_byte_identical_per_seed_and_readable_by_pyarrow() {
     let (a, b, c) = (temp_dir("det-a"), temp_dir("det-b"), temp_dir("det-c"));
     assert_ok(&tracer(&root, &a, &["run", "traces"]));
     assert_ok(&tracer(&root, &b, &["run", "traces"]));
-    assert_eq!(tree(&a), tree(&b), "same seed + config must give byte-identical artifacts");
+    assert_eq!(
+        tree(&a),
+        tree(&b),
+        "same seed + config must give byte-identical artifacts"
+    );
 
     assert_ok(&tracer(&root, &c, &["run", "traces", "--seed", "7"]));
     let part = "traces/domain=airline/part-00000.parquet";
@@ -69,9 +73,16 @@ fn a_change_reruns_exactly_what_is_downstream() {
     // Config change of the last stage: only traces re-run.
     let cfg = root.join("stages/traces.toml");
     let text = std::fs::read_to_string(&cfg).unwrap();
-    std::fs::write(&cfg, text.replace("eval_fraction = 0.1", "eval_fraction = 0.2")).unwrap();
+    std::fs::write(
+        &cfg,
+        text.replace("eval_fraction = 0.1", "eval_fraction = 0.2"),
+    )
+    .unwrap();
     let status = stdout(&tracer(&root, &out, &["status"]));
-    assert!(status.contains("| traces | airline | stale (config changed) |"), "{status}");
+    assert!(
+        status.contains("| traces | airline | stale (config changed) |"),
+        "{status}"
+    );
     assert!(status.contains("| graphs | airline | fresh |"), "{status}");
     let run = stderr(&tracer(&root, &out, &["run", "traces"]));
     assert!(run.contains("fresh graphs   airline"), "{run}");
@@ -79,7 +90,8 @@ fn a_change_reruns_exactly_what_is_downstream() {
 
     // A graph edit of one domain re-runs that domain's graphs and traces only.
     let graph = root.join("graphs/airline.json");
-    let mut g: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&graph).unwrap()).unwrap();
+    let mut g: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&graph).unwrap()).unwrap();
     g["edges"].as_array_mut().unwrap().pop();
     std::fs::write(&graph, serde_json::to_string_pretty(&g).unwrap()).unwrap();
     let run = stderr(&tracer(&root, &out, &["run", "traces"]));
@@ -92,26 +104,44 @@ fn a_change_reruns_exactly_what_is_downstream() {
     let part = out.join("traces/domain=retail/part-00000.parquet");
     std::fs::write(&part, b"not parquet").unwrap();
     let status = stdout(&tracer(&root, &out, &["status"]));
-    assert!(status.contains("| traces | retail | stale (outputs modified or missing) |"), "{status}");
+    assert!(
+        status.contains("| traces | retail | stale (outputs modified or missing) |"),
+        "{status}"
+    );
 }
 
 #[test]
 fn a_failing_stage_keeps_the_previous_artifacts_and_names_the_field() {
     let root = project_copy("fail");
     let out = temp_dir("fail-out");
-    assert_ok(&tracer(&root, &out, &["run", "traces", "--domain", "airline"]));
+    assert_ok(&tracer(
+        &root,
+        &out,
+        &["run", "traces", "--domain", "airline"],
+    ));
     let before = tree(&out);
 
     let graph = root.join("graphs/airline.json");
     let text = std::fs::read_to_string(&graph).unwrap();
-    std::fs::write(&graph, text.replacen("\"get_user_details\"", "\"get_user_detail\"", 1)).unwrap();
+    std::fs::write(
+        &graph,
+        text.replacen("\"get_user_details\"", "\"get_user_detail\"", 1),
+    )
+    .unwrap();
     let o = tracer(&root, &out, &["run", "traces", "--domain", "airline"]);
     assert!(!o.status.success());
     let err = stderr(&o);
     let last = err.lines().last().unwrap_or("");
     assert!(last.starts_with("error: "), "{err}");
-    assert!(last.contains("airline.json: nodes[0].tool: unknown tool 'get_user_detail'"), "{err}");
-    assert_eq!(tree(&out), before, "a failed run must not touch finished artifacts");
+    assert!(
+        last.contains("airline.json: nodes[0].tool: unknown tool 'get_user_detail'"),
+        "{err}"
+    );
+    assert_eq!(
+        tree(&out),
+        before,
+        "a failed run must not touch finished artifacts"
+    );
 }
 
 #[test]
@@ -122,13 +152,24 @@ fn bad_config_and_unknown_names_are_one_line_errors() {
     let o = tracer(&root, &out, &["run", "traces", "--domain", "airline"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("traces.toml"), "{}", stderr(&o));
-    assert!(!out.join("traces").exists(), "no artifact after a config error");
+    assert!(
+        !out.join("traces").exists(),
+        "no artifact after a config error"
+    );
 
     let o = tracer(&repo(), &out, &["run", "traces", "--domain", "atlantis"]);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("unknown domain 'atlantis'"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("unknown domain 'atlantis'"),
+        "{}",
+        stderr(&o)
+    );
     let o = tracer(&repo(), &out, &["run", "nonsense"]);
-    assert!(stderr(&o).contains("unknown stage 'nonsense'"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("unknown stage 'nonsense'"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -136,8 +177,14 @@ fn validate_and_list_and_dag() {
     let o = tracer(&repo(), &temp_dir("validate"), &["validate"]);
     assert_ok(&o);
     let list = stdout(&tracer(&repo(), &temp_dir("list"), &["list"]));
-    assert!(list.contains("airline (14 tools: 8 read, 6 write)"), "{list}");
-    assert!(list.contains("retail (16 tools: 9 read, 7 write)"), "{list}");
+    assert!(
+        list.contains("airline (14 tools: 8 read, 6 write)"),
+        "{list}"
+    );
+    assert!(
+        list.contains("retail (16 tools: 9 read, 7 write)"),
+        "{list}"
+    );
     let dot = stdout(&tracer(&repo(), &temp_dir("dag"), &["graph"]));
     assert!(dot.contains("\"graphs\" -> \"traces\""), "{dot}");
 
@@ -146,5 +193,9 @@ fn validate_and_list_and_dag() {
     std::fs::write(root.join("policies/atlantis.md"), "# nothing\n").unwrap();
     let o = tracer(&root, &temp_dir("orphan-out"), &["validate"]);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("no registered domain 'atlantis'"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no registered domain 'atlantis'"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -4,7 +4,11 @@ use crate::common::*;
 use serde_json::Value;
 
 fn fixture(domain: &str) -> String {
-    repo().join("tests/fixtures/tau_bench").join(domain).display().to_string()
+    repo()
+        .join("tests/fixtures/tau_bench")
+        .join(domain)
+        .display()
+        .to_string()
 }
 
 fn lines(path: &std::path::Path) -> Vec<Value> {
@@ -19,11 +23,32 @@ fn lines(path: &std::path::Path) -> Vec<Value> {
 fn replay_audits_every_call_against_an_imported_database() {
     let dir = temp_dir("replay");
     let out = dir.join("replay.jsonl");
-    let tasks = repo().join("tests/fixtures/replay/airline_tasks.json").display().to_string();
-    let args = ["replay", "--domain", "airline", "--db", &fixture("airline"), "--tasks", &tasks, "--out"];
-    let o = tracer(&repo(), &dir, &[&args[..], &[out.to_str().unwrap()]].concat());
+    let tasks = repo()
+        .join("tests/fixtures/replay/airline_tasks.json")
+        .display()
+        .to_string();
+    let args = [
+        "replay",
+        "--domain",
+        "airline",
+        "--db",
+        &fixture("airline"),
+        "--tasks",
+        &tasks,
+        "--out",
+    ];
+    let o = tracer(
+        &repo(),
+        &dir,
+        &[&args[..], &[out.to_str().unwrap()]].concat(),
+    );
     assert_ok(&o);
-    assert!(stderr(&o).contains("replayed 3 task(s), 6 call(s): 1 fully succeeded, 2 with a failing call"), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("replayed 3 task(s), 6 call(s): 1 fully succeeded, 2 with a failing call"),
+        "{}",
+        stderr(&o)
+    );
 
     let rows = lines(&out);
     let calls: Vec<&Value> = rows.iter().filter(|r| r["type"] == "call").collect();
@@ -35,17 +60,39 @@ fn replay_audits_every_call_against_an_imported_database() {
     assert_eq!(calls[3]["is_error"], true);
     // A wrong argument type is an error observation, not a crash.
     assert_eq!(tasks[2]["first_failure"], 1);
-    assert!(calls[5]["output"].as_str().unwrap().starts_with("Error: "), "{}", calls[5]);
+    assert!(
+        calls[5]["output"].as_str().unwrap().starts_with("Error: "),
+        "{}",
+        calls[5]
+    );
 
     // Reads leave the state as imported; a cancellation changes it.
-    let imported = stdout(&tracer(&repo(), &dir, &["import", "tau-bench", "--domain", "airline", "--from", &fixture("airline")]));
+    let imported = stdout(&tracer(
+        &repo(),
+        &dir,
+        &[
+            "import",
+            "tau-bench",
+            "--domain",
+            "airline",
+            "--from",
+            &fixture("airline"),
+        ],
+    ));
     let read_only = tasks[2]["state_hash"].as_str().unwrap();
-    assert!(imported.contains(&format!("state {read_only}")), "{imported} vs {read_only}");
+    assert!(
+        imported.contains(&format!("state {read_only}")),
+        "{imported} vs {read_only}"
+    );
     assert_ne!(tasks[0]["state_hash"], tasks[2]["state_hash"]);
 
     // Replay is deterministic.
     let out2 = dir.join("again.jsonl");
-    assert_ok(&tracer(&repo(), &dir, &[&args[..], &[out2.to_str().unwrap()]].concat()));
+    assert_ok(&tracer(
+        &repo(),
+        &dir,
+        &[&args[..], &[out2.to_str().unwrap()]].concat(),
+    ));
     assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&out2).unwrap());
 }
 
@@ -57,11 +104,33 @@ fn tau_bench_databases_round_trip_through_import_and_export() {
     ] {
         let dir = temp_dir(&format!("roundtrip-{domain}"));
         let out = dir.join("export");
-        let o = tracer(&repo(), &dir, &["export", "db", "--domain", domain, "--format", "tau-bench", "--from", &fixture(domain), "--out", out.to_str().unwrap()]);
+        let o = tracer(
+            &repo(),
+            &dir,
+            &[
+                "export",
+                "db",
+                "--domain",
+                domain,
+                "--format",
+                "tau-bench",
+                "--from",
+                &fixture(domain),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
         assert_ok(&o);
         for stem in stems {
-            let read = |p: std::path::PathBuf| -> Value { serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap() };
-            let original = read(repo().join("tests/fixtures/tau_bench").join(domain).join(format!("{stem}.json")));
+            let read = |p: std::path::PathBuf| -> Value {
+                serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+            };
+            let original = read(
+                repo()
+                    .join("tests/fixtures/tau_bench")
+                    .join(domain)
+                    .join(format!("{stem}.json")),
+            );
             let exported = read(out.join(format!("{stem}.json")));
             assert_eq!(original, exported, "{domain}/{stem}.json must round-trip");
         }
@@ -72,10 +141,38 @@ fn tau_bench_databases_round_trip_through_import_and_export() {
 fn the_generated_database_exports_and_reimports_at_paper_scale() {
     let dir = temp_dir("genexport");
     let out = dir.join("airline");
-    assert_ok(&tracer(&repo(), &dir, &["export", "db", "--domain", "airline", "--out", out.to_str().unwrap()]));
-    let o = tracer(&repo(), &dir, &["import", "tau-bench", "--domain", "airline", "--from", out.to_str().unwrap(), "--out", dir.join("imported").to_str().unwrap()]);
+    assert_ok(&tracer(
+        &repo(),
+        &dir,
+        &[
+            "export",
+            "db",
+            "--domain",
+            "airline",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    ));
+    let o = tracer(
+        &repo(),
+        &dir,
+        &[
+            "import",
+            "tau-bench",
+            "--domain",
+            "airline",
+            "--from",
+            out.to_str().unwrap(),
+            "--out",
+            dir.join("imported").to_str().unwrap(),
+        ],
+    );
     assert_ok(&o);
-    assert!(stdout(&o).contains("users 500") && stdout(&o).contains("reservations 2000"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("users 500") && stdout(&o).contains("reservations 2000"),
+        "{}",
+        stdout(&o)
+    );
     let n = python(&format!(
         "import pyarrow.parquet as pq; print(pq.read_table({:?}).num_rows)",
         dir.join("imported/flights.parquet").display().to_string()
@@ -87,8 +184,27 @@ fn the_generated_database_exports_and_reimports_at_paper_scale() {
     for f in ["users", "flights", "reservations"] {
         std::fs::copy(out.join(format!("{f}.json")), bad.join(format!("{f}.json"))).unwrap();
     }
-    std::fs::write(bad.join("flights.json"), "{\"HAT001\": {\"flight_number\": 5}}").unwrap();
-    let o = tracer(&repo(), &dir, &["import", "tau-bench", "--domain", "airline", "--from", bad.to_str().unwrap()]);
+    std::fs::write(
+        bad.join("flights.json"),
+        "{\"HAT001\": {\"flight_number\": 5}}",
+    )
+    .unwrap();
+    let o = tracer(
+        &repo(),
+        &dir,
+        &[
+            "import",
+            "tau-bench",
+            "--domain",
+            "airline",
+            "--from",
+            bad.to_str().unwrap(),
+        ],
+    );
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("flights.json") && stderr(&o).contains("HAT001"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("flights.json") && stderr(&o).contains("HAT001"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -12,7 +12,7 @@
 pub mod json_table;
 pub mod records;
 
-pub use records::{EdgeRecord, Record, TraceRecord};
+pub use records::{EdgeRecord, Record, RejectRecord, TaskRecord, TraceRecord};
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
@@ -249,7 +249,8 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("tracer-artifact-{}-{name}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("tracer-artifact-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
@@ -276,13 +277,19 @@ mod tests {
             domain: "airline".into(),
             config_hash: "c0ffee".into(),
             seed: 9,
-            inputs: [("graphs/x".to_string(), "h".to_string())].into_iter().collect(),
+            inputs: [("graphs/x".to_string(), "h".to_string())]
+                .into_iter()
+                .collect(),
         };
         let path = dir.join("part-00000.parquet");
         write_records(&path, &rows(), &prov).unwrap();
         let first = std::fs::read(&path).unwrap();
         write_records(&path, &rows(), &prov).unwrap();
-        assert_eq!(first, std::fs::read(&path).unwrap(), "same rows, same bytes");
+        assert_eq!(
+            first,
+            std::fs::read(&path).unwrap(),
+            "same rows, same bytes"
+        );
         assert!(!dir.join("part-00000.parquet.tmp").exists());
         let (back, p) = read_records::<TraceRecord>(&path).unwrap();
         assert_eq!(back, rows());
@@ -295,11 +302,17 @@ mod tests {
         let bad = dir.join("bad.parquet");
         std::fs::write(&bad, b"PAR1 this is not parquet").unwrap();
         let err = read_records::<TraceRecord>(&bad).unwrap_err().to_string();
-        assert!(err.contains("bad.parquet: not a readable Parquet file"), "{err}");
+        assert!(
+            err.contains("bad.parquet: not a readable Parquet file"),
+            "{err}"
+        );
 
         let edges = dir.join("edges.parquet");
         write_records::<EdgeRecord>(&edges, &[], &Provenance::default()).unwrap();
         let err = read_records::<TraceRecord>(&edges).unwrap_err().to_string();
-        assert!(err.contains("edges.parquet: schema mismatch: missing column 'trace_id'"), "{err}");
+        assert!(
+            err.contains("edges.parquet: schema mismatch: missing column 'trace_id'"),
+            "{err}"
+        );
     }
 }

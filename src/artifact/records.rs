@@ -79,6 +79,20 @@ fn utf8(name: &str) -> Field {
     Field::new(name, DataType::Utf8, false)
 }
 
+fn intents_column<'a>(rows: impl Iterator<Item = &'a Vec<Vec<String>>>) -> ArrayRef {
+    let mut b = ListBuilder::new(ListBuilder::new(StringBuilder::new()));
+    for intents in rows {
+        for walk in intents {
+            for tool in walk {
+                b.values().values().append_value(tool);
+            }
+            b.values().append(true);
+        }
+        b.append(true);
+    }
+    Arc::new(b.finish())
+}
+
 fn batch(schema: SchemaRef, columns: Vec<ArrayRef>) -> RecordBatch {
     // Columns are built from the same rows in schema order; a mismatch is a bug here.
     RecordBatch::try_new(schema, columns).expect("record columns match their schema")
@@ -106,45 +120,11 @@ fn intents_type() -> DataType {
     )))
 }
 
-impl Record for TraceRecord {
-    fn schema() -> SchemaRef {
-        Arc::new(Schema::new(vec![
-            utf8("trace_id"),
-            utf8("domain"),
-            utf8("split"),
-            Field::new("sample_index", DataType::Int32, false),
-            Field::new("n_intents", DataType::Int32, false),
-            Field::new("intents", intents_type(), false),
-            Field::new("length", DataType::Int32, false),
-        ]))
-    }
-
-    fn to_batch(rows: &[Self]) -> RecordBatch {
-        let mut intents = ListBuilder::new(ListBuilder::new(StringBuilder::new()));
-        for row in rows {
-            for walk in &row.intents {
-                for tool in walk {
-                    intents.values().values().append_value(tool);
-                }
-                intents.values().append(true);
-            }
-            intents.append(true);
-        }
-        batch(
-            Self::schema(),
-            vec![
-                string_column(rows.iter().map(|r| &r.trace_id)),
-                string_column(rows.iter().map(|r| &r.domain)),
-                string_column(rows.iter().map(|r| &r.split)),
-                int_column(rows.iter().map(|r| r.sample_index)),
-                int_column(rows.iter().map(|r| r.n_intents)),
-                Arc::new(intents.finish()),
-                int_column(rows.iter().map(|r| r.length)),
-            ],
-        )
-    }
-
-    fn from_batch(batch: &RecordBatch) -> Result<Vec<Self>, ColumnError> {
+impl TraceRecord {
+    /// Decode the `intents` column (list<list<utf8>>), shared by traces and tasks.
+    pub(crate) fn from_batch_intents(
+        batch: &RecordBatch,
+    ) -> Result<Vec<Vec<Vec<String>>>, ColumnError> {
         let list = column::<ListArray>(batch, "intents")?;
         let mut intents = Vec::with_capacity(list.len());
         for i in 0..list.len() {
@@ -168,6 +148,40 @@ impl Record for TraceRecord {
             }
             intents.push(trace);
         }
+        Ok(intents)
+    }
+}
+
+impl Record for TraceRecord {
+    fn schema() -> SchemaRef {
+        Arc::new(Schema::new(vec![
+            utf8("trace_id"),
+            utf8("domain"),
+            utf8("split"),
+            Field::new("sample_index", DataType::Int32, false),
+            Field::new("n_intents", DataType::Int32, false),
+            Field::new("intents", intents_type(), false),
+            Field::new("length", DataType::Int32, false),
+        ]))
+    }
+
+    fn to_batch(rows: &[Self]) -> RecordBatch {
+        batch(
+            Self::schema(),
+            vec![
+                string_column(rows.iter().map(|r| &r.trace_id)),
+                string_column(rows.iter().map(|r| &r.domain)),
+                string_column(rows.iter().map(|r| &r.split)),
+                int_column(rows.iter().map(|r| r.sample_index)),
+                int_column(rows.iter().map(|r| r.n_intents)),
+                intents_column(rows.iter().map(|r| &r.intents)),
+                int_column(rows.iter().map(|r| r.length)),
+            ],
+        )
+    }
+
+    fn from_batch(batch: &RecordBatch) -> Result<Vec<Self>, ColumnError> {
+        let intents = Self::from_batch_intents(batch)?;
         let ids = strings(batch, "trace_id")?;
         let domains = strings(batch, "domain")?;
         let splits = strings(batch, "split")?;
@@ -251,6 +265,287 @@ impl Record for EdgeRecord {
                 two_way: two_way[i],
                 demonstrated: demonstrated[i],
                 witness: witness[i].clone(),
+            })
+            .collect())
+    }
+}
+
+fn opt_strings(batch: &RecordBatch, name: &str) -> Result<Vec<Option<String>>, ColumnError> {
+    let col = column::<StringArray>(batch, name)?;
+    Ok((0..col.len())
+        .map(|i| (!col.is_null(i)).then(|| col.value(i).to_string()))
+        .collect())
+}
+
+fn opt_string_column<'a>(values: impl Iterator<Item = &'a Option<String>>) -> ArrayRef {
+    let mut b = StringBuilder::new();
+    for v in values {
+        b.append_option(v.as_deref());
+    }
+    Arc::new(b.finish())
+}
+
+fn opt_utf8(name: &str) -> Field {
+    Field::new(name, DataType::Utf8, true)
+}
+
+fn list_of(item: DataType) -> DataType {
+    DataType::List(Arc::new(Field::new("item", item, true)))
+}
+
+fn string_list_column<'a>(rows: impl Iterator<Item = &'a Vec<String>>) -> ArrayRef {
+    let mut b = ListBuilder::new(StringBuilder::new());
+    for row in rows {
+        for v in row {
+            b.values().append_value(v);
+        }
+        b.append(true);
+    }
+    Arc::new(b.finish())
+}
+
+fn int_list_column<'a>(rows: impl Iterator<Item = &'a Vec<i32>>) -> ArrayRef {
+    let mut b = ListBuilder::new(Int32Builder::new());
+    for row in rows {
+        for v in row {
+            b.values().append_value(*v);
+        }
+        b.append(true);
+    }
+    Arc::new(b.finish())
+}
+
+fn string_lists(batch: &RecordBatch, name: &str) -> Result<Vec<Vec<String>>, ColumnError> {
+    let list = column::<ListArray>(batch, name)?;
+    (0..list.len())
+        .map(|i| {
+            let v = list.value(i);
+            let s = v
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .ok_or_else(|| (name.to_string(), "expected list<utf8>".to_string()))?;
+            Ok((0..s.len()).map(|j| s.value(j).to_string()).collect())
+        })
+        .collect()
+}
+
+fn int_lists(batch: &RecordBatch, name: &str) -> Result<Vec<Vec<i32>>, ColumnError> {
+    let list = column::<ListArray>(batch, name)?;
+    (0..list.len())
+        .map(|i| {
+            let v = list.value(i);
+            let s = v
+                .as_any()
+                .downcast_ref::<Int32Array>()
+                .ok_or_else(|| (name.to_string(), "expected list<int32>".to_string()))?;
+            Ok((0..s.len()).map(|j| s.value(j)).collect())
+        })
+        .collect()
+}
+
+/// A task as it moves through grounded -> refined -> tasks: each stage fills more columns
+/// (instruction by refinement, the emotion columns by the emotion stages) and writes its
+/// own artifact; the schema is shared so every stage's output reads the same way.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TaskRecord {
+    pub task_id: String,
+    pub domain: String,
+    pub split: String,
+    pub trace_id: String,
+    pub user_id: String,
+    /// Tool names per intent, as sampled.
+    pub intents: Vec<Vec<String>>,
+    /// JSON list of `{name, kwargs}`: the reference actions.
+    pub actions: String,
+    /// Intent index of each action.
+    pub action_intents: Vec<i32>,
+    /// Values the agent must tell the user.
+    pub outputs: Vec<String>,
+    /// JSON list of `UserFact`s.
+    pub user_facts: String,
+    /// JSON list, per action, of the customer's request sentence or null.
+    pub requests: String,
+    /// State hash after replaying the actions on a fresh fork.
+    pub reference_hash: String,
+    /// `scripted` or the model id that grounded the trace.
+    pub grounder: String,
+    pub instruction: Option<String>,
+    pub refiner: Option<String>,
+    pub feeling: Option<String>,
+    pub emotion_family: Option<String>,
+    pub emotion: Option<String>,
+    pub politeness: Option<String>,
+    pub urgency: Option<String>,
+    pub trust: Option<String>,
+    pub emotion_instruction: Option<String>,
+}
+
+impl Record for TaskRecord {
+    fn schema() -> SchemaRef {
+        Arc::new(Schema::new(vec![
+            utf8("task_id"),
+            utf8("domain"),
+            utf8("split"),
+            utf8("trace_id"),
+            utf8("user_id"),
+            Field::new("intents", intents_type(), false),
+            utf8("actions"),
+            Field::new("action_intents", list_of(DataType::Int32), false),
+            Field::new("outputs", list_of(DataType::Utf8), false),
+            utf8("user_facts"),
+            utf8("requests"),
+            utf8("reference_hash"),
+            utf8("grounder"),
+            opt_utf8("instruction"),
+            opt_utf8("refiner"),
+            opt_utf8("feeling"),
+            opt_utf8("emotion_family"),
+            opt_utf8("emotion"),
+            opt_utf8("politeness"),
+            opt_utf8("urgency"),
+            opt_utf8("trust"),
+            opt_utf8("emotion_instruction"),
+        ]))
+    }
+
+    fn to_batch(rows: &[Self]) -> RecordBatch {
+        batch(
+            Self::schema(),
+            vec![
+                string_column(rows.iter().map(|r| &r.task_id)),
+                string_column(rows.iter().map(|r| &r.domain)),
+                string_column(rows.iter().map(|r| &r.split)),
+                string_column(rows.iter().map(|r| &r.trace_id)),
+                string_column(rows.iter().map(|r| &r.user_id)),
+                intents_column(rows.iter().map(|r| &r.intents)),
+                string_column(rows.iter().map(|r| &r.actions)),
+                int_list_column(rows.iter().map(|r| &r.action_intents)),
+                string_list_column(rows.iter().map(|r| &r.outputs)),
+                string_column(rows.iter().map(|r| &r.user_facts)),
+                string_column(rows.iter().map(|r| &r.requests)),
+                string_column(rows.iter().map(|r| &r.reference_hash)),
+                string_column(rows.iter().map(|r| &r.grounder)),
+                opt_string_column(rows.iter().map(|r| &r.instruction)),
+                opt_string_column(rows.iter().map(|r| &r.refiner)),
+                opt_string_column(rows.iter().map(|r| &r.feeling)),
+                opt_string_column(rows.iter().map(|r| &r.emotion_family)),
+                opt_string_column(rows.iter().map(|r| &r.emotion)),
+                opt_string_column(rows.iter().map(|r| &r.politeness)),
+                opt_string_column(rows.iter().map(|r| &r.urgency)),
+                opt_string_column(rows.iter().map(|r| &r.trust)),
+                opt_string_column(rows.iter().map(|r| &r.emotion_instruction)),
+            ],
+        )
+    }
+
+    fn from_batch(batch: &RecordBatch) -> Result<Vec<Self>, ColumnError> {
+        let traces = TraceRecord::from_batch_intents(batch)?;
+        let task_id = strings(batch, "task_id")?;
+        let domain = strings(batch, "domain")?;
+        let split = strings(batch, "split")?;
+        let trace_id = strings(batch, "trace_id")?;
+        let user_id = strings(batch, "user_id")?;
+        let actions = strings(batch, "actions")?;
+        let action_intents = int_lists(batch, "action_intents")?;
+        let outputs = string_lists(batch, "outputs")?;
+        let user_facts = strings(batch, "user_facts")?;
+        let requests = strings(batch, "requests")?;
+        let reference_hash = strings(batch, "reference_hash")?;
+        let grounder = strings(batch, "grounder")?;
+        let opt = |n: &str| opt_strings(batch, n);
+        let (instruction, refiner, feeling) =
+            (opt("instruction")?, opt("refiner")?, opt("feeling")?);
+        let (family, emotion, politeness) =
+            (opt("emotion_family")?, opt("emotion")?, opt("politeness")?);
+        let (urgency, trust, emotion_instruction) =
+            (opt("urgency")?, opt("trust")?, opt("emotion_instruction")?);
+        Ok((0..batch.num_rows())
+            .map(|i| TaskRecord {
+                task_id: task_id[i].clone(),
+                domain: domain[i].clone(),
+                split: split[i].clone(),
+                trace_id: trace_id[i].clone(),
+                user_id: user_id[i].clone(),
+                intents: traces[i].clone(),
+                actions: actions[i].clone(),
+                action_intents: action_intents[i].clone(),
+                outputs: outputs[i].clone(),
+                user_facts: user_facts[i].clone(),
+                requests: requests[i].clone(),
+                reference_hash: reference_hash[i].clone(),
+                grounder: grounder[i].clone(),
+                instruction: instruction[i].clone(),
+                refiner: refiner[i].clone(),
+                feeling: feeling[i].clone(),
+                emotion_family: family[i].clone(),
+                emotion: emotion[i].clone(),
+                politeness: politeness[i].clone(),
+                urgency: urgency[i].clone(),
+                trust: trust[i].clone(),
+                emotion_instruction: emotion_instruction[i].clone(),
+            })
+            .collect())
+    }
+}
+
+/// A trace or task a stage rejected, and why (for the funnel).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RejectRecord {
+    pub domain: String,
+    pub split: String,
+    pub trace_id: String,
+    pub task_id: Option<String>,
+    pub stage: String,
+    /// Short machine-readable kind ("no_grounding", "policy", "information", ...).
+    pub reason_kind: String,
+    pub reason: String,
+}
+
+impl Record for RejectRecord {
+    fn schema() -> SchemaRef {
+        Arc::new(Schema::new(vec![
+            utf8("domain"),
+            utf8("split"),
+            utf8("trace_id"),
+            opt_utf8("task_id"),
+            utf8("stage"),
+            utf8("reason_kind"),
+            utf8("reason"),
+        ]))
+    }
+
+    fn to_batch(rows: &[Self]) -> RecordBatch {
+        batch(
+            Self::schema(),
+            vec![
+                string_column(rows.iter().map(|r| &r.domain)),
+                string_column(rows.iter().map(|r| &r.split)),
+                string_column(rows.iter().map(|r| &r.trace_id)),
+                opt_string_column(rows.iter().map(|r| &r.task_id)),
+                string_column(rows.iter().map(|r| &r.stage)),
+                string_column(rows.iter().map(|r| &r.reason_kind)),
+                string_column(rows.iter().map(|r| &r.reason)),
+            ],
+        )
+    }
+
+    fn from_batch(batch: &RecordBatch) -> Result<Vec<Self>, ColumnError> {
+        let domain = strings(batch, "domain")?;
+        let split = strings(batch, "split")?;
+        let trace_id = strings(batch, "trace_id")?;
+        let task_id = opt_strings(batch, "task_id")?;
+        let stage = strings(batch, "stage")?;
+        let kind = strings(batch, "reason_kind")?;
+        let reason = strings(batch, "reason")?;
+        Ok((0..batch.num_rows())
+            .map(|i| RejectRecord {
+                domain: domain[i].clone(),
+                split: split[i].clone(),
+                trace_id: trace_id[i].clone(),
+                task_id: task_id[i].clone(),
+                stage: stage[i].clone(),
+                reason_kind: kind[i].clone(),
+                reason: reason[i].clone(),
             })
             .collect())
     }

@@ -31,6 +31,19 @@ pub enum ImportCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum ExportCommand {
+    /// Write verified tasks as a tau-bench task file (JSON list).
+    Tasks {
+        #[arg(long)]
+        domain: String,
+        #[arg(long, value_enum, default_value = "tau-bench")]
+        format: Format,
+        /// `train`, `eval` or `all`.
+        #[arg(long, default_value = "all")]
+        split: String,
+        /// Output JSON file.
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Write a database in another format.
     Db {
         #[arg(long)]
@@ -123,13 +136,21 @@ pub fn import(paths: &Paths, cmd: ImportCommand) -> Result<(), CliError> {
 }
 
 pub fn export(paths: &Paths, cmd: ExportCommand) -> Result<(), CliError> {
-    let ExportCommand::Db {
-        domain,
-        format: Format::TauBench,
-        out,
-        from,
-        seed,
-    } = cmd;
+    let (domain, out, from, seed) = match cmd {
+        ExportCommand::Db {
+            domain,
+            format: Format::TauBench,
+            out,
+            from,
+            seed,
+        } => (domain, out, from, seed),
+        ExportCommand::Tasks {
+            domain,
+            format: Format::TauBench,
+            split,
+            out,
+        } => return export_tasks(paths, &domain, &split, &out),
+    };
     let d = domain::find(&domain)?;
     let env = load_env(paths, d, from.as_deref(), seed)?;
     write_tau_bench(env.as_ref(), &out)?;
@@ -164,5 +185,32 @@ pub fn replay(paths: &Paths, args: ReplayArgs) -> Result<(), CliError> {
             );
         }
     }
+    Ok(())
+}
+
+fn export_tasks(paths: &Paths, domain: &str, split: &str, out: &Path) -> Result<(), CliError> {
+    let d = domain::find(domain)?;
+    if !["train", "eval", "all"].contains(&split) {
+        return Err(CliError::Failed(format!(
+            "--split must be train, eval or all, not '{split}'"
+        )));
+    }
+    let path =
+        crate::pipeline::stage_dir(&paths.output, "tasks", d.name()).join("part-00000.parquet");
+    let (rows, _) = artifact::read_records::<artifact::TaskRecord>(&path)?;
+    let tasks: Vec<replay::TauTask> = rows
+        .iter()
+        .filter(|t| split == "all" || t.split == split)
+        .map(replay::TauTask::from_record)
+        .collect::<Result<_, _>>()
+        .map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;
+    let json = serde_json::to_vec_pretty(&tasks).unwrap_or_default();
+    artifact::write_atomic(out, &json)?;
+    println!(
+        "wrote {} {} task(s) to {} (tau-bench format)",
+        tasks.len(),
+        d.name(),
+        out.display()
+    );
     Ok(())
 }

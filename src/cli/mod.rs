@@ -64,6 +64,8 @@ pub enum Command {
     Replay(data::ReplayArgs),
     /// Run the benchmarks and print a Markdown report.
     Bench(pipeline::BenchArgs),
+    /// The funnel per domain (traces -> grounded -> refined -> verified) as Markdown.
+    Stats(pipeline::StatsArgs),
 }
 
 /// Parse the process arguments and run; `Err` carries the one-line error to print.
@@ -84,6 +86,7 @@ pub fn main() -> Result<(), CliError> {
         Command::Export(c) => data::export(&paths, c),
         Command::Replay(a) => data::replay(&paths, a),
         Command::Bench(a) => pipeline::bench(&paths, a),
+        Command::Stats(a) => pipeline::stats(&paths, a),
     }
 }
 

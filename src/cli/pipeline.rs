@@ -31,6 +31,21 @@ pub struct StatusArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct StatsArgs {
+    #[arg(long = "domain")]
+    pub domains: Vec<String>,
+}
+
+pub fn stats(paths: &Paths, args: StatsArgs) -> Result<(), CliError> {
+    let names: Vec<&str> = resolve_domains(paths, &args.domains)?
+        .iter()
+        .map(|d| d.name())
+        .collect();
+    print!("{}", crate::stats::funnel(paths, &names)?);
+    Ok(())
+}
+
+#[derive(Debug, Args)]
 pub struct BenchArgs {
     #[arg(long)]
     pub seed: Option<u64>,

@@ -182,6 +182,23 @@ impl GroundingContext {
     }
 }
 
+/// Something a customer knows and can say: who they are, how they pay, what they own.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserFact {
+    /// "identity" (how the customer authenticates; first), "name", "payment", "entity",
+    /// "address", ...
+    pub kind: String,
+    /// A complete second-person sentence for an instruction, e.g. "Your user id is
+    /// nora_quill_4821." or "You pay with your Visa card ending in 3303."
+    pub text: String,
+    /// The literal strings the sentence reveals ("nora_quill_4821", "3303").
+    pub values: Vec<String>,
+    /// Internal ids this fact lets an agent resolve (e.g. "credit_card_7815826"): a task may
+    /// use such an id only if the instruction states this fact.
+    #[serde(default)]
+    pub ids: Vec<String>,
+}
+
 /// A domain's typed database. Tool code is statically dispatched over it.
 pub trait Database: Clone + Send + Sync + 'static {
     /// The domain's tools, in a fixed order.
@@ -219,6 +236,43 @@ pub trait Database: Clone + Send + Sync + 'static {
         let _ = (tool, args);
         Ok(())
     }
+
+    /// What this customer knows about themself: identity for authentication first, then
+    /// name, payment methods described the way a customer knows them, entities they own.
+    fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
+        let _ = user_id;
+        Vec::new()
+    }
+
+    /// A second-person sentence stating what the customer wants from this (successful)
+    /// call, using only customer-knowable facts (e.g. "You want to cancel reservation
+    /// MB4K9Z."). `None` for calls the agent makes on its own (lookups the customer did not
+    /// ask for). `output` is the call's output on the state it ran on.
+    fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String> {
+        let _ = (tool, args, output);
+        None
+    }
+
+    /// Internal identifiers among a call's argument values that a customer could not know
+    /// (payment ids, item ids, ...): they must never appear in an instruction.
+    fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String> {
+        let _ = (tool, args);
+        Vec::new()
+    }
+
+    /// Values the agent must tell the customer after this call, when the customer asked
+    /// for the information (tau-bench task `outputs`).
+    fn required_outputs(&self, tool: &str, args: &Value, output: &str) -> Vec<String> {
+        let _ = (tool, args, output);
+        Vec::new()
+    }
+
+    /// The outputs read tools give about this customer once identified (their profile and
+    /// each order / reservation they own): what an agent can look up, for sufficiency checks.
+    fn customer_records(&self, user_id: &str) -> Vec<String> {
+        let _ = user_id;
+        Vec::new()
+    }
 }
 
 /// The object-safe environment the pipeline drives.
@@ -236,6 +290,11 @@ pub trait Environment: Send + Sync {
     -> Vec<Value>;
     fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext);
     fn check_policy(&self, tool: &str, args: &Value) -> Result<(), String>;
+    fn user_facts(&self, user_id: &str) -> Vec<UserFact>;
+    fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String>;
+    fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String>;
+    fn required_outputs(&self, tool: &str, args: &Value, output: &str) -> Vec<String>;
+    fn customer_records(&self, user_id: &str) -> Vec<String>;
 }
 
 impl<D: Database> Environment for D {
@@ -293,6 +352,21 @@ impl<D: Database> Environment for D {
     }
     fn check_policy(&self, tool: &str, args: &Value) -> Result<(), String> {
         Database::check_policy(self, tool, args)
+    }
+    fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
+        Database::user_facts(self, user_id)
+    }
+    fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String> {
+        Database::describe_request(self, tool, args, output)
+    }
+    fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String> {
+        Database::internal_ids(self, tool, args)
+    }
+    fn required_outputs(&self, tool: &str, args: &Value, output: &str) -> Vec<String> {
+        Database::required_outputs(self, tool, args, output)
+    }
+    fn customer_records(&self, user_id: &str) -> Vec<String> {
+        Database::customer_records(self, user_id)
     }
 }
 

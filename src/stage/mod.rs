@@ -6,11 +6,21 @@
 
 pub mod db;
 pub mod graphs;
+pub mod grounded;
+pub mod refined;
+pub mod tasks;
 pub mod traces;
 
 use crate::pipeline::Stage;
 
 pub fn registry() -> &'static [&'static dyn Stage] {
-    static STAGES: &[&dyn Stage] = &[&db::DbStage, &graphs::GraphsStage, &traces::TracesStage];
+    static STAGES: &[&dyn Stage] = &[
+        &db::DbStage,
+        &graphs::GraphsStage,
+        &traces::TracesStage,
+        &grounded::GroundedStage,
+        &refined::RefinedStage,
+        &tasks::TasksStage,
+    ];
     STAGES
 }

@@ -1,0 +1,310 @@
+//! `grounded` stage: turn each sampled trace into a reference trajectory whose every call
+//! executes on the domain's database (train or eval), for one coherent customer.
+//!
+//! The scripted grounder is a seeded depth-first search with backtracking: customers are
+//! tried in an order drawn from the trace's own RNG; at each step the domain proposes
+//! policy-compliant arguments from what earlier calls revealed (`propose_calls` /
+//! `observe`), each proposal is executed on a fork, and a dead end backtracks to the
+//! previous step's next proposal, within an expansion budget. A trace no customer can carry
+//! through is rejected with its reason. Randomness is per trace, so the result does not
+//! depend on thread count.
+
+use crate::artifact::{self, RejectRecord, TaskRecord, TraceRecord, sha256_hex};
+use crate::config::ConfigError;
+use crate::domain::{Environment, GroundingContext, Split, UserFact};
+use crate::pipeline::{PipelineError, Stage, StageContext};
+use crate::seed::{derive_rng, derive_seed};
+use rand::RngExt;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::path::Path;
+
+pub struct GroundedStage;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroundedConfig {
+    /// Traces to ground per split (the first N in sampling order).
+    #[serde(default = "d300")]
+    pub max_train: usize,
+    #[serde(default = "d150")]
+    pub max_eval: usize,
+    /// Customers tried per trace.
+    #[serde(default = "d24")]
+    pub max_customers: usize,
+    /// Argument proposals tried per step.
+    #[serde(default = "d6")]
+    pub max_proposals: usize,
+    /// Tool executions allowed per customer before giving up on them.
+    #[serde(default = "d400")]
+    pub max_expansions: usize,
+}
+
+fn d300() -> usize {
+    300
+}
+fn d150() -> usize {
+    150
+}
+fn d24() -> usize {
+    24
+}
+fn d6() -> usize {
+    6
+}
+fn d400() -> usize {
+    400
+}
+
+/// One executed reference step.
+#[derive(Clone, Debug)]
+pub struct GroundedStep {
+    pub intent: usize,
+    pub tool: String,
+    pub args: Value,
+    pub output: String,
+    /// The customer's request sentence for this call, if the customer asked for it.
+    pub request: Option<String>,
+    /// Values the agent must tell the customer after this call.
+    pub required_outputs: Vec<String>,
+}
+
+/// A trace grounded for one customer.
+pub struct Grounding {
+    pub user_id: String,
+    pub steps: Vec<GroundedStep>,
+    pub facts: Vec<UserFact>,
+    pub final_hash: String,
+}
+
+struct Search<'a> {
+    steps: &'a [(usize, &'a str)],
+    intents: &'a [Vec<String>],
+    cfg: &'a GroundedConfig,
+    budget: usize,
+    path: Vec<GroundedStep>,
+}
+
+impl Search<'_> {
+    /// Depth-first search from step `pos` on `env`; returns the final state on success.
+    fn dfs(
+        &mut self,
+        env: &dyn Environment,
+        pos: usize,
+        ctx: &GroundingContext,
+        rng: &mut rand_chacha::ChaCha8Rng,
+    ) -> Option<Box<dyn Environment>> {
+        if pos == self.steps.len() {
+            return Some(env.fork());
+        }
+        let (intent, tool) = self.steps[pos];
+        let last_of_intent = self.steps.get(pos + 1).is_none_or(|(i, _)| *i != intent);
+        let read_only_intent = self.intents[intent].iter().all(|t| tool_is_read(env, t));
+        for args in env
+            .propose_calls(tool, ctx, rng)
+            .into_iter()
+            .take(self.cfg.max_proposals)
+        {
+            if self.budget == 0 {
+                return None;
+            }
+            self.budget -= 1;
+            if env.check_policy(tool, &args).is_err() {
+                continue;
+            }
+            let mut next = env.fork();
+            let out = next.invoke(tool, &args);
+            if out.is_error {
+                continue;
+            }
+            let mut ctx_next = ctx.clone();
+            next.observe(tool, &args, &out.text, &mut ctx_next);
+            let required_outputs = if last_of_intent && read_only_intent {
+                env.required_outputs(tool, &args, &out.text)
+            } else {
+                Vec::new()
+            };
+            self.path.push(GroundedStep {
+                intent,
+                tool: tool.to_string(),
+                request: env.describe_request(tool, &args, &out.text),
+                args,
+                output: out.text,
+                required_outputs,
+            });
+            if let Some(done) = self.dfs(next.as_ref(), pos + 1, &ctx_next, rng) {
+                return Some(done);
+            }
+            self.path.pop();
+        }
+        None
+    }
+}
+
+fn tool_is_read(env: &dyn Environment, tool: &str) -> bool {
+    env.tool_specs()
+        .iter()
+        .any(|s| s.name == tool && s.kind == crate::domain::ToolKind::Read)
+}
+
+/// Ground one trace; `Err` carries the rejection reason.
+pub fn ground_trace(
+    env: &dyn Environment,
+    domain: &str,
+    trace_id: &str,
+    intents: &[Vec<String>],
+    seed: u64,
+    cfg: &GroundedConfig,
+) -> Result<Grounding, String> {
+    let steps: Vec<(usize, &str)> = intents
+        .iter()
+        .enumerate()
+        .flat_map(|(i, walk)| walk.iter().map(move |t| (i, t.as_str())))
+        .collect();
+    let customers = env.customers();
+    if customers.is_empty() {
+        return Err("the database has no customers".into());
+    }
+    let mut rng = derive_rng(seed, &["grounded", domain, trace_id]);
+    for _ in 0..cfg.max_customers.min(customers.len()) {
+        let user = &customers[rng.random_range(0..customers.len())];
+        let mut search = Search {
+            steps: &steps,
+            intents,
+            cfg,
+            budget: cfg.max_expansions,
+            path: Vec::new(),
+        };
+        let ctx = GroundingContext::for_user(user);
+        if let Some(done) = search.dfs(env, 0, &ctx, &mut rng) {
+            return Ok(Grounding {
+                user_id: user.clone(),
+                facts: env.user_facts(user),
+                steps: search.path,
+                final_hash: done.state_hash().to_hex(),
+            });
+        }
+    }
+    Err(format!(
+        "no executable, policy-compliant grounding for {} among {} customers tried",
+        intents
+            .iter()
+            .map(|w| w.join(">"))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        cfg.max_customers.min(customers.len())
+    ))
+}
+
+/// The task row of a grounded trace.
+pub fn task_record(trace: &TraceRecord, g: &Grounding) -> TaskRecord {
+    let actions: Vec<Value> = g
+        .steps
+        .iter()
+        .map(|s| json!({"name": s.tool, "kwargs": s.args}))
+        .collect();
+    let actions_json = serde_json::to_string(&actions).unwrap_or_default();
+    let task_id = sha256_hex(
+        format!(
+            "{}\0{}\0{}\0{}",
+            trace.domain, trace.trace_id, g.user_id, actions_json
+        )
+        .as_bytes(),
+    )[..16]
+        .to_string();
+    let requests: Vec<&Option<String>> = g.steps.iter().map(|s| &s.request).collect();
+    TaskRecord {
+        task_id,
+        domain: trace.domain.clone(),
+        split: trace.split.clone(),
+        trace_id: trace.trace_id.clone(),
+        user_id: g.user_id.clone(),
+        intents: trace.intents.clone(),
+        actions: actions_json,
+        action_intents: g.steps.iter().map(|s| s.intent as i32).collect(),
+        outputs: g
+            .steps
+            .iter()
+            .flat_map(|s| s.required_outputs.iter().cloned())
+            .collect(),
+        user_facts: serde_json::to_string(&g.facts).unwrap_or_default(),
+        requests: serde_json::to_string(&requests).unwrap_or_default(),
+        reference_hash: g.final_hash.clone(),
+        grounder: "scripted".into(),
+        ..Default::default()
+    }
+}
+
+/// Run `f` over items on all cores, results in input order.
+pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let chunk = items.len().div_ceil(threads).max(1);
+    let f = &f;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|c| s.spawn(move || c.iter().map(f).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}
+
+impl Stage for GroundedStage {
+    fn name(&self) -> &'static str {
+        "grounded"
+    }
+    fn inputs(&self) -> &'static [&'static str] {
+        &["db", "traces"]
+    }
+    fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
+        crate::config::parse_typed::<GroundedConfig>(path, table).map(|_| ())
+    }
+    fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
+        let cfg: GroundedConfig = ctx.typed_config()?;
+        let (traces, _) = artifact::read_records::<TraceRecord>(
+            &ctx.input_dir("traces").join("part-00000.parquet"),
+        )?;
+        let mut selected: Vec<&TraceRecord> = Vec::new();
+        for (split, cap) in [("train", cfg.max_train), ("eval", cfg.max_eval)] {
+            selected.extend(traces.iter().filter(|t| t.split == split).take(cap));
+        }
+        let db_dir = ctx.input_dir("db");
+        let train = super::db::load_db(&db_dir, ctx.domain, Split::Train)?;
+        let eval = super::db::load_db(&db_dir, ctx.domain, Split::Eval)?;
+        let seed = derive_seed(ctx.seed, &["grounded"]);
+        let results = parallel_map(&selected, |t| {
+            let env = if t.split == "eval" { &eval } else { &train };
+            ground_trace(env.as_ref(), &t.domain, &t.trace_id, &t.intents, seed, &cfg)
+        });
+        let mut tasks = Vec::new();
+        let mut rejects = Vec::new();
+        for (trace, result) in selected.iter().zip(results) {
+            match result {
+                Ok(g) => tasks.push(task_record(trace, &g)),
+                Err(reason) => rejects.push(RejectRecord {
+                    domain: trace.domain.clone(),
+                    split: trace.split.clone(),
+                    trace_id: trace.trace_id.clone(),
+                    task_id: None,
+                    stage: "grounded".into(),
+                    reason_kind: "no_grounding".into(),
+                    reason,
+                }),
+            }
+        }
+        let prov = ctx.provenance();
+        artifact::write_records(&ctx.out("part-00000.parquet"), &tasks, &prov)?;
+        artifact::write_records(&ctx.out("rejects.parquet"), &rejects, &prov)?;
+        Ok(format!(
+            "{} of {} traces grounded ({} rejected)",
+            tasks.len(),
+            selected.len(),
+            rejects.len()
+        ))
+    }
+}

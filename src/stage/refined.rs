@@ -1,0 +1,198 @@
+//! `refined` stage: reverse refinement — the grounded task becomes a natural user
+//! instruction: second person, the goals of each intent in order with connectives, a
+//! feasible preference and some natural ambiguity, the facts the customer needs (payment
+//! methods described the way a customer knows them) and, last, how to authenticate. Never an
+//! internal id a customer could not know.
+//!
+//! The scripted refiner is template-based with seeded variation (per task), built from the
+//! domain's own request sentences (`describe_request`) and user facts; its output passes the
+//! same checks an LLM refiner's would (no forbidden id, every needed fact present), and a
+//! task that fails them is rejected with the reason.
+
+use crate::artifact::{self, RejectRecord, TaskRecord};
+use crate::config::ConfigError;
+use crate::domain::UserFact;
+use crate::pipeline::{PipelineError, Stage, StageContext};
+use crate::seed::derive_rng;
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+use serde::Deserialize;
+use std::path::Path;
+
+pub struct RefinedStage;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RefinedConfig {
+    /// Probability of adding a preference sentence.
+    #[serde(default = "half")]
+    pub preference_rate: f64,
+    /// Probability of asking the user to reveal details gradually (natural ambiguity).
+    #[serde(default = "half")]
+    pub ambiguity_rate: f64,
+}
+
+fn half() -> f64 {
+    0.5
+}
+
+const CONNECTIVES: &[&str] = &[
+    "Once that is settled, ",
+    "After that, ",
+    "There is one more thing: ",
+    "Separately, ",
+    "While you have the agent, ",
+];
+
+const PREFERENCES: &[&str] = &[
+    "You would like to sort everything out in this one conversation.",
+    "You prefer short, clear answers over long explanations.",
+    "If the agent suggests extras you did not ask for, you politely decline them.",
+    "You want the agent to confirm each change before making it.",
+    "You are happy to wait while the agent looks things up.",
+];
+
+const AMBIGUITY: &[&str] = &[
+    "Open with your goal in general terms and give specifics only when the agent asks for them.",
+    "You do not recite every detail at once; answer the agent's questions as they come.",
+    "Begin vaguely, as customers often do, and let the agent ask for what it needs.",
+];
+
+fn pick<'a>(rng: &mut ChaCha8Rng, bank: &[&'a str]) -> &'a str {
+    bank[rng.random_range(0..bank.len())]
+}
+
+fn lower_first(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_lowercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+/// The scripted instruction for a grounded task; `Err` when the task states no request.
+pub fn scripted_instruction(
+    task: &TaskRecord,
+    facts: &[UserFact],
+    rng: &mut ChaCha8Rng,
+    cfg: &RefinedConfig,
+) -> Result<String, String> {
+    let requests: Vec<Option<String>> =
+        serde_json::from_str(&task.requests).map_err(|e| format!("requests column: {e}"))?;
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(name) = facts.iter().find(|f| f.kind == "name") {
+        parts.push(name.text.clone());
+    }
+    let mut stated_intents = 0;
+    for intent in 0..task.intents.len() {
+        let sentences: Vec<&str> = task
+            .action_intents
+            .iter()
+            .zip(&requests)
+            .filter(|(i, _)| **i as usize == intent)
+            .filter_map(|(_, r)| r.as_deref())
+            .collect();
+        if sentences.is_empty() {
+            continue;
+        }
+        let body = sentences.join(" Then ");
+        if stated_intents == 0 {
+            parts.push(body);
+        } else {
+            parts.push(format!("{}{}", pick(rng, CONNECTIVES), lower_first(&body)));
+        }
+        stated_intents += 1;
+    }
+    if stated_intents == 0 {
+        return Err("no intent of this task states a customer request".into());
+    }
+    // Facts that resolve internal ids the actions use (payment methods, ...).
+    let actions: serde_json::Value = serde_json::from_str(&task.actions).unwrap_or_default();
+    let action_text = actions.to_string();
+    let body = parts.join(" ");
+    for fact in facts
+        .iter()
+        .filter(|f| f.kind != "identity" && f.kind != "name")
+    {
+        let used = fact
+            .ids
+            .iter()
+            .any(|id| action_text.contains(&format!("\"{id}\"")));
+        if used && !body.contains(&fact.text) {
+            parts.push(fact.text.clone());
+        }
+    }
+    if rng.random_bool(cfg.preference_rate.clamp(0.0, 1.0)) {
+        parts.push(pick(rng, PREFERENCES).to_string());
+    }
+    if rng.random_bool(cfg.ambiguity_rate.clamp(0.0, 1.0)) {
+        parts.push(pick(rng, AMBIGUITY).to_string());
+    }
+    if let Some(id) = facts.iter().find(|f| f.kind == "identity") {
+        parts.push(format!(
+            "If the agent asks you to verify who you are: {}",
+            lower_first(&id.text)
+        ));
+    }
+    Ok(parts.join(" "))
+}
+
+impl Stage for RefinedStage {
+    fn name(&self) -> &'static str {
+        "refined"
+    }
+    fn inputs(&self) -> &'static [&'static str] {
+        &["db", "grounded"]
+    }
+    fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
+        crate::config::parse_typed::<RefinedConfig>(path, table).map(|_| ())
+    }
+    fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
+        let cfg: RefinedConfig = ctx.typed_config()?;
+        let (grounded, _) = artifact::read_records::<TaskRecord>(
+            &ctx.input_dir("grounded").join("part-00000.parquet"),
+        )?;
+        let db_dir = ctx.input_dir("db");
+        let envs = super::tasks::SplitEnvs::load(&db_dir, ctx.domain)?;
+        let mut kept = Vec::new();
+        let mut rejects = Vec::new();
+        for task in grounded {
+            let facts: Vec<UserFact> = serde_json::from_str(&task.user_facts).unwrap_or_default();
+            let mut rng = derive_rng(ctx.seed, &["refined", &task.domain, &task.task_id]);
+            let env = envs.for_split(&task.split);
+            let checked = scripted_instruction(&task, &facts, &mut rng, &cfg)
+                .map_err(|e| format!("no_request: {e}"))
+                .and_then(|instruction| {
+                    super::tasks::check_no_internal_ids(env, &task, &instruction)
+                        .map_err(|e| format!("forbidden_id: {e}"))?;
+                    super::tasks::check_information(env, &task, &facts, &instruction)
+                        .map_err(|e| format!("information: {e}"))?;
+                    Ok(instruction)
+                });
+            match checked {
+                Ok(instruction) => kept.push(TaskRecord {
+                    instruction: Some(instruction),
+                    refiner: Some("scripted".into()),
+                    ..task
+                }),
+                Err(reason) => rejects.push(RejectRecord {
+                    domain: task.domain.clone(),
+                    split: task.split.clone(),
+                    trace_id: task.trace_id.clone(),
+                    task_id: Some(task.task_id.clone()),
+                    stage: "refined".into(),
+                    reason_kind: reason.split(':').next().unwrap_or("refinement").to_string(),
+                    reason,
+                }),
+            }
+        }
+        let prov = ctx.provenance();
+        artifact::write_records(&ctx.out("part-00000.parquet"), &kept, &prov)?;
+        artifact::write_records(&ctx.out("rejects.parquet"), &rejects, &prov)?;
+        Ok(format!(
+            "{} instructions written ({} rejected)",
+            kept.len(),
+            rejects.len()
+        ))
+    }
+}

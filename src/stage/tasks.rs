@@ -1,0 +1,327 @@
+//! `tasks` stage: verification. A refined task is kept only when
+//! 1. its reference actions replay on a fresh fork, every call succeeding, to the recorded
+//!    state hash;
+//! 2. every call obeys the domain's machine-checkable policy rules on the state before it;
+//! 3. its instruction is sufficient: every argument value is stated in the instruction,
+//!    revealed by the customer's own records or an earlier reference call, or (for
+//!    internal ids) resolvable through a user fact the instruction states — and no internal
+//!    id appears in the instruction;
+//! 4. where 1–3 are inconclusive (only free-text values missing from the instruction), the
+//!    judge role decides; the scripted judge rejects.
+//!
+//! Rejected tasks go to `rejects.parquet` with their reason. Verification does not read
+//! emotion columns; it carries them through.
+
+use crate::artifact::{self, RejectRecord, TaskRecord};
+use crate::config::ConfigError;
+use crate::domain::{Domain, DomainError, Environment, Split, UserFact};
+use crate::pipeline::{PipelineError, Stage, StageContext};
+use serde::Deserialize;
+use serde_json::Value;
+use std::path::Path;
+
+pub struct TasksStage;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TasksConfig {
+    /// Judge for inconclusive tasks: only `scripted` (reject) exists today.
+    #[serde(default = "scripted")]
+    pub judge: String,
+}
+
+fn scripted() -> String {
+    "scripted".into()
+}
+
+/// The train and eval databases of a domain, loaded once.
+pub struct SplitEnvs {
+    train: Box<dyn Environment>,
+    eval: Box<dyn Environment>,
+}
+
+impl SplitEnvs {
+    pub fn load(db_dir: &Path, domain: &dyn Domain) -> Result<Self, DomainError> {
+        Ok(SplitEnvs {
+            train: super::db::load_db(db_dir, domain, Split::Train)?,
+            eval: super::db::load_db(db_dir, domain, Split::Eval)?,
+        })
+    }
+
+    pub fn for_split(&self, split: &str) -> &dyn Environment {
+        if split == "eval" {
+            self.eval.as_ref()
+        } else {
+            self.train.as_ref()
+        }
+    }
+}
+
+/// A task's reference actions as (name, kwargs).
+pub fn parse_actions(task: &TaskRecord) -> Result<Vec<(String, Value)>, String> {
+    let v: Vec<Value> =
+        serde_json::from_str(&task.actions).map_err(|e| format!("actions column: {e}"))?;
+    v.into_iter()
+        .map(|a| {
+            let name = a
+                .get("name")
+                .and_then(Value::as_str)
+                .ok_or("action without a name")?;
+            Ok((
+                name.to_string(),
+                a.get("kwargs").cloned().unwrap_or(Value::Null),
+            ))
+        })
+        .collect()
+}
+
+/// Why a task failed verification.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rejection {
+    pub kind: &'static str,
+    pub reason: String,
+}
+
+fn reject(kind: &'static str, reason: impl Into<String>) -> Rejection {
+    Rejection {
+        kind,
+        reason: reason.into(),
+    }
+}
+
+/// Replay with policy checks; returns each call's output.
+pub fn replay_checked(env: &dyn Environment, task: &TaskRecord) -> Result<Vec<String>, Rejection> {
+    let actions = parse_actions(task).map_err(|e| reject("malformed", e))?;
+    let mut state = env.fork();
+    let mut outputs = Vec::with_capacity(actions.len());
+    for (j, (tool, args)) in actions.iter().enumerate() {
+        state.check_policy(tool, args).map_err(|rule| {
+            reject(
+                "policy",
+                format!("action {j} ({tool}) breaks the policy: {rule}"),
+            )
+        })?;
+        let out = state.invoke(tool, args);
+        if out.is_error {
+            return Err(reject(
+                "replay",
+                format!("action {j} ({tool}) failed on replay: {}", out.text),
+            ));
+        }
+        outputs.push(out.text);
+    }
+    let hash = state.state_hash().to_hex();
+    if hash != task.reference_hash {
+        return Err(reject(
+            "replay",
+            format!(
+                "final state {hash} differs from the reference {}",
+                task.reference_hash
+            ),
+        ));
+    }
+    Ok(outputs)
+}
+
+fn leaves<'a>(path: String, v: &'a Value, out: &mut Vec<(String, &'a str)>) {
+    match v {
+        Value::String(s) => out.push((path, s)),
+        Value::Array(items) => {
+            for (i, x) in items.iter().enumerate() {
+                leaves(format!("{path}[{i}]"), x, out);
+            }
+        }
+        Value::Object(m) => {
+            for (k, x) in m {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                leaves(p, x, out);
+            }
+        }
+        // Numbers (amounts, counts) are derived by the agent from prices and policy, and
+        // booleans are yes/no choices: neither is a fact the customer must state verbatim.
+        _ => {}
+    }
+}
+
+/// No internal id of any action may appear in the instruction.
+pub fn check_no_internal_ids(
+    env: &dyn Environment,
+    task: &TaskRecord,
+    instruction: &str,
+) -> Result<(), String> {
+    for (tool, args) in parse_actions(task)? {
+        for id in env.internal_ids(&tool, &args) {
+            if !id.is_empty() && instruction.contains(&id) {
+                return Err(format!(
+                    "the instruction reveals internal id '{id}' (an argument of {tool})"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn normalise(s: &str) -> String {
+    s.to_lowercase().replace('_', " ")
+}
+
+/// Information sufficiency; `Err` names the first argument the customer could not supply.
+/// Internal-id and identity gaps are hard failures; a free-text value that is merely not
+/// stated verbatim comes back as `Inconclusive`.
+pub fn check_information(
+    env: &dyn Environment,
+    task: &TaskRecord,
+    facts: &[UserFact],
+    instruction: &str,
+) -> Result<(), String> {
+    match information_gaps(env, task, facts, instruction) {
+        Gaps::None => Ok(()),
+        Gaps::Hard(e) | Gaps::Inconclusive(e) => Err(e),
+    }
+}
+
+/// The outcome of the sufficiency analysis.
+pub enum Gaps {
+    None,
+    Hard(String),
+    Inconclusive(String),
+}
+
+pub fn information_gaps(
+    env: &dyn Environment,
+    task: &TaskRecord,
+    facts: &[UserFact],
+    instruction: &str,
+) -> Gaps {
+    let inst = normalise(instruction);
+    let stated = |f: &UserFact| {
+        inst.contains(&normalise(&f.text))
+            || (!f.values.is_empty() && f.values.iter().all(|v| inst.contains(&normalise(v))))
+    };
+    if let Some(identity) = facts.iter().find(|f| f.kind == "identity")
+        && !stated(identity)
+    {
+        return Gaps::Hard("the instruction does not say how the customer authenticates".into());
+    }
+    let actions = match parse_actions(task) {
+        Ok(a) => a,
+        Err(e) => return Gaps::Hard(e),
+    };
+    let mut knowledge = env.customer_records(&task.user_id).join("\n");
+    let mut state = env.fork();
+    let mut soft: Option<String> = None;
+    for (j, (tool, args)) in actions.iter().enumerate() {
+        let internal = env.internal_ids(tool, args);
+        let mut vals = Vec::new();
+        leaves(String::new(), args, &mut vals);
+        for (path, value) in vals {
+            if internal.iter().any(|i| i == value) {
+                if !facts
+                    .iter()
+                    .any(|f| f.ids.iter().any(|i| i == value) && stated(f))
+                {
+                    return Gaps::Hard(format!(
+                        "action {j} ({tool}) argument '{path}' is internal id '{value}' and no stated fact resolves it"
+                    ));
+                }
+                continue;
+            }
+            let known = inst.contains(&normalise(value)) || knowledge.contains(value);
+            if !known && soft.is_none() {
+                soft = Some(format!(
+                    "action {j} ({tool}) argument '{path}' = '{value}' is neither stated nor obtainable"
+                ));
+            }
+        }
+        let out = state.invoke(tool, args);
+        knowledge.push('\n');
+        knowledge.push_str(&out.text);
+    }
+    match soft {
+        None => Gaps::None,
+        Some(e) => Gaps::Inconclusive(e),
+    }
+}
+
+/// Verify one task: replay + policy, id rule, information (judge on inconclusive).
+pub fn verify_task(env: &dyn Environment, task: &TaskRecord, judge: &str) -> Result<(), Rejection> {
+    replay_checked(env, task)?;
+    let instruction = task
+        .instruction
+        .as_deref()
+        .ok_or_else(|| reject("malformed", "task has no instruction"))?;
+    check_no_internal_ids(env, task, instruction).map_err(|e| reject("forbidden_id", e))?;
+    let facts: Vec<UserFact> = serde_json::from_str(&task.user_facts).unwrap_or_default();
+    match information_gaps(env, task, &facts, instruction) {
+        Gaps::None => Ok(()),
+        Gaps::Hard(e) => Err(reject("information", e)),
+        // The scripted judge cannot read; it does not keep an inconclusive task.
+        Gaps::Inconclusive(e) => Err(reject(
+            "judge",
+            format!("inconclusive, rejected by the {judge} judge: {e}"),
+        )),
+    }
+}
+
+impl Stage for TasksStage {
+    fn name(&self) -> &'static str {
+        "tasks"
+    }
+    fn inputs(&self) -> &'static [&'static str] {
+        &["db", "refined"]
+    }
+    fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
+        let cfg: TasksConfig = crate::config::parse_typed(path, table)?;
+        if cfg.judge != "scripted" {
+            return Err(ConfigError::File {
+                path: path.display().to_string(),
+                message: format!(
+                    "judge: unknown judge '{}' (only 'scripted' exists)",
+                    cfg.judge
+                ),
+            });
+        }
+        Ok(())
+    }
+    fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
+        let cfg: TasksConfig = ctx.typed_config()?;
+        let (refined, _) = artifact::read_records::<TaskRecord>(
+            &ctx.input_dir("refined").join("part-00000.parquet"),
+        )?;
+        let envs = SplitEnvs::load(&ctx.input_dir("db"), ctx.domain)?;
+        let verdicts = super::grounded::parallel_map(&refined, |t| {
+            verify_task(envs.for_split(&t.split), t, &cfg.judge)
+        });
+        let mut kept = Vec::new();
+        let mut rejects = Vec::new();
+        for (task, verdict) in refined.into_iter().zip(verdicts) {
+            match verdict {
+                Ok(()) => kept.push(task),
+                Err(r) => rejects.push(RejectRecord {
+                    domain: task.domain.clone(),
+                    split: task.split.clone(),
+                    trace_id: task.trace_id.clone(),
+                    task_id: Some(task.task_id.clone()),
+                    stage: "tasks".into(),
+                    reason_kind: r.kind.into(),
+                    reason: r.reason,
+                }),
+            }
+        }
+        let prov = ctx.provenance();
+        artifact::write_records(&ctx.out("part-00000.parquet"), &kept, &prov)?;
+        artifact::write_records(&ctx.out("rejects.parquet"), &rejects, &prov)?;
+        let train = kept.iter().filter(|t| t.split == "train").count();
+        Ok(format!(
+            "{} verified (train {}, eval {}), {} rejected",
+            kept.len(),
+            train,
+            kept.len() - train,
+            rejects.len()
+        ))
+    }
+}
