@@ -1,23 +1,32 @@
 # Tracer — the release recipe. Same seed + same config => byte-identical artifacts.
 #
 #   make traces   build the tool, then db -> graphs -> traces for every domain
+#   make tasks    ... -> grounded -> refined -> tasks (verification), then the funnel
 #   make test     unit + integration tests (needs python3 with pyarrow: make test-deps)
 #   make lint     rustfmt check + clippy with warnings as errors
 #   make bench    sampling throughput, database fork and state-hash cost (release build)
 
 CARGO   ?= cargo
 PYTHON  ?= python3
-TRACER  := target/debug/tracer
-RELEASE := target/release/tracer
+TARGET  := $(or $(CARGO_TARGET_DIR),target)
+TRACER  := $(TARGET)/debug/tracer
+RELEASE := $(TARGET)/release/tracer
 ARGS    ?=
 
-.PHONY: build traces status validate graphs-render test test-deps lint bench clean
+.PHONY: build traces tasks stats status validate graphs-render test test-deps lint bench clean
 
 build:
 	$(CARGO) build --bin tracer
 
 traces: build
 	$(TRACER) run traces $(ARGS)
+
+tasks: build
+	$(TRACER) run tasks $(ARGS)
+	$(TRACER) stats
+
+stats: build
+	$(TRACER) stats
 
 status: build
 	$(TRACER) status

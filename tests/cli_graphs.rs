@@ -36,9 +36,11 @@ fn broken(
     (stderr(&o), o.status.success(), out)
 }
 
+type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+
 #[test]
 fn malformed_graphs_are_rejected_with_file_and_field() {
-    let cases: Vec<(&str, Box<dyn Fn(&mut serde_json::Value)>, &str)> = vec![
+    let cases: Vec<(&str, Edit, &str)> = vec![
         (
             "unknown",
             Box::new(|g| g["nodes"][2]["tool"] = "fly_to_moon".into()),

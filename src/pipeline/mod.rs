@@ -2,7 +2,8 @@
 //!
 //! Every stage runs once per domain and owns one directory,
 //! `output/<stage>/domain=<d>/`, holding its files and a `_manifest.json`. The manifest
-//! records the stage's *fingerprint* — a hash of the tool version, the stage's code version,
+//! records the stage's *fingerprint* — a hash of the tool version, a hash of the crate's
+//! source code (any code change re-runs the stages; they are cheap next to a stale artifact),
 //! its config hash, the seed, and the hashes of everything it read (upstream outputs and
 //! source files such as `graphs/<d>.json`) — and the hash of every file it wrote.
 //! A stage is fresh when its recorded fingerprint equals the recomputed one and its files
@@ -259,6 +260,7 @@ fn fingerprint(
 ) -> String {
     let material = serde_json::json!({
         "tool": env!("CARGO_PKG_VERSION"),
+        "code": env!("TRACER_CODE_HASH"),
         "stage": stage.name(),
         "stage_version": stage.version(),
         "config": config_hash,
@@ -368,7 +370,7 @@ impl<'a> Runner<'a> {
             return Ok(Freshness::Stale("inputs changed".into()));
         }
         if manifest.fingerprint != fingerprint(stage, &config_hash, self.seed, &inputs) {
-            return Ok(Freshness::Stale("code version changed".into()));
+            return Ok(Freshness::Stale("code changed".into()));
         }
         match hash_outputs(&dir) {
             Ok(outputs) if outputs == manifest.outputs => Ok(Freshness::Fresh),

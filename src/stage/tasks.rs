@@ -95,12 +95,9 @@ pub fn replay_checked(env: &dyn Environment, task: &TaskRecord) -> Result<Vec<St
     let mut state = env.fork();
     let mut outputs = Vec::with_capacity(actions.len());
     for (j, (tool, args)) in actions.iter().enumerate() {
-        state.check_policy(tool, args).map_err(|rule| {
-            reject(
-                "policy",
-                format!("action {j} ({tool}) breaks the policy: {rule}"),
-            )
-        })?;
+        // Policy is judged on the state before the call; a call the tool itself refuses is a
+        // replay failure whatever the policy says.
+        let policy = state.check_policy(tool, args);
         let out = state.invoke(tool, args);
         if out.is_error {
             return Err(reject(
@@ -108,6 +105,12 @@ pub fn replay_checked(env: &dyn Environment, task: &TaskRecord) -> Result<Vec<St
                 format!("action {j} ({tool}) failed on replay: {}", out.text),
             ));
         }
+        policy.map_err(|rule| {
+            reject(
+                "policy",
+                format!("action {j} ({tool}) breaks the policy: {rule}"),
+            )
+        })?;
         outputs.push(out.text);
     }
     let hash = state.state_hash().to_hex();
@@ -323,5 +326,128 @@ impl Stage for TasksStage {
             kept.len() - train,
             rejects.len()
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::artifact::TraceRecord;
+    use crate::stage::grounded::{GroundedConfig, ground_trace, task_record};
+
+    fn cfg() -> GroundedConfig {
+        toml::from_str("").unwrap()
+    }
+
+    fn grounded(env: &dyn Environment, intents: &[&[&str]]) -> TaskRecord {
+        let intents: Vec<Vec<String>> = intents
+            .iter()
+            .map(|w| w.iter().map(|s| s.to_string()).collect())
+            .collect();
+        let g = ground_trace(env, "airline", "t1", &intents, 5, &cfg()).expect("groundable");
+        let trace = TraceRecord {
+            trace_id: "t1".into(),
+            domain: "airline".into(),
+            split: "train".into(),
+            sample_index: 0,
+            n_intents: intents.len() as i32,
+            length: intents.iter().map(Vec::len).sum::<usize>() as i32,
+            intents,
+        };
+        task_record(&trace, &g)
+    }
+
+    fn airline() -> Box<dyn Environment> {
+        crate::domain::find("airline")
+            .unwrap()
+            .generate(3, Split::Eval)
+    }
+
+    #[test]
+    fn multi_intent_traces_ground_for_one_customer_and_replay() {
+        let env = airline();
+        let task = grounded(
+            env.as_ref(),
+            &[
+                &["get_user_details", "get_reservation_details"],
+                &["search_direct_flight", "book_reservation"],
+            ],
+        );
+        let actions = parse_actions(&task).unwrap();
+        assert_eq!(actions.len(), 4);
+        assert_eq!(task.action_intents, vec![0, 0, 1, 1]);
+        assert_eq!(actions[0].1["user_id"], task.user_id);
+        assert_eq!(
+            actions[3].1["user_id"], task.user_id,
+            "the booking is for the same customer"
+        );
+        assert!(replay_checked(env.as_ref(), &task).is_ok());
+    }
+
+    #[test]
+    fn each_verification_rule_rejects_a_crafted_violation() {
+        let env = airline();
+        let mut task = grounded(
+            env.as_ref(),
+            &[&["get_reservation_details", "cancel_reservation"]],
+        );
+        let actions = parse_actions(&task).unwrap();
+        let rid = actions[1].1["reservation_id"].as_str().unwrap().to_string();
+
+        // Replay: a changed reference hash, and an action on a reservation that does not exist.
+        let mut wrong_hash = task.clone();
+        wrong_hash.reference_hash = "0".repeat(32);
+        assert_eq!(
+            replay_checked(env.as_ref(), &wrong_hash).unwrap_err().kind,
+            "replay"
+        );
+        let mut missing = task.clone();
+        missing.actions = task.actions.replace(&rid, "NOSUCH");
+        assert_eq!(
+            replay_checked(env.as_ref(), &missing).unwrap_err().kind,
+            "replay"
+        );
+
+        // Policy: cancel a reservation the policy does not allow to be cancelled (the tool
+        // itself would accept it).
+        let blocked = env
+            .customers()
+            .iter()
+            .flat_map(|u| {
+                let out = env
+                    .fork()
+                    .invoke("get_user_details", &serde_json::json!({"user_id": u}));
+                let v: Value = serde_json::from_str(&out.text).unwrap_or_default();
+                v["reservations"].as_array().cloned().unwrap_or_default()
+            })
+            .filter_map(|r| r.as_str().map(str::to_string))
+            .find(|r| {
+                let args = serde_json::json!({"reservation_id": r});
+                env.check_policy("cancel_reservation", &args).is_err()
+                    && !env.fork().invoke("cancel_reservation", &args).is_error
+            })
+            .expect("some reservation is not cancellable under the policy");
+        let mut breach = task.clone();
+        breach.actions = serde_json::json!([{"name": "cancel_reservation", "kwargs": {"reservation_id": blocked}}]).to_string();
+        let mut after = env.fork();
+        after.invoke(
+            "cancel_reservation",
+            &serde_json::json!({"reservation_id": blocked}),
+        );
+        breach.reference_hash = after.state_hash().to_hex();
+        assert_eq!(
+            replay_checked(env.as_ref(), &breach).unwrap_err().kind,
+            "policy"
+        );
+
+        // Information: an instruction that never names the reservation is inconclusive, and
+        // the scripted judge rejects it; one that prints an internal id breaks the id rule.
+        task.instruction = Some("You want to cancel a trip. Your user id is someone.".into());
+        let r = verify_task(env.as_ref(), &task, "scripted").unwrap_err();
+        assert!(matches!(r.kind, "judge" | "information"), "{r:?}");
+        assert!(
+            r.reason.contains("reservation_id") || r.reason.contains("authenticates"),
+            "{r:?}"
+        );
     }
 }
