@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 pub const ENV_OUTPUT_DIR: &str = "TRACER_OUTPUT";
 /// Overrides the project root (where `stages/`, `graphs/`, `policies/` live).
 pub const ENV_PROJECT_ROOT: &str = "TRACER_ROOT";
+/// Test knob: sleep this many milliseconds after each scripted episode (so a test can kill
+/// a rollout part-way). Never set in normal runs.
+pub const ENV_EPISODE_DELAY_MS: &str = "TRACER_EPISODE_DELAY_MS";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {

@@ -11,6 +11,7 @@
 //! - [`stage`]: one module per stage (db, graphs, traces, ...).
 //! - [`config`]: stage TOML files -> typed settings; environment variable names.
 //! - [`seed`]: per-item seed derivation.
+//! - [`harness`]: episodes (agent x user x environment), reward, the offline roles.
 //! - [`replay`]: tau-bench task files and gold-action replay.
 //! - [`bench`]: the benchmarks behind `make bench`.
 //! - [`stats`]: the funnel and other reports of `tracer stats`.
@@ -21,6 +22,7 @@ pub mod cli;
 pub mod config;
 pub mod domain;
 pub mod graph;
+pub mod harness;
 pub mod pipeline;
 pub mod replay;
 pub mod seed;

@@ -12,7 +12,7 @@
 pub mod json_table;
 pub mod records;
 
-pub use records::{EdgeRecord, Record, RejectRecord, TaskRecord, TraceRecord};
+pub use records::{EdgeRecord, Record, RejectRecord, RolloutRecord, TaskRecord, TraceRecord};
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;

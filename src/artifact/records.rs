@@ -4,8 +4,8 @@
 //! encoders. Decoding errors name the column, so a reader can say which file and column is bad.
 
 use arrow::array::{
-    Array, ArrayRef, BooleanArray, BooleanBuilder, Int32Array, Int32Builder, ListArray,
-    ListBuilder, RecordBatch, StringArray, StringBuilder,
+    Array, ArrayRef, BooleanArray, BooleanBuilder, Int32Array, Int32Builder, Int64Array,
+    Int64Builder, ListArray, ListBuilder, RecordBatch, StringArray, StringBuilder,
 };
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use std::sync::Arc;
@@ -546,6 +546,180 @@ impl Record for RejectRecord {
                 stage: stage[i].clone(),
                 reason_kind: kind[i].clone(),
                 reason: reason[i].clone(),
+            })
+            .collect())
+    }
+}
+
+fn longs(batch: &RecordBatch, name: &str) -> Result<Vec<i64>, ColumnError> {
+    let col = column::<Int64Array>(batch, name)?;
+    Ok((0..col.len()).map(|i| col.value(i)).collect())
+}
+
+fn long_column(values: impl Iterator<Item = i64>) -> ArrayRef {
+    let mut b = Int64Builder::new();
+    for v in values {
+        b.append_value(v);
+    }
+    Arc::new(b.finish())
+}
+
+/// One rolled-out episode (the `rollouts` and `eval` stages; `trajectories` keeps reward 1).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RolloutRecord {
+    pub task_id: String,
+    pub trial: i32,
+    pub domain: String,
+    pub split: String,
+    pub emotion_family: Option<String>,
+    pub emotion: Option<String>,
+    pub politeness: Option<String>,
+    pub urgency: Option<String>,
+    pub trust: Option<String>,
+    pub agent_model: String,
+    pub user_model: String,
+    /// JSON list of OpenAI-format messages (tool calls, tool results, reasoning content).
+    pub messages: String,
+    pub reward: i32,
+    /// JSON of the reward breakdown.
+    pub reward_breakdown: String,
+    pub termination: String,
+    pub user_turns: i32,
+    pub assistant_turns: i32,
+    pub tool_calls: i32,
+    pub follow_up_questions: i32,
+    pub gold_actions: i32,
+    pub reasoning_chars: i64,
+    pub prompt_tokens: i64,
+    pub completion_tokens: i64,
+    pub error: Option<String>,
+}
+
+impl Record for RolloutRecord {
+    fn schema() -> SchemaRef {
+        let int = |n: &str| Field::new(n, DataType::Int32, false);
+        let long = |n: &str| Field::new(n, DataType::Int64, false);
+        Arc::new(Schema::new(vec![
+            utf8("task_id"),
+            int("trial"),
+            utf8("domain"),
+            utf8("split"),
+            opt_utf8("emotion_family"),
+            opt_utf8("emotion"),
+            opt_utf8("politeness"),
+            opt_utf8("urgency"),
+            opt_utf8("trust"),
+            utf8("agent_model"),
+            utf8("user_model"),
+            utf8("messages"),
+            int("reward"),
+            utf8("reward_breakdown"),
+            utf8("termination"),
+            int("user_turns"),
+            int("assistant_turns"),
+            int("tool_calls"),
+            int("follow_up_questions"),
+            int("gold_actions"),
+            long("reasoning_chars"),
+            long("prompt_tokens"),
+            long("completion_tokens"),
+            opt_utf8("error"),
+        ]))
+    }
+
+    fn to_batch(rows: &[Self]) -> RecordBatch {
+        batch(
+            Self::schema(),
+            vec![
+                string_column(rows.iter().map(|r| &r.task_id)),
+                int_column(rows.iter().map(|r| r.trial)),
+                string_column(rows.iter().map(|r| &r.domain)),
+                string_column(rows.iter().map(|r| &r.split)),
+                opt_string_column(rows.iter().map(|r| &r.emotion_family)),
+                opt_string_column(rows.iter().map(|r| &r.emotion)),
+                opt_string_column(rows.iter().map(|r| &r.politeness)),
+                opt_string_column(rows.iter().map(|r| &r.urgency)),
+                opt_string_column(rows.iter().map(|r| &r.trust)),
+                string_column(rows.iter().map(|r| &r.agent_model)),
+                string_column(rows.iter().map(|r| &r.user_model)),
+                string_column(rows.iter().map(|r| &r.messages)),
+                int_column(rows.iter().map(|r| r.reward)),
+                string_column(rows.iter().map(|r| &r.reward_breakdown)),
+                string_column(rows.iter().map(|r| &r.termination)),
+                int_column(rows.iter().map(|r| r.user_turns)),
+                int_column(rows.iter().map(|r| r.assistant_turns)),
+                int_column(rows.iter().map(|r| r.tool_calls)),
+                int_column(rows.iter().map(|r| r.follow_up_questions)),
+                int_column(rows.iter().map(|r| r.gold_actions)),
+                long_column(rows.iter().map(|r| r.reasoning_chars)),
+                long_column(rows.iter().map(|r| r.prompt_tokens)),
+                long_column(rows.iter().map(|r| r.completion_tokens)),
+                opt_string_column(rows.iter().map(|r| &r.error)),
+            ],
+        )
+    }
+
+    fn from_batch(batch: &RecordBatch) -> Result<Vec<Self>, ColumnError> {
+        let s = |n: &str| strings(batch, n);
+        let o = |n: &str| opt_strings(batch, n);
+        let i = |n: &str| ints(batch, n);
+        let l = |n: &str| longs(batch, n);
+        let (task_id, trial, domain, split) =
+            (s("task_id")?, i("trial")?, s("domain")?, s("split")?);
+        let (family, emotion, politeness, urgency, trust) = (
+            o("emotion_family")?,
+            o("emotion")?,
+            o("politeness")?,
+            o("urgency")?,
+            o("trust")?,
+        );
+        let (agent, user, messages, reward, breakdown, term) = (
+            s("agent_model")?,
+            s("user_model")?,
+            s("messages")?,
+            i("reward")?,
+            s("reward_breakdown")?,
+            s("termination")?,
+        );
+        let (ut, at, tc, fq, ga) = (
+            i("user_turns")?,
+            i("assistant_turns")?,
+            i("tool_calls")?,
+            i("follow_up_questions")?,
+            i("gold_actions")?,
+        );
+        let (rc, pt, ct, error) = (
+            l("reasoning_chars")?,
+            l("prompt_tokens")?,
+            l("completion_tokens")?,
+            o("error")?,
+        );
+        Ok((0..batch.num_rows())
+            .map(|k| RolloutRecord {
+                task_id: task_id[k].clone(),
+                trial: trial[k],
+                domain: domain[k].clone(),
+                split: split[k].clone(),
+                emotion_family: family[k].clone(),
+                emotion: emotion[k].clone(),
+                politeness: politeness[k].clone(),
+                urgency: urgency[k].clone(),
+                trust: trust[k].clone(),
+                agent_model: agent[k].clone(),
+                user_model: user[k].clone(),
+                messages: messages[k].clone(),
+                reward: reward[k],
+                reward_breakdown: breakdown[k].clone(),
+                termination: term[k].clone(),
+                user_turns: ut[k],
+                assistant_turns: at[k],
+                tool_calls: tc[k],
+                follow_up_questions: fq[k],
+                gold_actions: ga[k],
+                reasoning_chars: rc[k],
+                prompt_tokens: pt[k],
+                completion_tokens: ct[k],
+                error: error[k].clone(),
             })
             .collect())
     }

@@ -85,6 +85,28 @@ impl StageContext<'_> {
         Ok(config::parse_typed(&self.config_path, &self.config)?)
     }
 
+    /// A journal file for resumable stages: it lives outside the temporary output
+    /// directory (so a killed run keeps it) and is keyed by everything that determines the
+    /// stage's result (inputs, config, seed, code), so a stale journal is never reused.
+    pub fn journal_path(&self) -> PathBuf {
+        let key = fingerprint_material(
+            self.stage,
+            &config::config_hash(&self.config),
+            self.seed,
+            &self.inputs,
+        );
+        let name = format!(
+            "domain={}-{}.jsonl",
+            self.domain.name(),
+            &sha256_hex(key.as_bytes())[..16]
+        );
+        self.paths
+            .output
+            .join(".journal")
+            .join(self.stage)
+            .join(name)
+    }
+
     pub fn fail(&self, message: impl Into<String>) -> PipelineError {
         PipelineError::Stage {
             stage: self.stage.to_string(),
@@ -252,22 +274,31 @@ fn collect_inputs(
     Ok(inputs)
 }
 
+fn fingerprint_material(
+    stage: &str,
+    config_hash: &str,
+    seed: u64,
+    inputs: &BTreeMap<String, String>,
+) -> String {
+    serde_json::json!({
+        "tool": env!("CARGO_PKG_VERSION"),
+        "code": env!("TRACER_CODE_HASH"),
+        "stage": stage,
+        "config": config_hash,
+        "seed": seed,
+        "inputs": inputs,
+    })
+    .to_string()
+}
+
 fn fingerprint(
     stage: &dyn Stage,
     config_hash: &str,
     seed: u64,
     inputs: &BTreeMap<String, String>,
 ) -> String {
-    let material = serde_json::json!({
-        "tool": env!("CARGO_PKG_VERSION"),
-        "code": env!("TRACER_CODE_HASH"),
-        "stage": stage.name(),
-        "stage_version": stage.version(),
-        "config": config_hash,
-        "seed": seed,
-        "inputs": inputs,
-    });
-    sha256_hex(material.to_string().as_bytes())
+    let material = fingerprint_material(stage.name(), config_hash, seed, inputs);
+    sha256_hex(format!("{material}|{}", stage.version()).as_bytes())
 }
 
 /// Hash every file of a finished output directory (the manifest excluded).

@@ -5,11 +5,14 @@
 //! directory. It never rewrites another stage's artifact.
 
 pub mod db;
+pub mod eval;
 pub mod graphs;
 pub mod grounded;
 pub mod refined;
+pub mod rollouts;
 pub mod tasks;
 pub mod traces;
+pub mod trajectories;
 
 use crate::pipeline::Stage;
 
@@ -21,6 +24,9 @@ pub fn registry() -> &'static [&'static dyn Stage] {
         &grounded::GroundedStage,
         &refined::RefinedStage,
         &tasks::TasksStage,
+        &rollouts::RolloutsStage,
+        &trajectories::TrajectoriesStage,
+        &eval::EvalStage,
     ];
     STAGES
 }

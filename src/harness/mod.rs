@@ -1,0 +1,343 @@
+//! The agent–user–environment harness: one episode of a task, its reward, and the
+//! built-in offline roles (a scripted user simulator and an oracle agent).
+//!
+//! An episode follows tau-bench's formulation: the user opens (after the agent's greeting),
+//! the agent answers with text or tool calls; every tool call of a message is executed in
+//! order on the episode's fork and answered with its own tool message; text goes to the
+//! user. It ends on `###STOP###`, on `###UNSATISFIED###` (also glued to other text), on a
+//! terminating tool, at the step limit, or on an error.
+//!
+//! Roles are traits returning boxed futures, so endpoint-backed roles (async HTTP) and the
+//! scripted ones share one loop.
+//!
+//! Architecture invariant: the harness knows domains only through `Environment`, tasks
+//! only through `TaskRecord`; it never reads or writes artifacts.
+
+pub mod agent;
+pub mod reward;
+pub mod user;
+
+use crate::domain::Environment;
+use serde::{Deserialize, Serialize};
+use std::future::Future;
+use std::pin::Pin;
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+pub const GREETING: &str = "Hi! How can I help you today?";
+pub const STOP: &str = "###STOP###";
+pub const UNSATISFIED: &str = "###UNSATISFIED###";
+
+/// A chat message in OpenAI's shape.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The agent's reasoning for this turn, when its model returns it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_content: Option<String>,
+}
+
+impl Message {
+    pub fn text(role: &str, content: impl Into<String>) -> Message {
+        Message {
+            role: role.into(),
+            content: Some(content.into()),
+            ..Default::default()
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub function: FunctionCall,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FunctionCall {
+    pub name: String,
+    /// JSON text, as the OpenAI API carries it (may be malformed when a model emits it).
+    pub arguments: String,
+}
+
+/// Tokens spent by a role in one turn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// An error that ends an episode.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HarnessError {
+    /// The endpoint failed after its retries (5xx, 429, timeout, unreachable).
+    #[error("endpoint error: {0}")]
+    Endpoint(String),
+    /// The agent produced something unusable (e.g. malformed tool call).
+    #[error("agent error: {0}")]
+    Agent(String),
+}
+
+/// The agent role: sees the transcript (system prompt = policy first), answers with one
+/// assistant message (text and/or tool calls).
+pub trait Agent: Send {
+    fn model_id(&self) -> String;
+    fn respond<'a>(
+        &'a mut self,
+        transcript: &'a [Message],
+    ) -> BoxFuture<'a, Result<(Message, Usage), HarnessError>>;
+}
+
+/// The user role: sees only the agent's text messages.
+pub trait User: Send {
+    fn model_id(&self) -> String;
+    fn reply<'a>(
+        &'a mut self,
+        agent_text: &'a str,
+    ) -> BoxFuture<'a, Result<(String, Usage), HarnessError>>;
+}
+
+/// Why an episode ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Termination {
+    UserStop,
+    UserUnsatisfied,
+    AgentTransfer,
+    MaxSteps,
+    EndpointError,
+    AgentError,
+}
+
+impl Termination {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Termination::UserStop => "user_stop",
+            Termination::UserUnsatisfied => "user_unsatisfied",
+            Termination::AgentTransfer => "agent_transfer",
+            Termination::MaxSteps => "max_steps",
+            Termination::EndpointError => "endpoint_error",
+            Termination::AgentError => "agent_error",
+        }
+    }
+}
+
+/// A finished episode.
+#[derive(Clone, Debug)]
+pub struct Episode {
+    /// Full transcript: system, user, assistant (with tool calls and reasoning), tool.
+    pub messages: Vec<Message>,
+    pub termination: Termination,
+    pub error: Option<String>,
+    pub final_hash: String,
+    pub agent_usage: Usage,
+    pub user_usage: Usage,
+}
+
+/// True when a user message ends the episode with this marker, even glued to text.
+pub fn has_marker(text: &str, marker: &str) -> bool {
+    text.contains(marker)
+}
+
+/// Run one episode on `env` (a fresh fork owned by the episode).
+pub async fn run_episode(
+    env: &mut dyn Environment,
+    policy: &str,
+    agent: &mut dyn Agent,
+    user: &mut dyn User,
+    max_steps: usize,
+) -> Episode {
+    let mut messages = vec![
+        Message::text("system", policy),
+        Message::text("assistant", GREETING),
+    ];
+    let mut agent_usage = Usage::default();
+    let mut user_usage = Usage::default();
+    let finish =
+        |messages: Vec<Message>, termination, error, env: &dyn Environment, a, u| Episode {
+            messages,
+            termination,
+            error,
+            final_hash: env.state_hash().to_hex(),
+            agent_usage: a,
+            user_usage: u,
+        };
+    let terminating: Vec<&str> = env
+        .tool_specs()
+        .iter()
+        .filter(|s| s.terminates)
+        .map(|s| s.name)
+        .collect();
+
+    // The user speaks first, answering the greeting.
+    let mut pending_user: Option<String> = Some(GREETING.to_string());
+    let mut steps = 0;
+    while steps < max_steps {
+        if let Some(agent_text) = pending_user.take() {
+            steps += 1;
+            match user.reply(&agent_text).await {
+                Ok((text, usage)) => {
+                    user_usage.prompt_tokens += usage.prompt_tokens;
+                    user_usage.completion_tokens += usage.completion_tokens;
+                    let unsatisfied = has_marker(&text, UNSATISFIED);
+                    let stop = has_marker(&text, STOP);
+                    messages.push(Message::text("user", text));
+                    if unsatisfied {
+                        return finish(
+                            messages,
+                            Termination::UserUnsatisfied,
+                            None,
+                            env,
+                            agent_usage,
+                            user_usage,
+                        );
+                    }
+                    if stop {
+                        return finish(
+                            messages,
+                            Termination::UserStop,
+                            None,
+                            env,
+                            agent_usage,
+                            user_usage,
+                        );
+                    }
+                }
+                Err(e) => {
+                    return finish(
+                        messages,
+                        Termination::EndpointError,
+                        Some(e.to_string()),
+                        env,
+                        agent_usage,
+                        user_usage,
+                    );
+                }
+            }
+            continue;
+        }
+        steps += 1;
+        let (reply, usage) = match agent.respond(&messages).await {
+            Ok(r) => r,
+            Err(e @ HarnessError::Endpoint(_)) => {
+                return finish(
+                    messages,
+                    Termination::EndpointError,
+                    Some(e.to_string()),
+                    env,
+                    agent_usage,
+                    user_usage,
+                );
+            }
+            Err(e) => {
+                return finish(
+                    messages,
+                    Termination::AgentError,
+                    Some(e.to_string()),
+                    env,
+                    agent_usage,
+                    user_usage,
+                );
+            }
+        };
+        agent_usage.prompt_tokens += usage.prompt_tokens;
+        agent_usage.completion_tokens += usage.completion_tokens;
+        let calls = reply.tool_calls.clone();
+        let text = reply.content.clone().unwrap_or_default();
+        messages.push(reply);
+        if calls.is_empty() {
+            pending_user = Some(text);
+            continue;
+        }
+        let mut transferred = false;
+        for call in calls {
+            let output = match serde_json::from_str::<serde_json::Value>(&call.function.arguments) {
+                Ok(args) => env.invoke(&call.function.name, &args).text,
+                Err(e) => format!(
+                    "Error: the arguments of {} are not valid JSON: {e}",
+                    call.function.name
+                ),
+            };
+            messages.push(Message {
+                role: "tool".into(),
+                content: Some(output),
+                tool_call_id: Some(call.id.clone()),
+                name: Some(call.function.name.clone()),
+                ..Default::default()
+            });
+            transferred |= terminating.contains(&call.function.name.as_str());
+        }
+        if transferred {
+            return finish(
+                messages,
+                Termination::AgentTransfer,
+                None,
+                env,
+                agent_usage,
+                user_usage,
+            );
+        }
+    }
+    finish(
+        messages,
+        Termination::MaxSteps,
+        None,
+        env,
+        agent_usage,
+        user_usage,
+    )
+}
+
+/// Turn a second-person instruction sentence into what the customer says ("You want to
+/// cancel your trip." -> "I want to cancel my trip.").
+pub fn first_person(text: &str) -> String {
+    let mut out = Vec::new();
+    for word in text.split(' ') {
+        let (core, tail) =
+            word.split_at(word.trim_end_matches(|c: char| !c.is_alphanumeric()).len());
+        let swapped = match core {
+            "You" => "I",
+            "you" => "me",
+            "Your" => "My",
+            "your" => "my",
+            "yours" => "mine",
+            "You're" => "I'm",
+            "you're" => "I'm",
+            "yourself" => "myself",
+            "are" if out.last().is_some_and(|w: &String| w == "I") => "am",
+            "have" | "want" | "need" | "would" => core,
+            other => other,
+        };
+        out.push(format!("{swapped}{tail}"));
+    }
+    // "you" as a subject after a connective ("... and you want") reads "I".
+    out.join(" ")
+        .replace(" and me ", " and I ")
+        .replace(", me ", ", I ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_person_rewrites_the_instruction_voice() {
+        assert_eq!(
+            first_person("You want to cancel your trip."),
+            "I want to cancel my trip."
+        );
+        assert_eq!(first_person("Your user id is ab_1."), "My user id is ab_1.");
+        assert!(has_marker("Thanks!###STOP###", STOP));
+        assert!(has_marker("no.###UNSATISFIED###", UNSATISFIED));
+    }
+}

@@ -1,0 +1,240 @@
+//! `trajectories` stage: keep reward-1 rollouts (never errored ones), balance domains with
+//! a seeded cap per domain (the paper's "High" set, 250 by default), mark the "Low"
+//! selection (every success of the named domains), and export an SFT dataset in the
+//! conversational tool-calling format TRL's `SFTTrainer` takes: one row per trajectory with
+//! `messages` (system = the domain policy; assistant tool calls as structured
+//! `{type, function: {name, arguments}}`; tool results as `tool` messages; reasoning kept as
+//! `reasoning_content` or dropped by option) and `tools` (the OpenAI tool schemas).
+//!
+//! Files: `part-00000.parquet` (the High set as rollout rows), `low.parquet` (the Low set,
+//! when this domain is in it), `sft.jsonl` (arguments and tools as real JSON objects) and
+//! `sft.parquet` (the same rows; `arguments` and `tools` as JSON strings so the schema is
+//! fixed).
+
+use crate::artifact::{self, RolloutRecord, sha256_hex};
+use crate::config::ConfigError;
+use crate::harness::Message;
+use crate::pipeline::{PipelineError, Stage, StageContext};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::path::Path;
+
+pub struct TrajectoriesStage;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrajectoriesConfig {
+    /// Successes kept per domain in the High set.
+    #[serde(default = "cap")]
+    pub cap_per_domain: usize,
+    /// Domains whose every success forms the Low set.
+    #[serde(default = "low")]
+    pub low_domains: Vec<String>,
+    /// Keep the agent's reasoning as `reasoning_content` in the SFT rows.
+    #[serde(default = "yes")]
+    pub keep_reasoning: bool,
+}
+
+fn cap() -> usize {
+    250
+}
+fn low() -> Vec<String> {
+    ["airline", "retail", "telecom", "telehealth"]
+        .map(String::from)
+        .to_vec()
+}
+fn yes() -> bool {
+    true
+}
+
+/// Reward-1, error-free rollouts; at most `cap` of them, chosen by a seeded hash order and
+/// returned in their original order.
+pub fn select_successes(rows: &[RolloutRecord], cap: usize, seed: u64) -> Vec<RolloutRecord> {
+    let wins: Vec<&RolloutRecord> = rows
+        .iter()
+        .filter(|r| r.reward == 1 && r.error.is_none())
+        .collect();
+    let mut ranked: Vec<(String, usize)> = wins
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            (
+                sha256_hex(format!("{seed}\0{}\0{}", r.task_id, r.trial).as_bytes()),
+                i,
+            )
+        })
+        .collect();
+    ranked.sort();
+    let mut keep: Vec<usize> = ranked.into_iter().take(cap).map(|(_, i)| i).collect();
+    keep.sort_unstable();
+    keep.into_iter().map(|i| wins[i].clone()).collect()
+}
+
+/// One SFT row: `{"messages": [...], "tools": [...]}` with structured tool calls.
+pub fn sft_row(rollout: &RolloutRecord, tools: &[Value], keep_reasoning: bool) -> Value {
+    let messages: Vec<Message> = serde_json::from_str(&rollout.messages).unwrap_or_default();
+    let out: Vec<Value> = messages
+        .iter()
+        .map(|m| {
+            let mut o = serde_json::Map::new();
+            o.insert("role".into(), json!(m.role));
+            o.insert("content".into(), json!(m.content.clone().unwrap_or_default()));
+            if !m.tool_calls.is_empty() {
+                let calls: Vec<Value> = m
+                    .tool_calls
+                    .iter()
+                    .map(|c| {
+                        let args: Value = serde_json::from_str(&c.function.arguments).unwrap_or(Value::Object(Default::default()));
+                        json!({"id": c.id, "type": "function", "function": {"name": c.function.name, "arguments": args}})
+                    })
+                    .collect();
+                o.insert("tool_calls".into(), Value::Array(calls));
+            }
+            if let Some(id) = &m.tool_call_id {
+                o.insert("tool_call_id".into(), json!(id));
+            }
+            if let Some(name) = &m.name {
+                o.insert("name".into(), json!(name));
+            }
+            if keep_reasoning && let Some(r) = &m.reasoning_content {
+                o.insert("reasoning_content".into(), json!(r));
+            }
+            Value::Object(o)
+        })
+        .collect();
+    json!({"messages": out, "tools": tools, "task_id": rollout.task_id, "domain": rollout.domain})
+}
+
+/// The Parquet form of SFT rows: every message has the same keys, arguments and tools are
+/// JSON strings, so one fixed schema holds all rows.
+fn sft_parquet_row(row: &Value) -> Value {
+    let messages: Vec<Value> = row["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|m| {
+            let calls: Vec<Value> = m["tool_calls"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|c| json!({"id": c["id"], "type": "function", "function": {"name": c["function"]["name"], "arguments": c["function"]["arguments"].to_string()}}))
+                .collect();
+            json!({
+                "role": m["role"], "content": m["content"], "tool_calls": calls,
+                "tool_call_id": m.get("tool_call_id").cloned().unwrap_or(Value::Null),
+                "name": m.get("name").cloned().unwrap_or(Value::Null),
+                "reasoning_content": m.get("reasoning_content").cloned().unwrap_or(Value::Null),
+            })
+        })
+        .collect();
+    json!({"messages": messages, "tools": row["tools"].to_string(), "task_id": row["task_id"], "domain": row["domain"]})
+}
+
+fn sft_schema() -> arrow::datatypes::SchemaRef {
+    use arrow::datatypes::{DataType, Field, Fields, Schema};
+    use std::sync::Arc;
+    let s = |n: &str, null| Field::new(n, DataType::Utf8, null);
+    let function = DataType::Struct(Fields::from(vec![s("name", false), s("arguments", false)]));
+    let call = DataType::Struct(Fields::from(vec![
+        s("id", false),
+        s("type", false),
+        Field::new("function", function, false),
+    ]));
+    let message = DataType::Struct(Fields::from(vec![
+        s("role", false),
+        s("content", true),
+        Field::new(
+            "tool_calls",
+            DataType::List(Arc::new(Field::new("item", call, true))),
+            true,
+        ),
+        s("tool_call_id", true),
+        s("name", true),
+        s("reasoning_content", true),
+    ]));
+    Arc::new(Schema::new(vec![
+        Field::new(
+            "messages",
+            DataType::List(Arc::new(Field::new("item", message, true))),
+            false,
+        ),
+        s("tools", false),
+        s("task_id", false),
+        s("domain", false),
+    ]))
+}
+
+/// Encode SFT rows as a RecordBatch through arrow's JSON decoder (fixed schema).
+pub fn sft_batch(rows: &[Value]) -> Result<arrow::array::RecordBatch, String> {
+    let schema = sft_schema();
+    let mut decoder = arrow::json::ReaderBuilder::new(schema.clone())
+        .build_decoder()
+        .map_err(|e| e.to_string())?;
+    let parquet_rows: Vec<Value> = rows.iter().map(sft_parquet_row).collect();
+    decoder
+        .serialize(&parquet_rows)
+        .map_err(|e| e.to_string())?;
+    Ok(decoder
+        .flush()
+        .map_err(|e| e.to_string())?
+        .unwrap_or_else(|| arrow::array::RecordBatch::new_empty(schema)))
+}
+
+impl Stage for TrajectoriesStage {
+    fn name(&self) -> &'static str {
+        "trajectories"
+    }
+    fn inputs(&self) -> &'static [&'static str] {
+        &["rollouts"]
+    }
+    fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
+        crate::config::parse_typed::<TrajectoriesConfig>(path, table).map(|_| ())
+    }
+    fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
+        let cfg: TrajectoriesConfig = ctx.typed_config()?;
+        let (rows, _) = artifact::read_records::<RolloutRecord>(
+            &ctx.input_dir("rollouts").join("part-00000.parquet"),
+        )?;
+        let high = select_successes(&rows, cfg.cap_per_domain, ctx.seed);
+        let prov = ctx.provenance();
+        artifact::write_records(&ctx.out("part-00000.parquet"), &high, &prov)?;
+        let in_low = cfg.low_domains.iter().any(|d| d == ctx.domain.name());
+        let low = if in_low {
+            select_successes(&rows, usize::MAX, ctx.seed)
+        } else {
+            Vec::new()
+        };
+        if in_low {
+            artifact::write_records(&ctx.out("low.parquet"), &low, &prov)?;
+        }
+        let tools: Vec<Value> = ctx.domain.tool_specs().iter().map(|s| s.openai()).collect();
+        let sft: Vec<Value> = high
+            .iter()
+            .map(|r| sft_row(r, &tools, cfg.keep_reasoning))
+            .collect();
+        let mut jsonl = String::new();
+        for row in &sft {
+            jsonl.push_str(&row.to_string());
+            jsonl.push('\n');
+        }
+        artifact::write_atomic(&ctx.out("sft.jsonl"), jsonl.as_bytes())?;
+        let batch = sft_batch(&sft).map_err(|e| ctx.fail(format!("sft.parquet: {e}")))?;
+        artifact::write_parquet(&ctx.out("sft.parquet"), &batch, &prov)?;
+        let wins = rows
+            .iter()
+            .filter(|r| r.reward == 1 && r.error.is_none())
+            .count();
+        Ok(format!(
+            "{} of {wins} successes kept (cap {}), low set {}",
+            high.len(),
+            cfg.cap_per_domain,
+            if in_low {
+                low.len().to_string()
+            } else {
+                "-".into()
+            }
+        ))
+    }
+}
