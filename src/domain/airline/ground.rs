@@ -909,7 +909,12 @@ fn propose_flight_changes(
 }
 
 /// The fare difference a flight change would charge (as the tool computes it).
-fn change_cost(db: &AirlineDb, r: &Reservation, cabin: &str, flights: &[Value]) -> Option<Money> {
+pub(super) fn change_cost(
+    db: &AirlineDb,
+    r: &Reservation,
+    cabin: &str,
+    flights: &[Value],
+) -> Option<Money> {
     let pax = r.passenger_count();
     let mut total = Money(0);
     for f in flights {

@@ -9,12 +9,15 @@
 //!   `reservations.json`.
 //! - [`ground`]: grounding hooks — call proposals, id learning and the machine-checkable
 //!   policy rules of `policies/airline.md`.
+//! - [`request`]: refinement hooks — user facts, request sentences, internal ids, required
+//!   outputs and the customer's records.
 //!
 //! Architecture invariant: nothing here knows stages, artifacts, LLMs or the CLI.
 
 pub mod db;
 pub mod generate;
 pub mod ground;
+pub mod request;
 pub mod tau_bench;
 pub mod tools;
 
@@ -25,6 +28,7 @@ pub use db::AirlineDb;
 
 use super::{
     Database, Domain, DomainError, Environment, GroundingContext, Split, StateHash, Tool, ToolSpec,
+    UserFact,
 };
 use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
@@ -94,5 +98,25 @@ impl Database for AirlineDb {
 
     fn check_policy(&self, tool: &str, args: &Value) -> Result<(), String> {
         ground::check_policy(self, tool, args)
+    }
+
+    fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
+        request::user_facts(self, user_id)
+    }
+
+    fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String> {
+        request::describe_request(self, tool, args, output)
+    }
+
+    fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String> {
+        request::internal_ids(tool, args)
+    }
+
+    fn required_outputs(&self, tool: &str, args: &Value, output: &str) -> Vec<String> {
+        request::required_outputs(tool, args, output)
+    }
+
+    fn customer_records(&self, user_id: &str) -> Vec<String> {
+        request::customer_records(self, user_id)
     }
 }
