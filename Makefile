@@ -2,6 +2,8 @@
 #
 #   make traces   build the tool, then db -> graphs -> traces for every domain
 #   make tasks    ... -> grounded -> refined -> tasks (verification), then the funnel
+#   make trajectories  the whole pipeline: ... -> rollouts -> trajectories (+ SFT export)
+#   make eval     k trials per evaluation task -> Avg@k and Pass^k per domain
 #   make test     unit + integration tests (needs python3 with pyarrow: make test-deps)
 #   make lint     rustfmt check + clippy with warnings as errors
 #   make bench    sampling throughput, database fork and state-hash cost (release build)
@@ -13,7 +15,7 @@ TRACER  := $(TARGET)/debug/tracer
 RELEASE := $(TARGET)/release/tracer
 ARGS    ?=
 
-.PHONY: build traces tasks stats status validate graphs-render test test-deps lint bench clean
+.PHONY: build traces tasks trajectories eval stats status validate graphs-render test test-deps lint bench clean
 
 build:
 	$(CARGO) build --bin tracer
@@ -23,6 +25,14 @@ traces: build
 
 tasks: build
 	$(TRACER) run tasks $(ARGS)
+	$(TRACER) stats
+
+trajectories: build
+	$(TRACER) run trajectories $(ARGS)
+	$(TRACER) stats
+
+eval: build
+	$(TRACER) run eval $(ARGS)
 	$(TRACER) stats
 
 stats: build

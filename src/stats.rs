@@ -73,3 +73,77 @@ pub fn funnel(paths: &Paths, domains: &[&str]) -> Result<String, ArtifactError> 
     }
     Ok(out)
 }
+
+/// The paper's Tables 6 and 7 analogues from the `rollouts` artifacts: reward mix and
+/// success rate per domain; for reward-1 episodes the average user turns, assistant
+/// turns, tool calls, gold actions and reasoning characters per assistant turn, and the
+/// share of trajectories whose tool calls outnumber follow-up questions.
+pub fn rollout_table(paths: &Paths, domains: &[&str]) -> Result<String, ArtifactError> {
+    use crate::artifact::RolloutRecord;
+    let mut out = String::from(
+        "| domain | tasks | rollouts | errored | R=1 | R=0 | R=-1 | success | user turns | assistant turns | tool calls | gold actions | reasoning chars/turn | tools > questions |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for &d in domains {
+        let Some(rows) = read_opt::<RolloutRecord>(paths, "rollouts", d, "part-00000.parquet")?
+        else {
+            continue;
+        };
+        let ok: Vec<&RolloutRecord> = rows.iter().filter(|r| r.error.is_none()).collect();
+        let wins: Vec<&RolloutRecord> = ok.iter().copied().filter(|r| r.reward == 1).collect();
+        let tasks: std::collections::BTreeSet<&str> =
+            rows.iter().map(|r| r.task_id.as_str()).collect();
+        let n = |r: i32| ok.iter().filter(|x| x.reward == r).count();
+        let avg = |f: &dyn Fn(&RolloutRecord) -> f64| {
+            if wins.is_empty() {
+                0.0
+            } else {
+                wins.iter().map(|r| f(r)).sum::<f64>() / wins.len() as f64
+            }
+        };
+        let reasoning = {
+            let turns: i64 = wins.iter().map(|r| i64::from(r.assistant_turns)).sum();
+            let chars: i64 = wins.iter().map(|r| r.reasoning_chars).sum();
+            if turns == 0 {
+                0.0
+            } else {
+                chars as f64 / turns as f64
+            }
+        };
+        let tools_first = wins
+            .iter()
+            .filter(|r| r.tool_calls > r.follow_up_questions)
+            .count();
+        out.push_str(&format!(
+            "| {d} | {} | {} | {} | {} | {} | {} | {:.1}% | {:.1} | {:.1} | {:.1} | {:.1} | {:.0} | {:.0}% |\n",
+            tasks.len(),
+            rows.len(),
+            rows.len() - ok.len(),
+            n(1),
+            n(0),
+            n(-1),
+            if ok.is_empty() { 0.0 } else { 100.0 * n(1) as f64 / ok.len() as f64 },
+            avg(&|r| f64::from(r.user_turns)),
+            avg(&|r| f64::from(r.assistant_turns)),
+            avg(&|r| f64::from(r.tool_calls)),
+            avg(&|r| f64::from(r.gold_actions)),
+            reasoning,
+            if wins.is_empty() { 0.0 } else { 100.0 * tools_first as f64 / wins.len() as f64 },
+        ));
+    }
+    Ok(out)
+}
+
+/// The Avg@k / Pass^k table from the `eval` stage's per-domain reports.
+pub fn eval_table(paths: &Paths, domains: &[&str]) -> Result<Option<String>, ArtifactError> {
+    let mut reports = Vec::new();
+    for &d in domains {
+        let path = stage_dir(&paths.output, "eval", d).join("part-00000.parquet");
+        if !path.exists() {
+            continue;
+        }
+        let (rows, _) = artifact::read_records::<crate::artifact::RolloutRecord>(&path)?;
+        let k = rows.iter().map(|r| r.trial + 1).max().unwrap_or(0).max(0) as u32;
+        reports.push(crate::stage::eval::report(d, &rows, k));
+    }
+    Ok((!reports.is_empty()).then(|| crate::stage::eval::report_table(&reports)))
+}

@@ -41,7 +41,17 @@ pub fn stats(paths: &Paths, args: StatsArgs) -> Result<(), CliError> {
         .iter()
         .map(|d| d.name())
         .collect();
+    println!("## Task funnel\n");
     print!("{}", crate::stats::funnel(paths, &names)?);
+    let rollouts = crate::stats::rollout_table(paths, &names)?;
+    if rollouts.lines().count() > 2 {
+        println!("\n## Rollouts (training)\n");
+        print!("{rollouts}");
+    }
+    if let Some(eval) = crate::stats::eval_table(paths, &names)? {
+        println!("\n## Evaluation\n");
+        print!("{eval}");
+    }
     Ok(())
 }
 

@@ -301,29 +301,38 @@ pub async fn run_episode(
 /// Turn a second-person instruction sentence into what the customer says ("You want to
 /// cancel your trip." -> "I want to cancel my trip.").
 pub fn first_person(text: &str) -> String {
-    let mut out = Vec::new();
-    for word in text.split(' ') {
+    const SUBJECT_VERBS: &[&str] = &[
+        "want", "would", "need", "are", "have", "will", "say", "prefer", "do", "can", "also",
+        "were", "had", "should", "might", "plan", "booked", "paid", "ordered", "just", "still",
+        "already", "recently", "bought", "received", "got", "think", "like", "only", "hope",
+    ];
+    let words: Vec<&str> = text.split(' ').collect();
+    let mut out: Vec<String> = Vec::with_capacity(words.len());
+    for (i, word) in words.iter().enumerate() {
         let (core, tail) =
             word.split_at(word.trim_end_matches(|c: char| !c.is_alphanumeric()).len());
+        let next = words.get(i + 1).map(|w| {
+            w.trim_end_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        });
+        let subject =
+            next.as_deref().is_some_and(|n| SUBJECT_VERBS.contains(&n)) && tail.is_empty();
         let swapped = match core {
             "You" => "I",
+            "you" if subject => "I",
             "you" => "me",
             "Your" => "My",
             "your" => "my",
             "yours" => "mine",
-            "You're" => "I'm",
-            "you're" => "I'm",
+            "You're" | "you're" => "I'm",
             "yourself" => "myself",
-            "are" if out.last().is_some_and(|w: &String| w == "I") => "am",
-            "have" | "want" | "need" | "would" => core,
+            "are" if out.last().is_some_and(|w| w == "I") => "am",
+            "were" if out.last().is_some_and(|w| w == "I") => "was",
             other => other,
         };
         out.push(format!("{swapped}{tail}"));
     }
-    // "you" as a subject after a connective ("... and you want") reads "I".
     out.join(" ")
-        .replace(" and me ", " and I ")
-        .replace(", me ", ", I ")
 }
 
 #[cfg(test)]
@@ -337,6 +346,10 @@ mod tests {
             "I want to cancel my trip."
         );
         assert_eq!(first_person("Your user id is ab_1."), "My user id is ab_1.");
+        assert_eq!(
+            first_person("Then you want the agent to tell you if you are booked."),
+            "Then I want the agent to tell me if I am booked."
+        );
         assert!(has_marker("Thanks!###STOP###", STOP));
         assert!(has_marker("no.###UNSATISFIED###", UNSATISFIED));
     }

@@ -74,6 +74,7 @@ fn lower_first(s: &str) -> String {
 pub fn scripted_instruction(
     task: &TaskRecord,
     facts: &[UserFact],
+    is_read: &dyn Fn(&str) -> bool,
     rng: &mut ChaCha8Rng,
     cfg: &RefinedConfig,
 ) -> Result<String, String> {
@@ -83,19 +84,54 @@ pub fn scripted_instruction(
     if let Some(name) = facts.iter().find(|f| f.kind == "name") {
         parts.push(name.text.clone());
     }
+    let actions: Vec<serde_json::Value> = serde_json::from_str(&task.actions).unwrap_or_default();
+    let tool_of = |j: usize| {
+        actions
+            .get(j)
+            .and_then(|a| a["name"].as_str())
+            .unwrap_or("")
+    };
+    let mut said: Vec<&str> = Vec::new();
     let mut stated_intents = 0;
     for intent in 0..task.intents.len() {
-        let sentences: Vec<&str> = task
-            .action_intents
-            .iter()
-            .zip(&requests)
-            .filter(|(i, _)| **i as usize == intent)
-            .filter_map(|(_, r)| r.as_deref())
-            .collect();
+        let mut sentences: Vec<String> = Vec::new();
+        for (j, (i, request)) in task.action_intents.iter().zip(&requests).enumerate() {
+            let Some(request) = request.as_deref() else {
+                continue;
+            };
+            if *i as usize != intent {
+                continue;
+            }
+            if said.contains(&request) {
+                // Asking for the same information twice reads oddly; a repeated change is
+                // a second request of its own and must be said again.
+                if is_read(tool_of(j)) {
+                    continue;
+                }
+                sentences.push(format!(
+                    "You also want the same again: {}",
+                    lower_first(request)
+                ));
+            } else {
+                sentences.push(request.to_string());
+            }
+            said.push(request);
+        }
         if sentences.is_empty() {
             continue;
         }
-        let body = sentences.join(" Then ");
+        let body = sentences
+            .iter()
+            .enumerate()
+            .map(|(k, s)| {
+                if k == 0 {
+                    s.clone()
+                } else {
+                    format!("Then {}", lower_first(s))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
         if stated_intents == 0 {
             parts.push(body);
         } else {
@@ -107,8 +143,7 @@ pub fn scripted_instruction(
         return Err("no intent of this task states a customer request".into());
     }
     // Facts that resolve internal ids the actions use (payment methods, ...).
-    let actions: serde_json::Value = serde_json::from_str(&task.actions).unwrap_or_default();
-    let action_text = actions.to_string();
+    let action_text = task.actions.as_str();
     let body = parts.join(" ");
     for fact in facts
         .iter()
@@ -118,7 +153,9 @@ pub fn scripted_instruction(
             .ids
             .iter()
             .any(|id| action_text.contains(&format!("\"{id}\"")));
-        if used && !body.contains(&fact.text) {
+        let already =
+            !fact.values.is_empty() && fact.values.iter().all(|v| body.contains(v.as_str()));
+        if used && !already && !body.contains(&fact.text) {
             parts.push(fact.text.clone());
         }
     }
@@ -154,13 +191,19 @@ impl Stage for RefinedStage {
         )?;
         let db_dir = ctx.input_dir("db");
         let envs = super::tasks::SplitEnvs::load(&db_dir, ctx.domain)?;
+        let specs = ctx.domain.tool_specs();
+        let is_read = |tool: &str| {
+            specs
+                .iter()
+                .any(|s| s.name == tool && s.kind == crate::domain::ToolKind::Read)
+        };
         let mut kept = Vec::new();
         let mut rejects = Vec::new();
         for task in grounded {
             let facts: Vec<UserFact> = serde_json::from_str(&task.user_facts).unwrap_or_default();
             let mut rng = derive_rng(ctx.seed, &["refined", &task.domain, &task.task_id]);
             let env = envs.for_split(&task.split);
-            let checked = scripted_instruction(&task, &facts, &mut rng, &cfg)
+            let checked = scripted_instruction(&task, &facts, &is_read, &mut rng, &cfg)
                 .map_err(|e| format!("no_request: {e}"))
                 .and_then(|instruction| {
                     super::tasks::check_no_internal_ids(env, &task, &instruction)
