@@ -48,7 +48,7 @@ graphs-render: build
 	$(TRACER) graphs render
 
 test-deps:
-	$(PYTHON) -c "import pyarrow" 2>/dev/null || $(PYTHON) -m pip install --quiet "pyarrow>=14"
+	$(PYTHON) -c "import pyarrow, datasets" 2>/dev/null || $(PYTHON) -m pip install --quiet "pyarrow>=14" "datasets>=2.19"
 
 test: test-deps
 	$(CARGO) test

@@ -450,12 +450,18 @@ impl<'a> Runner<'a> {
                 message: why,
             },
         })?;
-        let tmp = dir.with_file_name(format!(
-            ".tmp-domain={}-{}",
-            domain.name(),
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&tmp);
+        // Leftovers of killed runs (any pid) are never reused: the stage starts clean.
+        let prefix = format!(".tmp-domain={}-", domain.name());
+        if let Some(parent) = dir.parent()
+            && let Ok(entries) = std::fs::read_dir(parent)
+        {
+            for e in entries.flatten() {
+                if e.file_name().to_string_lossy().starts_with(&prefix) {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+        let tmp = dir.with_file_name(format!("{prefix}{}", std::process::id()));
         std::fs::create_dir_all(&tmp).map_err(|e| ArtifactError::io(&tmp, e))?;
         let ctx = StageContext {
             paths: self.paths,
