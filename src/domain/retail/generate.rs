@@ -862,7 +862,7 @@ fn order_counts(rng: &mut ChaCha8Rng, users: usize) -> Vec<usize> {
             total -= 1;
         }
     }
-    for _ in 0..users / 20 {
+    for _ in 0..users / 5 {
         let from = rng.random_range(0..users);
         let to = rng.random_range(0..users);
         if counts[from] > 1 && counts[to] < 4 && from != to {
@@ -875,8 +875,8 @@ fn order_counts(rng: &mut ChaCha8Rng, users: usize) -> Vec<usize> {
 
 fn pick_status(rng: &mut ChaCha8Rng, nth: usize) -> &'static str {
     let favoured = match nth {
-        0 => Some(status::PENDING),
-        1 => Some(status::DELIVERED),
+        0 | 3 => Some(status::PENDING),
+        1 | 2 => Some(status::DELIVERED),
         _ => None,
     };
     if let Some(s) = favoured
