@@ -913,6 +913,7 @@ fn generated_database_has_paper_scale_and_is_consistent() {
     let mut emails = BTreeSet::new();
     let mut name_zip = BTreeSet::new();
     let mut listed = 0;
+    let mut frequent = 0;
     for (uid, u) in db.users.iter() {
         assert!(emails.insert(u.email.to_lowercase()));
         assert!(name_zip.insert((
@@ -928,13 +929,21 @@ fn generated_database_has_paper_scale_and_is_consistent() {
             assert!(m.balance_amount() >= 0.0);
             assert_eq!(m.source == "credit_card", m.last_four.is_some());
         }
-        assert!((1..=4).contains(&u.orders.len()));
+        let n = u.orders.len();
+        assert!(
+            (1..=4).contains(&n) || n == generate::FREQUENT_SHOPPER_ORDERS,
+            "{uid} has {n} orders"
+        );
+        if n == generate::FREQUENT_SHOPPER_ORDERS {
+            frequent += 1;
+        }
         for oid in &u.orders {
             assert_eq!(db.orders.get(oid).unwrap().user_id, uid);
             listed += 1;
         }
     }
     assert_eq!(listed, 1_075, "every order is listed by exactly its user");
+    assert_eq!(frequent, 527 / 40, "a few frequent shoppers");
     let mut statuses = std::collections::BTreeMap::new();
     for (oid, o) in db.orders.iter() {
         assert_eq!(o.order_id, oid);
