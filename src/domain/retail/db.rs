@@ -8,7 +8,7 @@
 //! Architecture invariant: this module holds data and the `Database` glue only; tool
 //! behaviour lives in `tools.rs`, grounding in `ground.rs`, file formats in `tau_bench.rs`.
 
-use crate::domain::{Database, GroundingContext, StateHash, Table, Tool};
+use crate::domain::{Database, GroundingContext, StateHash, Table, Tool, UserFact};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -249,5 +249,25 @@ impl Database for RetailDb {
 
     fn check_policy(&self, tool: &str, args: &Value) -> Result<(), String> {
         super::ground::check_policy(self, tool, args)
+    }
+
+    fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
+        super::hooks::user_facts(self, user_id)
+    }
+
+    fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String> {
+        super::hooks::describe_request(self, tool, args, output)
+    }
+
+    fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String> {
+        super::hooks::internal_ids(tool, args)
+    }
+
+    fn required_outputs(&self, tool: &str, _args: &Value, output: &str) -> Vec<String> {
+        super::hooks::required_outputs(tool, output)
+    }
+
+    fn customer_records(&self, user_id: &str) -> Vec<String> {
+        super::hooks::customer_records(self, user_id)
     }
 }

@@ -6,9 +6,13 @@
 //! product with the variant's price and options, every payment uses one of the owner's
 //! payment methods, gift-card balances are non-negative, fulfilments match the status
 //! (none while pending or cancelled), cancelled orders carry their refund and reason,
-//! exchange/return requests name items of the order and valid replacements. Each user has
+//! exchange/return requests name items of the order and valid replacements. Most users have
 //! one to four orders (most have two); the first is usually pending and the second usually
-//! delivered, so grounding finds both kinds for most customers.
+//! delivered, so grounding finds both kinds for most customers. One user in forty is a
+//! frequent shopper with ten orders, alternating pending and delivered, so multi-intent
+//! traces that touch several orders (e.g. a return, then an exchange of another order, then
+//! a cancellation) have a customer who can carry them: with about two orders per customer
+//! on average, no ordinary customer can.
 //!
 //! Architecture invariant: generation is pure — same seed, same database; no clock, no I/O.
 
@@ -862,7 +866,7 @@ fn order_counts(rng: &mut ChaCha8Rng, users: usize) -> Vec<usize> {
             total -= 1;
         }
     }
-    for _ in 0..users / 20 {
+    for _ in 0..users / 5 {
         let from = rng.random_range(0..users);
         let to = rng.random_range(0..users);
         if counts[from] > 1 && counts[to] < 4 && from != to {
@@ -870,13 +874,36 @@ fn order_counts(rng: &mut ChaCha8Rng, users: usize) -> Vec<usize> {
             counts[to] += 1;
         }
     }
+    // Frequent shoppers: a few customers hold many orders (drawn from customers with two or
+    // more), so multi-intent tasks that touch several orders have someone to be about.
+    let mut frequent = 0;
+    while frequent < users / FREQUENT_SHOPPER_SHARE {
+        let i = rng.random_range(0..users);
+        if counts[i] >= FREQUENT_SHOPPER_ORDERS {
+            continue;
+        }
+        let mut guard = 0;
+        while counts[i] < FREQUENT_SHOPPER_ORDERS && guard < 10 * users {
+            guard += 1;
+            let from = rng.random_range(0..users);
+            if from != i && counts[from] > 1 && counts[from] < FREQUENT_SHOPPER_ORDERS {
+                counts[from] -= 1;
+                counts[i] += 1;
+            }
+        }
+        frequent += 1;
+    }
     counts
 }
 
+/// One customer in this many is a frequent shopper with [`FREQUENT_SHOPPER_ORDERS`] orders.
+const FREQUENT_SHOPPER_SHARE: usize = 40;
+pub const FREQUENT_SHOPPER_ORDERS: usize = 10;
+
 fn pick_status(rng: &mut ChaCha8Rng, nth: usize) -> &'static str {
     let favoured = match nth {
-        0 => Some(status::PENDING),
-        1 => Some(status::DELIVERED),
+        0 | 3 | 4 | 6 | 8 => Some(status::PENDING),
+        1 | 2 | 5 | 7 | 9 => Some(status::DELIVERED),
         _ => None,
     };
     if let Some(s) = favoured

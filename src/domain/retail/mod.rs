@@ -8,6 +8,8 @@
 //! - `generate.rs`: the deterministic synthetic database (527 users, 50 products, 1,075 orders).
 //! - `tau_bench.rs`: import/export of tau-bench's `users/products/orders.json`.
 //! - `ground.rs`: grounding proposals, id learning and the machine-checkable policy rules.
+//! - `hooks.rs`: refinement/verification hooks: user facts, request sentences, internal ids,
+//!   required outputs and the records an agent can look up.
 //!
 //! New ids: no retail tool creates a row (cancel, modify, return and exchange all edit an
 //! existing order or profile in place), so tools never mint ids; generated ids come from the
@@ -19,6 +21,7 @@ mod calculate;
 pub mod db;
 pub mod generate;
 mod ground;
+mod hooks;
 pub mod tau_bench;
 mod tools;
 

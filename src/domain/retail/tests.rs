@@ -453,7 +453,8 @@ fn modify_pending_order_items_handles_duplicates_and_refunds() {
             "payment_method_id": "credit_card_4410021"}),
     );
     assert_eq!(out["payment_history"][1]["transaction_type"], "payment");
-    assert_eq!(out["payment_history"][1]["amount"], 12.2);
+    // Unrounded, as tau-bench records it: 24.6 - 12.4 = 12.200000000000001.
+    assert_eq!(out["payment_history"][1]["amount"], 24.6 - 12.4);
     // ...a cheaper one refunds the difference, straight onto a gift card.
     let mut db = fixture();
     db.products
@@ -912,6 +913,7 @@ fn generated_database_has_paper_scale_and_is_consistent() {
     let mut emails = BTreeSet::new();
     let mut name_zip = BTreeSet::new();
     let mut listed = 0;
+    let mut frequent = 0;
     for (uid, u) in db.users.iter() {
         assert!(emails.insert(u.email.to_lowercase()));
         assert!(name_zip.insert((
@@ -927,13 +929,21 @@ fn generated_database_has_paper_scale_and_is_consistent() {
             assert!(m.balance_amount() >= 0.0);
             assert_eq!(m.source == "credit_card", m.last_four.is_some());
         }
-        assert!((1..=4).contains(&u.orders.len()));
+        let n = u.orders.len();
+        assert!(
+            (1..=4).contains(&n) || n == generate::FREQUENT_SHOPPER_ORDERS,
+            "{uid} has {n} orders"
+        );
+        if n == generate::FREQUENT_SHOPPER_ORDERS {
+            frequent += 1;
+        }
         for oid in &u.orders {
             assert_eq!(db.orders.get(oid).unwrap().user_id, uid);
             listed += 1;
         }
     }
     assert_eq!(listed, 1_075, "every order is listed by exactly its user");
+    assert_eq!(frequent, 527 / 40, "a few frequent shoppers");
     let mut statuses = std::collections::BTreeMap::new();
     for (oid, o) in db.orders.iter() {
         assert_eq!(o.order_id, oid);
@@ -1567,4 +1577,323 @@ fn tau_bench_tasks_replay_like_tau_bench() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+// ---------- refinement / verification hooks ----------
+
+#[test]
+fn user_facts_identity_first_payments_by_last_digits_and_ids_mapped() {
+    let db = fixture();
+    let facts = Database::user_facts(&db, MARA);
+    assert_eq!(facts[0].kind, "identity");
+    assert_eq!(facts[0].values, vec!["mara.lindqvist4021@example.com"]);
+    assert!(facts[0].text.contains("mara.lindqvist4021@example.com"));
+    assert_eq!(facts[0].ids, vec![MARA]);
+    assert_eq!(facts[1].kind, "name");
+    assert!(facts[1].text.starts_with("Your name is Mara Lindqvist"));
+    assert!(
+        facts[1].text.contains("53704"),
+        "name + zip also authenticates"
+    );
+    let card = facts
+        .iter()
+        .find(|f| f.ids == ["credit_card_4410021"])
+        .expect("credit card fact");
+    assert_eq!(card.kind, "payment");
+    assert_eq!(
+        card.text,
+        "You have a Visa credit card ending in 1187 on file."
+    );
+    assert_eq!(card.values, vec!["1187"]);
+    let gift = facts
+        .iter()
+        .find(|f| f.ids == ["gift_card_4410022"])
+        .expect("gift card fact");
+    assert!(gift.text.contains("gift card") && gift.text.contains("$60.25"));
+    // Orders are stated by id; their fact resolves the items and sibling variants.
+    let order = facts
+        .iter()
+        .find(|f| f.values == ["#W1000001"])
+        .expect("order fact");
+    assert_eq!(order.kind, "entity");
+    assert!(
+        order
+            .text
+            .contains("desk fan (color: white, speed settings: 3)")
+    );
+    for id in ["1100000001", "2200000002", "1100000002", "2200000003"] {
+        assert!(order.ids.iter().any(|i| i == id), "{id} in {:?}", order.ids);
+    }
+    for f in &facts {
+        assert!(f.text.starts_with("You"), "second person: {}", f.text);
+        assert!(f.text.ends_with('.'));
+        for id in ["credit_card_", "gift_card_", MARA, "1100000001"] {
+            assert!(!f.text.contains(id), "{} reveals {id}", f.text);
+        }
+    }
+    assert!(Database::user_facts(&db, "nobody_0000").is_empty());
+}
+
+/// Run a call on a fork (it must succeed) and describe it on the state before the call.
+fn describe_ok(db: &RetailDb, tool: &str, args: Value) -> String {
+    let mut fork = db.clone();
+    let out = call(&mut fork, tool, args.clone());
+    assert!(!out.is_error, "{tool}: {}", out.text);
+    assert_eq!(Database::check_policy(db, tool, &args), Ok(()));
+    let sentence = Database::describe_request(db, tool, &args, &out.text)
+        .unwrap_or_else(|| panic!("{tool} is a customer request"));
+    assert!(
+        sentence.contains("you") || sentence.starts_with("You"),
+        "{sentence}"
+    );
+    assert!(sentence.ends_with('.'), "{sentence}");
+    for id in Database::internal_ids(db, tool, &args) {
+        assert!(!sentence.contains(&id), "{sentence} reveals {id}");
+    }
+    sentence.to_lowercase()
+}
+
+#[test]
+fn describe_request_states_every_value_each_write_needs() {
+    let db = fixture();
+    let s = describe_ok(
+        &db,
+        "cancel_pending_order",
+        json!({"order_id": "#W1000001", "reason": "ordered by mistake"}),
+    );
+    assert!(
+        s.contains("#w1000001") && s.contains("ordered by mistake"),
+        "{s}"
+    );
+    let s = describe_ok(
+        &db,
+        "cancel_pending_order",
+        json!({"order_id": "#W1000001", "reason": "no longer needed"}),
+    );
+    assert!(s.contains("no longer needed"), "{s}");
+    let address = json!({"address1": "77 Birch Road", "address2": "Unit 5", "city": "Boise",
+        "state": "ID", "country": "USA", "zip": "83702"});
+    let mut args = address.clone();
+    args["order_id"] = json!("#W1000001");
+    let s = describe_ok(&db, "modify_pending_order_address", args);
+    for v in [
+        "#w1000001",
+        "77 birch road",
+        "unit 5",
+        "boise",
+        "id",
+        "usa",
+        "83702",
+    ] {
+        assert!(s.contains(v), "{v} missing: {s}");
+    }
+    let mut args = address;
+    args["user_id"] = json!(MARA);
+    let s = describe_ok(&db, "modify_user_address", args);
+    assert!(
+        s.contains("77 birch road") && s.contains("83702") && !s.contains(MARA),
+        "{s}"
+    );
+    let s = describe_ok(
+        &db,
+        "modify_pending_order_items",
+        json!({"order_id": "#W1000001", "item_ids": ["1100000001"],
+            "new_item_ids": ["1100000002"], "payment_method_id": "credit_card_4410021"}),
+    );
+    for v in [
+        "#w1000001",
+        "desk fan",
+        "color: white",
+        "color: black",
+        "ending in 1187",
+    ] {
+        assert!(s.contains(v), "{v} missing: {s}");
+    }
+    let s = describe_ok(
+        &db,
+        "modify_pending_order_payment",
+        json!({"order_id": "#W1000001", "payment_method_id": "gift_card_4410022"}),
+    );
+    assert!(s.contains("#w1000001") && s.contains("gift card"), "{s}");
+    let s = describe_ok(
+        &db,
+        "return_delivered_order_items",
+        json!({"order_id": "#W1000002", "item_ids": ["2200000001"],
+            "payment_method_id": "gift_card_4410022"}),
+    );
+    for v in [
+        "#w1000002",
+        "return",
+        "yoga block",
+        "material: cork",
+        "gift card",
+    ] {
+        assert!(s.contains(v), "{v} missing: {s}");
+    }
+    let s = describe_ok(
+        &db,
+        "exchange_delivered_order_items",
+        json!({"order_id": "#W1000002", "item_ids": ["2200000001"],
+            "new_item_ids": ["2200000003"], "payment_method_id": "credit_card_4410021"}),
+    );
+    for v in [
+        "#w1000002",
+        "exchange",
+        "yoga block",
+        "size: large",
+        "ending in 1187",
+    ] {
+        assert!(s.contains(v), "{v} missing: {s}");
+    }
+    // Duplicated items are counted, not listed twice.
+    let s = describe_ok(
+        &db,
+        "modify_pending_order_items",
+        json!({"order_id": "#W1000004", "item_ids": ["3300000001", "3300000001"],
+            "new_item_ids": ["3300000002", "3300000002"], "payment_method_id": "paypal_5520031"}),
+    );
+    assert!(
+        s.contains("two units of the espresso cups") && s.contains("pieces: 4"),
+        "{s}"
+    );
+    assert!(s.contains("paypal"), "{s}");
+    // Agent-side lookups are not customer requests; status and product questions are.
+    let mut fork = db.clone();
+    let out = ok(&mut fork, "get_user_details", json!({"user_id": MARA}));
+    assert_eq!(
+        Database::describe_request(&db, "get_user_details", &json!({"user_id": MARA}), &out),
+        None
+    );
+    let email = json!({"email": "mara.lindqvist4021@example.com"});
+    assert_eq!(
+        Database::describe_request(&db, "find_user_id_by_email", &email, MARA),
+        None
+    );
+    let s = describe_ok(&db, "get_order_details", json!({"order_id": "#W1000002"}));
+    assert!(
+        s.contains("#w1000002") && s.contains("status") && s.contains("tracking"),
+        "{s}"
+    );
+}
+
+#[test]
+fn internal_ids_cover_payment_item_and_user_ids_but_not_orders() {
+    let db = fixture();
+    let items = json!({"order_id": "#W1000001", "item_ids": ["1100000001", "1100000001"],
+        "new_item_ids": ["1100000002", "1100000002"], "payment_method_id": "credit_card_4410021"});
+    for tool in [
+        "modify_pending_order_items",
+        "exchange_delivered_order_items",
+    ] {
+        assert_eq!(
+            Database::internal_ids(&db, tool, &items),
+            vec!["1100000001", "1100000002", "credit_card_4410021"],
+            "{tool}"
+        );
+    }
+    let ret = json!({"order_id": "#W1000002", "item_ids": ["2200000001"],
+        "payment_method_id": "gift_card_4410022"});
+    assert_eq!(
+        Database::internal_ids(&db, "return_delivered_order_items", &ret),
+        vec!["2200000001", "gift_card_4410022"]
+    );
+    let pay = json!({"order_id": "#W1000001", "payment_method_id": "gift_card_4410022"});
+    assert_eq!(
+        Database::internal_ids(&db, "modify_pending_order_payment", &pay),
+        vec!["gift_card_4410022"]
+    );
+    assert_eq!(
+        Database::internal_ids(&db, "get_user_details", &json!({"user_id": MARA})),
+        vec![MARA]
+    );
+    let cancel = json!({"order_id": "#W1000001", "reason": "no longer needed"});
+    assert!(Database::internal_ids(&db, "cancel_pending_order", &cancel).is_empty());
+    assert!(
+        Database::internal_ids(&db, "get_order_details", &json!({"order_id": "#W1000001"}))
+            .is_empty()
+    );
+    // Every internal id of Mara's possible calls is resolvable through one of her facts.
+    let facts = Database::user_facts(&db, MARA);
+    for id in Database::internal_ids(&db, "modify_pending_order_items", &items)
+        .into_iter()
+        .chain(Database::internal_ids(
+            &db,
+            "return_delivered_order_items",
+            &ret,
+        ))
+    {
+        assert!(
+            facts.iter().any(|f| f.ids.contains(&id)),
+            "{id} unresolvable"
+        );
+    }
+}
+
+#[test]
+fn required_outputs_of_reads_are_literals_of_the_output() {
+    let mut db = fixture();
+    let out = ok(
+        &mut db,
+        "get_order_details",
+        json!({"order_id": "#W1000005"}),
+    );
+    let req = Database::required_outputs(
+        &db,
+        "get_order_details",
+        &json!({"order_id": "#W1000005"}),
+        &out,
+    );
+    assert_eq!(req, vec!["processed", "731100200377"]);
+    for r in &req {
+        assert!(out.contains(r.as_str()));
+    }
+    let out = ok(
+        &mut db,
+        "get_order_details",
+        json!({"order_id": "#W1000001"}),
+    );
+    assert_eq!(
+        Database::required_outputs(
+            &db,
+            "get_order_details",
+            &json!({"order_id": "#W1000001"}),
+            &out
+        ),
+        vec!["pending"]
+    );
+    // The cheapest available yoga block costs 12.4 (printed without a trailing zero).
+    let args = json!({"product_id": "8310041133"});
+    let out = ok(&mut db, "get_product_details", args.clone());
+    assert_eq!(
+        Database::required_outputs(&db, "get_product_details", &args, &out),
+        vec!["12.4"]
+    );
+    let out = ok(&mut db, "get_user_details", json!({"user_id": MARA}));
+    assert!(
+        Database::required_outputs(&db, "get_user_details", &json!({"user_id": MARA}), &out)
+            .is_empty()
+    );
+}
+
+#[test]
+fn customer_records_are_what_the_read_tools_print() {
+    let mut db = fixture();
+    let records = Database::customer_records(&db, MARA);
+    let profile = ok(&mut db, "get_user_details", json!({"user_id": MARA}));
+    assert!(records.contains(&profile));
+    for id in ["#W1000001", "#W1000002", "#W1000003"] {
+        let order = ok(&mut db, "get_order_details", json!({"order_id": id}));
+        assert!(records.contains(&order), "{id}");
+    }
+    let product = ok(
+        &mut db,
+        "get_product_details",
+        json!({"product_id": "8310041133"}),
+    );
+    assert!(records.contains(&product));
+    let catalogue = ok(&mut db, "list_all_product_types", json!({}));
+    assert!(records.contains(&catalogue));
+    // Nothing about another customer's orders.
+    assert!(!records.iter().any(|r| r.contains("#W1000004")));
+    assert!(Database::customer_records(&db, "nobody_0000").is_empty());
 }
