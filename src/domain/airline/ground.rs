@@ -372,6 +372,7 @@ pub fn observe(
     output: &str,
     ctx: &mut GroundingContext,
 ) {
+    remember_conversation(tool, args, output, ctx);
     let Ok(v) = serde_json::from_str::<Value>(output) else {
         return;
     };
@@ -401,6 +402,88 @@ pub fn observe(
                 ctx.learn(key, s);
             }
         }
+    }
+}
+
+/// Context keys (underscore-prefixed, so they never clash with argument names) that record
+/// the conversation so far, letting proposals keep one coherent customer story: the last
+/// tool and the reservation it touched, the reservations already read or changed, and the
+/// last search with the itineraries it offered.
+const LAST_TOOL: &str = "_last_tool";
+const LAST_RESERVATION: &str = "_last_reservation";
+const READ: &str = "_read_reservation";
+const CHANGED: &str = "_changed_reservation";
+const LAST_SEARCH: &str = "_last_search";
+const SEARCH_OFFERS: &str = "_search_offers";
+const SEARCHED: &str = "_searched";
+
+fn search_key(onestop: bool, origin: &str, destination: &str, date: &str) -> String {
+    format!("{onestop}|{origin}|{destination}|{date}")
+}
+
+fn is_write(tool: &str) -> bool {
+    matches!(
+        tool,
+        "book_reservation"
+            | "cancel_reservation"
+            | "update_reservation_baggages"
+            | "update_reservation_flights"
+            | "update_reservation_passengers"
+            | "send_certificate"
+    )
+}
+
+fn remember_conversation(tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
+    let set = |ctx: &mut GroundingContext, key: &str, vals: Vec<String>| {
+        ctx.known.insert(key.to_string(), vals);
+    };
+    set(ctx, LAST_TOOL, vec![tool.to_string()]);
+    let touched = if tool == "book_reservation" {
+        serde_json::from_str::<Value>(output).ok().and_then(|v| {
+            v.get("reservation_id")
+                .and_then(Value::as_str)
+                .map(String::from)
+        })
+    } else {
+        args.get("reservation_id")
+            .and_then(Value::as_str)
+            .map(String::from)
+    };
+    if let Some(id) = touched {
+        set(ctx, LAST_RESERVATION, vec![id.clone()]);
+        if is_write(tool) {
+            ctx.learn(CHANGED, &id);
+        } else if tool == "get_reservation_details" {
+            ctx.learn(READ, &id);
+        }
+    }
+    if tool.starts_with("search_") {
+        let route: Vec<String> = ["origin", "destination", "date"]
+            .iter()
+            .map(|k| str_arg(args, k).to_string())
+            .collect();
+        let date = route[2].clone();
+        let key = search_key(tool == "search_onestop_flight", &route[0], &route[1], &date);
+        ctx.learn(SEARCHED, &key);
+        set(ctx, LAST_SEARCH, route);
+        // Each offer as a JSON list of {flight_number, date} legs.
+        let offers: Vec<String> = serde_json::from_str::<Value>(output)
+            .ok()
+            .and_then(|v| v.as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .map(|o| {
+                let legs: Vec<Value> = match o.as_array() {
+                    Some(pair) => pair
+                        .iter()
+                        .map(|l| json!({"flight_number": str_arg(l, "flight_number"), "date": str_arg(l, "date")}))
+                        .collect(),
+                    None => vec![json!({"flight_number": str_arg(o, "flight_number"), "date": date})],
+                };
+                Value::Array(legs).to_string()
+            })
+            .collect();
+        set(ctx, SEARCH_OFFERS, offers);
     }
 }
 
@@ -442,6 +525,62 @@ fn candidate_reservations<'a>(
             out.push(r);
         }
     }
+    out
+}
+
+/// What a proposal will do with a reservation, for [`reservations_for`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    Read,
+    Write,
+}
+
+/// [`candidate_reservations`] reordered so the conversation stays coherent:
+/// - a read right after a change looks at the reservation just changed (the customer checks
+///   the result); otherwise reads prefer reservations not yet read nor changed;
+/// - a write right after reading a reservation acts on it; a write right after a different
+///   kind of change continues on the same reservation; otherwise writes prefer reservations
+///   not changed yet (so a later intent does not pile onto one already changed).
+fn reservations_for<'a>(
+    db: &'a AirlineDb,
+    ctx: &GroundingContext,
+    rng: &mut ChaCha8Rng,
+    tool: &str,
+    purpose: Purpose,
+) -> Vec<&'a Reservation> {
+    let base = candidate_reservations(db, ctx, rng);
+    let last_tool = ctx
+        .values(LAST_TOOL)
+        .first()
+        .map(String::as_str)
+        .unwrap_or("");
+    let last = ctx.values(LAST_RESERVATION).first().cloned();
+    let changed = ctx.values(CHANGED);
+    let read = ctx.values(READ);
+    let first: Option<String> = match purpose {
+        Purpose::Read if is_write(last_tool) => last,
+        Purpose::Write if last_tool == "get_reservation_details" => {
+            last.filter(|id| !changed.contains(id))
+        }
+        Purpose::Write if is_write(last_tool) && last_tool != tool => last,
+        _ => None,
+    };
+    let fresh = |r: &Reservation| match purpose {
+        Purpose::Read => !read.contains(&r.reservation_id) && !changed.contains(&r.reservation_id),
+        Purpose::Write => !changed.contains(&r.reservation_id),
+    };
+    let mut out: Vec<&Reservation> = Vec::with_capacity(base.len());
+    if let Some(id) = &first
+        && let Some(r) = base.iter().find(|r| &r.reservation_id == id)
+    {
+        out.push(r);
+    }
+    let rest = base
+        .iter()
+        .filter(|r| Some(&r.reservation_id) != first.as_ref());
+    let (a, b): (Vec<&Reservation>, Vec<&Reservation>) = rest.partition(|r| fresh(r));
+    out.extend(a);
+    out.extend(b);
     out
 }
 
@@ -488,7 +627,7 @@ pub fn propose_calls(
                 .map(|id| json!({"user_id": id}))
                 .collect()
         }
-        "get_reservation_details" => candidate_reservations(db, ctx, rng)
+        "get_reservation_details" => reservations_for(db, ctx, rng, tool, Purpose::Read)
             .into_iter()
             .take(MAX_PROPOSALS)
             .map(|r| json!({"reservation_id": r.reservation_id}))
@@ -521,7 +660,7 @@ pub fn propose_calls(
             None => Vec::new(),
         },
         "cancel_reservation" => {
-            let c = candidate_reservations(db, ctx, rng)
+            let c = reservations_for(db, ctx, rng, tool, Purpose::Write)
                 .into_iter()
                 .map(|r| json!({"reservation_id": r.reservation_id}))
                 .collect();
@@ -529,7 +668,7 @@ pub fn propose_calls(
         }
         "update_reservation_baggages" => {
             let mut c = Vec::new();
-            for r in candidate_reservations(db, ctx, rng) {
+            for r in reservations_for(db, ctx, rng, tool, Purpose::Write) {
                 let Some(owner) = db.users.get(&r.user_id) else {
                     continue;
                 };
@@ -551,7 +690,7 @@ pub fn propose_calls(
         "update_reservation_flights" => executable(db, tool, propose_flight_changes(db, ctx, rng)),
         "update_reservation_passengers" => {
             let mut c = Vec::new();
-            for r in candidate_reservations(db, ctx, rng) {
+            for r in reservations_for(db, ctx, rng, tool, Purpose::Write) {
                 let Some(owner) = db.users.get(&r.user_id) else {
                     continue;
                 };
@@ -620,7 +759,7 @@ fn propose_searches(
 ) -> Vec<Value> {
     let mut routes: Vec<(String, String, Vec<String>)> = Vec::new();
     let dates = future_dates();
-    for r in candidate_reservations(db, ctx, rng) {
+    for r in reservations_for(db, ctx, rng, "search", Purpose::Read) {
         let mut preferred: Vec<String> = r
             .flights
             .iter()
@@ -641,6 +780,16 @@ fn propose_searches(
         preferred.extend(dates.iter().cloned());
         routes.insert(0, (o.clone(), d.clone(), preferred));
     }
+    // The customer's last search comes first: same route, same day first (e.g. nonstop
+    // flights, then one-stop connections for the same trip).
+    if let [o, d, date] = ctx.values(LAST_SEARCH) {
+        let mut preferred = vec![date.clone()];
+        preferred.extend(dates.iter().cloned());
+        routes.insert(0, (o.clone(), d.clone(), preferred));
+    }
+    let searched = ctx.values(SEARCHED);
+    // A trip from an airport to itself is not a search anyone makes.
+    routes.retain(|(o, d, _)| o != d);
     // Random real routes as a fallback (connections for one-stop searches).
     let flights: Vec<_> = db.flights.iter().map(|(_, f)| f).collect();
     for _ in 0..12 {
@@ -666,7 +815,11 @@ fn propose_searches(
         if out.len() >= MAX_PROPOSALS {
             break;
         }
+        // The same search twice adds nothing: a repeated route moves to another day.
         let found = dates.iter().take(6).find(|date| {
+            if searched.contains(&search_key(onestop, &o, &d, date)) {
+                return false;
+            }
             if onestop {
                 !search_onestop(db, &o, &d, date).is_empty()
             } else {
@@ -774,6 +927,40 @@ fn propose_bookings(
             (n.clone(), d)
         })
         .collect();
+    // Itineraries the customer's last search offered come first, booked as found (one way).
+    let mut out = Vec::new();
+    for offer in ctx.values(SEARCH_OFFERS).iter().take(3) {
+        let Ok(Value::Array(legs)) = serde_json::from_str::<Value>(offer) else {
+            continue;
+        };
+        let legs: Vec<(String, String)> = legs
+            .iter()
+            .map(|l| {
+                (
+                    str_arg(l, "flight_number").to_string(),
+                    str_arg(l, "date").to_string(),
+                )
+            })
+            .collect();
+        let cabin = *CABINS.choose(rng).unwrap_or(&"economy");
+        let bags = rng.random_range(0..=2i64);
+        let insurance = if rng.random_bool(0.5) { "yes" } else { "no" };
+        for c in [cabin, "economy", "business"] {
+            for (passengers, insurance) in
+                [(std::slice::from_ref(&me), insurance), (&group[..], "no")]
+            {
+                let trip = Trip {
+                    legs: &legs,
+                    flight_type: "one_way",
+                    cabin: c,
+                    passengers,
+                    bags,
+                    insurance,
+                };
+                out.extend(booking_args(db, user_id, user, trip));
+            }
+        }
+    }
     let all: Vec<String> = db.flights.keys().map(str::to_string).collect();
     for _ in 0..6 {
         if let Some(n) = all.choose(rng) {
@@ -782,7 +969,6 @@ fn propose_bookings(
             picks.push((n.clone(), d));
         }
     }
-    let mut out = Vec::new();
     for (number, dates) in picks {
         let Some(f) = db.flights.get(&number) else {
             continue;
@@ -849,7 +1035,7 @@ fn propose_flight_changes(
     rng: &mut ChaCha8Rng,
 ) -> Vec<Value> {
     let mut c = Vec::new();
-    for r in candidate_reservations(db, ctx, rng) {
+    for r in reservations_for(db, ctx, rng, "update_reservation_flights", Purpose::Write) {
         if r.is_cancelled() || any_flown(db, r) {
             continue;
         }

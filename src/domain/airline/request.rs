@@ -132,7 +132,11 @@ fn list_and(items: &[String]) -> String {
 /// code from the agent).
 fn reservation_ref(db: &AirlineDb, id: &str) -> String {
     match db.reservations.get(id) {
-        Some(r) if r.created_at == CLOCK => "the reservation you just booked".into(),
+        Some(r) if r.created_at == CLOCK => format!(
+            "the new reservation you just booked from {} to {}",
+            place(&r.origin),
+            place(&r.destination)
+        ),
         _ => format!("reservation {id}"),
     }
 }
@@ -197,13 +201,18 @@ pub fn user_facts(db: &AirlineDb, user_id: &str) -> Vec<UserFact> {
     ];
     for m in user.payment_methods.values() {
         let (phrase, value) = payment_phrase(m);
+        let article = if phrase.starts_with(['A', 'E', 'I', 'O', 'U', 'a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
         let text = match m.source.as_str() {
             "gift_card" => format!(
-                "You have a {phrase} with a balance of {}.",
+                "You have {article} {phrase} with a balance of {}.",
                 money(m.balance())
             ),
-            "certificate" => format!("You have a {phrase} worth {}.", money(m.balance())),
-            _ => format!("You have a {phrase}."),
+            "certificate" => format!("You have {article} {phrase} worth {}.", money(m.balance())),
+            _ => format!("You have {article} {phrase}."),
         };
         facts.push(UserFact {
             kind: "payment".into(),
@@ -372,7 +381,7 @@ fn describe_booking(db: &AirlineDb, args: &Value) -> Option<String> {
                 u.name.first_name == p.first_name && u.name.last_name == p.last_name
             });
             if me {
-                format!("yourself ({})", person_born(p))
+                format!("yourself (born {})", p.dob)
             } else {
                 person_born(p)
             }

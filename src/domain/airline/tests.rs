@@ -1039,3 +1039,337 @@ fn every_tool_has_a_succeeding_proposal_for_most_customers() {
         );
     }
 }
+
+// ---------------------------------------------------------------- refinement hooks
+
+fn norm(s: &str) -> String {
+    s.to_lowercase().replace('_', " ")
+}
+
+fn string_leaves(path: &str, v: &Value, out: &mut Vec<(String, String)>) {
+    match v {
+        Value::String(s) => out.push((path.to_string(), s.clone())),
+        Value::Array(items) => items.iter().for_each(|x| string_leaves(path, x, out)),
+        Value::Object(m) => {
+            for (k, x) in m {
+                string_leaves(k, x, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn user_facts_start_with_identity_and_describe_payments_by_what_customers_know() {
+    let db = &*GENERATED;
+    let (user_id, user) = db
+        .users
+        .iter()
+        .find(|(_, u)| {
+            u.payment_methods
+                .values()
+                .any(|m| m.source == "credit_card")
+                && u.payment_methods.values().any(|m| m.source == "gift_card")
+        })
+        .map(|(id, u)| (id.to_string(), u.clone()))
+        .expect("a customer with a card and a gift card");
+    let facts = Database::user_facts(db, &user_id);
+    assert_eq!(facts[0].kind, "identity");
+    assert_eq!(facts[0].values, vec![user_id.clone()]);
+    assert_eq!(facts[0].text, format!("Your user id is {user_id}."));
+    assert_eq!(facts[1].kind, "name");
+    assert!(facts[1].text.contains(&user.name.last_name));
+    for m in user.payment_methods.values() {
+        let fact = facts
+            .iter()
+            .find(|f| f.ids == vec![m.id.clone()])
+            .unwrap_or_else(|| panic!("no fact resolves {}", m.id));
+        assert_eq!(fact.kind, "payment");
+        assert!(fact.text.starts_with("You have a"), "{}", fact.text);
+        assert!(!fact.text.contains(&m.id), "{} leaks its id", fact.text);
+        for v in &fact.values {
+            assert!(fact.text.contains(v.as_str()));
+        }
+        if m.source == "credit_card" {
+            let last = m.last_four.clone().unwrap();
+            assert!(
+                fact.text.contains(&format!("credit card ending in {last}")),
+                "{}",
+                fact.text
+            );
+            assert_eq!(fact.values, vec![last]);
+        }
+        if m.source == "gift_card" {
+            assert!(fact.text.contains("gift card"), "{}", fact.text);
+            assert!(fact.text.contains("balance"), "{}", fact.text);
+        }
+    }
+    // Reservation codes are printed on confirmations: stated as values, not internal ids.
+    if !user.reservations.is_empty() {
+        let entity = facts.iter().find(|f| f.kind == "entity").unwrap();
+        assert_eq!(entity.values, user.reservations);
+        assert!(entity.ids.is_empty());
+    }
+    assert!(Database::user_facts(db, "nobody_0000").is_empty());
+}
+
+/// For each write tool: a proposed call for some customer, its output, and the state before.
+fn write_examples() -> Vec<(String, Value, String, AirlineDb)> {
+    let db = &*GENERATED;
+    let mut out = Vec::new();
+    for tool in [
+        "book_reservation",
+        "cancel_reservation",
+        "update_reservation_baggages",
+        "update_reservation_flights",
+        "update_reservation_passengers",
+    ] {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let mut found = 0;
+        for c in Database::customers(db).iter().take(60) {
+            let ctx = GroundingContext::for_user(c);
+            let Some(args) = ground::propose_calls(db, tool, &ctx, &mut rng)
+                .into_iter()
+                .next()
+            else {
+                continue;
+            };
+            let output = db.clone().invoke(tool, &args);
+            assert!(!output.is_error, "{tool}: {}", output.text);
+            out.push((tool.to_string(), args, output.text, db.clone()));
+            found += 1;
+            if found == 4 {
+                break;
+            }
+        }
+        assert!(found > 0, "no proposal for {tool}");
+    }
+    out
+}
+
+#[test]
+fn describe_request_states_every_value_a_write_needs_and_no_internal_id() {
+    for (tool, args, output, db) in write_examples() {
+        let text = Database::describe_request(&db, &tool, &args, &output)
+            .unwrap_or_else(|| panic!("{tool}: no request sentence"));
+        let t = norm(&text);
+        assert!(
+            t.starts_with("you ") || t.contains(" you "),
+            "{tool}: {text}"
+        );
+        let internal = Database::internal_ids(&db, &tool, &args);
+        for id in &internal {
+            assert!(!text.contains(id.as_str()), "{tool} leaks {id}: {text}");
+        }
+        // Every string argument is in the sentence, except the user id (authentication),
+        // internal ids (resolved through the stated payment fact) and values the customer's
+        // own records already hold (kept flights, unchanged passengers).
+        let records = Database::customer_records(
+            &db,
+            db.reservations
+                .get(args["reservation_id"].as_str().unwrap_or(""))
+                .map(|r| r.user_id.as_str())
+                .or(args["user_id"].as_str())
+                .unwrap(),
+        )
+        .join("\n");
+        let mut leaves = Vec::new();
+        string_leaves("", &args, &mut leaves);
+        for (key, value) in leaves {
+            if key == "user_id" || internal.contains(&value) {
+                continue;
+            }
+            assert!(
+                t.contains(&norm(&value)) || records.contains(&value),
+                "{tool}: '{key}' = '{value}' missing from: {text}"
+            );
+        }
+        // The payment method is named by what the customer knows (its last digits).
+        let owner = match args["user_id"].as_str() {
+            Some(u) => u.to_string(),
+            None => db
+                .reservations
+                .get(args["reservation_id"].as_str().unwrap())
+                .unwrap()
+                .user_id
+                .clone(),
+        };
+        let facts = Database::user_facts(&db, &owner);
+        for id in &internal {
+            let fact = facts.iter().find(|f| f.ids.contains(id)).unwrap();
+            assert!(
+                fact.values.iter().all(|v| text.contains(v.as_str())),
+                "{tool}: payment {id} not described in: {text}"
+            );
+        }
+        match tool.as_str() {
+            "book_reservation" => {
+                let ins = args["insurance"].as_str().unwrap();
+                assert!(t.contains(&format!("you say {ins}")), "{text}");
+                let bags = args["total_baggages"].as_i64().unwrap();
+                assert!(
+                    bags == 0 && t.contains("no checked bags") || t.contains(&bags.to_string()),
+                    "{text}"
+                );
+            }
+            "cancel_reservation" => assert!(t.contains("because"), "{text}"),
+            "update_reservation_baggages" => {
+                let total = args["total_baggages"].as_i64().unwrap();
+                assert!(t.contains(&format!("{total} checked bag")), "{text}");
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn describe_request_leaves_agent_lookups_unasked() {
+    let db = &*GENERATED;
+    let user = Database::customers(db)[0].clone();
+    let args = json!({"user_id": user});
+    let out = db.clone().invoke("get_user_details", &args);
+    assert_eq!(
+        Database::describe_request(db, "get_user_details", &args, &out.text),
+        None
+    );
+    let rid = db.users.get(&user).unwrap().reservations[0].clone();
+    let args = json!({"reservation_id": rid});
+    let out = db.clone().invoke("get_reservation_details", &args);
+    let text = Database::describe_request(db, "get_reservation_details", &args, &out.text)
+        .expect("a customer asks about their reservation");
+    assert!(text.contains(&rid), "{text}");
+}
+
+#[test]
+fn internal_ids_are_the_payment_ids_of_payment_bearing_calls() {
+    for (tool, args, _, db) in write_examples() {
+        let ids = Database::internal_ids(&db, &tool, &args);
+        let expected: Vec<String> = match tool.as_str() {
+            "book_reservation" => args["payment_methods"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["payment_id"].as_str().unwrap().to_string())
+                .collect(),
+            "update_reservation_baggages" | "update_reservation_flights" => {
+                vec![args["payment_id"].as_str().unwrap().to_string()]
+            }
+            _ => Vec::new(),
+        };
+        assert_eq!(ids, expected, "{tool}");
+    }
+    let db = &*GENERATED;
+    assert!(
+        Database::internal_ids(
+            db,
+            "get_reservation_details",
+            &json!({"reservation_id": "ABC123"})
+        )
+        .is_empty()
+    );
+}
+
+#[test]
+fn required_outputs_of_reads_are_literal_values_of_the_output() {
+    let db = &*GENERATED;
+    let r = db
+        .reservations
+        .iter()
+        .map(|(_, r)| r)
+        .find(|r| !r.is_cancelled())
+        .unwrap();
+    let args = json!({"reservation_id": r.reservation_id});
+    let out = db.clone().invoke("get_reservation_details", &args).text;
+    let req = Database::required_outputs(db, "get_reservation_details", &args, &out);
+    let numbers: Vec<String> = r.flights.iter().map(|s| s.flight_number.clone()).collect();
+    assert!(!req.is_empty());
+    for v in &req {
+        assert!(numbers.contains(v) && out.contains(v.as_str()), "{v}");
+    }
+    // A cancelled reservation: the agent must say so.
+    let cancelled = db
+        .reservations
+        .iter()
+        .map(|(_, r)| r)
+        .find(|r| r.is_cancelled());
+    if let Some(c) = cancelled {
+        let args = json!({"reservation_id": c.reservation_id});
+        let out = db.clone().invoke("get_reservation_details", &args).text;
+        assert_eq!(
+            Database::required_outputs(db, "get_reservation_details", &args, &out),
+            vec!["cancelled".to_string()]
+        );
+    }
+    // A search: flight numbers (and the cheapest fare for long lists) found in the output.
+    let ctx = GroundingContext::for_user(&Database::customers(db)[0]);
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    for tool in ["search_direct_flight", "search_onestop_flight"] {
+        let args = ground::propose_calls(db, tool, &ctx, &mut rng)[0].clone();
+        let out = db.clone().invoke(tool, &args).text;
+        let req = Database::required_outputs(db, tool, &args, &out);
+        assert!(!req.is_empty(), "{tool}");
+        for v in &req {
+            assert!(out.contains(v.as_str()), "{tool}: {v} not in output");
+        }
+        let text = Database::describe_request(db, tool, &args, &out).unwrap();
+        for key in ["origin", "destination", "date"] {
+            assert!(text.contains(args[key].as_str().unwrap()), "{text}");
+        }
+    }
+    // Writes carry no required outputs.
+    assert!(Database::required_outputs(db, "cancel_reservation", &args, "{}").is_empty());
+}
+
+#[test]
+fn customer_records_are_the_profile_and_every_reservation() {
+    let db = &*GENERATED;
+    let user = Database::customers(db)[1].clone();
+    let records = Database::customer_records(db, &user);
+    let u = db.users.get(&user).unwrap();
+    assert_eq!(records.len(), 1 + u.reservations.len());
+    assert_eq!(
+        records[0],
+        db.clone()
+            .invoke("get_user_details", &json!({"user_id": user}))
+            .text
+    );
+    for (rid, rec) in u.reservations.iter().zip(&records[1..]) {
+        assert!(rec.contains(&format!("\"reservation_id\":\"{rid}\"")));
+    }
+}
+
+#[test]
+fn a_later_write_prefers_a_reservation_not_yet_changed() {
+    let db = &*GENERATED;
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let mut checked = 0;
+    for c in Database::customers(db).iter().take(80) {
+        let ctx = GroundingContext::for_user(c);
+        let Some(first) =
+            ground::propose_calls(db, "update_reservation_passengers", &ctx, &mut rng)
+                .into_iter()
+                .next()
+        else {
+            continue;
+        };
+        let mut state = db.clone();
+        let out = state.invoke("update_reservation_passengers", &first);
+        let mut ctx2 = ctx.clone();
+        Database::observe(
+            &state,
+            "update_reservation_passengers",
+            &first,
+            &out.text,
+            &mut ctx2,
+        );
+        let next = ground::propose_calls(&state, "update_reservation_passengers", &ctx2, &mut rng);
+        let others = next
+            .iter()
+            .any(|a| a["reservation_id"] != first["reservation_id"]);
+        if others {
+            assert_ne!(next[0]["reservation_id"], first["reservation_id"], "{c}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5, "only {checked} customers exercised");
+}
