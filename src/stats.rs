@@ -42,7 +42,7 @@ pub fn funnel(paths: &Paths, domains: &[&str]) -> Result<String, ArtifactError> 
         let tasks = read_opt::<TaskRecord>(paths, "tasks", d, "part-00000.parquet")?;
         let mut rejects: Vec<RejectRecord> = Vec::new();
         for stage in ["grounded", "refined", "tasks"] {
-            if let Some(r) = read_opt::<RejectRecord>(paths, stage, d, "rejects.parquet")? {
+            if let Some(r) = read_opt::<RejectRecord>(paths, stage, d, "_rejects.parquet")? {
                 rejects.extend(r);
             }
         }

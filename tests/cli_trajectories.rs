@@ -73,8 +73,8 @@ fn the_sft_export_loads_with_hugging_face_datasets() {
 import json, datasets, pyarrow.parquet as pq
 d = {dir:?}
 n = pq.read_table(d + "/part-00000.parquet").num_rows
-js = datasets.load_dataset("json", data_files=d + "/sft.jsonl", split="train")
-pa = datasets.load_dataset("parquet", data_files=d + "/sft.parquet", split="train")
+js = datasets.load_dataset("json", data_files=d + "/_sft.jsonl", split="train")
+pa = datasets.load_dataset("parquet", data_files=d + "/_sft.parquet", split="train")
 assert len(js) == len(pa) == n > 0, (len(js), len(pa), n)
 row = js[0]
 assert set(["messages", "tools"]) <= set(js.column_names)

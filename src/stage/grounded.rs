@@ -299,7 +299,7 @@ impl Stage for GroundedStage {
         }
         let prov = ctx.provenance();
         artifact::write_records(&ctx.out("part-00000.parquet"), &tasks, &prov)?;
-        artifact::write_records(&ctx.out("rejects.parquet"), &rejects, &prov)?;
+        artifact::write_records(&ctx.out("_rejects.parquet"), &rejects, &prov)?;
         Ok(format!(
             "{} of {} traces grounded ({} rejected)",
             tasks.len(),

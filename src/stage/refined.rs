@@ -160,7 +160,12 @@ pub fn scripted_instruction(
         }
     }
     if rng.random_bool(cfg.preference_rate.clamp(0.0, 1.0)) {
-        parts.push(pick(rng, PREFERENCES).to_string());
+        let preference = pick(rng, PREFERENCES);
+        // A preference about changes only makes sense when the task changes something.
+        let writes = (0..actions.len()).any(|j| !is_read(tool_of(j)));
+        if writes || !preference.contains("change") {
+            parts.push(preference.to_string());
+        }
     }
     if rng.random_bool(cfg.ambiguity_rate.clamp(0.0, 1.0)) {
         parts.push(pick(rng, AMBIGUITY).to_string());
@@ -231,7 +236,7 @@ impl Stage for RefinedStage {
         }
         let prov = ctx.provenance();
         artifact::write_records(&ctx.out("part-00000.parquet"), &kept, &prov)?;
-        artifact::write_records(&ctx.out("rejects.parquet"), &rejects, &prov)?;
+        artifact::write_records(&ctx.out("_rejects.parquet"), &rejects, &prov)?;
         Ok(format!(
             "{} instructions written ({} rejected)",
             kept.len(),

@@ -9,7 +9,7 @@
 //! 4. where 1–3 are inconclusive (only free-text values missing from the instruction), the
 //!    judge role decides; the scripted judge rejects.
 //!
-//! Rejected tasks go to `rejects.parquet` with their reason. Verification does not read
+//! Rejected tasks go to `_rejects.parquet` with their reason. Verification does not read
 //! emotion columns; it carries them through.
 
 use crate::artifact::{self, RejectRecord, TaskRecord};
@@ -317,7 +317,7 @@ impl Stage for TasksStage {
         }
         let prov = ctx.provenance();
         artifact::write_records(&ctx.out("part-00000.parquet"), &kept, &prov)?;
-        artifact::write_records(&ctx.out("rejects.parquet"), &rejects, &prov)?;
+        artifact::write_records(&ctx.out("_rejects.parquet"), &rejects, &prov)?;
         let train = kept.iter().filter(|t| t.split == "train").count();
         Ok(format!(
             "{} verified (train {}, eval {}), {} rejected",

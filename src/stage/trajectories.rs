@@ -6,10 +6,11 @@
 //! `{type, function: {name, arguments}}`; tool results as `tool` messages; reasoning kept as
 //! `reasoning_content` or dropped by option) and `tools` (the OpenAI tool schemas).
 //!
-//! Files: `part-00000.parquet` (the High set as rollout rows), `low.parquet` (the Low set,
-//! when this domain is in it), `sft.jsonl` (arguments and tools as real JSON objects) and
-//! `sft.parquet` (the same rows; `arguments` and `tools` as JSON strings so the schema is
-//! fixed).
+//! Files: `part-00000.parquet` (the High set as rollout rows), `_low.parquet` (the Low set,
+//! when this domain is in it), `_sft.jsonl` (arguments and tools as real JSON objects) and
+//! `_sft.parquet` (the same rows; `arguments` and `tools` as JSON strings so the schema is
+//! fixed). Side files start with `_`, the convention dataset readers (pyarrow, Spark) use
+//! to skip non-data files, so `output/trajectories` still reads as one table.
 
 use crate::artifact::{self, RolloutRecord, sha256_hex};
 use crate::config::ConfigError;
@@ -79,25 +80,21 @@ pub fn sft_row(rollout: &RolloutRecord, tools: &[Value], keep_reasoning: bool) -
             let mut o = serde_json::Map::new();
             o.insert("role".into(), json!(m.role));
             o.insert("content".into(), json!(m.content.clone().unwrap_or_default()));
-            if !m.tool_calls.is_empty() {
-                let calls: Vec<Value> = m
-                    .tool_calls
-                    .iter()
-                    .map(|c| {
-                        let args: Value = serde_json::from_str(&c.function.arguments).unwrap_or(Value::Object(Default::default()));
-                        json!({"id": c.id, "type": "function", "function": {"name": c.function.name, "arguments": args}})
-                    })
-                    .collect();
-                o.insert("tool_calls".into(), Value::Array(calls));
-            }
-            if let Some(id) = &m.tool_call_id {
-                o.insert("tool_call_id".into(), json!(id));
-            }
-            if let Some(name) = &m.name {
-                o.insert("name".into(), json!(name));
-            }
-            if keep_reasoning && let Some(r) = &m.reasoning_content {
-                o.insert("reasoning_content".into(), json!(r));
+            // Every message carries the same keys (empty or null when unused), so loaders
+            // that infer one schema per column (Hugging Face `datasets`) see uniform rows.
+            let calls: Vec<Value> = m
+                .tool_calls
+                .iter()
+                .map(|c| {
+                    let args: Value = serde_json::from_str(&c.function.arguments).unwrap_or(Value::Object(Default::default()));
+                    json!({"id": c.id, "type": "function", "function": {"name": c.function.name, "arguments": args}})
+                })
+                .collect();
+            o.insert("tool_calls".into(), Value::Array(calls));
+            o.insert("tool_call_id".into(), json!(m.tool_call_id));
+            o.insert("name".into(), json!(m.name));
+            if keep_reasoning {
+                o.insert("reasoning_content".into(), json!(m.reasoning_content));
             }
             Value::Object(o)
         })
@@ -207,7 +204,7 @@ impl Stage for TrajectoriesStage {
             Vec::new()
         };
         if in_low {
-            artifact::write_records(&ctx.out("low.parquet"), &low, &prov)?;
+            artifact::write_records(&ctx.out("_low.parquet"), &low, &prov)?;
         }
         let tools: Vec<Value> = ctx.domain.tool_specs().iter().map(|s| s.openai()).collect();
         let sft: Vec<Value> = high
@@ -219,9 +216,9 @@ impl Stage for TrajectoriesStage {
             jsonl.push_str(&row.to_string());
             jsonl.push('\n');
         }
-        artifact::write_atomic(&ctx.out("sft.jsonl"), jsonl.as_bytes())?;
-        let batch = sft_batch(&sft).map_err(|e| ctx.fail(format!("sft.parquet: {e}")))?;
-        artifact::write_parquet(&ctx.out("sft.parquet"), &batch, &prov)?;
+        artifact::write_atomic(&ctx.out("_sft.jsonl"), jsonl.as_bytes())?;
+        let batch = sft_batch(&sft).map_err(|e| ctx.fail(format!("_sft.parquet: {e}")))?;
+        artifact::write_parquet(&ctx.out("_sft.parquet"), &batch, &prov)?;
         let wins = rows
             .iter()
             .filter(|r| r.reward == 1 && r.error.is_none())
