@@ -14,6 +14,7 @@
 //! - [`replay`]: tau-bench task files and gold-action replay.
 //! - [`bench`]: the benchmarks behind `make bench`.
 //! - [`stats`]: the funnel and other reports of `tracer stats`.
+//! - [`llm`]: LLM roles (scripted or OpenAI-compatible endpoint), response cache, limits.
 
 pub mod artifact;
 pub mod bench;
@@ -21,6 +22,7 @@ pub mod cli;
 pub mod config;
 pub mod domain;
 pub mod graph;
+pub mod llm;
 pub mod pipeline;
 pub mod replay;
 pub mod seed;
