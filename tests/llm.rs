@@ -220,22 +220,37 @@ async fn rate_limit_waits_for_retry_after() {
 }
 
 #[tokio::test]
-async fn server_errors_are_retried() {
+async fn server_errors_and_hangups_are_retried() {
     let server = OpenAiServer::start(&[MODEL]);
-    for code in [500, 503] {
-        server.push(Reply::Status {
-            code,
-            retry_after: None,
-            message: "overloaded".into(),
-        });
-    }
+    server.push(Reply::Status {
+        code: 500,
+        retry_after: None,
+        message: "internal".into(),
+    });
+    server.push(Reply::Status {
+        code: 503,
+        retry_after: Some(1),
+        message: "overloaded".into(),
+    });
+    server.push(Reply::Hangup);
     let model = endpoint(&config(&server.base_url(), ""), &cache_path("5xx"));
     let r = model.chat(hello("hi")).await.unwrap();
     assert_eq!(r.message.content.as_deref(), Some("echo: hi"));
-    assert_eq!(server.post_count(), 3);
+    let seen = server.requests();
+    assert_eq!(seen.len(), 4);
+    // 503 honours Retry-After as well (lower bound only).
+    let gap = seen[2].at.duration_since(seen[1].at);
+    assert!(
+        gap >= Duration::from_secs(1),
+        "attempt after the 503 came after {gap:?}"
+    );
     let stats = model.stats();
-    assert_eq!((stats.retries, stats.http_requests), (2, 3));
+    assert_eq!(
+        (stats.retries, stats.http_requests, stats.failures),
+        (3, 4, 0)
+    );
     assert_eq!(stats.errors_of(ErrorKind::ServerError), 2);
+    assert_eq!(stats.errors_of(ErrorKind::Connection), 1, "the hang-up");
 }
 
 #[tokio::test]

@@ -5,7 +5,8 @@
 //! It serves `GET /v1/models`, `POST /v1/chat/completions` and `POST /v1/embeddings`.
 //! Each POST takes the next scripted [`Reply`] (text, tool calls, reasoning, or a fault:
 //! an HTTP status with or without `Retry-After`, a delay past the client's timeout, a
-//! malformed body, an error that echoes the request's `Authorization` header); with the
+//! malformed body, a hang-up without an answer, an error that echoes the request's
+//! `Authorization` header); with the
 //! script empty it answers a default (chat: `echo: <last user message>`; embeddings: a
 //! small vector derived from each text). It records every request (time, path, body,
 //! `Authorization`) and the most requests it ever had in flight at once.
@@ -43,6 +44,8 @@ pub enum Reply {
     MalformedBody,
     /// An error whose message repeats the request's `Authorization` header.
     EchoAuthorization(u16),
+    /// Close the connection without answering (a reset mid-request).
+    Hangup,
 }
 
 #[derive(Clone, Debug)]
@@ -214,6 +217,11 @@ fn serve_connection(stream: TcpStream, state: Arc<Mutex<State>>) {
         };
         if req.method == "POST" && !hold.is_zero() {
             thread::sleep(hold);
+        }
+        if matches!(reply, Some(Reply::Hangup)) {
+            state.lock().unwrap().in_flight -= 1;
+            let _ = writer.shutdown(std::net::Shutdown::Both);
+            return;
         }
         let (code, headers, text) = answer(&req, &body, reply, &models);
         {
