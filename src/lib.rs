@@ -15,6 +15,7 @@
 //! - [`replay`]: tau-bench task files and gold-action replay.
 //! - [`bench`]: the benchmarks behind `make bench`.
 //! - [`stats`]: the funnel and other reports of `tracer stats`.
+//! - [`llm`]: LLM roles (scripted or OpenAI-compatible endpoint), response cache, limits.
 
 pub mod artifact;
 pub mod bench;
@@ -23,6 +24,7 @@ pub mod config;
 pub mod domain;
 pub mod graph;
 pub mod harness;
+pub mod llm;
 pub mod pipeline;
 pub mod replay;
 pub mod seed;

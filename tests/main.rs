@@ -7,3 +7,4 @@ mod cli_graphs;
 mod cli_pipeline;
 mod cli_replay;
 mod cli_trajectories;
+mod llm;

@@ -1,0 +1,416 @@
+//! Role configuration: which roles exist and how each one's `[roles.<role>]` TOML table
+//! reads into a [`RoleConfig`].
+//!
+//! Config flows one way: the TOML table deserialises (unknown fields rejected, errors naming
+//! the field), [`RoleConfig::validate`] checks it without side effects, and only
+//! `build_role` / `preflight` touch the environment or the network. Architecture invariant:
+//! this module never reads an environment variable; `api_key_env` is only the variable's
+//! NAME, so a config (and its hash) never holds a secret.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use super::error::LlmError;
+
+/// The LLM roles of the pipeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Grounder,
+    Refiner,
+    Feeler,
+    User,
+    Agent,
+    Judge,
+    GraphProposer,
+}
+
+impl Role {
+    pub const ALL: [Role; 7] = [
+        Role::Grounder,
+        Role::Refiner,
+        Role::Feeler,
+        Role::User,
+        Role::Agent,
+        Role::Judge,
+        Role::GraphProposer,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Grounder => "grounder",
+            Role::Refiner => "refiner",
+            Role::Feeler => "feeler",
+            Role::User => "user",
+            Role::Agent => "agent",
+            Role::Judge => "judge",
+            Role::GraphProposer => "graph_proposer",
+        }
+    }
+
+    /// How errors name this role: `role 'agent'`.
+    pub fn context(self) -> String {
+        format!("role '{}'", self.as_str())
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Role {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Role, String> {
+        Role::ALL
+            .into_iter()
+            .find(|r| r.as_str() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Role::ALL.iter().map(|r| r.as_str()).collect();
+                format!("unknown role '{s}' (roles: {})", names.join(", "))
+            })
+    }
+}
+
+/// Who answers for a role.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Provider {
+    /// The built-in deterministic stand-in implemented by the stage itself.
+    #[default]
+    Scripted,
+    /// An OpenAI-compatible HTTP endpoint (OpenAI, vLLM, llama.cpp server, ...).
+    Openai,
+}
+
+/// The `[roles.<role>]` table of a stage TOML. Everything but `provider` is about the
+/// `openai` provider; a scripted role with endpoint settings is rejected as a likely mistake.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoleConfig {
+    #[serde(default)]
+    pub provider: Provider,
+    /// Base URL including the API prefix, e.g. `http://127.0.0.1:8000/v1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// Several replicas of the same model; requests go round-robin.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub base_urls: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// NAME of the environment variable holding the API key (none for local servers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_k: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_p: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// Per HTTP attempt, from connect to the last body byte. Default 120.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<f64>,
+    /// Retries after the first attempt. Default 4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<u32>,
+    /// Requests in flight per endpoint (per base URL). Default 8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<usize>,
+    /// First backoff delay; doubles per retry (with jitter). Default 500.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_initial_ms: Option<u64>,
+    /// Ceiling of the backoff delay (not of a server's `Retry-After`). Default 30.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_max_secs: Option<f64>,
+    /// Merged into every request body, e.g. `chat_template_kwargs = { enable_thinking = true }`.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub extra_body: Map<String, Value>,
+}
+
+/// `[roles]` of a stage TOML: one table per role; roles left out are scripted.
+pub type RolesConfig = BTreeMap<Role, RoleConfig>;
+
+pub const DEFAULT_TIMEOUT_SECS: f64 = 120.0;
+pub const DEFAULT_MAX_RETRIES: u32 = 4;
+pub const DEFAULT_CONCURRENCY: usize = 8;
+pub const DEFAULT_RETRY_INITIAL_MS: u64 = 500;
+pub const DEFAULT_RETRY_MAX_SECS: f64 = 30.0;
+
+/// Request body keys the layer sets itself; `extra_body` may not override them.
+const RESERVED_BODY_KEYS: [&str; 7] = [
+    "model",
+    "messages",
+    "tools",
+    "tool_choice",
+    "stream",
+    "input",
+    "n",
+];
+
+impl RoleConfig {
+    /// Parse one role's table (the body of `[roles.<role>]`) from TOML text.
+    pub fn from_toml(context: &str, text: &str) -> Result<RoleConfig, LlmError> {
+        let cfg: RoleConfig = toml::from_str(text).map_err(|e| LlmError::Config {
+            context: context.to_string(),
+            message: toml_error_line(&e, text),
+        })?;
+        cfg.validate(context)?;
+        Ok(cfg)
+    }
+
+    /// Every base URL, in round-robin order, without trailing slashes.
+    pub fn endpoints(&self) -> Vec<String> {
+        let urls: Vec<&String> = match &self.base_url {
+            Some(u) => vec![u],
+            None => self.base_urls.iter().collect(),
+        };
+        urls.into_iter()
+            .map(|u| u.trim_end_matches('/').to_string())
+            .collect()
+    }
+
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS))
+    }
+
+    pub fn max_retries(&self) -> u32 {
+        self.max_retries.unwrap_or(DEFAULT_MAX_RETRIES)
+    }
+
+    pub fn concurrency(&self) -> usize {
+        self.concurrency.unwrap_or(DEFAULT_CONCURRENCY)
+    }
+
+    pub fn retry_initial(&self) -> Duration {
+        Duration::from_millis(self.retry_initial_ms.unwrap_or(DEFAULT_RETRY_INITIAL_MS))
+    }
+
+    pub fn retry_max(&self) -> Duration {
+        Duration::from_secs_f64(self.retry_max_secs.unwrap_or(DEFAULT_RETRY_MAX_SECS))
+    }
+
+    /// Pure checks; the error names the field.
+    pub fn validate(&self, context: &str) -> Result<(), LlmError> {
+        let bad = |message: String| LlmError::Config {
+            context: context.to_string(),
+            message,
+        };
+        if self.provider == Provider::Scripted {
+            let mut set = Vec::new();
+            let mut note = |name: &'static str, present: bool| {
+                if present {
+                    set.push(name)
+                }
+            };
+            note("base_url", self.base_url.is_some());
+            note("base_urls", !self.base_urls.is_empty());
+            note("model", self.model.is_some());
+            note("api_key_env", self.api_key_env.is_some());
+            note("extra_body", !self.extra_body.is_empty());
+            if let Some(field) = set.first() {
+                return Err(bad(format!(
+                    "field `{field}` needs provider = \"openai\" (this role is scripted)"
+                )));
+            }
+            return Ok(());
+        }
+        if self.model.as_deref().is_none_or(|m| m.trim().is_empty()) {
+            return Err(bad("provider = \"openai\" needs field `model`".to_string()));
+        }
+        match (&self.base_url, self.base_urls.is_empty()) {
+            (None, true) => {
+                return Err(bad(
+                    "provider = \"openai\" needs field `base_url` (or `base_urls`)".to_string(),
+                ));
+            }
+            (Some(_), false) => {
+                return Err(bad(
+                    "set either field `base_url` or field `base_urls`, not both".to_string(),
+                ));
+            }
+            _ => {}
+        }
+        for (i, url) in self.endpoints().iter().enumerate() {
+            let field = if self.base_url.is_some() {
+                "base_url".to_string()
+            } else {
+                format!("base_urls[{i}]")
+            };
+            if let Some(rest) = url.strip_prefix("https://") {
+                if !cfg!(feature = "tls") {
+                    return Err(bad(format!(
+                        "field `{field}`: https://{rest} needs tracer built with the `tls` feature"
+                    )));
+                }
+            } else if !url.starts_with("http://") {
+                return Err(bad(format!(
+                    "field `{field}`: '{url}' is not an http:// or https:// URL"
+                )));
+            }
+        }
+        if let Some(var) = &self.api_key_env
+            && (var.is_empty() || var.contains('=') || var.contains('\0'))
+        {
+            return Err(bad(format!(
+                "field `api_key_env`: '{var}' is not an environment variable name"
+            )));
+        }
+        let range = |field: &str, v: Option<f64>, lo: f64, hi: f64| -> Result<(), LlmError> {
+            match v {
+                Some(x) if !(lo..=hi).contains(&x) => {
+                    Err(bad(format!("field `{field}`: {x} is outside {lo}..={hi}")))
+                }
+                _ => Ok(()),
+            }
+        };
+        range("temperature", self.temperature, 0.0, 2.0)?;
+        range("top_p", self.top_p, 0.0, 1.0)?;
+        range("min_p", self.min_p, 0.0, 1.0)?;
+        range("timeout_secs", self.timeout_secs, 0.001, 86_400.0)?;
+        range("retry_max_secs", self.retry_max_secs, 0.0, 3_600.0)?;
+        if self.concurrency == Some(0) {
+            return Err(bad("field `concurrency`: must be at least 1".to_string()));
+        }
+        if self.max_tokens == Some(0) {
+            return Err(bad("field `max_tokens`: must be at least 1".to_string()));
+        }
+        if let Some(key) = RESERVED_BODY_KEYS
+            .iter()
+            .find(|k| self.extra_body.contains_key(**k))
+        {
+            return Err(bad(format!(
+                "field `extra_body.{key}`: set by tracer itself, cannot be overridden"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A one-line rendering of a TOML error that names the offending line (and so the field)
+/// even for type errors, whose message alone (`invalid type: string "hot", expected f64`)
+/// would not.
+pub fn toml_error_line(e: &toml::de::Error, text: &str) -> String {
+    let message = e.message().trim().to_string();
+    let Some(span) = e.span() else {
+        return message;
+    };
+    let start = span.start.min(text.len());
+    let line_no = text[..start].matches('\n').count() + 1;
+    let line = text.lines().nth(line_no - 1).unwrap_or("").trim();
+    if line.is_empty() {
+        message
+    } else {
+        format!("{message} (line {line_no}: `{line}`)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn role_names_round_trip() {
+        for r in Role::ALL {
+            assert_eq!(r.as_str().parse::<Role>().unwrap(), r);
+            let json = serde_json::to_string(&r).unwrap();
+            assert_eq!(json, format!("\"{}\"", r.as_str()));
+        }
+        assert!("refinr".parse::<Role>().unwrap_err().contains("refinr"));
+    }
+
+    #[test]
+    fn default_is_scripted() {
+        let cfg = RoleConfig::from_toml("role 'judge'", "").unwrap();
+        assert_eq!(cfg.provider, Provider::Scripted);
+    }
+
+    #[test]
+    fn full_openai_table() {
+        let text = r#"
+            provider = "openai"
+            base_urls = ["http://a:8000/v1/", "http://b:8000/v1"]
+            model = "Qwen/Qwen3-8B"
+            api_key_env = "VLLM_KEY"
+            temperature = 0.7
+            top_p = 0.9
+            top_k = 20
+            min_p = 0.0
+            max_tokens = 512
+            seed = 7
+            timeout_secs = 30
+            max_retries = 2
+            concurrency = 16
+            extra_body = { chat_template_kwargs = { enable_thinking = true } }
+        "#;
+        let cfg = RoleConfig::from_toml("role 'agent'", text).unwrap();
+        assert_eq!(cfg.endpoints(), ["http://a:8000/v1", "http://b:8000/v1"]);
+        assert_eq!(cfg.timeout(), Duration::from_secs(30));
+        assert_eq!(
+            cfg.extra_body["chat_template_kwargs"]["enable_thinking"],
+            Value::Bool(true)
+        );
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let cases = [
+            ("provider = \"openai\"\ntempreature = 1.0", "tempreature"),
+            ("temperature = \"hot\"", "temperature"),
+            ("provider = \"anthropic\"", "anthropic"),
+            (
+                "provider = \"openai\"\nbase_url = \"http://x/v1\"",
+                "`model`",
+            ),
+            ("provider = \"openai\"\nmodel = \"m\"", "`base_url`"),
+            (
+                "provider = \"openai\"\nmodel = \"m\"\nbase_url = \"http://x/v1\"\nbase_urls = [\"http://y/v1\"]",
+                "`base_urls`",
+            ),
+            (
+                "provider = \"openai\"\nmodel = \"m\"\nbase_url = \"ftp://x\"",
+                "`base_url`",
+            ),
+            (
+                "provider = \"openai\"\nmodel = \"m\"\nbase_url = \"http://x/v1\"\nconcurrency = 0",
+                "`concurrency`",
+            ),
+            (
+                "provider = \"openai\"\nmodel = \"m\"\nbase_url = \"http://x/v1\"\nextra_body = { stream = true }",
+                "`extra_body.stream`",
+            ),
+            ("model = \"m\"", "`model`"),
+        ];
+        for (text, field) in cases {
+            let err = RoleConfig::from_toml("role 'refiner'", text)
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with("role 'refiner': "), "{err}");
+            assert!(err.contains(field), "{text:?} -> {err}");
+            assert!(!err.contains('\n'), "one line: {err}");
+        }
+    }
+
+    #[test]
+    fn roles_table_rejects_unknown_role() {
+        #[derive(Deserialize)]
+        struct Stage {
+            #[allow(dead_code)]
+            roles: RolesConfig,
+        }
+        let err = toml::from_str::<Stage>("[roles.refinr]\nprovider = \"scripted\"")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("refinr"), "{err}");
+    }
+}

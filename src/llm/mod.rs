@@ -1,0 +1,180 @@
+//! The LLM role layer: how each role (grounder, refiner, feeler, user, agent, judge,
+//! graph proposer) is answered - by the stage's own scripted stand-in or by an
+//! OpenAI-compatible endpoint - and the reliability of the endpoint path (bounded
+//! concurrency per endpoint, round-robin over replicas, retries honouring `Retry-After`,
+//! timeouts, typed malformed-answer errors, a persistent response cache, token accounting,
+//! preflight).
+//!
+//! Code map:
+//! - [`config`]: `Role`, the `[roles.<role>]` TOML table (`RoleConfig`) and its checks.
+//! - [`chat`]: messages, requests and responses in the OpenAI shape.
+//! - [`provider`]: `openai` (async-openai, bring-your-own-types JSON), its `transport`, and
+//!   the `scripted` hook that labels stand-in output `scripted:<role>`.
+//! - [`cache`]: the redb response cache keyed by SHA-256 of the canonical request.
+//! - [`limits`]: per-endpoint semaphores, round-robin, the backoff schedule.
+//! - [`stats`]: per-role counters and their snapshot.
+//! - [`preflight`]: key, reachability and model checks before any work.
+//!
+//! Usage from a stage:
+//! ```no_run
+//! # async fn demo(cfg: &tracer::llm::RoleConfig) -> Result<(), tracer::llm::LlmError> {
+//! use tracer::llm::{ChatMessage, ChatRequest, Role, RoleModel, build_role, preflight};
+//! preflight(Role::Refiner, cfg).await?;
+//! match build_role(Role::Refiner, cfg, std::path::Path::new("output/.llm-cache.redb"))? {
+//!     RoleModel::Scripted(_) => { /* the stage's template refiner */ }
+//!     RoleModel::Endpoint(model) => {
+//!         let req = ChatRequest::new(vec![ChatMessage::user("Rewrite: ...")]).with_seed(7);
+//!         let answer = model.chat(req).await?;
+//!         println!("{:?} from {}", answer.message.content, answer.model);
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! Architecture invariant: this layer knows nothing about stages, domains or artifacts; it
+//! never reads an API key except through the variable a config names, and never writes one
+//! anywhere (errors, logs, cache).
+
+pub mod cache;
+pub mod chat;
+pub mod config;
+pub mod error;
+pub mod limits;
+pub mod preflight;
+pub mod provider;
+pub mod stats;
+
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::Arc;
+
+pub use chat::{
+    AssistantMessage, ChatMessage, ChatRequest, ChatResponse, MessageRole, Sampling, ToolCall,
+    Usage,
+};
+pub use config::{Provider, Role, RoleConfig, RolesConfig};
+pub use error::{ErrorKind, LlmError};
+pub use preflight::{preflight, preflight_with_env};
+pub use provider::openai::OpenAiModel;
+pub use provider::scripted::{scripted_model_id, scripted_response};
+pub use stats::{RoleStats, StatsSnapshot};
+
+/// A boxed, `Send` future: keeps [`ChatModel`] and [`Embedder`] object-safe without a macro.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// How the layer reads environment variables (the process environment in production, a map
+/// in tests).
+pub type EnvLookup = dyn Fn(&str) -> Option<String> + Sync;
+
+/// The process environment as an [`EnvLookup`].
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// A chat-completion model behind a role.
+pub trait ChatModel: Send + Sync {
+    fn chat(&self, req: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>>;
+    /// The configured model id.
+    fn model_id(&self) -> &str;
+    /// Requests, cache hits, tokens and errors so far.
+    fn stats(&self) -> StatsSnapshot;
+}
+
+/// A text-embedding model (`/v1/embeddings`).
+pub trait Embedder: Send + Sync {
+    /// One vector per text, in order.
+    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, LlmError>>;
+    fn model_id(&self) -> &str;
+    fn stats(&self) -> StatsSnapshot;
+}
+
+/// What answers a role: the stage's scripted stand-in, or an endpoint.
+#[derive(Clone)]
+pub enum RoleModel {
+    Scripted(Role),
+    Endpoint(Arc<dyn ChatModel>),
+}
+
+impl std::fmt::Debug for RoleModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RoleModel::Scripted(role) => write!(f, "Scripted({role})"),
+            RoleModel::Endpoint(m) => write!(f, "Endpoint({})", m.model_id()),
+        }
+    }
+}
+
+impl RoleModel {
+    /// The id recorded with the role's output: `scripted:<role>` or the endpoint's model.
+    pub fn model_id(&self) -> String {
+        match self {
+            RoleModel::Scripted(role) => scripted_model_id(*role),
+            RoleModel::Endpoint(m) => m.model_id().to_string(),
+        }
+    }
+
+    pub fn is_scripted(&self) -> bool {
+        matches!(self, RoleModel::Scripted(_))
+    }
+
+    /// Counters of the endpoint; all zero for scripted roles.
+    pub fn stats(&self) -> StatsSnapshot {
+        match self {
+            RoleModel::Scripted(_) => StatsSnapshot::default(),
+            RoleModel::Endpoint(m) => m.stats(),
+        }
+    }
+}
+
+/// Build what answers `role`. No network: run [`preflight`] first to check the endpoint.
+/// The cache file at `cache_path` is opened (created if missing) only for endpoint roles;
+/// roles may share one file.
+pub fn build_role(role: Role, cfg: &RoleConfig, cache_path: &Path) -> Result<RoleModel, LlmError> {
+    build_role_with_env(role, cfg, cache_path, &process_env)
+}
+
+/// [`build_role`] with the environment given as a lookup function.
+pub fn build_role_with_env(
+    role: Role,
+    cfg: &RoleConfig,
+    cache_path: &Path,
+    env: &EnvLookup,
+) -> Result<RoleModel, LlmError> {
+    let context = role.context();
+    cfg.validate(&context)?;
+    match cfg.provider {
+        Provider::Scripted => Ok(RoleModel::Scripted(role)),
+        Provider::Openai => Ok(RoleModel::Endpoint(Arc::new(OpenAiModel::new(
+            &context, cfg, cache_path, env,
+        )?))),
+    }
+}
+
+/// An `/v1/embeddings` endpoint configured like a role (errors say `embedder '<name>'`).
+/// A scripted config is an error here: the offline embedder belongs to the emotion module.
+pub fn build_embedder(
+    name: &str,
+    cfg: &RoleConfig,
+    cache_path: &Path,
+) -> Result<Arc<dyn Embedder>, LlmError> {
+    build_embedder_with_env(name, cfg, cache_path, &process_env)
+}
+
+/// [`build_embedder`] with the environment given as a lookup function.
+pub fn build_embedder_with_env(
+    name: &str,
+    cfg: &RoleConfig,
+    cache_path: &Path,
+    env: &EnvLookup,
+) -> Result<Arc<dyn Embedder>, LlmError> {
+    let context = format!("embedder '{name}'");
+    cfg.validate(&context)?;
+    if cfg.provider == Provider::Scripted {
+        return Err(LlmError::Config {
+            context,
+            message: "needs provider = \"openai\" (an embeddings endpoint)".to_string(),
+        });
+    }
+    Ok(Arc::new(OpenAiModel::new(&context, cfg, cache_path, env)?))
+}

@@ -1,0 +1,7 @@
+//! Providers: one module per way a role can be answered. `scripted` is the hook for the
+//! stages' built-in stand-ins; `openai` is any OpenAI-compatible endpoint; `transport` is
+//! the HTTP layer under it.
+
+pub mod openai;
+pub mod scripted;
+pub mod transport;

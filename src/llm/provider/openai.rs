@@ -1,0 +1,762 @@
+//! The OpenAI-compatible provider: one role's endpoint(s) behind [`ChatModel`] and
+//! [`Embedder`], through async-openai's bring-your-own-types calls (`create_byot`), so the
+//! JSON we build - vLLM extras such as `top_k`, `min_p`, `chat_template_kwargs` included -
+//! goes out untouched and the JSON that comes back is read by us, not by a fixed schema.
+//!
+//! Per call: build the body -> look the key up in the response cache -> otherwise take a
+//! permit of the next endpoint (round-robin, bounded per endpoint), send, classify a failure,
+//! retry what is transient (429, 408, 5xx, timeouts, connection failures) after the server's
+//! `Retry-After` or a deterministic backoff -> parse (a malformed answer is a typed
+//! [`LlmError::Malformed`], never a panic, never cached) -> store -> count.
+//! Retrying lives here and only here: async-openai's own retry layer is replaced by
+//! `transport::StatusTransport` (see there for why).
+//!
+//! Architecture invariant: the API key is read once, from the environment variable the
+//! config names, and only handed to async-openai's config (a `SecretString`). It is not part
+//! of the request body (so not of the cache key or the cache), `Debug` does not print it,
+//! and any server text that ends up in an error is scrubbed of it.
+
+use async_openai::Client;
+use async_openai::config::OpenAIConfig;
+use async_openai::error::OpenAIError;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::transport::{HttpStatusError, StatusTransport, shorten};
+use crate::llm::cache::{ResponseCache, request_key};
+use crate::llm::chat::{AssistantMessage, ChatRequest, ChatResponse, Sampling, ToolCall, Usage};
+use crate::llm::config::{Provider, RoleConfig};
+use crate::llm::error::{ErrorKind, LlmError};
+use crate::llm::limits::{EndpointPool, MAX_RETRY_AFTER, RetryPolicy};
+use crate::llm::stats::{RoleStats, StatsSnapshot};
+use crate::llm::{BoxFuture, ChatModel, Embedder, EnvLookup};
+
+/// An API key, kept out of `Debug` output.
+#[derive(Clone)]
+struct Secret(String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+/// Read the key from the variable the config names. `Ok(None)` when no variable is named
+/// (local servers).
+pub(crate) fn read_api_key(
+    context: &str,
+    cfg: &RoleConfig,
+    env: &EnvLookup,
+) -> Result<Option<String>, LlmError> {
+    let Some(var) = &cfg.api_key_env else {
+        return Ok(None);
+    };
+    let Some(raw) = env(var) else {
+        return Err(LlmError::MissingApiKey {
+            context: context.to_string(),
+            var: var.clone(),
+        });
+    };
+    // Keys read from files often carry a trailing newline.
+    let key = raw.trim();
+    let invalid = |reason| LlmError::InvalidApiKey {
+        context: context.to_string(),
+        var: var.clone(),
+        reason,
+    };
+    if key.is_empty() {
+        return Err(invalid("it is empty"));
+    }
+    if !key.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(invalid("it holds characters not allowed in an HTTP header"));
+    }
+    Ok(Some(key.to_string()))
+}
+
+/// An async-openai client for one base URL: our transport, our timeout, our key, and no
+/// `OPENAI_*` environment defaults (org/project ids would otherwise leak to local servers).
+pub(crate) fn endpoint_client(
+    context: &str,
+    base_url: &str,
+    key: Option<&str>,
+    timeout: Duration,
+) -> Result<Client<OpenAIConfig>, LlmError> {
+    let http = reqwest::Client::builder()
+        .timeout(timeout)
+        .connect_timeout(timeout.min(Duration::from_secs(10)))
+        .build()
+        .map_err(|e| LlmError::Config {
+            context: context.to_string(),
+            message: format!("cannot build an HTTP client: {e}"),
+        })?;
+    let config = OpenAIConfig::new()
+        .with_api_base(base_url)
+        .with_api_key(key.unwrap_or(""))
+        .with_org_id("")
+        .with_project_id("");
+    Ok(Client::build(http.clone(), config).with_http_service(StatusTransport::new(http)))
+}
+
+/// The deepest cause of an error chain (`Connection refused (os error 111)` rather than
+/// `error sending request for url (...)`).
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
+/// Map async-openai's error for a call on `endpoint` to ours.
+pub(crate) fn classify(
+    context: &str,
+    endpoint: &str,
+    timeout: Duration,
+    e: OpenAIError,
+) -> LlmError {
+    let context = context.to_string();
+    let endpoint = endpoint.to_string();
+    match e {
+        OpenAIError::Boxed(b) => match b.downcast::<HttpStatusError>() {
+            Ok(s) => LlmError::Status {
+                context,
+                endpoint,
+                status: s.status,
+                retry_after: s.retry_after,
+                message: s.message,
+            },
+            Err(other) => LlmError::Connection {
+                context,
+                endpoint,
+                cause: root_cause(other.as_ref()),
+            },
+        },
+        OpenAIError::Reqwest(e) if e.is_timeout() => LlmError::Timeout {
+            context,
+            endpoint,
+            secs: timeout.as_secs_f64(),
+        },
+        OpenAIError::Reqwest(e) => LlmError::Connection {
+            context,
+            endpoint,
+            cause: root_cause(&e),
+        },
+        OpenAIError::ApiError(api) => LlmError::Status {
+            context,
+            endpoint,
+            status: api.status_code.as_u16(),
+            retry_after: None,
+            message: shorten(&api.api_error.message),
+        },
+        OpenAIError::JSONDeserialize(e, content) => LlmError::Malformed {
+            context,
+            detail: format!("body is not the expected JSON ({e}): {}", shorten(&content)),
+        },
+        OpenAIError::InvalidArgument(message) => LlmError::Config { context, message },
+        other => LlmError::Malformed {
+            context,
+            detail: shorten(&other.to_string()),
+        },
+    }
+}
+
+fn malformed(context: &str, detail: String) -> LlmError {
+    LlmError::Malformed {
+        context: context.to_string(),
+        detail,
+    }
+}
+
+/// Read a chat completion. Accepts what OpenAI, vLLM, llama.cpp and DeepSeek send:
+/// `content` as a string or a list of text parts, thinking as `reasoning_content` or
+/// `reasoning`, tool-call arguments as a JSON string (or, leniently, an object; `""` means
+/// no arguments). Arguments that do not parse as a JSON object - typically cut off by
+/// `max_tokens` - make the whole answer malformed.
+pub fn parse_chat_response(
+    context: &str,
+    json: &Value,
+    fallback_model: &str,
+) -> Result<ChatResponse, LlmError> {
+    let choice = json
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first())
+        .ok_or_else(|| malformed(context, "no `choices[0]` in the answer".to_string()))?;
+    let message = choice
+        .get("message")
+        .filter(|m| m.is_object())
+        .ok_or_else(|| malformed(context, "no `choices[0].message` object".to_string()))?;
+    let finish_reason = choice
+        .get("finish_reason")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let content = match message.get("content") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Array(parts)) => Some(
+            parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<String>(),
+        ),
+        Some(other) => {
+            return Err(malformed(
+                context,
+                format!(
+                    "`content` is neither text nor null: {}",
+                    shorten(&other.to_string())
+                ),
+            ));
+        }
+    };
+    let reasoning_content = ["reasoning_content", "reasoning"]
+        .iter()
+        .find_map(|k| message.get(*k).and_then(Value::as_str))
+        .map(str::to_string);
+    let mut tool_calls = Vec::new();
+    if let Some(calls) = message.get("tool_calls").filter(|v| !v.is_null()) {
+        let calls = calls
+            .as_array()
+            .ok_or_else(|| malformed(context, "`tool_calls` is not a list".to_string()))?;
+        for (i, call) in calls.iter().enumerate() {
+            tool_calls.push(parse_tool_call(context, i, call, finish_reason.as_deref())?);
+        }
+    }
+    let tokens = |k: &str| json.pointer(&format!("/usage/{k}")).and_then(Value::as_u64);
+    Ok(ChatResponse {
+        message: AssistantMessage {
+            content,
+            tool_calls,
+            reasoning_content,
+        },
+        finish_reason,
+        usage: Usage {
+            prompt_tokens: tokens("prompt_tokens").unwrap_or(0),
+            completion_tokens: tokens("completion_tokens").unwrap_or(0),
+        },
+        model: json
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or(fallback_model)
+            .to_string(),
+        from_cache: false,
+    })
+}
+
+fn parse_tool_call(
+    context: &str,
+    i: usize,
+    call: &Value,
+    finish_reason: Option<&str>,
+) -> Result<ToolCall, LlmError> {
+    let name = call
+        .pointer("/function/name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| malformed(context, format!("tool call #{i} has no function name")))?;
+    let arguments = match call.pointer("/function/arguments") {
+        None | Some(Value::Null) => "{}".to_string(),
+        Some(Value::String(s)) if s.trim().is_empty() => "{}".to_string(),
+        Some(Value::String(s)) => s.clone(),
+        Some(v @ Value::Object(_)) => v.to_string(),
+        Some(other) => {
+            return Err(malformed(
+                context,
+                format!("tool call #{i} '{name}': arguments are {other}, not a JSON object"),
+            ));
+        }
+    };
+    match serde_json::from_str::<Value>(&arguments) {
+        Ok(Value::Object(_)) => {}
+        Ok(_) => {
+            return Err(malformed(
+                context,
+                format!("tool call #{i} '{name}': arguments are not a JSON object"),
+            ));
+        }
+        Err(e) => {
+            let hint = if finish_reason == Some("length") {
+                " (finish_reason=length: cut off by max_tokens)"
+            } else {
+                ""
+            };
+            return Err(malformed(
+                context,
+                format!(
+                    "tool call #{i} '{name}': arguments are not valid JSON ({e}){hint}: {}",
+                    shorten(&arguments)
+                ),
+            ));
+        }
+    }
+    let id = call
+        .get("id")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("call_{i}"));
+    Ok(ToolCall {
+        id,
+        name: name.to_string(),
+        arguments,
+    })
+}
+
+/// Read an embeddings answer: one vector per input, in input order.
+pub fn parse_embeddings(
+    context: &str,
+    json: &Value,
+    expected: usize,
+) -> Result<(Vec<Vec<f32>>, u64), LlmError> {
+    let data = json
+        .get("data")
+        .and_then(Value::as_array)
+        .ok_or_else(|| malformed(context, "no `data` list in the answer".to_string()))?;
+    if data.len() != expected {
+        return Err(malformed(
+            context,
+            format!("{} embeddings for {expected} inputs", data.len()),
+        ));
+    }
+    let mut out: Vec<Option<Vec<f32>>> = vec![None; expected];
+    for (pos, item) in data.iter().enumerate() {
+        let index = item
+            .get("index")
+            .and_then(Value::as_u64)
+            .map_or(pos, |i| i as usize);
+        let vector = item
+            .get("embedding")
+            .and_then(Value::as_array)
+            .and_then(|v| {
+                v.iter()
+                    .map(|x| x.as_f64().map(|f| f as f32))
+                    .collect::<Option<Vec<f32>>>()
+            })
+            .ok_or_else(|| {
+                malformed(
+                    context,
+                    format!("embedding #{pos} is not a list of numbers"),
+                )
+            })?;
+        match out.get_mut(index) {
+            Some(slot @ None) => *slot = Some(vector),
+            _ => {
+                return Err(malformed(
+                    context,
+                    format!("embedding index {index} is out of range or repeated"),
+                ));
+            }
+        }
+    }
+    let tokens = json
+        .pointer("/usage/prompt_tokens")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    Ok((out.into_iter().flatten().collect(), tokens))
+}
+
+#[derive(Clone, Copy)]
+enum CallKind {
+    Chat,
+    Embeddings,
+}
+
+/// One role's OpenAI-compatible endpoint(s).
+pub struct OpenAiModel {
+    context: String,
+    model: String,
+    pool: EndpointPool<Client<OpenAIConfig>>,
+    defaults: Sampling,
+    extra_body: Map<String, Value>,
+    retry: RetryPolicy,
+    timeout: Duration,
+    cache: ResponseCache,
+    stats: Arc<RoleStats>,
+    secret: Option<Secret>,
+}
+
+impl std::fmt::Debug for OpenAiModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiModel")
+            .field("context", &self.context)
+            .field("model", &self.model)
+            .field("endpoints", &self.pool.base_urls())
+            .field("cache", &self.cache.path())
+            .field("api_key", &self.secret)
+            .finish()
+    }
+}
+
+impl OpenAiModel {
+    /// Build from a validated config: reads the key (no network), opens the cache.
+    /// `context` names the user in errors (`role 'agent'`).
+    pub fn new(
+        context: &str,
+        cfg: &RoleConfig,
+        cache_path: &Path,
+        env: &EnvLookup,
+    ) -> Result<OpenAiModel, LlmError> {
+        cfg.validate(context)?;
+        if cfg.provider != Provider::Openai {
+            return Err(LlmError::Config {
+                context: context.to_string(),
+                message: "provider is not \"openai\"".to_string(),
+            });
+        }
+        let key = read_api_key(context, cfg, env)?;
+        let timeout = cfg.timeout();
+        let endpoints = cfg
+            .endpoints()
+            .into_iter()
+            .map(|url| {
+                let client = endpoint_client(context, &url, key.as_deref(), timeout)?;
+                Ok((url, client))
+            })
+            .collect::<Result<Vec<_>, LlmError>>()?;
+        Ok(OpenAiModel {
+            context: context.to_string(),
+            model: cfg.model.clone().unwrap_or_default(),
+            pool: EndpointPool::new(endpoints, cfg.concurrency()),
+            defaults: Sampling {
+                temperature: cfg.temperature,
+                top_p: cfg.top_p,
+                top_k: cfg.top_k,
+                min_p: cfg.min_p,
+                max_tokens: cfg.max_tokens,
+                seed: cfg.seed,
+            },
+            extra_body: cfg.extra_body.clone(),
+            retry: RetryPolicy {
+                max_retries: cfg.max_retries(),
+                initial: cfg.retry_initial(),
+                max: cfg.retry_max(),
+            },
+            timeout,
+            cache: ResponseCache::open(cache_path)?,
+            stats: Arc::new(RoleStats::default()),
+            secret: key.map(Secret),
+        })
+    }
+
+    /// The exact JSON body a chat request is sent as (and keyed by in the cache).
+    pub fn chat_body(&self, req: &ChatRequest) -> Value {
+        let mut body = self.extra_body.clone();
+        body.insert("model".into(), json!(self.model));
+        body.insert("messages".into(), json!(req.messages));
+        if !req.tools.is_empty() {
+            body.insert("tools".into(), json!(req.tools));
+        }
+        if let Some(choice) = &req.tool_choice {
+            body.insert("tool_choice".into(), choice.clone());
+        }
+        let s = req.sampling.or(&self.defaults);
+        let mut put = |k: &str, v: Option<Value>| {
+            if let Some(v) = v {
+                body.insert(k.to_string(), v);
+            }
+        };
+        put("temperature", s.temperature.map(|x| json!(x)));
+        put("top_p", s.top_p.map(|x| json!(x)));
+        put("top_k", s.top_k.map(|x| json!(x)));
+        put("min_p", s.min_p.map(|x| json!(x)));
+        put("max_tokens", s.max_tokens.map(|x| json!(x)));
+        put("seed", s.seed.map(|x| json!(x)));
+        body.insert("stream".into(), Value::Bool(false));
+        Value::Object(body)
+    }
+
+    fn embeddings_body(&self, texts: &[String]) -> Value {
+        let mut body = self.extra_body.clone();
+        body.insert("model".into(), json!(self.model));
+        body.insert("input".into(), json!(texts));
+        body.insert("encoding_format".into(), json!("float"));
+        Value::Object(body)
+    }
+
+    pub fn cache(&self) -> &ResponseCache {
+        &self.cache
+    }
+
+    /// Replace the key in server-provided text.
+    fn scrub(&self, err: LlmError) -> LlmError {
+        let Some(Secret(key)) = &self.secret else {
+            return err;
+        };
+        let clean = |s: String| s.replace(key.as_str(), "[redacted]");
+        match err {
+            LlmError::Status {
+                context,
+                endpoint,
+                status,
+                retry_after,
+                message,
+            } => LlmError::Status {
+                context,
+                endpoint,
+                status,
+                retry_after,
+                message: clean(message),
+            },
+            LlmError::Malformed { context, detail } => LlmError::Malformed {
+                context,
+                detail: clean(detail),
+            },
+            LlmError::Connection {
+                context,
+                endpoint,
+                cause,
+            } => LlmError::Connection {
+                context,
+                endpoint,
+                cause: clean(cause),
+            },
+            LlmError::Config { context, message } => LlmError::Config {
+                context,
+                message: clean(message),
+            },
+            other => other,
+        }
+    }
+
+    fn fail(&self, err: LlmError) -> LlmError {
+        let err = self.scrub(err);
+        self.stats.record_error(err.kind());
+        self.stats.record_failure();
+        err
+    }
+
+    async fn cached<T: DeserializeOwned>(&self, key: [u8; 32]) -> Result<Option<T>, LlmError> {
+        let bytes = self.cache.get(key).await.map_err(|e| self.fail(e))?;
+        // An entry we cannot read (older format) is a miss and gets overwritten.
+        Ok(bytes.and_then(|b| serde_json::from_slice(&b).ok()))
+    }
+
+    /// Store an answer. A failed write does not fail the call (the answer is paid for);
+    /// it is counted as a `cache` error, and a re-run would ask again.
+    async fn store<T: Serialize>(&self, key: [u8; 32], value: &T) {
+        let stored = match serde_json::to_vec(value) {
+            Ok(bytes) => self.cache.put(key, bytes).await,
+            Err(e) => Err(LlmError::Cache {
+                path: self.cache.path().display().to_string(),
+                message: e.to_string(),
+            }),
+        };
+        if stored.is_err() {
+            self.stats.record_error(ErrorKind::Cache);
+        }
+    }
+
+    /// Send with retries; the answer's JSON on success.
+    async fn send(&self, kind: CallKind, body: &Value, key: &[u8; 32]) -> Result<Value, LlmError> {
+        let key_seed = u64::from_le_bytes([
+            key[0], key[1], key[2], key[3], key[4], key[5], key[6], key[7],
+        ]);
+        let mut retry = 0u32;
+        loop {
+            let endpoint = self.pool.pick();
+            let result = {
+                let _permit = endpoint.permits.acquire().await.map_err(|_| {
+                    self.fail(LlmError::Connection {
+                        context: self.context.clone(),
+                        endpoint: endpoint.base_url.clone(),
+                        cause: "endpoint pool closed".to_string(),
+                    })
+                })?;
+                self.stats.record_http_request();
+                match kind {
+                    CallKind::Chat => {
+                        endpoint
+                            .client
+                            .chat()
+                            .create_byot::<&Value, Value>(body)
+                            .await
+                    }
+                    CallKind::Embeddings => {
+                        endpoint
+                            .client
+                            .embeddings()
+                            .create_byot::<&Value, Value>(body)
+                            .await
+                    }
+                }
+            };
+            let err = match result {
+                Ok(json) => return Ok(json),
+                Err(e) => self.scrub(classify(&self.context, &endpoint.base_url, self.timeout, e)),
+            };
+            let retry_after = err.retry_after();
+            if err.is_retryable()
+                && retry < self.retry.max_retries
+                && retry_after.is_none_or(|d| d <= MAX_RETRY_AFTER)
+            {
+                self.stats.record_error(err.kind());
+                retry += 1;
+                self.stats.record_retry();
+                tokio::time::sleep(self.retry.delay(retry, key_seed, retry_after)).await;
+                continue;
+            }
+            return Err(self.fail(err));
+        }
+    }
+
+    async fn chat_call(&self, req: ChatRequest) -> Result<ChatResponse, LlmError> {
+        self.stats.record_call();
+        let body = self.chat_body(&req);
+        let key = request_key("chat", &body);
+        if let Some(hit) = self.cached::<ChatResponse>(key).await? {
+            self.stats.record_cache_hit();
+            return Ok(ChatResponse {
+                from_cache: true,
+                ..hit
+            });
+        }
+        let json = self.send(CallKind::Chat, &body, &key).await?;
+        let response =
+            parse_chat_response(&self.context, &json, &self.model).map_err(|e| self.fail(e))?;
+        self.stats.record_usage(response.usage);
+        self.store(key, &response).await;
+        Ok(response)
+    }
+
+    async fn embed_call(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.stats.record_call();
+        let body = self.embeddings_body(texts);
+        let key = request_key("embeddings", &body);
+        if let Some(hit) = self.cached::<Vec<Vec<f32>>>(key).await? {
+            self.stats.record_cache_hit();
+            return Ok(hit);
+        }
+        let json = self.send(CallKind::Embeddings, &body, &key).await?;
+        let (vectors, tokens) =
+            parse_embeddings(&self.context, &json, texts.len()).map_err(|e| self.fail(e))?;
+        self.stats.record_usage(Usage {
+            prompt_tokens: tokens,
+            completion_tokens: 0,
+        });
+        self.store(key, &vectors).await;
+        Ok(vectors)
+    }
+}
+
+impl ChatModel for OpenAiModel {
+    fn chat(&self, req: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
+        Box::pin(self.chat_call(req))
+    }
+
+    fn model_id(&self) -> &str {
+        &self.model
+    }
+
+    fn stats(&self) -> StatsSnapshot {
+        self.stats.snapshot()
+    }
+}
+
+impl Embedder for OpenAiModel {
+    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, LlmError>> {
+        Box::pin(self.embed_call(texts))
+    }
+
+    fn model_id(&self) -> &str {
+        &self.model
+    }
+
+    fn stats(&self) -> StatsSnapshot {
+        self.stats.snapshot()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chat_response_with_tool_calls_and_reasoning() {
+        let json = json!({
+            "model": "served-model",
+            "choices": [{"finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": null, "reasoning": "think",
+                "tool_calls": [
+                    {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{\"x\":1}"}},
+                    {"type": "function", "function": {"name": "g", "arguments": ""}},
+                    {"id": "c", "type": "function", "function": {"name": "h", "arguments": {"y": 2}}}
+                ]}}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 7}
+        });
+        let r = parse_chat_response("role 'agent'", &json, "cfg-model").unwrap();
+        assert_eq!(r.model, "served-model");
+        assert_eq!(r.message.reasoning_content.as_deref(), Some("think"));
+        let calls: Vec<(&str, &str, &str)> = r
+            .message
+            .tool_calls
+            .iter()
+            .map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.as_str()))
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                ("a", "f", "{\"x\":1}"),
+                ("call_1", "g", "{}"),
+                ("c", "h", "{\"y\":2}")
+            ]
+        );
+        assert_eq!(r.usage.completion_tokens, 7);
+    }
+
+    #[test]
+    fn malformed_answers_are_typed_errors() {
+        let cases = [
+            json!({}),
+            json!({"choices": []}),
+            json!({"choices": [{"message": "text"}]}),
+            json!({"choices": [{"message": {"content": 5}}]}),
+            json!({"choices": [{"finish_reason": "length", "message": {"tool_calls": [
+                {"id": "a", "function": {"name": "f", "arguments": "{\"user_id\": \"ab"}}]}}]}),
+            json!({"choices": [{"message": {"tool_calls": [{"id": "a", "function": {"arguments": "{}"}}]}}]}),
+            json!({"choices": [{"message": {"tool_calls": [{"id": "a", "function": {"name": "f", "arguments": "[1]"}}]}}]}),
+        ];
+        for json in cases {
+            let err = parse_chat_response("role 'agent'", &json, "m").unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Malformed, "{json}: {err}");
+        }
+    }
+
+    #[test]
+    fn embeddings_in_index_order() {
+        let json = json!({"data": [
+            {"index": 1, "embedding": [0.5, 1.0]},
+            {"index": 0, "embedding": [0.25, 2.0]}
+        ], "usage": {"prompt_tokens": 4}});
+        let (v, tokens) = parse_embeddings("e", &json, 2).unwrap();
+        assert_eq!(v, vec![vec![0.25, 2.0], vec![0.5, 1.0]]);
+        assert_eq!(tokens, 4);
+        assert!(parse_embeddings("e", &json, 3).is_err());
+        assert!(parse_embeddings("e", &json!({"data": [{"embedding": "AAAA"}]}), 1).is_err());
+    }
+
+    #[test]
+    fn key_from_env_is_checked() {
+        let cfg = RoleConfig {
+            api_key_env: Some("K".into()),
+            ..RoleConfig::default()
+        };
+        let none = |_: &str| None;
+        let err = read_api_key("role 'refiner'", &cfg, &none).unwrap_err();
+        assert_eq!(err.to_string(), "role 'refiner': env var K is not set");
+        let newline = |_: &str| Some("sk-abc\n".to_string());
+        assert_eq!(
+            read_api_key("r", &cfg, &newline).unwrap().as_deref(),
+            Some("sk-abc")
+        );
+        let bad = |_: &str| Some("sk a\u{7f}".to_string());
+        let err = read_api_key("r", &cfg, &bad).unwrap_err().to_string();
+        assert!(!err.contains("sk a"), "{err}");
+    }
+}

@@ -1,0 +1,567 @@
+//! The LLM role layer over the real HTTP path: every test starts its own loopback
+//! OpenAI-compatible server (tests/support/openai_server.rs), builds a role the way a stage
+//! does, and checks answers, faults, retries, the cache, limits, preflight and key hygiene.
+//! No network beyond 127.0.0.1. Timing assertions are lower bounds only.
+
+#[path = "support/openai_server.rs"]
+mod openai_server;
+
+use openai_server::{OpenAiServer, Reply, expected_embedding};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tracer::llm::{
+    ChatMessage, ChatModel, ChatRequest, ErrorKind, LlmError, Role, RoleConfig, RoleModel,
+    RolesConfig, build_embedder_with_env, build_role, build_role_with_env, preflight,
+    preflight_with_env,
+};
+
+const MODEL: &str = "test-model";
+const KEY_VAR: &str = "TRACER_TEST_LLM_KEY";
+const KEY: &str = "sk-test-4f9a1c7e2b-SECRET";
+
+/// The environment tests see: only the test key is set.
+fn env_with_key(name: &str) -> Option<String> {
+    (name == KEY_VAR).then(|| KEY.to_string())
+}
+
+fn cache_path(label: &str) -> PathBuf {
+    crate::common::temp_dir(&format!("llm-{label}")).join("cache.redb")
+}
+
+/// An openai role config for `base_url` plus extra TOML lines. Short backoff so fault
+/// tests are quick; a `Retry-After` still wins over it.
+fn config(base_url: &str, extra: &str) -> RoleConfig {
+    let text = format!(
+        "provider = \"openai\"\nbase_url = \"{base_url}\"\nmodel = \"{MODEL}\"\nretry_initial_ms = 10\n{extra}"
+    );
+    RoleConfig::from_toml("role 'agent'", &text).unwrap()
+}
+
+fn endpoint(cfg: &RoleConfig, cache: &std::path::Path) -> Arc<dyn ChatModel> {
+    match build_role_with_env(Role::Agent, cfg, cache, &env_with_key).unwrap() {
+        RoleModel::Endpoint(m) => m,
+        RoleModel::Scripted(_) => panic!("expected an endpoint role"),
+    }
+}
+
+fn hello(text: &str) -> ChatRequest {
+    ChatRequest::new(vec![
+        ChatMessage::system("You are a customer-service agent."),
+        ChatMessage::user(text),
+    ])
+}
+
+fn tools() -> Vec<Value> {
+    vec![json!({"type": "function", "function": {
+        "name": "get_user_details",
+        "description": "Get a user's profile.",
+        "parameters": {"type": "object", "properties": {"user_id": {"type": "string"}},
+                       "required": ["user_id"]}}})]
+}
+
+#[tokio::test]
+async fn chat_plain_text_sends_config_and_extra_body() {
+    let server = OpenAiServer::start(&[MODEL]);
+    let cfg = config(
+        &server.base_url(),
+        "temperature = 0.6\ntop_k = 20\nmin_p = 0.05\nmax_tokens = 64\nextra_body = { chat_template_kwargs = { enable_thinking = false } }",
+    );
+    let model = endpoint(&cfg, &cache_path("plain"));
+    let mut req = hello("hello there");
+    req.sampling.temperature = Some(0.2);
+    let r = model.chat(req).await.unwrap();
+    assert_eq!(r.message.content.as_deref(), Some("echo: hello there"));
+    assert!(r.message.tool_calls.is_empty());
+    assert_eq!(r.model, MODEL);
+    assert!(!r.from_cache);
+    assert_eq!(r.finish_reason.as_deref(), Some("stop"));
+    assert_eq!((r.usage.prompt_tokens, r.usage.completion_tokens), (20, 5));
+
+    let seen = server.requests();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].path, "/v1/chat/completions");
+    let body = &seen[0].body;
+    assert_eq!(body["model"], MODEL);
+    assert_eq!(body["temperature"], 0.2, "per-call override wins");
+    assert_eq!(body["top_k"], 20);
+    assert_eq!(body["min_p"], 0.05);
+    assert_eq!(body["max_tokens"], 64);
+    assert_eq!(body["stream"], false);
+    assert_eq!(body["chat_template_kwargs"]["enable_thinking"], false);
+    assert_eq!(
+        body["messages"][1],
+        json!({"role": "user", "content": "hello there"})
+    );
+    assert_eq!(seen[0].authorization, None, "no key configured, no header");
+
+    let stats = model.stats();
+    assert_eq!(
+        (stats.calls, stats.http_requests, stats.cache_hits),
+        (1, 1, 0)
+    );
+    assert_eq!((stats.prompt_tokens, stats.completion_tokens), (20, 5));
+}
+
+#[tokio::test]
+async fn chat_with_several_tool_calls_in_one_message() {
+    let server = OpenAiServer::start(&[MODEL]);
+    server.push(Reply::ToolCalls(vec![
+        (
+            "get_user_details".into(),
+            "{\"user_id\": \"mia_li_3668\"}".into(),
+        ),
+        (
+            "get_reservation_details".into(),
+            "{\"reservation_id\": \"NO6JO3\"}".into(),
+        ),
+    ]));
+    let model = endpoint(&config(&server.base_url(), ""), &cache_path("tools"));
+    let r = model
+        .chat(hello("Where is my booking?").with_tools(tools()))
+        .await
+        .unwrap();
+    assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"));
+    let calls = &r.message.tool_calls;
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[0].name, "get_user_details");
+    assert_eq!(
+        calls[0].arguments_json().unwrap(),
+        json!({"user_id": "mia_li_3668"})
+    );
+    assert_eq!(calls[1].name, "get_reservation_details");
+    assert_eq!(calls[1].id, "call_1");
+    assert_eq!(server.requests()[0].body["tools"], json!(tools()));
+
+    // The assistant turn goes back into the conversation in OpenAI shape.
+    let turn = serde_json::to_value(r.message.to_message()).unwrap();
+    assert_eq!(
+        turn["tool_calls"][1]["function"]["name"],
+        "get_reservation_details"
+    );
+}
+
+#[tokio::test]
+async fn reasoning_content_is_kept_under_either_field_name() {
+    let server = OpenAiServer::start(&[MODEL]);
+    server.push(Reply::Reasoning {
+        field: "reasoning_content",
+        reasoning: "The user wants a refund.".into(),
+        content: "Let me check.".into(),
+    });
+    server.push(Reply::Reasoning {
+        field: "reasoning",
+        reasoning: "Second thought.".into(),
+        content: "Done.".into(),
+    });
+    let model = endpoint(&config(&server.base_url(), ""), &cache_path("reasoning"));
+    let a = model.chat(hello("one")).await.unwrap();
+    assert_eq!(
+        a.message.reasoning_content.as_deref(),
+        Some("The user wants a refund.")
+    );
+    assert_eq!(a.message.content.as_deref(), Some("Let me check."));
+    let b = model.chat(hello("two")).await.unwrap();
+    assert_eq!(
+        b.message.reasoning_content.as_deref(),
+        Some("Second thought.")
+    );
+    // Reasoning survives the cache too.
+    let again = model.chat(hello("one")).await.unwrap();
+    assert!(again.from_cache);
+    assert_eq!(again.message.reasoning_content, a.message.reasoning_content);
+}
+
+#[tokio::test]
+async fn embeddings_in_order_and_cached() {
+    let server = OpenAiServer::start(&["embed-model"]);
+    let text = format!(
+        "provider = \"openai\"\nbase_url = \"{}\"\nmodel = \"embed-model\"",
+        server.base_url()
+    );
+    let cfg = RoleConfig::from_toml("embedder 'emotion'", &text).unwrap();
+    let embedder =
+        build_embedder_with_env("emotion", &cfg, &cache_path("embed"), &env_with_key).unwrap();
+    let texts: Vec<String> = ["I am furious", "thanks!", ""].map(String::from).to_vec();
+    let vectors = embedder.embed(&texts).await.unwrap();
+    let expected: Vec<Vec<f32>> = texts.iter().map(|t| expected_embedding(t)).collect();
+    assert_eq!(vectors, expected);
+    assert_eq!(server.requests()[0].path, "/v1/embeddings");
+    assert_eq!(server.requests()[0].body["encoding_format"], "float");
+    assert_eq!(embedder.embed(&texts).await.unwrap(), expected);
+    assert_eq!(server.post_count(), 1, "second call served from the cache");
+    assert_eq!(embedder.stats().cache_hits, 1);
+}
+
+#[tokio::test]
+async fn rate_limit_waits_for_retry_after() {
+    let server = OpenAiServer::start(&[MODEL]);
+    server.push(Reply::Status {
+        code: 429,
+        retry_after: Some(1),
+        message: "slow down".into(),
+    });
+    let model = endpoint(&config(&server.base_url(), ""), &cache_path("429"));
+    let r = model.chat(hello("hi")).await.unwrap();
+    assert_eq!(r.message.content.as_deref(), Some("echo: hi"));
+    let seen = server.requests();
+    assert_eq!(seen.len(), 2);
+    let gap = seen[1].at.duration_since(seen[0].at);
+    // A lower bound only: the backoff alone (10 ms initial) would be far shorter.
+    assert!(
+        gap >= Duration::from_secs(1),
+        "second attempt after {gap:?}"
+    );
+    let stats = model.stats();
+    assert_eq!(stats.retries, 1);
+    assert_eq!(stats.errors_of(ErrorKind::RateLimited), 1);
+    assert_eq!(stats.failures, 0);
+}
+
+#[tokio::test]
+async fn server_errors_and_hangups_are_retried() {
+    let server = OpenAiServer::start(&[MODEL]);
+    server.push(Reply::Status {
+        code: 500,
+        retry_after: None,
+        message: "internal".into(),
+    });
+    server.push(Reply::Status {
+        code: 503,
+        retry_after: Some(1),
+        message: "overloaded".into(),
+    });
+    server.push(Reply::Hangup);
+    let model = endpoint(&config(&server.base_url(), ""), &cache_path("5xx"));
+    let r = model.chat(hello("hi")).await.unwrap();
+    assert_eq!(r.message.content.as_deref(), Some("echo: hi"));
+    let seen = server.requests();
+    assert_eq!(seen.len(), 4);
+    // 503 honours Retry-After as well (lower bound only).
+    let gap = seen[2].at.duration_since(seen[1].at);
+    assert!(
+        gap >= Duration::from_secs(1),
+        "attempt after the 503 came after {gap:?}"
+    );
+    let stats = model.stats();
+    assert_eq!(
+        (stats.retries, stats.http_requests, stats.failures),
+        (3, 4, 0)
+    );
+    assert_eq!(stats.errors_of(ErrorKind::ServerError), 2);
+    assert_eq!(stats.errors_of(ErrorKind::Connection), 1, "the hang-up");
+}
+
+#[tokio::test]
+async fn exhausted_retries_surface_the_last_error() {
+    let server = OpenAiServer::start(&[MODEL]);
+    for _ in 0..3 {
+        server.push(Reply::Status {
+            code: 500,
+            retry_after: None,
+            message: "down".into(),
+        });
+    }
+    let model = endpoint(
+        &config(&server.base_url(), "max_retries = 2"),
+        &cache_path("exhaust"),
+    );
+    let err = model.chat(hello("hi")).await.unwrap_err();
+    assert!(matches!(err, LlmError::Status { status: 500, .. }), "{err}");
+    assert!(err.to_string().starts_with("role 'agent': "), "{err}");
+    assert_eq!(server.post_count(), 3);
+    assert_eq!(model.stats().failures, 1);
+}
+
+#[tokio::test]
+async fn timeouts_are_retried_then_surfaced() {
+    let server = OpenAiServer::start(&[MODEL]);
+    server.push(Reply::Delay(Duration::from_secs(2)));
+    let cfg = config(&server.base_url(), "timeout_secs = 0.3");
+    let model = endpoint(&cfg, &cache_path("timeout"));
+    let r = model.chat(hello("hi")).await.unwrap();
+    assert_eq!(r.message.content.as_deref(), Some("echo: hi"));
+    assert_eq!(server.post_count(), 2);
+    assert_eq!(model.stats().errors_of(ErrorKind::Timeout), 1);
+
+    server.push(Reply::Delay(Duration::from_secs(2)));
+    let cfg = config(&server.base_url(), "timeout_secs = 0.3\nmax_retries = 0");
+    let model = endpoint(&cfg, &cache_path("timeout-final"));
+    let err = model.chat(hello("again")).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
+}
+
+#[tokio::test]
+async fn client_errors_are_not_retried() {
+    for code in [400, 401, 404] {
+        let server = OpenAiServer::start(&[MODEL]);
+        server.push(Reply::Status {
+            code,
+            retry_after: None,
+            message: format!("nope {code}"),
+        });
+        let model = endpoint(&config(&server.base_url(), ""), &cache_path("4xx"));
+        let err = model.chat(hello("hi")).await.unwrap_err();
+        assert!(
+            matches!(&err, LlmError::Status { status, .. } if *status == code),
+            "{err}"
+        );
+        assert!(err.to_string().contains(&format!("nope {code}")), "{err}");
+        assert_eq!(err.kind(), ErrorKind::ClientError);
+        assert_eq!(server.post_count(), 1, "HTTP {code} must not be retried");
+    }
+}
+
+#[tokio::test]
+async fn malformed_body_is_a_typed_error_and_not_cached() {
+    let server = OpenAiServer::start(&[MODEL]);
+    server.push(Reply::MalformedBody);
+    let model = endpoint(&config(&server.base_url(), ""), &cache_path("malformed"));
+    let err = model.chat(hello("hi")).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Malformed, "{err}");
+    assert_eq!(server.post_count(), 1);
+    let stats = model.stats();
+    assert_eq!(
+        (stats.failures, stats.errors_of(ErrorKind::Malformed)),
+        (1, 1)
+    );
+    // Nothing was cached: the same request asks again and now succeeds.
+    let r = model.chat(hello("hi")).await.unwrap();
+    assert!(!r.from_cache);
+    assert_eq!(server.post_count(), 2);
+}
+
+#[tokio::test]
+async fn truncated_tool_call_arguments_are_malformed() {
+    let server = OpenAiServer::start(&[MODEL]);
+    server.push(Reply::ToolCalls(vec![
+        (
+            "get_user_details".into(),
+            "{\"user_id\": \"mia_li_3668\"}".into(),
+        ),
+        (
+            "cancel_reservation".into(),
+            "{\"reservation_id\": \"NO6".into(),
+        ),
+    ]));
+    let model = endpoint(&config(&server.base_url(), ""), &cache_path("truncated"));
+    let err = model
+        .chat(hello("cancel it").with_tools(tools()))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Malformed);
+    let text = err.to_string();
+    assert!(
+        text.contains("cancel_reservation") && text.contains("not valid JSON"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn rerun_is_served_from_the_cache() {
+    let server = OpenAiServer::start(&[MODEL]);
+    let cfg = config(&server.base_url(), "seed = 1");
+    let cache = cache_path("rerun");
+    let first = {
+        let model = endpoint(&cfg, &cache);
+        let r = model.chat(hello("hi").with_tools(tools())).await.unwrap();
+        let again = model.chat(hello("hi").with_tools(tools())).await.unwrap();
+        assert!(again.from_cache);
+        assert_eq!(again.message, r.message);
+        assert_eq!(model.stats().cache_hits, 1);
+        r
+    };
+    assert_eq!(server.post_count(), 1);
+    // A new run (a fresh model on the same cache file) pays nothing either.
+    let model = endpoint(&cfg, &cache);
+    let rerun = model.chat(hello("hi").with_tools(tools())).await.unwrap();
+    assert!(rerun.from_cache);
+    assert_eq!(rerun.message, first.message);
+    assert_eq!(server.post_count(), 1, "server count unchanged");
+    // Anything that changes the answer is part of the key: a seed, the tools, a message.
+    model
+        .chat(hello("hi").with_tools(tools()).with_seed(2))
+        .await
+        .unwrap();
+    model.chat(hello("hi")).await.unwrap();
+    model.chat(hello("hi!").with_tools(tools())).await.unwrap();
+    assert_eq!(server.post_count(), 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrency_per_endpoint_is_bounded() {
+    let server = OpenAiServer::start(&[MODEL]);
+    server.hold_each_request(Duration::from_millis(300));
+    let model = endpoint(
+        &config(&server.base_url(), "concurrency = 2"),
+        &cache_path("limit"),
+    );
+    let tasks: Vec<_> = (0..6)
+        .map(|i| {
+            let model = model.clone();
+            tokio::spawn(async move { model.chat(hello(&format!("request {i}"))).await })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap().unwrap();
+    }
+    assert_eq!(server.post_count(), 6);
+    assert!(
+        server.max_in_flight() <= 2,
+        "in flight: {}",
+        server.max_in_flight()
+    );
+}
+
+#[tokio::test]
+async fn base_urls_are_used_round_robin() {
+    let a = OpenAiServer::start(&[MODEL]);
+    let b = OpenAiServer::start(&[MODEL]);
+    let text = format!(
+        "provider = \"openai\"\nbase_urls = [\"{}\", \"{}/\"]\nmodel = \"{MODEL}\"",
+        a.base_url(),
+        b.base_url()
+    );
+    let cfg = RoleConfig::from_toml("role 'user'", &text).unwrap();
+    let model = endpoint(&cfg, &cache_path("rr"));
+    for i in 0..4 {
+        model.chat(hello(&format!("q{i}"))).await.unwrap();
+    }
+    assert_eq!((a.post_count(), b.post_count()), (2, 2));
+    preflight_with_env("role 'user'", &cfg, &env_with_key)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn preflight_names_the_problem() {
+    let server = OpenAiServer::start(&[MODEL, "other-model"]);
+    // Missing key variable (the real process environment: this name is never set).
+    let cfg = config(
+        &server.base_url(),
+        "api_key_env = \"TRACER_TEST_UNSET_KEY_VAR\"",
+    );
+    let err = preflight(Role::Refiner, &cfg).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "role 'refiner': env var TRACER_TEST_UNSET_KEY_VAR is not set"
+    );
+    let err = build_role(Role::Refiner, &cfg, &cache_path("nokey")).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ApiKey);
+
+    // Unreachable: a port nobody listens on.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let dead = format!("http://127.0.0.1:{port}/v1");
+    let err = preflight(Role::Agent, &config(&dead, ""))
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with(&format!("role 'agent': endpoint {dead} unreachable: ")),
+        "{text}"
+    );
+    assert_eq!(err.kind(), ErrorKind::Unreachable);
+
+    // Unknown model.
+    let mut cfg = config(&server.base_url(), "");
+    cfg.model = Some("x".into());
+    let err = preflight(Role::Agent, &cfg).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "role 'agent': model 'x' not served by {} (has: {MODEL}, other-model)",
+            server.base_url()
+        )
+    );
+
+    // All good, with the key sent.
+    let cfg = config(&server.base_url(), &format!("api_key_env = \"{KEY_VAR}\""));
+    preflight_with_env("role 'agent'", &cfg, &env_with_key)
+        .await
+        .unwrap();
+    let models_call = server.requests().pop().unwrap();
+    assert_eq!(models_call.path, "/v1/models");
+    assert_eq!(models_call.authorization, Some(format!("Bearer {KEY}")));
+    assert_eq!(server.post_count(), 0, "preflight costs no tokens");
+}
+
+#[tokio::test]
+async fn api_key_never_leaks() {
+    let server = OpenAiServer::start(&[MODEL]);
+    let cache = cache_path("key");
+    let cfg = config(&server.base_url(), &format!("api_key_env = \"{KEY_VAR}\""));
+    let role = build_role_with_env(Role::Agent, &cfg, &cache, &env_with_key).unwrap();
+    assert!(!format!("{role:?}").contains(KEY));
+    let RoleModel::Endpoint(model) = role else {
+        panic!("endpoint expected")
+    };
+
+    // A server that echoes the credentials back in its error message.
+    server.push(Reply::EchoAuthorization(401));
+    let err = model.chat(hello("hi")).await.unwrap_err();
+    assert_eq!(
+        server.requests()[0].authorization,
+        Some(format!("Bearer {KEY}"))
+    );
+    let text = err.to_string();
+    assert!(!text.contains(KEY), "{text}");
+    assert!(text.contains("[redacted]"), "{text}");
+    assert!(!format!("{err:?}").contains(KEY));
+
+    // Successful answers are cached; the cache file never holds the key.
+    model.chat(hello("hi")).await.unwrap();
+    model.chat(hello("second")).await.unwrap();
+    drop(model);
+    let bytes = std::fs::read(&cache).unwrap();
+    assert!(!bytes.is_empty());
+    assert!(
+        !bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()),
+        "key found in the cache file"
+    );
+    // The request body (what the cache key is made of) does not hold it either.
+    for r in server.requests() {
+        assert!(!r.body.to_string().contains(KEY));
+    }
+}
+
+#[test]
+fn scripted_roles_are_labelled_and_touch_nothing() {
+    let cache = cache_path("scripted");
+    let cfg = RoleConfig::from_toml("role 'judge'", "").unwrap();
+    let role = build_role(Role::Judge, &cfg, &cache).unwrap();
+    assert!(role.is_scripted());
+    assert_eq!(role.model_id(), "scripted:judge");
+    assert!(!cache.exists(), "scripted roles open no cache");
+}
+
+#[test]
+fn stage_config_errors_name_the_field() {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct StageToml {
+        #[allow(dead_code)]
+        roles: RolesConfig,
+    }
+    let ok = "[roles.refiner]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:8000/v1\"\nmodel = \"m\"\n[roles.agent]\n";
+    let parsed: StageToml = toml::from_str(ok).unwrap();
+    assert_eq!(parsed.roles.len(), 2);
+    for (text, field) in [
+        ("[roles.refiner]\ntempreature = 0.5\n", "tempreature"),
+        ("[roles.refiner]\ntop_p = \"high\"\n", "top_p"),
+        ("[roles.refinr]\n", "refinr"),
+    ] {
+        let err = toml::from_str::<StageToml>(text).err().unwrap().to_string();
+        assert!(err.contains(field), "{text:?} -> {err}");
+    }
+    let err = RoleConfig::from_toml(
+        "role 'judge'",
+        "provider = \"openai\"\nmodel = \"m\"\nbase_url = \"http://x/v1\"\nconcurrency = 0",
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(err, "role 'judge': field `concurrency`: must be at least 1");
+}

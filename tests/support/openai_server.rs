@@ -1,0 +1,383 @@
+//! A loopback OpenAI-compatible server for the LLM layer's tests: plain HTTP/1.1 on
+//! `std::net::TcpListener` (127.0.0.1, a free port), one thread per connection, no
+//! dependencies.
+//!
+//! It serves `GET /v1/models`, `POST /v1/chat/completions` and `POST /v1/embeddings`.
+//! Each POST takes the next scripted [`Reply`] (text, tool calls, reasoning, or a fault:
+//! an HTTP status with or without `Retry-After`, a delay past the client's timeout, a
+//! malformed body, a hang-up without an answer, an error that echoes the request's
+//! `Authorization` header); with the
+//! script empty it answers a default (chat: `echo: <last user message>`; embeddings: a
+//! small vector derived from each text). It records every request (time, path, body,
+//! `Authorization`) and the most requests it ever had in flight at once.
+
+#![allow(dead_code)]
+
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// What the server does with the next POST.
+#[derive(Clone, Debug)]
+pub enum Reply {
+    Text(String),
+    /// One assistant message with these (name, arguments text) tool calls.
+    ToolCalls(Vec<(String, String)>),
+    /// Thinking under `field` (`reasoning_content` or `reasoning`) plus an answer.
+    Reasoning {
+        field: &'static str,
+        reasoning: String,
+        content: String,
+    },
+    Status {
+        code: u16,
+        retry_after: Option<u32>,
+        message: String,
+    },
+    /// Wait, then give the default answer (to a client that has usually gone).
+    Delay(Duration),
+    /// 200 with a body that is not JSON.
+    MalformedBody,
+    /// An error whose message repeats the request's `Authorization` header.
+    EchoAuthorization(u16),
+    /// Close the connection without answering (a reset mid-request).
+    Hangup,
+}
+
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    pub at: Instant,
+    pub method: String,
+    pub path: String,
+    pub body: Value,
+    pub authorization: Option<String>,
+}
+
+struct State {
+    script: VecDeque<Reply>,
+    seen: Vec<Recorded>,
+    in_flight: usize,
+    max_in_flight: usize,
+    models: Vec<String>,
+    hold: Duration,
+}
+
+pub struct OpenAiServer {
+    addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+}
+
+impl OpenAiServer {
+    /// Start a server listing `models`.
+    pub fn start(models: &[&str]) -> OpenAiServer {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let addr = listener.local_addr().unwrap();
+        let state = Arc::new(Mutex::new(State {
+            script: VecDeque::new(),
+            seen: Vec::new(),
+            in_flight: 0,
+            max_in_flight: 0,
+            models: models.iter().map(|m| m.to_string()).collect(),
+            hold: Duration::ZERO,
+        }));
+        let shared = state.clone();
+        thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let state = shared.clone();
+                thread::spawn(move || serve_connection(stream, state));
+            }
+        });
+        OpenAiServer { addr, state }
+    }
+
+    /// `http://127.0.0.1:<port>/v1`
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn push(&self, reply: Reply) {
+        self.state.lock().unwrap().script.push_back(reply);
+    }
+
+    /// Every POST waits this long before answering (to overlap requests).
+    pub fn hold_each_request(&self, d: Duration) {
+        self.state.lock().unwrap().hold = d;
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.state.lock().unwrap().seen.clone()
+    }
+
+    /// POSTs seen (chat + embeddings), the requests that cost tokens.
+    pub fn post_count(&self) -> usize {
+        self.requests()
+            .iter()
+            .filter(|r| r.method == "POST")
+            .count()
+    }
+
+    pub fn max_in_flight(&self) -> usize {
+        self.state.lock().unwrap().max_in_flight
+    }
+}
+
+struct Request {
+    method: String,
+    path: String,
+    body: Vec<u8>,
+    authorization: Option<String>,
+}
+
+fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
+    let mut line = String::new();
+    if reader.read_line(&mut line).ok()? == 0 {
+        return None;
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next()?.to_string();
+    let path = parts.next()?.to_string();
+    let mut length = 0usize;
+    let mut authorization = None;
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header).ok()? == 0 {
+            return None;
+        }
+        let header = header.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        let (name, value) = header.split_once(':')?;
+        let value = value.trim().to_string();
+        match name.to_ascii_lowercase().as_str() {
+            "content-length" => length = value.parse().ok()?,
+            "authorization" => authorization = Some(value),
+            _ => {}
+        }
+    }
+    let mut body = vec![0u8; length];
+    reader.read_exact(&mut body).ok()?;
+    Some(Request {
+        method,
+        path,
+        body,
+        authorization,
+    })
+}
+
+fn write_response(stream: &mut TcpStream, code: u16, extra_headers: &str, body: &str) {
+    let reason = match code {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        404 => "Not Found",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
+        _ => "Status",
+    };
+    let head = format!(
+        "HTTP/1.1 {code} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra_headers}\r\n",
+        body.len()
+    );
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(body.as_bytes());
+    let _ = stream.flush();
+}
+
+fn serve_connection(stream: TcpStream, state: Arc<Mutex<State>>) {
+    let Ok(mut writer) = stream.try_clone() else {
+        return;
+    };
+    let mut reader = BufReader::new(stream);
+    while let Some(req) = read_request(&mut reader) {
+        let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+        let (reply, hold, models) = {
+            let mut s = state.lock().unwrap();
+            s.seen.push(Recorded {
+                at: Instant::now(),
+                method: req.method.clone(),
+                path: req.path.clone(),
+                body: body.clone(),
+                authorization: req.authorization.clone(),
+            });
+            s.in_flight += 1;
+            s.max_in_flight = s.max_in_flight.max(s.in_flight);
+            let reply = if req.method == "POST" {
+                s.script.pop_front()
+            } else {
+                None
+            };
+            (reply, s.hold, s.models.clone())
+        };
+        if req.method == "POST" && !hold.is_zero() {
+            thread::sleep(hold);
+        }
+        if matches!(reply, Some(Reply::Hangup)) {
+            state.lock().unwrap().in_flight -= 1;
+            let _ = writer.shutdown(std::net::Shutdown::Both);
+            return;
+        }
+        let (code, headers, text) = answer(&req, &body, reply, &models);
+        {
+            let mut s = state.lock().unwrap();
+            s.in_flight -= 1;
+        }
+        write_response(&mut writer, code, &headers, &text);
+    }
+}
+
+fn answer(
+    req: &Request,
+    body: &Value,
+    reply: Option<Reply>,
+    models: &[String],
+) -> (u16, String, String) {
+    if req.method == "GET" && req.path == "/v1/models" {
+        let data: Vec<Value> = models
+            .iter()
+            .map(|m| json!({"id": m, "object": "model", "owned_by": "test"}))
+            .collect();
+        return (
+            200,
+            String::new(),
+            json!({"object": "list", "data": data}).to_string(),
+        );
+    }
+    let model = body["model"].as_str().unwrap_or("unknown").to_string();
+    let reply = match reply {
+        Some(Reply::Status {
+            code,
+            retry_after,
+            message,
+        }) => {
+            let headers = retry_after
+                .map(|s| format!("Retry-After: {s}\r\n"))
+                .unwrap_or_default();
+            let text = json!({"error": {"message": message, "type": "test_fault"}}).to_string();
+            return (code, headers, text);
+        }
+        Some(Reply::EchoAuthorization(code)) => {
+            let message = format!(
+                "rejected credentials: {}",
+                req.authorization.as_deref().unwrap_or("(none)")
+            );
+            return (
+                code,
+                String::new(),
+                json!({"error": {"message": message}}).to_string(),
+            );
+        }
+        Some(Reply::MalformedBody) => {
+            return (
+                200,
+                String::new(),
+                "{\"choices\": [{\"message\": ".to_string(),
+            );
+        }
+        Some(Reply::Delay(d)) => {
+            thread::sleep(d);
+            None
+        }
+        other => other,
+    };
+    match req.path.as_str() {
+        "/v1/chat/completions" => (
+            200,
+            String::new(),
+            chat_answer(&model, body, reply).to_string(),
+        ),
+        "/v1/embeddings" => (
+            200,
+            String::new(),
+            embeddings_answer(&model, body).to_string(),
+        ),
+        _ => (
+            404,
+            String::new(),
+            json!({"error": {"message": format!("no route {}", req.path)}}).to_string(),
+        ),
+    }
+}
+
+fn chat_answer(model: &str, body: &Value, reply: Option<Reply>) -> Value {
+    let last_user = body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("")
+        .to_string();
+    let (message, finish) = match reply {
+        Some(Reply::Text(t)) => (json!({"role": "assistant", "content": t}), "stop"),
+        Some(Reply::ToolCalls(calls)) => {
+            let calls: Vec<Value> = calls
+                .iter()
+                .enumerate()
+                .map(|(i, (name, args))| {
+                    json!({"id": format!("call_{i}"), "type": "function",
+                           "function": {"name": name, "arguments": args}})
+                })
+                .collect();
+            (
+                json!({"role": "assistant", "content": null, "tool_calls": calls}),
+                "tool_calls",
+            )
+        }
+        Some(Reply::Reasoning {
+            field,
+            reasoning,
+            content,
+        }) => {
+            let mut m = json!({"role": "assistant", "content": content});
+            m[field] = json!(reasoning);
+            (m, "stop")
+        }
+        _ => (
+            json!({"role": "assistant", "content": format!("echo: {last_user}")}),
+            "stop",
+        ),
+    };
+    let prompt_tokens = body["messages"].as_array().map_or(0, |m| m.len() * 10);
+    json!({
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 5,
+                  "total_tokens": prompt_tokens + 5}
+    })
+}
+
+/// Each text's vector: [length, first byte / 255, 1.0].
+pub fn expected_embedding(text: &str) -> Vec<f32> {
+    vec![
+        text.len() as f32,
+        text.bytes().next().unwrap_or(0) as f32 / 255.0,
+        1.0,
+    ]
+}
+
+fn embeddings_answer(model: &str, body: &Value) -> Value {
+    let inputs: Vec<String> = body["input"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|t| t.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    let data: Vec<Value> = inputs
+        .iter()
+        .enumerate()
+        .map(
+            |(i, t)| json!({"object": "embedding", "index": i, "embedding": expected_embedding(t)}),
+        )
+        .collect();
+    json!({"object": "list", "model": model, "data": data,
+           "usage": {"prompt_tokens": inputs.len() * 3, "total_tokens": inputs.len() * 3}})
+}
