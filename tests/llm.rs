@@ -3,10 +3,7 @@
 //! does, and checks answers, faults, retries, the cache, limits, preflight and key hygiene.
 //! No network beyond 127.0.0.1. Timing assertions are lower bounds only.
 
-#[path = "support/openai_server.rs"]
-mod openai_server;
-
-use openai_server::{OpenAiServer, Reply, expected_embedding};
+use crate::openai_server::{OpenAiServer, Reply, expected_embedding};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;

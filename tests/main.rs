@@ -7,4 +7,8 @@ mod cli_graphs;
 mod cli_pipeline;
 mod cli_replay;
 mod cli_trajectories;
+mod endpoint_roles;
 mod llm;
+
+#[path = "support/openai_server.rs"]
+mod openai_server;

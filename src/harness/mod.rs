@@ -14,6 +14,7 @@
 //! only through `TaskRecord`; it never reads or writes artifacts.
 
 pub mod agent;
+pub mod endpoint;
 pub mod reward;
 pub mod user;
 

@@ -131,6 +131,11 @@ pub trait Stage: Sync {
     }
     /// Check the stage's config without running anything (`tracer validate`).
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError>;
+    /// Check the endpoints this stage's config names (key set, reachable, model served);
+    /// the runner calls it for every stage it may run, before any stage starts.
+    fn preflight(&self, _path: &Path, _table: &toml::Table) -> Result<(), String> {
+        Ok(())
+    }
     /// Compute and write the outputs into `ctx.out_dir`; return a one-line summary.
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError>;
 }
@@ -415,8 +420,30 @@ impl<'a> Runner<'a> {
         target: &str,
         mut on_step: impl FnMut(&StepReport),
     ) -> Result<Vec<StepReport>, PipelineError> {
+        let plan = self.dag.plan(target)?;
+        // Preflight every stage that may run (stale now, or downstream of one that is), so
+        // a missing key or a dead endpoint is one error before any work starts.
+        let mut may_run: Vec<&str> = Vec::new();
+        for stage in &plan {
+            let upstream_runs = stage.inputs().iter().any(|i| may_run.contains(i));
+            let mut stale = self.force || upstream_runs;
+            for &domain in &self.domains {
+                stale = stale || self.freshness(*stage, domain)? != Freshness::Fresh;
+            }
+            if stale {
+                may_run.push(stage.name());
+                let (path, table) = self.stage_config(*stage)?;
+                stage
+                    .preflight(&path, &table)
+                    .map_err(|message| PipelineError::Stage {
+                        stage: stage.name().to_string(),
+                        domain: "*".to_string(),
+                        message,
+                    })?;
+            }
+        }
         let mut reports = Vec::new();
-        for stage in self.dag.plan(target)? {
+        for stage in plan {
             for &domain in &self.domains {
                 let report = self.run_one(stage, domain)?;
                 on_step(&report);

@@ -142,6 +142,11 @@ impl Stage for EvalStage {
             message,
         })
     }
+    fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
+        let cfg: RolloutsConfig =
+            crate::config::parse_typed(path, table).map_err(|e| e.to_string())?;
+        super::roles::preflight_roles(&cfg.roles)
+    }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: RolloutsConfig = ctx.typed_config()?;
         let rows = run_stage(ctx, &cfg)?;

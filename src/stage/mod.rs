@@ -9,6 +9,7 @@ pub mod eval;
 pub mod graphs;
 pub mod grounded;
 pub mod refined;
+pub mod roles;
 pub mod rollouts;
 pub mod tasks;
 pub mod traces;

@@ -30,6 +30,32 @@ pub struct RefinedConfig {
     /// Probability of asking the user to reveal details gradually (natural ambiguity).
     #[serde(default = "half")]
     pub ambiguity_rate: f64,
+    /// `[roles.refiner]`: scripted (templates, the default) or an endpoint that rewrites the
+    /// template draft; its output must pass the same checks.
+    #[serde(default)]
+    pub roles: crate::llm::RolesConfig,
+}
+
+/// The LLM refiner's instructions (our own words).
+pub const REFINER_PROMPT: &str = "You write the instruction that a simulated customer will \
+follow when contacting customer support. You get a draft and the facts the customer knows. \
+Rewrite the draft so it reads naturally, in the second person (\"You ...\"), keeping the goals \
+in the same order and every concrete value (reservation or order numbers, dates, names, \
+places, card endings, amounts) exactly as written. Keep a feasible preference or some natural \
+vagueness if the draft has one. Do not add facts, do not mention internal identifiers, do not \
+address the agent. Answer with the instruction only.";
+
+/// The request the LLM refiner gets for one task.
+pub fn refiner_request(draft: &str, facts: &[UserFact], seed: u64) -> crate::llm::ChatRequest {
+    let known: Vec<String> = facts.iter().map(|f| format!("- {}", f.text)).collect();
+    crate::llm::ChatRequest::new(vec![
+        crate::llm::ChatMessage::system(REFINER_PROMPT),
+        crate::llm::ChatMessage::user(format!(
+            "Draft:\n{draft}\n\nFacts the customer knows:\n{}",
+            known.join("\n")
+        )),
+    ])
+    .with_seed(seed)
 }
 
 fn half() -> f64 {
@@ -189,6 +215,11 @@ impl Stage for RefinedStage {
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
         crate::config::parse_typed::<RefinedConfig>(path, table).map(|_| ())
     }
+    fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
+        let cfg: RefinedConfig =
+            crate::config::parse_typed(path, table).map_err(|e| e.to_string())?;
+        super::roles::preflight_roles(&cfg.roles)
+    }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: RefinedConfig = ctx.typed_config()?;
         let (grounded, _) = artifact::read_records::<TaskRecord>(
@@ -202,25 +233,64 @@ impl Stage for RefinedStage {
                 .iter()
                 .any(|s| s.name == tool && s.kind == crate::domain::ToolKind::Read)
         };
+        let refiner = super::roles::open_role(ctx, &cfg.roles, crate::llm::Role::Refiner)?;
+        let facts: Vec<Vec<UserFact>> = grounded
+            .iter()
+            .map(|t| serde_json::from_str(&t.user_facts).unwrap_or_default())
+            .collect();
+        let drafts: Vec<Result<String, String>> = grounded
+            .iter()
+            .zip(&facts)
+            .map(|(task, facts)| {
+                let mut rng = derive_rng(ctx.seed, &["refined", &task.domain, &task.task_id]);
+                scripted_instruction(task, facts, &is_read, &mut rng, &cfg)
+                    .map_err(|e| format!("no_request: {e}"))
+            })
+            .collect();
+        let instructions: Vec<Result<String, String>> = match &refiner {
+            crate::llm::RoleModel::Scripted(_) => drafts,
+            crate::llm::RoleModel::Endpoint(model) => {
+                let calls = drafts
+                    .into_iter()
+                    .zip(grounded.iter().zip(&facts))
+                    .map(|(draft, (task, facts))| {
+                        let model = std::sync::Arc::clone(model);
+                        let seed = crate::seed::derive_seed(ctx.seed, &["refined", &task.task_id]);
+                        let req = draft.as_ref().ok().map(|d| refiner_request(d, facts, seed));
+                        Box::pin(async move {
+                            let req = req.ok_or(draft.err().unwrap_or_default())?;
+                            let r = model
+                                .chat(req)
+                                .await
+                                .map_err(|e| format!("endpoint_error: {e}"))?;
+                            Ok(r.message.content.unwrap_or_default().trim().to_string())
+                        })
+                            as std::pin::Pin<
+                                Box<
+                                    dyn std::future::Future<Output = Result<String, String>> + Send,
+                                >,
+                            >
+                    })
+                    .collect();
+                super::roles::run_all(calls).map_err(|e| ctx.fail(e))?
+            }
+        };
+        let refiner_id = refiner.model_id();
         let mut kept = Vec::new();
         let mut rejects = Vec::new();
-        for task in grounded {
-            let facts: Vec<UserFact> = serde_json::from_str(&task.user_facts).unwrap_or_default();
-            let mut rng = derive_rng(ctx.seed, &["refined", &task.domain, &task.task_id]);
+        for ((task, facts), instruction) in grounded.into_iter().zip(&facts).zip(instructions) {
             let env = envs.for_split(&task.split);
-            let checked = scripted_instruction(&task, &facts, &is_read, &mut rng, &cfg)
-                .map_err(|e| format!("no_request: {e}"))
-                .and_then(|instruction| {
-                    super::tasks::check_no_internal_ids(env, &task, &instruction)
-                        .map_err(|e| format!("forbidden_id: {e}"))?;
-                    super::tasks::check_information(env, &task, &facts, &instruction)
-                        .map_err(|e| format!("information: {e}"))?;
-                    Ok(instruction)
-                });
+            let checked = instruction.and_then(|instruction| {
+                super::tasks::check_no_internal_ids(env, &task, &instruction)
+                    .map_err(|e| format!("forbidden_id: {e}"))?;
+                super::tasks::check_information(env, &task, facts, &instruction)
+                    .map_err(|e| format!("information: {e}"))?;
+                Ok(instruction)
+            });
             match checked {
                 Ok(instruction) => kept.push(TaskRecord {
                     instruction: Some(instruction),
-                    refiner: Some("scripted".into()),
+                    refiner: Some(refiner_id.clone()),
                     ..task
                 }),
                 Err(reason) => rejects.push(RejectRecord {

@@ -14,8 +14,10 @@ use crate::artifact::{self, RolloutRecord, TaskRecord};
 use crate::config::{ConfigError, ENV_EPISODE_DELAY_MS};
 use crate::domain::Environment;
 use crate::harness::agent::{ErrorRates, OracleAgent};
+use crate::harness::endpoint::{EndpointAgent, EndpointUser};
 use crate::harness::user::ScriptedUser;
-use crate::harness::{Episode, reward, run_episode};
+use crate::harness::{Agent, Episode, User, reward, run_episode};
+use crate::llm::{Role, RoleModel, RolesConfig};
 use crate::pipeline::{PipelineError, Stage, StageContext};
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashSet};
@@ -46,6 +48,9 @@ pub struct RolloutsConfig {
     /// Mistake rates of the scripted oracle agent.
     #[serde(default)]
     pub agent_errors: ErrorRates,
+    /// `[roles.agent]` and `[roles.user]`: scripted (default) or an endpoint.
+    #[serde(default)]
+    pub roles: RolesConfig,
 }
 
 fn one() -> u32 {
@@ -156,11 +161,64 @@ fn read_journal(path: &Path) -> Vec<RolloutRecord> {
 }
 
 /// Roll out `tasks` x `trials` with the scripted roles, resuming from `journal`.
+/// The two roles of an episode.
+#[derive(Clone)]
+pub struct EpisodeRoles {
+    pub agent: RoleModel,
+    pub user: RoleModel,
+}
+
+/// Build the agent and user of one episode.
+fn episode_roles(
+    roles: &EpisodeRoles,
+    task: &TaskRecord,
+    trial: u32,
+    cfg: &RolloutsConfig,
+    tools: &[serde_json::Value],
+    transfer: Option<String>,
+    seed: u64,
+) -> (Box<dyn Agent>, Box<dyn User>) {
+    let episode_seed =
+        crate::seed::derive_seed(seed, &["episode", &task.task_id, &trial.to_string()]);
+    let agent: Box<dyn Agent> = match &roles.agent {
+        RoleModel::Endpoint(model) => Box::new(EndpointAgent {
+            model: Arc::clone(model),
+            tools: tools.to_vec(),
+            seed: episode_seed,
+        }),
+        RoleModel::Scripted(_) => Box::new(OracleAgent::new(
+            task,
+            &cfg.agent_errors,
+            transfer,
+            seed,
+            trial,
+        )),
+    };
+    let user: Box<dyn User> = match &roles.user {
+        RoleModel::Endpoint(model) => {
+            let emotion = if cfg.emotion {
+                task.emotion_instruction.as_deref()
+            } else {
+                None
+            };
+            Box::new(EndpointUser::new(
+                Arc::clone(model),
+                task.instruction.as_deref().unwrap_or_default(),
+                emotion,
+                episode_seed,
+            ))
+        }
+        RoleModel::Scripted(_) => Box::new(ScriptedUser::new(task, cfg.emotion, seed, trial)),
+    };
+    (agent, user)
+}
+
 pub fn roll_out(
     base: Arc<dyn Environment>,
     policy: Arc<String>,
     tasks: &[TaskRecord],
     cfg: &RolloutsConfig,
+    roles: &EpisodeRoles,
     seed: u64,
     journal: &Path,
 ) -> Result<Vec<RolloutRecord>, String> {
@@ -192,6 +250,8 @@ pub fn roll_out(
         .iter()
         .find(|s| s.terminates)
         .map(|s| s.name.to_string());
+    let tools: Arc<Vec<serde_json::Value>> =
+        Arc::new(base.tool_specs().iter().map(|s| s.openai()).collect());
     let total = tasks.len() * cfg.trials as usize;
     let bar = indicatif::ProgressBar::new(total as u64);
     bar.set_style(
@@ -205,10 +265,7 @@ pub fn roll_out(
         tasks.first().map(|t| t.domain.as_str()).unwrap_or("")
     ));
     bar.set_position(done.len() as u64);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_time()
-        .build()
-        .map_err(|e| format!("tokio runtime: {e}"))?;
+    let runtime = super::roles::runtime()?;
     let mut results = done;
     let mut mix = BTreeMap::<i32, usize>::new();
     for r in &results {
@@ -222,30 +279,36 @@ pub fn roll_out(
                 .acquire_owned()
                 .await
                 .map_err(|e| e.to_string())?;
-            let (base, policy, cfg, transfer) = (
+            let (base, policy, ecfg, transfer) = (
                 Arc::clone(&base),
                 Arc::clone(&policy),
                 cfg.clone(),
                 transfer.clone(),
             );
+            let (roles, tools) = (roles.clone(), Arc::clone(&tools));
             set.spawn(async move {
                 let _permit = permit;
                 let mut env = base.fork();
-                let mut agent = OracleAgent::new(&task, &cfg.agent_errors, transfer, seed, trial);
-                let mut user = ScriptedUser::new(&task, cfg.emotion, seed, trial);
-                let ep =
-                    run_episode(env.as_mut(), &policy, &mut agent, &mut user, cfg.max_steps).await;
+                let (mut agent, mut user) =
+                    episode_roles(&roles, &task, trial, &ecfg, &tools, transfer, seed);
+                let ep = run_episode(
+                    env.as_mut(),
+                    &policy,
+                    agent.as_mut(),
+                    user.as_mut(),
+                    ecfg.max_steps,
+                )
+                .await;
                 if delay_ms > 0 {
                     tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
                 }
-                use crate::harness::{Agent, User};
                 rollout_record(
                     &task,
                     trial,
                     &ep,
                     agent.model_id(),
                     user.model_id(),
-                    cfg.emotion,
+                    ecfg.emotion,
                 )
             });
             while set.len() >= cfg.concurrency {
@@ -330,8 +393,20 @@ pub fn run_stage(
     let policy = std::fs::read_to_string(&policy_path)
         .map_err(|e| ctx.fail(format!("{}: {e}", policy_path.display())))?;
     let journal = ctx.journal_path();
-    let rows = roll_out(base, Arc::new(policy), &tasks, cfg, ctx.seed, &journal)
-        .map_err(|e| ctx.fail(e))?;
+    let roles = EpisodeRoles {
+        agent: super::roles::open_role(ctx, &cfg.roles, Role::Agent)?,
+        user: super::roles::open_role(ctx, &cfg.roles, Role::User)?,
+    };
+    let rows = roll_out(
+        base,
+        Arc::new(policy),
+        &tasks,
+        cfg,
+        &roles,
+        ctx.seed,
+        &journal,
+    )
+    .map_err(|e| ctx.fail(e))?;
     Ok(rows)
 }
 
@@ -351,6 +426,11 @@ impl Stage for RolloutsStage {
             path: path.display().to_string(),
             message,
         })
+    }
+    fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
+        let cfg: RolloutsConfig =
+            crate::config::parse_typed(path, table).map_err(|e| e.to_string())?;
+        super::roles::preflight_roles(&cfg.roles)
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: RolloutsConfig = ctx.typed_config()?;

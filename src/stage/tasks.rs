@@ -25,14 +25,18 @@ pub struct TasksStage;
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TasksConfig {
-    /// Judge for inconclusive tasks: only `scripted` (reject) exists today.
-    #[serde(default = "scripted")]
-    pub judge: String,
+    /// `[roles.judge]`: decides inconclusive tasks. Scripted (the default) rejects them.
+    #[serde(default)]
+    pub roles: crate::llm::RolesConfig,
 }
 
-fn scripted() -> String {
-    "scripted".into()
-}
+/// The LLM judge's instructions (our own words).
+pub const JUDGE_PROMPT: &str = "You check whether a customer-service task can be carried out \
+as specified. You get the customer's instruction, the reference tool calls an agent must \
+make, and the value an automatic check could not find stated. Decide whether the customer, \
+following the instruction, could give the agent that value, or the agent could look it up \
+from what the customer says. Answer ACCEPT or REJECT on the first line, then one sentence \
+of reason.";
 
 /// The train and eval databases of a domain, loaded once.
 pub struct SplitEnvs {
@@ -251,7 +255,9 @@ pub fn information_gaps(
 }
 
 /// Verify one task: replay + policy, id rule, information (judge on inconclusive).
-pub fn verify_task(env: &dyn Environment, task: &TaskRecord, judge: &str) -> Result<(), Rejection> {
+/// Verify one task: replay + policy, id rule, information. A task whose only gap is a
+/// value not stated verbatim comes back as kind `inconclusive`, for the judge.
+pub fn verify_task(env: &dyn Environment, task: &TaskRecord) -> Result<(), Rejection> {
     replay_checked(env, task)?;
     let instruction = task
         .instruction
@@ -262,12 +268,76 @@ pub fn verify_task(env: &dyn Environment, task: &TaskRecord, judge: &str) -> Res
     match information_gaps(env, task, &facts, instruction) {
         Gaps::None => Ok(()),
         Gaps::Hard(e) => Err(reject("information", e)),
-        // The scripted judge cannot read; it does not keep an inconclusive task.
-        Gaps::Inconclusive(e) => Err(reject(
-            "judge",
-            format!("inconclusive, rejected by the {judge} judge: {e}"),
-        )),
+        Gaps::Inconclusive(e) => Err(reject("inconclusive", e)),
     }
+}
+
+/// The judge's request for one inconclusive task.
+pub fn judge_request(task: &TaskRecord, gap: &str, seed: u64) -> crate::llm::ChatRequest {
+    crate::llm::ChatRequest::new(vec![
+        crate::llm::ChatMessage::system(JUDGE_PROMPT),
+        crate::llm::ChatMessage::user(format!(
+            "Instruction:\n{}\n\nReference tool calls:\n{}\n\nNot found stated: {gap}",
+            task.instruction.as_deref().unwrap_or_default(),
+            task.actions
+        )),
+    ])
+    .with_seed(seed)
+}
+
+/// Settle inconclusive verdicts with the judge role; other verdicts pass through.
+fn judge_inconclusive(
+    ctx: &StageContext,
+    judge: &crate::llm::RoleModel,
+    tasks: &[TaskRecord],
+    verdicts: Vec<Result<(), Rejection>>,
+) -> Result<Vec<Result<(), Rejection>>, PipelineError> {
+    let crate::llm::RoleModel::Endpoint(model) = judge else {
+        // The scripted judge cannot read; it does not keep an inconclusive task.
+        return Ok(verdicts
+            .into_iter()
+            .map(|v| match v {
+                Err(r) if r.kind == "inconclusive" => Err(reject(
+                    "judge",
+                    format!("inconclusive, rejected by the scripted judge: {}", r.reason),
+                )),
+                other => other,
+            })
+            .collect());
+    };
+    type Call = std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), Rejection>> + Send>>;
+    let calls: Vec<Call> = tasks
+        .iter()
+        .zip(verdicts)
+        .map(|(task, v)| match v {
+            Err(r) if r.kind == "inconclusive" => {
+                let model = std::sync::Arc::clone(model);
+                let req = judge_request(
+                    task,
+                    &r.reason,
+                    crate::seed::derive_seed(ctx.seed, &["judge", &task.task_id]),
+                );
+                Box::pin(async move {
+                    let answer = model
+                        .chat(req)
+                        .await
+                        .map_err(|e| reject("endpoint_error", format!("judge: {e}")))?;
+                    let text = answer.message.content.unwrap_or_default();
+                    let first = text.lines().next().unwrap_or("").to_uppercase();
+                    if first.contains("ACCEPT") && !first.contains("REJECT") {
+                        Ok(())
+                    } else {
+                        Err(reject(
+                            "judge",
+                            format!("rejected by the {} judge: {}", answer.model, text.trim()),
+                        ))
+                    }
+                }) as Call
+            }
+            other => Box::pin(async move { other }) as Call,
+        })
+        .collect();
+    super::roles::run_all(calls).map_err(|e| ctx.fail(e))
 }
 
 impl Stage for TasksStage {
@@ -278,17 +348,12 @@ impl Stage for TasksStage {
         &["db", "refined"]
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-        let cfg: TasksConfig = crate::config::parse_typed(path, table)?;
-        if cfg.judge != "scripted" {
-            return Err(ConfigError::File {
-                path: path.display().to_string(),
-                message: format!(
-                    "judge: unknown judge '{}' (only 'scripted' exists)",
-                    cfg.judge
-                ),
-            });
-        }
-        Ok(())
+        crate::config::parse_typed::<TasksConfig>(path, table).map(|_| ())
+    }
+    fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
+        let cfg: TasksConfig =
+            crate::config::parse_typed(path, table).map_err(|e| e.to_string())?;
+        super::roles::preflight_roles(&cfg.roles)
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: TasksConfig = ctx.typed_config()?;
@@ -296,9 +361,10 @@ impl Stage for TasksStage {
             &ctx.input_dir("refined").join("part-00000.parquet"),
         )?;
         let envs = SplitEnvs::load(&ctx.input_dir("db"), ctx.domain)?;
-        let verdicts = super::grounded::parallel_map(&refined, |t| {
-            verify_task(envs.for_split(&t.split), t, &cfg.judge)
-        });
+        let verdicts =
+            super::grounded::parallel_map(&refined, |t| verify_task(envs.for_split(&t.split), t));
+        let judge = super::roles::open_role(ctx, &cfg.roles, crate::llm::Role::Judge)?;
+        let verdicts = judge_inconclusive(ctx, &judge, &refined, verdicts)?;
         let mut kept = Vec::new();
         let mut rejects = Vec::new();
         for (task, verdict) in refined.into_iter().zip(verdicts) {
@@ -443,8 +509,8 @@ mod tests {
         // Information: an instruction that never names the reservation is inconclusive, and
         // the scripted judge rejects it; one that prints an internal id breaks the id rule.
         task.instruction = Some("You want to cancel a trip. Your user id is someone.".into());
-        let r = verify_task(env.as_ref(), &task, "scripted").unwrap_err();
-        assert!(matches!(r.kind, "judge" | "information"), "{r:?}");
+        let r = verify_task(env.as_ref(), &task).unwrap_err();
+        assert!(matches!(r.kind, "inconclusive" | "information"), "{r:?}");
         assert!(
             r.reason.contains("reservation_id") || r.reason.contains("authenticates"),
             "{r:?}"

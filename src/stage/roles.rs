@@ -1,0 +1,67 @@
+//! How stages obtain their LLM roles: the `[roles.<role>]` tables of a stage TOML are
+//! resolved to scripted stand-ins or preflighted endpoints sharing one response cache
+//! (`output/.llm-cache.redb`, so a re-run or resume never pays twice).
+
+use crate::config::Paths;
+use crate::llm::{self, Provider, Role, RoleModel, RolesConfig};
+use crate::pipeline::{PipelineError, StageContext};
+use std::path::PathBuf;
+
+pub fn cache_path(paths: &Paths) -> PathBuf {
+    paths.output.join(".llm-cache.redb")
+}
+
+/// A tokio runtime for a stage's endpoint calls.
+pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("tokio runtime: {e}"))
+}
+
+/// Check every endpoint role of a config before any work (key set, reachable, model served).
+pub fn preflight_roles(roles: &RolesConfig) -> Result<(), String> {
+    let endpoints: Vec<_> = roles
+        .iter()
+        .filter(|(_, c)| c.provider == Provider::Openai)
+        .collect();
+    if endpoints.is_empty() {
+        return Ok(());
+    }
+    let rt = runtime()?;
+    for (role, cfg) in endpoints {
+        rt.block_on(llm::preflight(*role, cfg))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// The model answering `role` in this stage (scripted when the config has no table for it).
+pub fn open_role(
+    ctx: &StageContext,
+    roles: &RolesConfig,
+    role: Role,
+) -> Result<RoleModel, PipelineError> {
+    let cfg = roles.get(&role).cloned().unwrap_or_default();
+    llm::build_role(role, &cfg, &cache_path(ctx.paths)).map_err(|e| ctx.fail(e.to_string()))
+}
+
+/// Run `calls` concurrently on a runtime (the model bounds its own concurrency) and return
+/// the results in input order.
+pub fn run_all<T: Send + 'static>(
+    futures: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send>>>,
+) -> Result<Vec<T>, String> {
+    let rt = runtime()?;
+    rt.block_on(async move {
+        let mut set = tokio::task::JoinSet::new();
+        for (i, f) in futures.into_iter().enumerate() {
+            set.spawn(async move { (i, f.await) });
+        }
+        let mut out: Vec<Option<T>> = (0..set.len()).map(|_| None).collect();
+        while let Some(done) = set.join_next().await {
+            let (i, v) = done.map_err(|e| e.to_string())?;
+            out[i] = Some(v);
+        }
+        Ok(out.into_iter().flatten().collect())
+    })
+}

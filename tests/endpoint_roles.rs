@@ -1,0 +1,289 @@
+//! Endpoint-backed roles through the real HTTP path (a loopback OpenAI-compatible server
+//! started by each test): harness episodes with several tool calls in one message, a
+//! malformed call and a stop token glued to text; the LLM refiner with its checks and the
+//! response cache; endpoint faults during rollouts counted, nothing lost.
+
+use crate::common::*;
+use crate::openai_server::{OpenAiServer, Reply};
+use std::sync::Arc;
+use tracer::domain::{self, Split};
+use tracer::harness::endpoint::{EndpointAgent, EndpointUser};
+use tracer::harness::{Termination, run_episode};
+use tracer::llm::{Provider, Role, RoleConfig, RoleModel, build_role};
+
+fn role(server: &OpenAiServer, retries: u32) -> RoleConfig {
+    RoleConfig {
+        provider: Provider::Openai,
+        base_url: Some(server.base_url()),
+        model: Some("test-model".into()),
+        max_retries: Some(retries),
+        retry_initial_ms: Some(1),
+        timeout_secs: Some(5.0),
+        ..Default::default()
+    }
+}
+
+fn endpoint(
+    server: &OpenAiServer,
+    r: Role,
+    cache: &std::path::Path,
+) -> Arc<dyn tracer::llm::ChatModel> {
+    match build_role(r, &role(server, 2), cache).unwrap() {
+        RoleModel::Endpoint(m) => m,
+        RoleModel::Scripted(_) => unreachable!("configured as an endpoint"),
+    }
+}
+
+#[test]
+fn an_episode_runs_every_tool_call_and_stops_on_a_glued_marker() {
+    let server = OpenAiServer::start(&["test-model"]);
+    let dir = temp_dir("episode");
+    let cache = dir.join("cache.redb");
+    let env = domain::find("airline").unwrap().generate(1, Split::Eval);
+    let user_id = env.customers()[0].clone();
+    let profile: serde_json::Value = serde_json::from_str(
+        &env.fork()
+            .invoke("get_user_details", &serde_json::json!({"user_id": user_id}))
+            .text,
+    )
+    .unwrap();
+    let reservation = profile["reservations"][0].as_str().unwrap().to_string();
+    // Order of POSTs: user opens, agent calls two tools, agent answers, user stops.
+    server.push(Reply::Text("Hi, what's on my reservation?".into()));
+    server.push(Reply::ToolCalls(vec![
+        (
+            "get_user_details".into(),
+            format!("{{\"user_id\": \"{user_id}\"}}"),
+        ),
+        (
+            "get_reservation_details".into(),
+            format!("{{\"reservation_id\": \"{reservation}\"}}"),
+        ),
+    ]));
+    server.push(Reply::Text(format!(
+        "Reservation {reservation} is confirmed."
+    )));
+    server.push(Reply::Text("Perfect, thanks!###STOP###".into()));
+
+    let tools = env.tool_specs().iter().map(|s| s.openai()).collect();
+    let mut agent = EndpointAgent {
+        model: endpoint(&server, Role::Agent, &cache),
+        tools,
+        seed: 1,
+    };
+    let mut user = EndpointUser::new(
+        endpoint(&server, Role::User, &cache),
+        "Ask about your reservation.",
+        Some("You are calm."),
+        1,
+    );
+    let mut fork = env.fork();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let ep = rt.block_on(run_episode(
+        fork.as_mut(),
+        "policy",
+        &mut agent,
+        &mut user,
+        20,
+    ));
+    assert_eq!(ep.termination, Termination::UserStop, "{:?}", ep.error);
+    let tool_msgs: Vec<_> = ep.messages.iter().filter(|m| m.role == "tool").collect();
+    assert_eq!(
+        tool_msgs.len(),
+        2,
+        "each call of the message gets its own tool message"
+    );
+    assert_eq!(tool_msgs[0].tool_call_id.as_deref(), Some("call_0"));
+    assert_eq!(tool_msgs[1].tool_call_id.as_deref(), Some("call_1"));
+    assert!(
+        tool_msgs[1]
+            .content
+            .as_deref()
+            .unwrap()
+            .contains(&reservation)
+    );
+    assert_eq!(server.post_count(), 4);
+    // The user simulator saw the emotion instruction in its system prompt, never labels.
+    let requests = server.requests();
+    let first = &requests.iter().find(|r| r.method == "POST").unwrap().body;
+    assert!(
+        first["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("You are calm.")
+    );
+
+    // A malformed (truncated) tool call ends the episode as an agent error, never a crash.
+    server.push(Reply::Text("Hello again.".into()));
+    server.push(Reply::ToolCalls(vec![(
+        "get_user_details".into(),
+        "{\"user_id\": ".into(),
+    )]));
+    let mut agent = EndpointAgent {
+        model: endpoint(&server, Role::Agent, &cache),
+        tools: Vec::new(),
+        seed: 2,
+    };
+    let mut user = EndpointUser::new(endpoint(&server, Role::User, &cache), "Say hello.", None, 2);
+    let mut fork = env.fork();
+    let ep = rt.block_on(run_episode(
+        fork.as_mut(),
+        "policy",
+        &mut agent,
+        &mut user,
+        20,
+    ));
+    assert_eq!(ep.termination, Termination::AgentError);
+    assert!(ep.error.unwrap().contains("get_user_details"));
+}
+
+fn with_refiner(root: &std::path::Path, server: &OpenAiServer) {
+    let cfg = root.join("stages/refined.toml");
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str(&format!(
+        "\n[roles.refiner]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"test-model\"\nmax_retries = 1\nretry_initial_ms = 1\n",
+        server.base_url()
+    ));
+    std::fs::write(&cfg, text).unwrap();
+}
+
+#[test]
+fn the_llm_refiner_is_checked_and_a_rerun_is_served_from_the_cache() {
+    let server = OpenAiServer::start(&["test-model"]);
+    let root = project_copy("llm-refiner");
+    std::fs::write(
+        root.join("stages/grounded.toml"),
+        "max_train = 20\nmax_eval = 10\n",
+    )
+    .unwrap();
+    with_refiner(&root, &server);
+    let out = temp_dir("llm-refiner-out");
+    // The server echoes the prompt: the draft survives, so the checks pass.
+    assert_ok(&tracer(
+        &root,
+        &out,
+        &["run", "refined", "--domain", "airline"],
+    ));
+    let first = server.post_count();
+    assert_eq!(first, 30, "one request per grounded task");
+    let rows = python(&format!(
+        "import pyarrow.parquet as pq; t = pq.read_table({:?}).to_pylist(); print(len(t), t[0]['refiner'], t[0]['instruction'][:6])",
+        out.join("refined/domain=airline/part-00000.parquet")
+            .display()
+            .to_string()
+    ));
+    assert!(rows.starts_with("30 test-model echo: "), "{rows}");
+
+    assert_ok(&tracer(
+        &root,
+        &out,
+        &["run", "refined", "--domain", "airline", "--force"],
+    ));
+    assert_eq!(
+        server.post_count(),
+        first,
+        "the re-run must be served from the cache"
+    );
+
+    // Output that breaks the checks is rejected with the reason, not kept.
+    let server2 = OpenAiServer::start(&["test-model"]);
+    let root2 = project_copy("llm-refiner-bad");
+    std::fs::write(
+        root2.join("stages/grounded.toml"),
+        "max_train = 3\nmax_eval = 0\n",
+    )
+    .unwrap();
+    with_refiner(&root2, &server2);
+    for _ in 0..3 {
+        server2.push(Reply::Text("You want help with something.".into()));
+    }
+    let out2 = temp_dir("llm-refiner-bad-out");
+    assert_ok(&tracer(
+        &root2,
+        &out2,
+        &["run", "refined", "--domain", "airline"],
+    ));
+    let stats = stdout(&tracer(&root2, &out2, &["stats", "--domain", "airline"]));
+    assert!(stats.contains("refined: information x 3"), "{stats}");
+}
+
+#[test]
+fn preflight_names_the_missing_key_before_any_work() {
+    let root = project_copy("preflight");
+    let cfg = root.join("stages/refined.toml");
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str("\n[roles.refiner]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\napi_key_env = \"TRACER_TEST_SURELY_UNSET_KEY\"\n");
+    std::fs::write(&cfg, text).unwrap();
+    let out = temp_dir("preflight-out");
+    let o = tracer(&root, &out, &["run", "refined", "--domain", "airline"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("TRACER_TEST_SURELY_UNSET_KEY"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        !out.join("db").exists(),
+        "nothing ran before the preflight failed"
+    );
+}
+
+#[test]
+fn endpoint_faults_in_rollouts_are_counted_and_nothing_is_lost() {
+    let server = OpenAiServer::start(&["test-model"]);
+    let root = project_copy("faults");
+    std::fs::write(
+        root.join("stages/grounded.toml"),
+        "max_train = 12\nmax_eval = 0\n",
+    )
+    .unwrap();
+    let cfg = root.join("stages/rollouts.toml");
+    let mut text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("max_steps = 50", "max_steps = 4");
+    text.push_str(&format!(
+        "\n[roles.agent]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"test-model\"\nmax_retries = 0\n",
+        server.base_url()
+    ));
+    std::fs::write(&cfg, text).unwrap();
+    let out = temp_dir("faults-out");
+    assert_ok(&tracer(
+        &root,
+        &out,
+        &["run", "tasks", "--domain", "airline"],
+    ));
+    for code in [500, 503, 429] {
+        server.push(Reply::Status {
+            code,
+            retry_after: None,
+            message: "injected".into(),
+        });
+    }
+    assert_ok(&tracer(
+        &root,
+        &out,
+        &["run", "trajectories", "--domain", "airline"],
+    ));
+    let report = python(&format!(
+        "import pyarrow.parquet as pq\nt = pq.read_table({:?}).to_pylist()\nprint(len(t), sum(1 for r in t if r['error']), sum(1 for r in t if r['termination'] == 'endpoint_error'), t[0]['agent_model'])",
+        out.join("rollouts/domain=airline/part-00000.parquet")
+            .display()
+            .to_string()
+    ));
+    assert_eq!(
+        report.trim(),
+        "12 3 3 test-model",
+        "every task has its episode; the 3 faults are errored"
+    );
+    let kept = python(&format!(
+        "import pyarrow.parquet as pq; print(sum(1 for r in pq.read_table({:?}).to_pylist() if r['error']))",
+        out.join("trajectories/domain=airline/part-00000.parquet")
+            .display()
+            .to_string()
+    ));
+    assert_eq!(
+        kept.trim(),
+        "0",
+        "errored episodes never reach the training data"
+    );
+}
