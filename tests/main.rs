@@ -6,3 +6,4 @@ mod common;
 mod cli_graphs;
 mod cli_pipeline;
 mod cli_replay;
+mod emotion;

@@ -33,6 +33,10 @@ pub struct TrainConfig {
     pub final_lr_fraction: f32,
     /// Half-width of the uniform init of the input layer (inputs are unit vectors).
     pub input_init: f32,
+    /// Probability of dropping each input feature in a training step (rescaling the rest):
+    /// forces the model to spread over many words, which is what carries over from the
+    /// anchors' wording to a feeler's.
+    pub input_dropout: f32,
     pub seed: u64,
 }
 
@@ -44,6 +48,7 @@ impl Default for TrainConfig {
             learning_rate: 0.1,
             final_lr_fraction: 0.1,
             input_init: 1.0,
+            input_dropout: 0.5,
             seed: 7,
         }
     }
@@ -171,12 +176,24 @@ impl Classifier {
                 &["emotion-classifier", "shuffle", &epoch.to_string()],
             );
             order.shuffle(&mut rng);
+            let mut drop_rng = derive_rng(
+                config.seed,
+                &["emotion-classifier", "dropout", &epoch.to_string()],
+            );
+            let keep = 1.0 - config.input_dropout.clamp(0.0, 0.95);
             let mut loss_sum = 0.0f64;
             for &e in &order {
                 let frac = step as f32 / total_steps;
                 let lr = config.learning_rate * (1.0 - frac * (1.0 - config.final_lr_fraction));
                 step += 1;
-                let x = &examples[e];
+                let mut x = SparseVec::default();
+                for (&i, &v) in examples[e].indices.iter().zip(&examples[e].values) {
+                    if keep >= 1.0 || drop_rng.random_bool(keep as f64) {
+                        x.indices.push(i);
+                        x.values.push(v / keep);
+                    }
+                }
+                let x = &x;
                 let hid = model.hidden_of(x);
                 let logits = model.logits_of(&hid);
                 let mut start = 0;
