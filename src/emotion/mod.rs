@@ -21,11 +21,25 @@
 //! training and its artifact), [`mapper`] (the nearest-anchor vote), [`eval`] (the quality
 //! report).
 //!
-//! Where the model lives: it trains in a few seconds in a release build, but a debug build
-//! is several times slower and every `tracer emotion map` would pay it, so the trained model
-//! is cached at `output/emotion/model.bin` (git-ignored, ~8 MiB) under a fingerprint of the
-//! taxonomy, the anchors, the embedder id and the training settings; any change retrains.
-//! Training is deterministic, so the cache is only a speed-up: deleting it changes nothing.
+//! **Measured** (2-core machine, debug build, default settings: hashed TF-IDF 2^14, hidden
+//! 128, 8 epochs, input dropout 0.5, k = 10): held-out anchors (594, seeded split) 100% on
+//! every classifier head, 97.3% family / 93.8% emotion / 92.6% exact condition for the
+//! nearest-anchor vote; on the 153 hand-written feelings (`tests/fixtures/feelings`, third
+//! person, unlike the anchors) the vote reaches 73.2% family, 68.6% emotion, 39.9%
+//! politeness, 44.4% urgency, 62.7% trust (the classifier heads' arg-max: 79.7% / 78.4% /
+//! 44.4% / 43.1% / 62.7%). Below the 85% family target: the embedding is lexical, and
+//! politeness / urgency cues in a third-person description ("polite but pressed for
+//! time") share few words with the anchors' instructions. Input dropout was the measured
+//! win (family 58% -> 73% in the same build); a sentence-embedding endpoint through the
+//! `Embedder` trait is the way to go further. Training takes ~45 s in a debug build (not yet
+//! measured optimised); mapping ~16 ms per feeling in debug, dominated by scoring all
+//! 5,940 anchors.
+//!
+//! Where the model lives: because a debug build trains for ~45 s and every `tracer emotion
+//! map` would pay it, the trained model is cached at `output/emotion/model.bin`
+//! (git-ignored, ~8 MiB) under a fingerprint of the taxonomy, the anchors, the embedder id
+//! and the training settings; any change retrains. Training is deterministic, so the cache
+//! is only a speed-up: deleting it changes nothing.
 //!
 //! Architecture invariant: nothing here sees a task, a domain or a database — only feeling
 //! text in and labels plus an instruction out.
