@@ -2,6 +2,7 @@
 //! and agent trajectories as Parquet.
 //!
 //! Code map (the README's Architecture section says the same in prose):
+//! - [`emotion`]: emotion taxonomy, anchors, embedders, classifier and nearest-anchor mapper.
 //! - [`domain`]: the domain contract (typed copy-on-write databases, tools, generators,
 //!   grounding hooks) and the domain registry; one module per domain.
 //! - [`graph`]: tool dependency graphs: load, structural checks, executable edge
@@ -22,6 +23,7 @@ pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod domain;
+pub mod emotion;
 pub mod graph;
 pub mod harness;
 pub mod llm;

@@ -4,6 +4,7 @@
 //! Architecture invariant: no pipeline or domain logic here — parse, call, print.
 
 pub mod data;
+pub mod emotion;
 pub mod graphs;
 pub mod pipeline;
 
@@ -66,6 +67,8 @@ pub enum Command {
     Bench(pipeline::BenchArgs),
     /// The funnel per domain (traces -> grounded -> refined -> verified) as Markdown.
     Stats(pipeline::StatsArgs),
+    #[command(flatten)]
+    Emotion(emotion::EmotionCommands),
 }
 
 /// Parse the process arguments and run; `Err` carries the one-line error to print.
@@ -87,6 +90,7 @@ pub fn main() -> Result<(), CliError> {
         Command::Replay(a) => data::replay(&paths, a),
         Command::Bench(a) => pipeline::bench(&paths, a),
         Command::Stats(a) => pipeline::stats(&paths, a),
+        Command::Emotion(c) => emotion::run(&paths, c),
     }
 }
 

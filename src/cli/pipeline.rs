@@ -141,6 +141,7 @@ const READ_PREFIXES: &[&str] = &["get_", "list_", "search_", "check_", "find_"];
 pub fn validation_problems(paths: &Paths) -> Vec<String> {
     let mut problems = Vec::new();
     let dag = Dag::default();
+    problems.extend(crate::emotion::validation_problems(&paths.root));
     match PipelineConfig::load(paths) {
         Ok(p) => {
             for d in &p.domains {

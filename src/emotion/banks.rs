@@ -1,0 +1,595 @@
+//! Phrase banks of the scripted anchor generator, written for this project. Each emotion has
+//! states (adjective phrases that follow "You feel" / "You are") and "shows" (how the feeling
+//! comes through in what the user says); each level of politeness, urgency and trust has
+//! whole sentences telling the simulated user how to communicate.
+//!
+//! Architecture invariant: plain data; the generator in `anchors.rs` decides how to combine.
+
+/// (emotion, states, shows).
+pub const EMOTIONS: &[(&str, &[&str], &[&str])] = &[
+    // ----- anger -----
+    (
+        "annoyance",
+        &[
+            "mildly annoyed",
+            "a little irritated",
+            "irked and slightly put out",
+            "bothered in a low-key, grumbling way",
+            "peeved, though not yet angry",
+            "nettled by the small hassles piling up",
+        ],
+        &[
+            "Let a small sigh or a dry remark show that the hassle bugs you.",
+            "The minor inconvenience grates on you, and a slightly clipped phrase slips out now and then.",
+            "You mention in passing that this is a nuisance you did not need today.",
+            "Your irritation is mild: an occasional 'seriously?' rather than a raised voice.",
+            "Show that little things get under your skin, like being asked the same detail twice.",
+        ],
+    ),
+    (
+        "frustration",
+        &[
+            "frustrated",
+            "stuck and thwarted",
+            "blocked at every turn and fed up with going in circles",
+            "frustrated that nothing seems to move forward",
+            "thwarted by a process that keeps getting in your way",
+            "irritated at hitting one obstacle after another",
+        ],
+        &[
+            "Say that you have tried to sort this out already and keep running into walls.",
+            "Let it show that you feel you are going around in circles and want real progress.",
+            "You point out each obstacle that has blocked you so far, with growing impatience.",
+            "Your sentences get tighter whenever the agent adds another step between you and the goal.",
+            "Complain that the process is making a simple thing complicated.",
+        ],
+    ),
+    (
+        "argumentativeness",
+        &[
+            "combative and ready to argue",
+            "contrary and spoiling for a debate",
+            "argumentative",
+            "in the mood to dispute whatever you are told",
+            "confrontational and eager to push back",
+            "quarrelsome, sure that you are in the right",
+        ],
+        &[
+            "Challenge the agent's statements and insist on your own reading of the rules.",
+            "Push back on answers you do not like and argue the point before conceding anything.",
+            "You contest the details, counter each explanation and want to win the exchange.",
+            "Debate the policy with the agent and cite what you believe you are entitled to.",
+            "Dispute the first answer you get and demand that the agent justify it.",
+        ],
+    ),
+    (
+        "bitterness",
+        &[
+            "bitter",
+            "resentful about how you have been treated before",
+            "sour and holding a grudge against the company",
+            "embittered by past let-downs",
+            "resentful, still stung by an earlier bad experience",
+            "cynically bitter about the service",
+        ],
+        &[
+            "Bring up earlier let-downs with a sour edge, as if this is what you have come to expect.",
+            "Let resentment leak into remarks like 'of course it did' or 'typical'.",
+            "You hold a grudge and make pointed comments about how loyal customers get treated.",
+            "Your tone carries a cold, lingering resentment rather than fresh anger.",
+            "Mention, with a bitter note, that the last time went badly too.",
+        ],
+    ),
+    (
+        "exasperation",
+        &[
+            "exasperated and at the end of your patience",
+            "completely fed up",
+            "at your wit's end",
+            "exasperated, having had more than enough of this",
+            "worn out and out of patience",
+            "fed up to the point of throwing up your hands",
+        ],
+        &[
+            "Let out an audible 'enough is enough' and make clear your patience has run out.",
+            "You sound like someone who has explained this far too many times already.",
+            "Show that you have had it with this situation and just want it over with.",
+            "Your replies carry heavy sighs and a tone of 'how many times do I have to say this'.",
+            "Make it plain that you are done tolerating delays and half answers.",
+        ],
+    ),
+    // ----- fear -----
+    (
+        "anxiety",
+        &[
+            "anxious",
+            "worried and uneasy",
+            "anxious about what might go wrong",
+            "uneasy, with a knot of worry in your stomach",
+            "preoccupied with worry",
+            "restless with worry about the outcome",
+        ],
+        &[
+            "Keep asking 'what if' questions and seek reassurance that things will work out.",
+            "Voice your worries about possible problems and ask the agent to double-check they will not happen.",
+            "You fret about the details and come back to the same concern more than once.",
+            "Let your worry show by asking whether anything could still go wrong.",
+            "You mention that this has been weighing on your mind and you cannot stop thinking about it.",
+        ],
+    ),
+    (
+        "nervousness",
+        &[
+            "nervous",
+            "jittery and on edge",
+            "nervous and a bit flustered",
+            "jumpy and unsure of yourself",
+            "tense and fidgety",
+            "shaky and hesitant",
+        ],
+        &[
+            "Stumble over your words a little, apologise for rambling and correct yourself.",
+            "Hesitate before answering, add nervous fillers like 'um' and 'sorry, just to be sure'.",
+            "You are flustered by unfamiliar steps and ask the agent to slow down.",
+            "Show your jitters by second-guessing the details you give and repeating them.",
+            "Admit that you get nervous dealing with this kind of thing.",
+        ],
+    ),
+    (
+        "dread",
+        &[
+            "full of dread",
+            "filled with a sinking sense of foreboding",
+            "dreading the answer you are about to get",
+            "braced for the worst",
+            "gripped by dread about the consequences",
+            "fearful that something bad is about to happen",
+        ],
+        &[
+            "Expect bad news at every step and brace yourself before each answer.",
+            "Say that you have a sinking feeling this is going to end badly.",
+            "You assume the worst outcome and ask the agent to tell you straight how bad it is.",
+            "Let a heavy sense of foreboding colour your questions.",
+            "You are afraid of what you will hear and ask about the consequences with a knot of fear.",
+        ],
+    ),
+    (
+        "desperation",
+        &[
+            "desperate",
+            "frantic and out of options",
+            "desperate for any solution at all",
+            "panicked and at the last resort",
+            "frantic, as if everything hinges on this call",
+            "desperate and pleading",
+        ],
+        &[
+            "Plead with the agent and say you will accept anything that fixes this.",
+            "Beg for help and stress that you have nowhere else to turn.",
+            "You are frantic: ask again and again whether there is any way at all to make it work.",
+            "Make clear this is your last hope and you cannot afford for it to fail.",
+            "Offer to do whatever it takes, showing how desperate you are.",
+        ],
+    ),
+    // ----- disgust -----
+    (
+        "dislike",
+        &[
+            "displeased with how this company does things",
+            "not fond of this service",
+            "put off by the whole experience",
+            "mildly averse to the way this is handled",
+            "unimpressed and a little put off",
+            "disapproving of the product",
+        ],
+        &[
+            "Mention that you do not much care for how this has been handled.",
+            "Make clear the product or service just is not to your liking.",
+            "You comment that the experience leaves you cold and you would rather not repeat it.",
+            "Show mild disapproval, the way someone describes a meal they did not enjoy.",
+            "Say plainly that you do not like the way things are set up here.",
+        ],
+    ),
+    (
+        "aversion",
+        &[
+            "averse to dealing with this at all",
+            "reluctant and keen to keep your distance",
+            "unwilling to engage more than you must",
+            "repelled by the idea of going through this again",
+            "inclined to avoid this company entirely",
+            "recoiling from the whole process",
+        ],
+        &[
+            "You want to avoid anything to do with the item or service and ask to be rid of it.",
+            "Keep your involvement to the minimum and shy away from extra steps or offers.",
+            "Say that you would rather never deal with this again once it is done.",
+            "Show reluctance at every suggestion that keeps you tied to the thing you want to get away from.",
+            "You turn down alternatives quickly because you want distance from all of it.",
+        ],
+    ),
+    (
+        "distaste",
+        &[
+            "distasteful of how this was handled",
+            "faintly offended by the sloppiness",
+            "left with a bad taste in your mouth",
+            "put off by how tacky and careless it all seems",
+            "disdainful of the shoddy standard",
+            "unpleasantly struck by the poor quality",
+        ],
+        &[
+            "Comment on how shoddy or careless the service looks, with a note of disdain.",
+            "Let your distaste for the low standard show in a pointed remark or two.",
+            "You describe the experience as unpleasant and beneath what you expect.",
+            "Show that the sloppiness offends your sense of how things should be done.",
+            "Wrinkle your nose at the situation in words: 'frankly, that is rather off-putting'.",
+        ],
+    ),
+    (
+        "repugnance",
+        &[
+            "revolted",
+            "appalled and disgusted",
+            "sickened by what happened",
+            "repulsed by how this was handled",
+            "utterly disgusted",
+            "morally outraged and repelled",
+        ],
+        &[
+            "Call what happened disgusting or appalling and say it turns your stomach.",
+            "You find the situation repugnant and say that no customer should ever be treated this way.",
+            "Express strong revulsion at the item or the conduct you describe.",
+            "Say you are appalled and that the whole thing is unacceptable and vile.",
+            "Let deep disgust show: you are sickened and want that on record.",
+        ],
+    ),
+    // ----- sadness -----
+    (
+        "disappointment",
+        &[
+            "disappointed",
+            "let down",
+            "deflated after expecting better",
+            "disappointed that things did not turn out as hoped",
+            "let down by a company you used to like",
+            "crestfallen about how this turned out",
+        ],
+        &[
+            "Say that you had hoped for better and feel let down.",
+            "You mention that you were looking forward to this and it fell short.",
+            "Let a quiet, deflated tone show how much the outcome disappoints you.",
+            "Point out, sadly rather than angrily, that this is not what you were promised.",
+            "You express regret that your expectations were not met.",
+        ],
+    ),
+    (
+        "discouragement",
+        &[
+            "discouraged",
+            "disheartened and losing heart",
+            "worn down and ready to stop trying",
+            "demoralised after several failed attempts",
+            "discouraged that your efforts keep coming to nothing",
+            "dispirited and low on motivation",
+        ],
+        &[
+            "Say that you have tried several times and are starting to lose heart.",
+            "You sound tired and wonder aloud whether it is even worth continuing.",
+            "Let your replies get shorter as your motivation sinks.",
+            "Admit that every setback has worn you down a little more.",
+            "You mention that you almost did not bother reaching out again.",
+        ],
+    ),
+    (
+        "helplessness",
+        &[
+            "helpless",
+            "powerless to fix this yourself",
+            "lost and unsure what to do",
+            "overwhelmed and out of your depth",
+            "helpless, as if it is all out of your hands",
+            "at a loss and dependent on someone else",
+        ],
+        &[
+            "Say that you do not know what to do and need the agent to take over.",
+            "You admit you are out of your depth and ask to be guided step by step.",
+            "Let it show that you feel powerless and are relying entirely on the agent.",
+            "You ask the agent to tell you what to do because you cannot work it out yourself.",
+            "Mention that you have no idea how to fix this on your own.",
+        ],
+    ),
+    (
+        "hopelessness",
+        &[
+            "hopeless",
+            "resigned and sure nothing will work",
+            "without hope that this will ever be fixed",
+            "defeated and resigned to a bad outcome",
+            "despondent, seeing no way out",
+            "convinced it is pointless",
+        ],
+        &[
+            "Say you doubt anything can be done and are only asking because you have to.",
+            "You speak in a flat, resigned way, expecting the answer to be no.",
+            "Let it show that you see no way out and have stopped expecting a fix.",
+            "You remark that it probably will not make any difference anyway.",
+            "Sound defeated, as if you have already given up on a good result.",
+        ],
+    ),
+    (
+        "sorrow",
+        &[
+            "sorrowful",
+            "grieving and heavy-hearted",
+            "deeply sad",
+            "weighed down by grief",
+            "mournful after a painful loss",
+            "heartbroken",
+        ],
+        &[
+            "Mention, softly, that a loss or sad event is behind this request.",
+            "Your words are quiet and heavy, and you pause as if holding back tears.",
+            "Let deep sadness show, and explain that this is a painful time for you.",
+            "You speak slowly and sadly, as someone who is grieving.",
+            "Say that this has been a very sad period and you are struggling.",
+        ],
+    ),
+    // ----- enjoyment -----
+    (
+        "relief",
+        &[
+            "relieved",
+            "relieved that the worst is over",
+            "lighter, as if a weight has been lifted",
+            "glad and relieved that it is finally being sorted",
+            "relieved and able to breathe again",
+            "thankful that the problem is nearly behind you",
+        ],
+        &[
+            "Let out a happy sigh and say what a relief it is that this is finally being handled.",
+            "You mention that you were worried but now feel much better.",
+            "Show that a weight has been lifted off your shoulders.",
+            "You sound lighter with each step that confirms things are on track.",
+            "Say 'oh, thank goodness' when things go well.",
+        ],
+    ),
+    (
+        "pride",
+        &[
+            "proud",
+            "proud of yourself",
+            "pleased and proud of what you have achieved",
+            "quietly proud",
+            "full of pride about the occasion behind this request",
+            "self-assured and proud",
+        ],
+        &[
+            "Mention an achievement or milestone behind this request with obvious pride.",
+            "You talk about what you have accomplished and like to have it acknowledged.",
+            "Let a confident, pleased tone show that you are proud of your choices.",
+            "You point out that you planned everything well yourself.",
+            "Share, with satisfaction, why this request marks something you earned.",
+        ],
+    ),
+    (
+        "peace",
+        &[
+            "at peace",
+            "calm and content",
+            "serene and relaxed",
+            "untroubled and easygoing",
+            "settled and content",
+            "tranquil and at ease",
+        ],
+        &[
+            "Speak in a calm, even way, unbothered by small delays.",
+            "You are content and take each answer in your stride.",
+            "Let a relaxed, easygoing attitude show: nothing here worries you.",
+            "You sound serene and patient, like someone with nothing to prove.",
+            "Stay relaxed even if something goes wrong, trusting it will work out.",
+        ],
+    ),
+    (
+        "excitement",
+        &[
+            "excited",
+            "thrilled",
+            "eager and buzzing with anticipation",
+            "enthusiastic and full of energy",
+            "excited and can hardly wait",
+            "delighted and looking forward to what comes next",
+        ],
+        &[
+            "Use exclamation marks and say how much you are looking forward to this.",
+            "You bubble over with enthusiasm and share why this is exciting for you.",
+            "Let your eagerness show: you ask happily about what comes next.",
+            "You are thrilled and say so, sounding upbeat and energetic.",
+            "Mention the trip, purchase or plan you cannot wait for.",
+        ],
+    ),
+];
+
+/// Frames that turn a state into a sentence ("{}" is the state).
+pub const STATE_FRAMES: &[&str] = &[
+    "You feel {}",
+    "You are {}",
+    "Right now you are {}",
+    "Coming into this conversation you feel {}",
+    "Today you are {}",
+    "Underneath it all you feel {}",
+];
+
+/// Optional family-level causes appended to the state after a comma ("" = no cause).
+pub const CAUSES: &[(&str, &[&str])] = &[
+    (
+        "anger",
+        &[
+            "",
+            ", given how this has been handled",
+            ", because of the trouble this has caused you",
+            ", since this should never have happened",
+            ", after the runaround so far",
+        ],
+    ),
+    (
+        "fear",
+        &[
+            "",
+            ", thinking about what happens if this is not fixed",
+            ", since so much depends on it",
+            ", not knowing how this will turn out",
+            ", with the consequences of a mistake on your mind",
+        ],
+    ),
+    (
+        "disgust",
+        &[
+            "",
+            ", given what you received",
+            ", after seeing how this was dealt with",
+            ", judging by the standard of service",
+            ", looking at the state of things",
+        ],
+    ),
+    (
+        "sadness",
+        &[
+            "",
+            ", given how things have turned out",
+            ", after what has happened",
+            ", since this did not go the way you hoped",
+            ", with the situation you are in",
+        ],
+    ),
+    (
+        "enjoyment",
+        &[
+            "",
+            ", now that things are looking up",
+            ", looking at what lies ahead",
+            ", with this request in hand",
+            ", as things stand today",
+        ],
+    ),
+];
+
+/// Sentences per politeness level.
+pub const POLITENESS: &[(&str, &[&str])] = &[
+    (
+        "warm",
+        &[
+            "Be warm and courteous: say please and thank you and greet the agent kindly.",
+            "Stay friendly and polite throughout, and thank the agent for each bit of help.",
+            "Speak kindly to the agent, with a friendly greeting and sincere thanks.",
+            "You are gracious and polite, using the agent's help with warmth and appreciation.",
+            "Keep a warm, considerate tone and show the agent you appreciate their effort.",
+            "Treat the agent warmly, as a person doing their best, and be generous with thanks.",
+            "Even when you disagree, stay gentle and courteous.",
+        ],
+    ),
+    (
+        "neutral",
+        &[
+            "Keep your tone neutral and businesslike, neither friendly nor rude.",
+            "Speak in a plain, matter-of-fact way without small talk or pleasantries beyond the basics.",
+            "Be civil and to the point, with no particular warmth and no hostility.",
+            "Use an even, transactional tone, as if filling in a form.",
+            "Stay polite in a standard way, without going out of your way to be friendly.",
+            "Communicate in a level, impersonal manner and stick to the facts.",
+            "Your manner is ordinary and businesslike: courteous enough, never effusive.",
+        ],
+    ),
+    (
+        "cold",
+        &[
+            "Be curt and cold with the agent: no greetings, no thanks.",
+            "Keep your replies terse and brusque, and skip every pleasantry.",
+            "Your tone is cold and distant, and you answer in as few words as possible.",
+            "Be blunt and unfriendly, without bothering to be polite.",
+            "Speak sharply and impersonally, and do not thank the agent for anything.",
+            "Stay frosty and dismissive towards the agent's small talk.",
+            "Address the agent brusquely, with clipped, rude-edged answers.",
+        ],
+    ),
+];
+
+/// Sentences per urgency level.
+pub const URGENCY: &[(&str, &[&str])] = &[
+    (
+        "low",
+        &[
+            "There is no rush at all, so the agent can take their time.",
+            "You are in no hurry and happy to wait while things are checked.",
+            "Time is not a concern for you, so you do not press for speed.",
+            "You have all day and say so if the agent apologises for the wait.",
+            "Let the conversation move at a leisurely pace, since nothing here is time-sensitive.",
+            "Whenever it gets done is fine with you.",
+            "You are not pressed for time and never ask the agent to hurry.",
+        ],
+    ),
+    (
+        "moderate",
+        &[
+            "You would like this settled today, but a short wait is acceptable.",
+            "Keep things moving at a steady pace, as you have other things to do later.",
+            "You want a resolution reasonably soon, without making a fuss about minutes.",
+            "You have some time pressure, so you nudge the agent along if it drags.",
+            "You would prefer to wrap this up within the conversation, though it is not an emergency.",
+            "Mention that you have a moderate amount of time and want progress, not delays.",
+            "You are somewhat pressed for time, so ask the agent to keep it fairly quick.",
+        ],
+    ),
+    (
+        "high",
+        &[
+            "This is urgent: you need it done right now and say so.",
+            "You are under severe time pressure and push the agent to hurry.",
+            "Every minute counts, so mention the deadline and demand quick action.",
+            "Press for an immediate fix, because waiting is not an option.",
+            "You are racing against the clock and keep asking how soon it will be done.",
+            "Stress that this cannot wait and must be handled as fast as possible.",
+            "You are in a real hurry and get impatient with anything that slows things down.",
+        ],
+    ),
+];
+
+/// Sentences per trust level.
+pub const TRUST: &[(&str, &[&str])] = &[
+    (
+        "trusting",
+        &[
+            "You trust the agent and accept what they tell you without double-checking.",
+            "Take the agent at their word and assume they are acting in good faith.",
+            "You believe the agent will do the right thing and follow their suggestions readily.",
+            "You rely on the agent's judgement and do not question their explanations.",
+            "Have confidence in the agent: if they say it is done, you believe it.",
+            "You are trusting and open, happy to go along with the agent's recommendations.",
+            "Assume the company will look after you and do not second-guess the agent.",
+        ],
+    ),
+    (
+        "cautious",
+        &[
+            "Be careful: ask the agent to confirm the details before agreeing to anything.",
+            "You are cautious and want to double-check amounts, dates and conditions.",
+            "Before accepting an answer, ask a clarifying question or two to be sure.",
+            "You want things spelled out clearly and confirmed before you say yes.",
+            "Stay guarded and verify each step, though you do not assume bad faith.",
+            "Ask the agent to read back the change before it is made, just to be safe.",
+            "You proceed carefully and want a clear confirmation of what will happen.",
+        ],
+    ),
+    (
+        "skeptical",
+        &[
+            "You are skeptical of the agent and doubt what you are told.",
+            "Question the agent's claims and ask for proof or a reference before you believe them.",
+            "You suspect the company is trying to get away with something and say so.",
+            "Do not take the agent's word for anything, and challenge explanations that sound convenient.",
+            "You distrust the answers you get and ask the agent to show you where the policy says it.",
+            "Treat promises with suspicion and insist on confirmation in writing.",
+            "You are doubtful that the agent will actually follow through and make that clear.",
+        ],
+    ),
+];
