@@ -5,7 +5,9 @@
 //! directory. It never rewrites another stage's artifact.
 
 pub mod db;
+pub mod emotions;
 pub mod eval;
+pub mod feelings;
 pub mod graphs;
 pub mod grounded;
 pub mod refined;
@@ -24,6 +26,8 @@ pub fn registry() -> &'static [&'static dyn Stage] {
         &traces::TracesStage,
         &grounded::GroundedStage,
         &refined::RefinedStage,
+        &feelings::FeelingsStage,
+        &emotions::EmotionsStage,
         &tasks::TasksStage,
         &rollouts::RolloutsStage,
         &trajectories::TrajectoriesStage,

@@ -345,7 +345,7 @@ impl Stage for TasksStage {
         "tasks"
     }
     fn inputs(&self) -> &'static [&'static str] {
-        &["db", "refined"]
+        &["db", "emotions"]
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
         crate::config::parse_typed::<TasksConfig>(path, table).map(|_| ())
@@ -358,7 +358,7 @@ impl Stage for TasksStage {
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: TasksConfig = ctx.typed_config()?;
         let (refined, _) = artifact::read_records::<TaskRecord>(
-            &ctx.input_dir("refined").join("part-00000.parquet"),
+            &ctx.input_dir("emotions").join("part-00000.parquet"),
         )?;
         let envs = SplitEnvs::load(&ctx.input_dir("db"), ctx.domain)?;
         let verdicts =
