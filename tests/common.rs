@@ -21,10 +21,11 @@ pub fn temp_dir(label: &str) -> PathBuf {
     dir
 }
 
-/// A copy of the project's source files (stages/, graphs/, policies/) to edit in a test.
+/// A copy of the project's source files (stages/, graphs/, policies/, emotion_anchors/) to
+/// edit in a test.
 pub fn project_copy(label: &str) -> PathBuf {
     let root = temp_dir(label);
-    for dir in ["stages", "graphs", "policies"] {
+    for dir in ["stages", "graphs", "policies", "emotion_anchors"] {
         copy_dir(&repo().join(dir), &root.join(dir));
     }
     root

@@ -287,3 +287,74 @@ fn endpoint_faults_in_rollouts_are_counted_and_nothing_is_lost() {
         "errored episodes never reach the training data"
     );
 }
+
+#[test]
+fn the_llm_grounder_only_advances_on_executed_calls_of_the_trace() {
+    let server = OpenAiServer::start(&["test-model"]);
+    let dir = temp_dir("llm-grounder");
+    let env: Arc<dyn tracer::domain::Environment> =
+        Arc::from(domain::find("airline").unwrap().generate(1, Split::Eval));
+    let user_id = env.customers()[3].clone();
+    let profile: serde_json::Value = serde_json::from_str(
+        &env.fork()
+            .invoke("get_user_details", &serde_json::json!({"user_id": user_id}))
+            .text,
+    )
+    .unwrap();
+    let reservation = profile["reservations"][0].as_str().unwrap().to_string();
+    // Out of order first (refused), then an unknown id (tool error), then the right calls.
+    let lookup = format!("{{\"reservation_id\": \"{reservation}\"}}");
+    server.push(Reply::ToolCalls(vec![(
+        "get_reservation_details".into(),
+        lookup.clone(),
+    )]));
+    server.push(Reply::ToolCalls(vec![(
+        "get_user_details".into(),
+        "{\"user_id\": \"nobody\"}".into(),
+    )]));
+    server.push(Reply::ToolCalls(vec![(
+        "get_user_details".into(),
+        format!("{{\"user_id\": \"{user_id}\"}}"),
+    )]));
+    server.push(Reply::ToolCalls(vec![(
+        "get_reservation_details".into(),
+        lookup,
+    )]));
+    let model = endpoint(&server, Role::Grounder, &dir.join("cache.redb"));
+    let intents = vec![vec![
+        "get_user_details".to_string(),
+        "get_reservation_details".to_string(),
+    ]];
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let g = rt
+        .block_on(tracer::stage::grounded::llm_ground_trace(
+            model,
+            Arc::clone(&env),
+            intents,
+            user_id.clone(),
+            9,
+        ))
+        .expect("grounded");
+    assert_eq!(g.steps.len(), 2);
+    assert_eq!(g.steps[1].args["reservation_id"], reservation.as_str());
+    assert_eq!(server.post_count(), 4);
+    let requests = server.requests();
+    let last = &requests.last().unwrap().body["messages"];
+    let observations: Vec<&str> = last
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert!(
+        observations[0].starts_with("Error: the next call must be get_user_details"),
+        "{observations:?}"
+    );
+    assert!(
+        observations[1].starts_with("Error: user not found"),
+        "{observations:?}"
+    );
+    // Reads leave the state unchanged: the grounding's final state is the database's.
+    assert_eq!(g.final_hash, env.state_hash().to_hex());
+}

@@ -38,6 +38,127 @@ pub struct GroundedConfig {
     /// Tool executions allowed per customer before giving up on them.
     #[serde(default = "d400")]
     pub max_expansions: usize,
+    /// `[roles.grounder]`: scripted search (the default) or a tool-calling model.
+    #[serde(default)]
+    pub roles: crate::llm::RolesConfig,
+}
+
+/// The LLM grounder's instructions (our own words).
+pub const GROUNDER_PROMPT: &str = "You ground a customer-service task on a live test \
+environment. You act for the agent, on behalf of the given customer. Call the tools in \
+exactly the order given, one call per turn, with real arguments for this customer: look \
+ids up with the read tools' outputs, and choose values that the tools accept and that a \
+customer could really ask for. If a call fails, read the error and call the same tool again \
+with better arguments. When every listed call has succeeded, answer DONE.";
+
+/// Ground one trace with a tool-calling model working on a fork of the environment. Only
+/// calls of the expected next tool that execute and obey the policy advance the trace; the
+/// result therefore replays by construction.
+pub async fn llm_ground_trace(
+    model: std::sync::Arc<dyn crate::llm::ChatModel>,
+    env: std::sync::Arc<dyn Environment>,
+    intents: Vec<Vec<String>>,
+    user_id: String,
+    seed: u64,
+) -> Result<Grounding, String> {
+    use crate::llm::{ChatMessage, ChatRequest};
+    let steps: Vec<(usize, String)> = intents
+        .iter()
+        .enumerate()
+        .flat_map(|(i, w)| w.iter().map(move |t| (i, t.clone())))
+        .collect();
+    let tools: Vec<Value> = env
+        .tool_specs()
+        .iter()
+        .filter(|s| !s.terminates)
+        .map(|s| s.openai())
+        .collect();
+    let plan: Vec<String> = steps.iter().map(|(_, t)| t.clone()).collect();
+    let mut messages = vec![
+        ChatMessage::system(GROUNDER_PROMPT),
+        ChatMessage::user(format!(
+            "Customer user id: {user_id}\nCalls, in order: {}",
+            plan.join(", ")
+        )),
+    ];
+    let mut state = env.fork();
+    let mut path: Vec<GroundedStep> = Vec::new();
+    for turn in 0..steps.len() * 3 {
+        let Some((intent, expected)) = steps.get(path.len()).cloned() else {
+            break;
+        };
+        let req = ChatRequest::new(messages.clone())
+            .with_tools(tools.clone())
+            .with_seed(seed.wrapping_add(turn as u64));
+        let r = model
+            .chat(req)
+            .await
+            .map_err(|e| format!("grounder endpoint: {e}"))?;
+        let Some(call) = r.message.tool_calls.first().cloned() else {
+            return Err(format!(
+                "the grounder stopped calling tools after {} of {} calls",
+                path.len(),
+                steps.len()
+            ));
+        };
+        messages.push(ChatMessage::assistant_tool_calls(
+            r.message.content.clone(),
+            vec![call.clone()],
+        ));
+        let observation = if call.name != expected {
+            format!("Error: the next call must be {expected}, not {}", call.name)
+        } else {
+            match call.arguments_json() {
+                Err(e) => format!("Error: arguments are not valid JSON: {e}"),
+                Ok(args) => match state.check_policy(&call.name, &args) {
+                    Err(rule) => format!("Error: the policy forbids this call: {rule}"),
+                    Ok(()) => {
+                        let mut next = state.fork();
+                        let out = next.invoke(&call.name, &args);
+                        if !out.is_error {
+                            let last_of_intent =
+                                steps.get(path.len() + 1).is_none_or(|(i, _)| *i != intent);
+                            let read_only = intents[intent]
+                                .iter()
+                                .all(|t| tool_is_read(state.as_ref(), t));
+                            path.push(GroundedStep {
+                                intent,
+                                tool: call.name.clone(),
+                                request: state.describe_request(&call.name, &args, &out.text),
+                                required_outputs: if last_of_intent && read_only {
+                                    state.required_outputs(&call.name, &args, &out.text)
+                                } else {
+                                    Vec::new()
+                                },
+                                args,
+                                output: out.text.clone(),
+                            });
+                            state = next;
+                        }
+                        out.text
+                    }
+                },
+            }
+        };
+        messages.push(ChatMessage::tool(
+            call.id.clone(),
+            call.name.clone(),
+            observation,
+        ));
+    }
+    if path.len() < steps.len() {
+        return Err(format!(
+            "the grounder completed {} of {} calls",
+            path.len(),
+            steps.len()
+        ));
+    }
+    Ok(Grounding {
+        facts: env.user_facts(&user_id),
+        user_id,
+        steps: path,
+        final_hash: state.state_hash().to_hex(),
+    })
 }
 
 fn d300() -> usize {
@@ -230,7 +351,7 @@ pub fn task_record(trace: &TraceRecord, g: &Grounding) -> TaskRecord {
         user_facts: serde_json::to_string(&g.facts).unwrap_or_default(),
         requests: serde_json::to_string(&requests).unwrap_or_default(),
         reference_hash: g.final_hash.clone(),
-        grounder: "scripted".into(),
+        grounder: crate::llm::scripted_model_id(crate::llm::Role::Grounder),
         ..Default::default()
     }
 }
@@ -264,6 +385,11 @@ impl Stage for GroundedStage {
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
         crate::config::parse_typed::<GroundedConfig>(path, table).map(|_| ())
     }
+    fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
+        let cfg: GroundedConfig =
+            crate::config::parse_typed(path, table).map_err(|e| e.to_string())?;
+        super::roles::preflight_roles(&cfg.roles)
+    }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: GroundedConfig = ctx.typed_config()?;
         let (traces, _) = artifact::read_records::<TraceRecord>(
@@ -277,15 +403,54 @@ impl Stage for GroundedStage {
         let train = super::db::load_db(&db_dir, ctx.domain, Split::Train)?;
         let eval = super::db::load_db(&db_dir, ctx.domain, Split::Eval)?;
         let seed = derive_seed(ctx.seed, &["grounded"]);
-        let results = parallel_map(&selected, |t| {
-            let env = if t.split == "eval" { &eval } else { &train };
-            ground_trace(env.as_ref(), &t.domain, &t.trace_id, &t.intents, seed, &cfg)
-        });
+        let grounder = super::roles::open_role(ctx, &cfg.roles, crate::llm::Role::Grounder)?;
+        let results: Vec<Result<Grounding, String>> = match &grounder {
+            crate::llm::RoleModel::Scripted(_) => parallel_map(&selected, |t| {
+                let env = if t.split == "eval" { &eval } else { &train };
+                ground_trace(env.as_ref(), &t.domain, &t.trace_id, &t.intents, seed, &cfg)
+            }),
+            crate::llm::RoleModel::Endpoint(model) => {
+                let (train, eval): (
+                    std::sync::Arc<dyn Environment>,
+                    std::sync::Arc<dyn Environment>,
+                ) = (train.into(), eval.into());
+                type Call = std::pin::Pin<
+                    Box<dyn std::future::Future<Output = Result<Grounding, String>> + Send>,
+                >;
+                let calls: Vec<Call> = selected
+                    .iter()
+                    .map(|t| {
+                        let env =
+                            std::sync::Arc::clone(if t.split == "eval" { &eval } else { &train });
+                        // The customer is drawn from the trace's own stream, as in the scripted search.
+                        let customers = env.customers();
+                        let mut rng = derive_rng(seed, &["grounded", &t.domain, &t.trace_id]);
+                        let user = customers
+                            .get(rng.random_range(0..customers.len().max(1)))
+                            .cloned()
+                            .unwrap_or_default();
+                        let item_seed = derive_seed(seed, &["llm-grounder", &t.trace_id]);
+                        Box::pin(llm_ground_trace(
+                            std::sync::Arc::clone(model),
+                            env,
+                            t.intents.clone(),
+                            user,
+                            item_seed,
+                        )) as Call
+                    })
+                    .collect();
+                super::roles::run_all(calls).map_err(|e| ctx.fail(e))?
+            }
+        };
+        let grounder_id = grounder.model_id();
         let mut tasks = Vec::new();
         let mut rejects = Vec::new();
         for (trace, result) in selected.iter().zip(results) {
             match result {
-                Ok(g) => tasks.push(task_record(trace, &g)),
+                Ok(g) => tasks.push(TaskRecord {
+                    grounder: grounder_id.clone(),
+                    ..task_record(trace, &g)
+                }),
                 Err(reason) => rejects.push(RejectRecord {
                     domain: trace.domain.clone(),
                     split: trace.split.clone(),
