@@ -147,3 +147,41 @@ pub fn eval_table(paths: &Paths, domains: &[&str]) -> Result<Option<String>, Art
     }
     Ok((!reports.is_empty()).then(|| crate::stage::eval::report_table(&reports)))
 }
+
+/// The emotion mix of the verified tasks per domain: families, the most frequent emotions,
+/// and each behavioural dimension.
+pub fn emotion_table(paths: &Paths, domains: &[&str]) -> Result<String, ArtifactError> {
+    let mut out = String::from(
+        "| domain | tasks | families | top emotions | politeness | urgency | trust |\n|---|---|---|---|---|---|---|\n",
+    );
+    for &d in domains {
+        let Some(rows) = read_opt::<TaskRecord>(paths, "tasks", d, "part-00000.parquet")? else {
+            continue;
+        };
+        let mix = |f: &dyn Fn(&TaskRecord) -> Option<&String>, top: usize| {
+            let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+            for r in &rows {
+                *counts
+                    .entry(f(r).map(String::as_str).unwrap_or("none"))
+                    .or_default() += 1;
+            }
+            let mut v: Vec<(&str, usize)> = counts.into_iter().collect();
+            v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+            v.iter()
+                .take(top)
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        out.push_str(&format!(
+            "| {d} | {} | {} | {} | {} | {} | {} |\n",
+            rows.len(),
+            mix(&|r| r.emotion_family.as_ref(), 5),
+            mix(&|r| r.emotion.as_ref(), 5),
+            mix(&|r| r.politeness.as_ref(), 3),
+            mix(&|r| r.urgency.as_ref(), 3),
+            mix(&|r| r.trust.as_ref(), 3),
+        ));
+    }
+    Ok(out)
+}

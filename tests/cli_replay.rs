@@ -208,3 +208,41 @@ fn the_generated_database_exports_and_reimports_at_paper_scale() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_tau_bench_task_file_rolls_out_against_an_imported_database() {
+    let dir = temp_dir("rollout-file");
+    let out = dir.join("run");
+    let tasks = repo()
+        .join("tests/fixtures/tau_bench/retail/tasks.json")
+        .display()
+        .to_string();
+    let o = tracer(
+        &repo(),
+        &dir,
+        &[
+            "rollout",
+            "--domain",
+            "retail",
+            "--db",
+            &fixture("retail"),
+            "--tasks",
+            &tasks,
+            "--trials",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_ok(&o);
+    assert!(stdout(&o).contains("| retail | 3 |"), "{}", stdout(&o));
+    let rep: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(rep["tasks"], 3);
+    assert_eq!(rep["pass_hat"].as_array().unwrap().len(), 2);
+    let n = python(&format!(
+        "import pyarrow.parquet as pq; t = pq.read_table({:?}).to_pylist(); print(len(t), sorted({{r['trial'] for r in t}}))",
+        out.join("rollouts.parquet").display().to_string()
+    ));
+    assert_eq!(n.trim(), "6 [0, 1]");
+}

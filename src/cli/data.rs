@@ -214,3 +214,87 @@ fn export_tasks(paths: &Paths, domain: &str, split: &str, out: &Path) -> Result<
     );
     Ok(())
 }
+
+#[derive(Debug, Args)]
+pub struct RolloutArgs {
+    #[arg(long)]
+    pub domain: String,
+    /// A tau-bench-format database directory (default: the generated database).
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// A tau-bench-format task file (JSON list).
+    #[arg(long)]
+    pub tasks: PathBuf,
+    /// Trials per task (default: `trials` of the config).
+    #[arg(long)]
+    pub trials: Option<u32>,
+    /// Roles, step limit and concurrency come from this stage config.
+    #[arg(long, default_value = "stages/eval.toml")]
+    pub config: PathBuf,
+    /// Output directory: rollouts.parquet, report.json, report.md (and a resumable journal).
+    #[arg(long)]
+    pub out: PathBuf,
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
+    use crate::stage::rollouts::{EpisodeRoles, RolloutsConfig, roll_out};
+    let d = domain::find(&args.domain)?;
+    let seed = resolve_seed(paths, args.seed)?;
+    let table = crate::config::read_table(&args.config)?;
+    let mut cfg: RolloutsConfig = crate::config::parse_typed(&args.config, &table)?;
+    if let Some(k) = args.trials {
+        cfg.trials = k;
+    }
+    cfg.check()
+        .map_err(|e| CliError::Failed(format!("{}: {e}", args.config.display())))?;
+    crate::stage::roles::preflight_roles(&cfg.roles).map_err(CliError::Failed)?;
+    let tau = replay::read_task_file(&args.tasks)?;
+    let env = load_env(paths, d, args.db.as_deref(), Some(seed))?;
+    let tasks = crate::stage::eval::tasks_from_tau_bench(env.as_ref(), d.name(), &tau);
+    let cache = crate::stage::roles::cache_path(paths);
+    let open = |role| {
+        crate::llm::build_role(
+            role,
+            &cfg.roles.get(&role).cloned().unwrap_or_default(),
+            &cache,
+        )
+    };
+    let roles = EpisodeRoles {
+        agent: open(crate::llm::Role::Agent).map_err(|e| CliError::Failed(e.to_string()))?,
+        user: open(crate::llm::Role::User).map_err(|e| CliError::Failed(e.to_string()))?,
+    };
+    let policy_path = paths.policy_file(d.name());
+    let policy = std::fs::read_to_string(&policy_path)
+        .map_err(|e| CliError::Failed(format!("{}: {e}", policy_path.display())))?;
+    let journal = args.out.join(".journal.jsonl");
+    let rows = roll_out(
+        std::sync::Arc::from(env),
+        std::sync::Arc::new(policy),
+        &tasks,
+        &cfg,
+        &roles,
+        seed,
+        &journal,
+    )
+    .map_err(CliError::Failed)?;
+    let prov = Provenance {
+        version: env!("CARGO_PKG_VERSION").into(),
+        stage: "rollout".into(),
+        domain: d.name().into(),
+        seed,
+        ..Default::default()
+    };
+    artifact::write_records(&args.out.join("rollouts.parquet"), &rows, &prov)?;
+    let report = crate::stage::eval::report(d.name(), &rows, cfg.trials);
+    artifact::write_atomic(
+        &args.out.join("report.json"),
+        &serde_json::to_vec_pretty(&report).unwrap_or_default(),
+    )?;
+    let table = crate::stage::eval::report_table(std::slice::from_ref(&report));
+    artifact::write_atomic(&args.out.join("report.md"), table.as_bytes())?;
+    let _ = std::fs::remove_file(&journal);
+    print!("{table}");
+    Ok(())
+}

@@ -63,6 +63,8 @@ pub enum Command {
     Export(data::ExportCommand),
     /// Replay a task file's gold actions and audit every call.
     Replay(data::ReplayArgs),
+    /// Roll out a tau-bench-format task file k times and score it (Avg@k, Pass^k).
+    Rollout(data::RolloutArgs),
     /// Run the benchmarks and print a Markdown report.
     Bench(pipeline::BenchArgs),
     /// The funnel per domain (traces -> grounded -> refined -> verified) as Markdown.
@@ -88,6 +90,7 @@ pub fn main() -> Result<(), CliError> {
         Command::Import(c) => data::import(&paths, c),
         Command::Export(c) => data::export(&paths, c),
         Command::Replay(a) => data::replay(&paths, a),
+        Command::Rollout(a) => data::rollout(&paths, a),
         Command::Bench(a) => pipeline::bench(&paths, a),
         Command::Stats(a) => pipeline::stats(&paths, a),
         Command::Emotion(c) => emotion::run(&paths, c),

@@ -43,6 +43,11 @@ pub fn stats(paths: &Paths, args: StatsArgs) -> Result<(), CliError> {
         .collect();
     println!("## Task funnel\n");
     print!("{}", crate::stats::funnel(paths, &names)?);
+    let emotions = crate::stats::emotion_table(paths, &names)?;
+    if emotions.lines().count() > 2 {
+        println!("\n## Emotion conditions of verified tasks\n");
+        print!("{emotions}");
+    }
     let rollouts = crate::stats::rollout_table(paths, &names)?;
     if rollouts.lines().count() > 2 {
         println!("\n## Rollouts (training)\n");
