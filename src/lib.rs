@@ -11,7 +11,7 @@
 //! - [`pipeline`]: the stage DAG: ordering, staleness, manifests, atomic output swap.
 //! - [`stage`]: one module per stage (db, graphs, traces, ...).
 //! - [`config`]: stage TOML files -> typed settings; environment variable names.
-//! - [`seed`]: per-item seed derivation.
+//! - [`seed`]: per-item seed derivation; [`parallel`]: order-preserving parallel map.
 //! - [`harness`]: episodes (agent x user x environment), reward, the offline roles.
 //! - [`replay`]: tau-bench task files and gold-action replay.
 //! - [`bench`]: the benchmarks behind `make bench`.
@@ -27,6 +27,7 @@ pub mod emotion;
 pub mod graph;
 pub mod harness;
 pub mod llm;
+pub mod parallel;
 pub mod pipeline;
 pub mod replay;
 pub mod seed;

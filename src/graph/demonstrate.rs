@@ -121,27 +121,5 @@ pub fn demonstrate_edges(
             .iter()
             .find_map(|user| demonstrate_pair(env, from, to, user, seed, limits)),
     };
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(graph.edges.len().max(1));
-    let chunk = graph.edges.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = graph
-            .edges
-            .chunks(chunk)
-            .map(|edges| {
-                scope.spawn(move || {
-                    edges
-                        .iter()
-                        .map(|e| demo(&e.from, &e.to))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
-    })
+    crate::parallel::parallel_map(&graph.edges, |e| demo(&e.from, &e.to))
 }

@@ -136,15 +136,10 @@ impl Stage for EvalStage {
         vec![std::path::PathBuf::from(format!("policies/{domain}.md"))]
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-        let cfg: RolloutsConfig = crate::config::parse_typed(path, table)?;
-        cfg.check().map_err(|message| ConfigError::File {
-            path: path.display().to_string(),
-            message,
-        })
+        RolloutsConfig::load(path, table).map(|_| ())
     }
     fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
-        let cfg: RolloutsConfig =
-            crate::config::parse_typed(path, table).map_err(|e| e.to_string())?;
+        let cfg = RolloutsConfig::load(path, table).map_err(|e| e.to_string())?;
         super::roles::preflight_roles(&cfg.roles)
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {

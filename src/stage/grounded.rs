@@ -12,6 +12,7 @@
 use crate::artifact::{self, RejectRecord, TaskRecord, TraceRecord, sha256_hex};
 use crate::config::ConfigError;
 use crate::domain::{Environment, GroundingContext, Split, UserFact};
+use crate::parallel::parallel_map;
 use crate::pipeline::{PipelineError, Stage, StageContext};
 use crate::seed::{derive_rng, derive_seed};
 use rand::RngExt;
@@ -354,25 +355,6 @@ pub fn task_record(trace: &TraceRecord, g: &Grounding) -> TaskRecord {
         grounder: crate::llm::scripted_model_id(crate::llm::Role::Grounder),
         ..Default::default()
     }
-}
-
-/// Run `f` over items on all cores, results in input order.
-pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    let chunk = items.len().div_ceil(threads).max(1);
-    let f = &f;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .map(|c| s.spawn(move || c.iter().map(f).collect::<Vec<R>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    })
 }
 
 impl Stage for GroundedStage {

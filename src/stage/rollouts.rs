@@ -70,6 +70,16 @@ fn yes() -> bool {
 }
 
 impl RolloutsConfig {
+    /// Parse and check a rollouts/eval config (errors name the file and field).
+    pub fn load(path: &Path, table: &toml::Table) -> Result<RolloutsConfig, ConfigError> {
+        let cfg: RolloutsConfig = crate::config::parse_typed(path, table)?;
+        cfg.check().map_err(|message| ConfigError::File {
+            path: path.display().to_string(),
+            message,
+        })?;
+        Ok(cfg)
+    }
+
     pub fn check(&self) -> Result<(), String> {
         if !["train", "eval"].contains(&self.split.as_str()) {
             return Err(format!(
@@ -421,15 +431,10 @@ impl Stage for RolloutsStage {
         vec![std::path::PathBuf::from(format!("policies/{domain}.md"))]
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-        let cfg: RolloutsConfig = crate::config::parse_typed(path, table)?;
-        cfg.check().map_err(|message| ConfigError::File {
-            path: path.display().to_string(),
-            message,
-        })
+        RolloutsConfig::load(path, table).map(|_| ())
     }
     fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
-        let cfg: RolloutsConfig =
-            crate::config::parse_typed(path, table).map_err(|e| e.to_string())?;
+        let cfg = RolloutsConfig::load(path, table).map_err(|e| e.to_string())?;
         super::roles::preflight_roles(&cfg.roles)
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {

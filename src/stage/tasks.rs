@@ -362,7 +362,7 @@ impl Stage for TasksStage {
         )?;
         let envs = SplitEnvs::load(&ctx.input_dir("db"), ctx.domain)?;
         let verdicts =
-            super::grounded::parallel_map(&refined, |t| verify_task(envs.for_split(&t.split), t));
+            crate::parallel::parallel_map(&refined, |t| verify_task(envs.for_split(&t.split), t));
         let judge = super::roles::open_role(ctx, &cfg.roles, crate::llm::Role::Judge)?;
         let verdicts = judge_inconclusive(ctx, &judge, &refined, verdicts)?;
         let mut kept = Vec::new();

@@ -170,33 +170,15 @@ pub fn sample_traces(
 ) -> (Vec<TraceRecord>, SampleReport) {
     const CHUNK: usize = 8192;
     let budget = target.saturating_mul(cfg.attempts_per_trace).max(CHUNK);
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
     let mut seen: HashSet<Vec<Vec<String>>> = HashSet::new();
     let mut out = Vec::with_capacity(target);
     let mut attempts = 0;
     let mut start = 0;
     while out.len() < target && start < budget {
         let end = (start + CHUNK).min(budget);
-        let per = (end - start).div_ceil(threads);
-        let candidates: Vec<(usize, Option<Vec<Vec<String>>>)> = std::thread::scope(|s| {
-            let handles: Vec<_> = (start..end)
-                .step_by(per)
-                .map(|lo| {
-                    let hi = (lo + per).min(end);
-                    s.spawn(move || {
-                        (lo..hi)
-                            .map(|i| (i, sample_one(graph, seed, i, cfg)))
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_default())
-                .collect()
-        });
+        let indices: Vec<usize> = (start..end).collect();
+        let candidates: Vec<(usize, Option<Vec<Vec<String>>>)> =
+            crate::parallel::parallel_map(&indices, |&i| (i, sample_one(graph, seed, i, cfg)));
         for (index, cand) in candidates {
             if out.len() >= target {
                 break;
