@@ -9,6 +9,11 @@
 //! against a patience budget set by its urgency, trust and emotion family. It ends with
 //! `###STOP###` once every intent was handled, or `###UNSATISFIED###` when friction
 //! exceeds its patience.
+//!
+//! Unlike a model-backed user simulator (which only ever reads the natural-language emotion
+//! instruction, see `endpoint.rs`), this rule-based stand-in sets its patience from the
+//! task's condition labels: it cannot read tone from text, and the labels are what the
+//! instruction was drawn from.
 
 use super::{BoxFuture, GREETING, HarnessError, STOP, UNSATISFIED, Usage, User, first_person};
 use crate::artifact::TaskRecord;

@@ -278,6 +278,7 @@ pub fn roll_out(
     let runtime = super::roles::runtime()?;
     let mut results = done;
     let mut mix = BTreeMap::<i32, usize>::new();
+    let mut tokens: i64 = results.iter().map(|r| r.prompt_tokens + r.completion_tokens).sum();
     for r in &results {
         *mix.entry(r.reward).or_default() += 1;
     }
@@ -326,8 +327,9 @@ pub fn roll_out(
                     let rec = done.map_err(|e| e.to_string())?;
                     journal_line(&mut file, &rec)?;
                     *mix.entry(rec.reward).or_default() += 1;
+                    tokens += rec.prompt_tokens + rec.completion_tokens;
                     bar.set_message(format!(
-                        "R=1 {} R=0 {} R=-1 {}",
+                        "R=1 {} R=0 {} R=-1 {} tokens {tokens}",
                         mix.get(&1).unwrap_or(&0),
                         mix.get(&0).unwrap_or(&0),
                         mix.get(&-1).unwrap_or(&0)
