@@ -130,13 +130,25 @@ fn generate(paths: &Paths, a: GenerateArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The embedder `stages/emotions.toml` configures (`None`: the offline default).
+fn project_embedder(paths: &Paths) -> Result<Option<Box<dyn emotion::embed::Embedder>>, CliError> {
+    let cfg = emotion::endpoint::project_config(&paths.root).map_err(failed)?;
+    emotion::endpoint::from_config(cfg.as_ref(), &crate::stage::roles::cache_path(paths))
+        .map_err(failed)
+}
+
 fn load_mapper(paths: &Paths, k: usize) -> Result<Mapper, CliError> {
     let config = MapperConfig {
         k,
         ..MapperConfig::default()
     };
-    let (mapper, source) =
-        Mapper::load_or_train(&paths.root, &paths.output, &config).map_err(failed)?;
+    let (mapper, source) = Mapper::load_or_train_with(
+        &paths.root,
+        &paths.output,
+        &config,
+        project_embedder(paths)?,
+    )
+    .map_err(failed)?;
     let model = emotion::mapper::model_path(&paths.output);
     match source {
         ModelSource::Cached => eprintln!("emotion model: {} (cached)", model.display()),
@@ -224,8 +236,16 @@ fn evaluate(paths: &Paths, a: EvalArgs) -> Result<(), CliError> {
         k: a.k,
         ..MapperConfig::default()
     };
-    let report = eval::evaluate(&taxonomy, &list, &mapper, &feelings, &config, a.split_seed)
-        .map_err(failed)?;
+    let report = eval::evaluate(
+        &taxonomy,
+        &list,
+        &mapper,
+        &feelings,
+        &config,
+        a.split_seed,
+        project_embedder(paths)?,
+    )
+    .map_err(failed)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report).map_err(failed)?);
     } else {

@@ -184,9 +184,13 @@ pub fn evaluate(
     feelings: &[FeelingExample],
     config: &MapperConfig,
     split_seed: u64,
+    split_embedder: Option<Box<dyn super::embed::Embedder>>,
 ) -> Result<EvalReport, EmotionError> {
     let (train, test) = heldout_split(anchors, split_seed);
-    let split = Mapper::train_offline(taxonomy, train, config)?;
+    let split = match split_embedder {
+        None => Mapper::train_offline(taxonomy, train, config)?,
+        Some(e) => Mapper::train(taxonomy, train, e, &config.train, config.k, String::new())?,
+    };
     let texts: Vec<String> = test.iter().map(|a| a.text.clone()).collect();
     let truth: Vec<[usize; 4]> = test.iter().map(|a| anchor_targets(taxonomy, a)).collect();
     let (heldout_vote, heldout_heads) = score(&split, &texts, &truth)?;

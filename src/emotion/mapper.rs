@@ -224,12 +224,26 @@ impl Mapper {
         output: &Path,
         config: &MapperConfig,
     ) -> Result<(Mapper, ModelSource), EmotionError> {
+        Self::load_or_train_with(root, output, config, None)
+    }
+
+    /// [`Mapper::load_or_train`] with a given embedder (e.g. an endpoint); `None` fits the
+    /// offline hashed TF-IDF on the anchors. The cache fingerprint covers the embedder's id.
+    pub fn load_or_train_with(
+        root: &Path,
+        output: &Path,
+        config: &MapperConfig,
+        embedder: Option<Box<dyn Embedder>>,
+    ) -> Result<(Mapper, ModelSource), EmotionError> {
         let tax_path = super::taxonomy_path(root);
         let anchors_path = super::anchors_path(root);
         let taxonomy = Taxonomy::load(&tax_path)?;
         let anchors = anchors::load(&anchors_path, &taxonomy)?;
         let texts: Vec<String> = anchors.iter().map(|a| a.text.clone()).collect();
-        let embedder = HashedTfidf::fit(&texts, config.tfidf.clone());
+        let embedder: Box<dyn Embedder> = match embedder {
+            Some(e) => e,
+            None => Box::new(HashedTfidf::fit(&texts, config.tfidf.clone())),
+        };
         let fingerprint = fingerprint(&[
             &std::fs::read(&tax_path).map_err(|e| EmotionError::file(&tax_path, e))?,
             &std::fs::read(&anchors_path).map_err(|e| EmotionError::file(&anchors_path, e))?,
@@ -243,21 +257,13 @@ impl Mapper {
             && model.input_dim == embedder.dim()
         {
             let xs = embedder.embed_sparse(&texts)?;
-            let mapper = Self::assemble(
-                &taxonomy,
-                anchors,
-                Box::new(embedder),
-                model,
-                &xs,
-                config.k,
-                meta,
-            )?;
+            let mapper = Self::assemble(&taxonomy, anchors, embedder, model, &xs, config.k, meta)?;
             return Ok((mapper, ModelSource::Cached));
         }
         let mapper = Self::train(
             &taxonomy,
             anchors,
-            Box::new(embedder),
+            embedder,
             &config.train,
             config.k,
             fingerprint,

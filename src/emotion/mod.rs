@@ -48,6 +48,7 @@ pub mod anchors;
 pub mod banks;
 pub mod classifier;
 pub mod embed;
+pub mod endpoint;
 pub mod eval;
 pub mod mapper;
 pub mod taxonomy;

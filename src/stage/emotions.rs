@@ -21,6 +21,10 @@ pub struct EmotionsConfig {
     /// Neighbouring anchors that vote.
     #[serde(default = "ten")]
     pub k: usize,
+    /// `[embedder]`: an OpenAI-compatible `/v1/embeddings` model (same fields as a role);
+    /// absent = the offline hashed TF-IDF embedder.
+    #[serde(default)]
+    pub embedder: Option<crate::llm::RoleConfig>,
 }
 
 fn ten() -> usize {
@@ -49,6 +53,23 @@ impl Stage for EmotionsStage {
             });
         }
         Ok(())
+    }
+    fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
+        let cfg: EmotionsConfig =
+            crate::config::parse_typed(path, table).map_err(|e| e.to_string())?;
+        match cfg
+            .embedder
+            .filter(|c| c.provider == crate::llm::Provider::Openai)
+        {
+            None => Ok(()),
+            Some(c) => super::roles::runtime()?
+                .block_on(crate::llm::preflight_with_env(
+                    "embedder 'emotion'",
+                    &c,
+                    &crate::llm::process_env,
+                ))
+                .map_err(|e| e.to_string()),
+        }
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: EmotionsConfig = ctx.typed_config()?;
@@ -89,6 +110,11 @@ impl Stage for EmotionsStage {
             .collect();
         artifact::write_records(&ctx.out("part-00000.parquet"), &rows, &ctx.provenance())?;
         let mix: Vec<String> = families.iter().map(|(f, n)| format!("{f} {n}")).collect();
-        Ok(format!("{} tasks mapped ({})", rows.len(), mix.join(", ")))
+        Ok(format!(
+            "{} tasks mapped with {} ({})",
+            rows.len(),
+            mapper.embedder().id(),
+            mix.join(", ")
+        ))
     }
 }

@@ -278,7 +278,10 @@ pub fn roll_out(
     let runtime = super::roles::runtime()?;
     let mut results = done;
     let mut mix = BTreeMap::<i32, usize>::new();
-    let mut tokens: i64 = results.iter().map(|r| r.prompt_tokens + r.completion_tokens).sum();
+    let mut tokens: i64 = results
+        .iter()
+        .map(|r| r.prompt_tokens + r.completion_tokens)
+        .sum();
     for r in &results {
         *mix.entry(r.reward).or_default() += 1;
     }
