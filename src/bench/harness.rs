@@ -173,9 +173,6 @@ impl Load {
     fn calls_per_episode(&self) -> f64 {
         self.calls as f64 / self.episodes.max(1) as f64
     }
-    fn growth(&self) -> Option<u64> {
-        Some(self.rss_peak?.saturating_sub(self.rss_before?))
-    }
 }
 
 /// What every run shares.
@@ -564,19 +561,25 @@ pub fn run(
 
     out.push_str(
         "\n### Memory per in-flight episode (100 ms per call, all episodes started at once)\n\n\
-         | episodes in flight | RSS before | peak RSS | growth | per episode | threads after |\n\
+         | episodes in flight | RSS before the first run | peak RSS | growth | per episode | threads after |\n\
          |---|---|---|---|---|---|\n",
     );
+    // One baseline for every row: RSS before the first memory run. A later run's own
+    // "before" already holds memory the allocator kept from the run before it.
+    let baseline = mem.first().and_then(|(_, l)| l.rss_before);
     for (n, l) in &mem {
-        match (l.rss_before, l.rss_peak, l.growth()) {
-            (Some(before), Some(peak), Some(g)) => out.push_str(&format!(
-                "| {n} | {} | {} | {} | {} | {} |\n",
-                mib(before),
-                mib(peak),
-                mib(g),
-                kib(g as f64 / *n as f64),
-                l.threads.map_or("-".into(), |t| t.to_string())
-            )),
+        match (baseline, l.rss_peak) {
+            (Some(before), Some(peak)) => {
+                let g = peak.saturating_sub(before);
+                out.push_str(&format!(
+                    "| {n} | {} | {} | {} | {} | {} |\n",
+                    mib(before),
+                    mib(peak),
+                    mib(g),
+                    kib(g as f64 / *n as f64),
+                    l.threads.map_or("-".into(), |t| t.to_string())
+                ))
+            }
             _ => out.push_str(&format!("| {n} | - | - | - | (no /proc peak RSS) | - |\n")),
         }
     }
