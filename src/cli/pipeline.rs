@@ -64,6 +64,16 @@ pub fn stats(paths: &Paths, args: StatsArgs) -> Result<(), CliError> {
 pub struct BenchArgs {
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Shorter runs of every benchmark (a smoke check, noisier figures).
+    #[arg(long)]
+    pub quick: bool,
+    /// Only the harness benchmarks (episodes against the loopback server).
+    #[arg(long)]
+    pub harness_only: bool,
+    /// Internal: serve the scripted loopback server for the harness benchmarks (the
+    /// script as JSON) until stdin closes.
+    #[arg(long, hide = true, value_name = "SCRIPT")]
+    pub loopback_server: Option<String>,
 }
 
 fn runner<'a>(
@@ -252,7 +262,17 @@ pub fn validate(paths: &Paths) -> Result<(), CliError> {
 }
 
 pub fn bench(paths: &Paths, args: BenchArgs) -> Result<(), CliError> {
+    if let Some(script) = &args.loopback_server {
+        return crate::bench::server::run_child(script).map_err(CliError::Failed);
+    }
     let seed = resolve_seed(paths, args.seed)?;
-    print!("{}", crate::bench::run_benchmarks(paths, seed));
+    let opts = crate::bench::BenchOptions {
+        quick: args.quick,
+        harness_only: args.harness_only,
+        // The loopback server runs as a child process of this binary, so this process's
+        // CPU time and memory are the harness's own.
+        server_exe: std::env::current_exe().ok(),
+    };
+    print!("{}", crate::bench::run_benchmarks(paths, seed, &opts));
     Ok(())
 }

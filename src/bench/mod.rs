@@ -1,6 +1,11 @@
 //! Benchmarks behind `make bench` / `tracer bench`: trace sampling throughput per domain,
-//! and database fork / state-hash cost. Each figure is the median of several timed rounds;
-//! tests never assert on these numbers (the machines are noisy).
+//! database fork / state-hash cost (each figure the median of several timed rounds), and the
+//! episode harness against a scripted loopback OpenAI-compatible server ([`harness`],
+//! [`server`]): episodes/s and CPU per episode, throughput against the latency-bound ideal,
+//! memory per in-flight episode. Tests never assert on these numbers (the machines are noisy).
+
+pub mod harness;
+pub mod server;
 
 use crate::config::Paths;
 use crate::domain::{self, Environment, GroundingContext, Split};
@@ -48,8 +53,38 @@ fn one_write(env: &dyn Environment) -> Option<(String, serde_json::Value)> {
     None
 }
 
+/// What `tracer bench` runs.
+#[derive(Clone, Debug, Default)]
+pub struct BenchOptions {
+    /// Shorter runs of everything.
+    pub quick: bool,
+    /// Only the harness section.
+    pub harness_only: bool,
+    /// The executable that serves the loopback server as a child process
+    /// (`<exe> bench --loopback-server ...`); `None` runs it in-process.
+    pub server_exe: Option<std::path::PathBuf>,
+}
+
 /// Run every benchmark; returns Markdown.
-pub fn run_benchmarks(paths: &Paths, seed: u64) -> String {
+pub fn run_benchmarks(paths: &Paths, seed: u64, opts: &BenchOptions) -> String {
+    let policy = std::fs::read_to_string(paths.policy_file("airline"))
+        .unwrap_or_else(|_| "You are an airline customer service agent.".to_string());
+    // The harness runs first, while the allocator holds little freed memory (its memory
+    // figures are RSS growth); its section is printed last.
+    let harness = harness::run(seed, policy, opts.server_exe.as_deref(), opts.quick)
+        .unwrap_or_else(|e| format!("## Harness\n\nnot measured: {e}\n"));
+    if opts.harness_only {
+        return harness;
+    }
+    let mut out = base_benchmarks(paths, seed, opts.quick);
+    out.push('\n');
+    out.push_str(&harness);
+    out
+}
+
+/// Trace sampling, fork and hash.
+fn base_benchmarks(paths: &Paths, seed: u64, quick: bool) -> String {
+    let (rounds, scale) = if quick { (3, 10) } else { (7, 1) };
     let mut out = String::new();
     let traces_cfg: TracesConfig = crate::config::read_table(&paths.stage_config("traces"))
         .ok()
@@ -64,7 +99,7 @@ pub fn run_benchmarks(paths: &Paths, seed: u64) -> String {
         };
         let target = traces_cfg.target(d.name());
         let mut n = 0;
-        let secs = per_iter(5, 1, || {
+        let secs = per_iter(if quick { 2 } else { 5 }, 1, || {
             n = sample_traces(&g, seed, &traces_cfg, target).0.len();
         });
         total.0 += n;
@@ -89,14 +124,14 @@ pub fn run_benchmarks(paths: &Paths, seed: u64) -> String {
         let env = d.generate(seed, Split::Eval);
         let generate = t.elapsed().as_secs_f64();
         let _ = env.state_hash(); // warm the shared base sums
-        let fork = per_iter(7, 20_000, || {
+        let fork = per_iter(rounds, 20_000 / scale, || {
             std::hint::black_box(env.fork());
         });
-        let hash = per_iter(7, 20_000, || {
+        let hash = per_iter(rounds, 20_000 / scale, || {
             std::hint::black_box(env.state_hash());
         });
         let write = one_write(env.as_ref());
-        let write_hash = per_iter(7, 2_000, || {
+        let write_hash = per_iter(rounds, 2_000 / scale, || {
             let mut f = env.fork();
             if let Some((tool, args)) = &write {
                 f.invoke(tool, args);
