@@ -358,3 +358,43 @@ fn the_llm_grounder_only_advances_on_executed_calls_of_the_trace() {
     // Reads leave the state unchanged: the grounding's final state is the database's.
     assert_eq!(g.final_hash, env.state_hash().to_hex());
 }
+
+#[test]
+fn an_endpoint_embedder_maps_feelings_and_is_cached() {
+    let server = OpenAiServer::start(&["embed-model"]);
+    let root = project_copy("embedder");
+    std::fs::write(
+        root.join("stages/grounded.toml"),
+        "max_train = 6\nmax_eval = 0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("stages/emotions.toml"),
+        format!("k = 10\n\n[embedder]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"embed-model\"\n", server.base_url()),
+    )
+    .unwrap();
+    let out = temp_dir("embedder-out");
+    let o = tracer(&root, &out, &["run", "emotions", "--domain", "airline"]);
+    assert_ok(&o);
+    assert!(
+        stderr(&o).contains("6 tasks mapped with endpoint:embed-model"),
+        "{}",
+        stderr(&o)
+    );
+    let first = server.post_count();
+    assert!(
+        first >= 2,
+        "anchors and feelings were embedded by the endpoint ({first} requests)"
+    );
+    let o = tracer(
+        &root,
+        &out,
+        &["run", "emotions", "--domain", "airline", "--force"],
+    );
+    assert_ok(&o);
+    assert_eq!(
+        server.post_count(),
+        first,
+        "a re-run is served from the response cache"
+    );
+}

@@ -80,8 +80,14 @@ impl Stage for EmotionsStage {
             k: cfg.k,
             ..MapperConfig::default()
         };
-        let (mapper, _) = Mapper::load_or_train(&ctx.paths.root, &ctx.paths.output, &mapper_cfg)
-            .map_err(|e| ctx.fail(e.to_string()))?;
+        let embedder = crate::emotion::endpoint::from_config(
+            cfg.embedder.as_ref(),
+            &super::roles::cache_path(ctx.paths),
+        )
+        .map_err(|e| ctx.fail(e))?;
+        let (mapper, _) =
+            Mapper::load_or_train_with(&ctx.paths.root, &ctx.paths.output, &mapper_cfg, embedder)
+                .map_err(|e| ctx.fail(e.to_string()))?;
         let feelings: Vec<String> = tasks
             .iter()
             .map(|t| t.feeling.clone().unwrap_or_default())
