@@ -6,7 +6,7 @@
 #   make eval     k trials per evaluation task -> Avg@k and Pass^k per domain
 #   make test     unit + integration tests (needs python3 with pyarrow: make test-deps)
 #   make lint     rustfmt check + clippy with warnings as errors
-#   make bench    sampling throughput, database fork and state-hash cost (release build)
+#   make bench    sampling, database fork/hash, harness throughput and memory (release build)
 
 CARGO   ?= cargo
 PYTHON  ?= python3
