@@ -408,9 +408,15 @@ pub fn run_stage(
     let policy = std::fs::read_to_string(&policy_path)
         .map_err(|e| ctx.fail(format!("{}: {e}", policy_path.display())))?;
     let journal = ctx.journal_path();
+    // Unless a role sets its own limit, let it carry as many calls as there are episodes in
+    // flight (the layer's default of 8 would otherwise throttle a rollout of 32).
+    let mut role_cfgs = cfg.roles.clone();
+    for r in role_cfgs.values_mut() {
+        r.concurrency.get_or_insert(cfg.concurrency);
+    }
     let roles = EpisodeRoles {
-        agent: super::roles::open_role(ctx, &cfg.roles, Role::Agent)?,
-        user: super::roles::open_role(ctx, &cfg.roles, Role::User)?,
+        agent: super::roles::open_role(ctx, &role_cfgs, Role::Agent)?,
+        user: super::roles::open_role(ctx, &role_cfgs, Role::User)?,
     };
     let rows = roll_out(
         base,
