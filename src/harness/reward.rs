@@ -49,3 +49,58 @@ pub fn score(
         user_unsatisfied: unsatisfied,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::{Message, Usage};
+
+    fn episode(termination: Termination, hash: &str, said: &str) -> Episode {
+        Episode {
+            messages: vec![Message::text("assistant", said)],
+            termination,
+            error: None,
+            final_hash: hash.into(),
+            agent_usage: Usage::default(),
+            user_usage: Usage::default(),
+        }
+    }
+
+    #[test]
+    fn each_reward_case() {
+        let outputs = vec!["HAT030".to_string()];
+        let ok = score(
+            &episode(Termination::UserStop, "h", "Your flight is hat030."),
+            "h",
+            &outputs,
+        );
+        assert_eq!((ok.reward, ok.state_match, ok.outputs_told), (1, true, 1));
+        let wrong_state = score(
+            &episode(Termination::UserStop, "x", "HAT030"),
+            "h",
+            &outputs,
+        );
+        assert_eq!((wrong_state.reward, wrong_state.state_match), (0, false));
+        let untold = score(
+            &episode(Termination::UserStop, "h", "All done."),
+            "h",
+            &outputs,
+        );
+        assert_eq!((untold.reward, untold.outputs_told), (0, 0));
+        let left = score(
+            &episode(Termination::UserUnsatisfied, "h", "HAT030"),
+            "h",
+            &outputs,
+        );
+        assert_eq!((left.reward, left.user_unsatisfied), (-1, true));
+        let cut = score(
+            &episode(Termination::MaxSteps, "h", "HAT030"),
+            "h",
+            &outputs,
+        );
+        assert_eq!(
+            cut.reward, 1,
+            "state and outputs decide, whatever ended the episode"
+        );
+    }
+}

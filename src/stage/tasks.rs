@@ -516,4 +516,24 @@ mod tests {
             "{r:?}"
         );
     }
+
+    #[test]
+    fn an_instruction_that_prints_an_internal_id_is_rejected() {
+        let env = airline();
+        let mut task = grounded(
+            env.as_ref(),
+            &[&["search_direct_flight", "book_reservation"]],
+        );
+        let actions = parse_actions(&task).unwrap();
+        let payment = actions[1].1["payment_methods"][0]["payment_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        task.instruction = Some(format!(
+            "You want to book this trip and pay with {payment}."
+        ));
+        let r = verify_task(env.as_ref(), &task).unwrap_err();
+        assert_eq!(r.kind, "forbidden_id", "{r:?}");
+        assert!(r.reason.contains(&payment));
+    }
 }
