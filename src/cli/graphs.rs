@@ -53,7 +53,6 @@ fn graphs_config(paths: &Paths) -> Result<GraphsConfig, CliError> {
 }
 
 fn verify_one(
-    paths: &Paths,
     d: &'static dyn Domain,
     file: PathBuf,
     seed: u64,
@@ -79,7 +78,6 @@ fn verify_one(
     for f in &failed {
         println!("  not demonstrated: {} -> {}", f.from, f.to);
     }
-    let _ = paths;
     Ok(failed.len())
 }
 
@@ -99,7 +97,7 @@ pub fn run(paths: &Paths, cmd: GraphsCommand) -> Result<(), CliError> {
             let mut failed = 0;
             for d in domains {
                 let f = file.clone().unwrap_or_else(|| paths.graph_file(d.name()));
-                failed += verify_one(paths, d, f, seed, &cfg)?;
+                failed += verify_one(d, f, seed, &cfg)?;
             }
             if failed > 0 {
                 return Err(CliError::Failed(format!(
