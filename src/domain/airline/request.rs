@@ -582,7 +582,7 @@ fn describe_passengers(db: &AirlineDb, args: &Value) -> Option<String> {
             list_and(&changes)
         ),
         _ => format!(
-            "Someone else is travelling on {what} now, so you want to {}.",
+            "The travellers on {what} have changed, so you want to {}.",
             list_and(&changes)
         ),
     })
