@@ -1083,6 +1083,8 @@ fn propose_flight_changes(
                 }
             }
         }
+        // Cabin changes and moves to other flights in a seeded order, so both kinds occur.
+        variants.shuffle(rng);
         for (cabin, flights) in variants {
             let cost = change_cost(db, r, &cabin, &flights).unwrap_or(Money(0));
             for pid in payers(owner, cost).into_iter().take(2) {

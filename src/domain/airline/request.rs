@@ -128,12 +128,12 @@ fn list_and(items: &[String]) -> String {
 }
 
 /// How the customer refers to a reservation: by its code, or, when it was booked in this
-/// very conversation (at the simulation clock), as the one just booked (they only learn the
-/// code from the agent).
+/// very conversation (at the simulation clock), as their new reservation by route (they only
+/// learn its code from the agent).
 fn reservation_ref(db: &AirlineDb, id: &str) -> String {
     match db.reservations.get(id) {
         Some(r) if r.created_at == CLOCK => format!(
-            "the new reservation you just booked from {} to {}",
+            "your new reservation from {} to {}",
             place(&r.origin),
             place(&r.destination)
         ),
@@ -430,7 +430,7 @@ fn describe_cancel(db: &AirlineDb, args: &Value) -> Option<String> {
             "because the airline cancelled one of its flights".to_string()
         }
         Ok("travel insurance (health or weather reason)") => {
-            if variant(args, 2) == 0 {
+            if variant(&serde_json::json!(["reason", args]), 2) == 0 {
                 "because a health problem means you cannot travel; you bought travel insurance for this trip".to_string()
             } else {
                 "because severe weather at your destination means you cannot travel; you bought travel insurance for this trip".to_string()
@@ -582,7 +582,7 @@ fn describe_passengers(db: &AirlineDb, args: &Value) -> Option<String> {
             list_and(&changes)
         ),
         _ => format!(
-            "Someone else is travelling on {what} now, so you want to {}.",
+            "The travellers on {what} have changed, so you want to {}.",
             list_and(&changes)
         ),
     })
