@@ -185,7 +185,7 @@ pub fn check_information(
     facts: &[UserFact],
     instruction: &str,
 ) -> Result<(), String> {
-    match information_gaps(env, task, facts, instruction) {
+    match information_gaps(env, task, facts, instruction, &reference_outputs(env, task)) {
         Gaps::None => Ok(()),
         Gaps::Hard(e) | Gaps::Inconclusive(e) => Err(e),
     }
@@ -198,11 +198,24 @@ pub enum Gaps {
     Inconclusive(String),
 }
 
+/// The output of each reference call, replayed in order on a fresh fork (no checks).
+pub fn reference_outputs(env: &dyn Environment, task: &TaskRecord) -> Vec<String> {
+    let mut state = env.fork();
+    parse_actions(task)
+        .unwrap_or_default()
+        .iter()
+        .map(|(tool, args)| state.invoke(tool, args).text)
+        .collect()
+}
+
+/// `outputs` are the reference calls' outputs in order (what the agent would see), e.g.
+/// from [`replay_checked`] or [`reference_outputs`].
 pub fn information_gaps(
     env: &dyn Environment,
     task: &TaskRecord,
     facts: &[UserFact],
     instruction: &str,
+    outputs: &[String],
 ) -> Gaps {
     let inst = normalise(instruction);
     let stated = |f: &UserFact| {
@@ -219,7 +232,6 @@ pub fn information_gaps(
         Err(e) => return Gaps::Hard(e),
     };
     let mut knowledge = env.customer_records(&task.user_id).join("\n");
-    let mut state = env.fork();
     let mut soft: Option<String> = None;
     for (j, (tool, args)) in actions.iter().enumerate() {
         let internal = env.internal_ids(tool, args);
@@ -244,9 +256,8 @@ pub fn information_gaps(
                 ));
             }
         }
-        let out = state.invoke(tool, args);
         knowledge.push('\n');
-        knowledge.push_str(&out.text);
+        knowledge.push_str(outputs.get(j).map(String::as_str).unwrap_or_default());
     }
     match soft {
         None => Gaps::None,
@@ -258,14 +269,14 @@ pub fn information_gaps(
 /// Verify one task: replay + policy, id rule, information. A task whose only gap is a
 /// value not stated verbatim comes back as kind `inconclusive`, for the judge.
 pub fn verify_task(env: &dyn Environment, task: &TaskRecord) -> Result<(), Rejection> {
-    replay_checked(env, task)?;
+    let outputs = replay_checked(env, task)?;
     let instruction = task
         .instruction
         .as_deref()
         .ok_or_else(|| reject("malformed", "task has no instruction"))?;
     check_no_internal_ids(env, task, instruction).map_err(|e| reject("forbidden_id", e))?;
     let facts: Vec<UserFact> = serde_json::from_str(&task.user_facts).unwrap_or_default();
-    match information_gaps(env, task, &facts, instruction) {
+    match information_gaps(env, task, &facts, instruction, &outputs) {
         Gaps::None => Ok(()),
         Gaps::Hard(e) => Err(reject("information", e)),
         Gaps::Inconclusive(e) => Err(reject("inconclusive", e)),
