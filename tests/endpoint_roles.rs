@@ -137,14 +137,24 @@ fn an_episode_runs_every_tool_call_and_stops_on_a_glued_marker() {
     assert!(ep.error.unwrap().contains("get_user_details"));
 }
 
-fn with_refiner(root: &std::path::Path, server: &OpenAiServer) {
-    let cfg = root.join("stages/refined.toml");
+/// Append TOML (e.g. a `[roles.<role>]` table) to a stage config of a project copy.
+fn append_config(root: &std::path::Path, stage: &str, toml: &str) {
+    let cfg = root.join(format!("stages/{stage}.toml"));
     let mut text = std::fs::read_to_string(&cfg).unwrap();
-    text.push_str(&format!(
-        "\n[roles.refiner]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"test-model\"\nmax_retries = 1\nretry_initial_ms = 1\n",
-        server.base_url()
-    ));
+    text.push('\n');
+    text.push_str(toml);
     std::fs::write(&cfg, text).unwrap();
+}
+
+fn with_refiner(root: &std::path::Path, server: &OpenAiServer) {
+    append_config(
+        root,
+        "refined",
+        &format!(
+            "[roles.refiner]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"test-model\"\nmax_retries = 1\nretry_initial_ms = 1\n",
+            server.base_url()
+        ),
+    );
 }
 
 #[test]
@@ -210,10 +220,11 @@ fn the_llm_refiner_is_checked_and_a_rerun_is_served_from_the_cache() {
 #[test]
 fn preflight_names_the_missing_key_before_any_work() {
     let root = project_copy("preflight");
-    let cfg = root.join("stages/refined.toml");
-    let mut text = std::fs::read_to_string(&cfg).unwrap();
-    text.push_str("\n[roles.refiner]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\napi_key_env = \"TRACER_TEST_SURELY_UNSET_KEY\"\n");
-    std::fs::write(&cfg, text).unwrap();
+    append_config(
+        &root,
+        "refined",
+        "[roles.refiner]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\napi_key_env = \"TRACER_TEST_SURELY_UNSET_KEY\"\n",
+    );
     let out = temp_dir("preflight-out");
     let o = tracer(&root, &out, &["run", "refined", "--domain", "airline"]);
     assert!(!o.status.success());
@@ -238,14 +249,18 @@ fn endpoint_faults_in_rollouts_are_counted_and_nothing_is_lost() {
     )
     .unwrap();
     let cfg = root.join("stages/rollouts.toml");
-    let mut text = std::fs::read_to_string(&cfg)
+    let text = std::fs::read_to_string(&cfg)
         .unwrap()
         .replace("max_steps = 50", "max_steps = 4");
-    text.push_str(&format!(
-        "\n[roles.agent]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"test-model\"\nmax_retries = 0\n",
-        server.base_url()
-    ));
     std::fs::write(&cfg, text).unwrap();
+    append_config(
+        &root,
+        "rollouts",
+        &format!(
+            "[roles.agent]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"test-model\"\nmax_retries = 0\n",
+            server.base_url()
+        ),
+    );
     let out = temp_dir("faults-out");
     assert_ok(&tracer(
         &root,
