@@ -15,6 +15,9 @@
 //! stages know domains only through these traits and [`registry`].
 
 pub mod args;
+#[cfg(test)]
+mod conformance;
+pub mod kit;
 pub mod table;
 
 pub mod airline;
@@ -79,6 +82,113 @@ impl ToolKind {
     }
 }
 
+/// What a customer wants from a tool call, as the scripted feeler and the failure analysis
+/// read it: domains tag each tool (inferred from the name by [`kit::schema::tool`], and
+/// overridden where the name misleads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Intent {
+    /// Look something up (get_/list_/search_/find_/check_ tools).
+    Lookup,
+    /// Create something new: a booking, an appointment, a ticket, a registration.
+    Book,
+    /// Cancel something.
+    Cancel,
+    /// Change something already made (address, flights, seats, passengers, services).
+    Change,
+    /// Return bought items.
+    Return,
+    /// Exchange bought items for others.
+    Exchange,
+    /// Move money: pay a bill, a loan, a tip; transfer funds.
+    Pay,
+    /// Report a problem or ask for support (support tickets, troubleshooting).
+    Report,
+    /// Hand the conversation to a human.
+    Transfer,
+    /// Agent-side helpers with no customer meaning (calculate, think).
+    Helper,
+}
+
+impl Intent {
+    /// The intent a tool's name suggests; tools that mislead are tagged by their domain.
+    pub fn infer(name: &str, kind: ToolKind) -> Intent {
+        let has = |p: &str| name.contains(p);
+        if matches!(name, "calculate" | "think") {
+            Intent::Helper
+        } else if name.starts_with("transfer_to_human") {
+            Intent::Transfer
+        } else if kind == ToolKind::Read {
+            if has("troubleshoot") {
+                Intent::Report
+            } else {
+                Intent::Lookup
+            }
+        } else if has("cancel") {
+            Intent::Cancel
+        } else if has("return") {
+            Intent::Return
+        } else if has("exchange") {
+            Intent::Exchange
+        } else if has("ticket") && (has("create") || has("report")) {
+            Intent::Report
+        } else if ["book_", "create_", "register_", "schedule_", "add_"]
+            .iter()
+            .any(|p| name.starts_with(p))
+        {
+            Intent::Book
+        } else if ["pay", "payment", "transfer", "tip", "certificate"]
+            .iter()
+            .any(|p| has(p))
+        {
+            Intent::Pay
+        } else {
+            Intent::Change
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Intent::Lookup => "lookup",
+            Intent::Book => "book",
+            Intent::Cancel => "cancel",
+            Intent::Change => "change",
+            Intent::Return => "return",
+            Intent::Exchange => "exchange",
+            Intent::Pay => "pay",
+            Intent::Report => "report",
+            Intent::Transfer => "transfer",
+            Intent::Helper => "helper",
+        }
+    }
+}
+
+/// A machine-checkable policy rule a call would break on the current state. `Display` is
+/// the detail alone (the sentence rejections have always carried); `rule` names the rule
+/// for grouping.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicyViolation {
+    pub rule: &'static str,
+    pub detail: String,
+}
+
+impl PolicyViolation {
+    pub fn new(rule: &'static str, detail: impl Into<String>) -> Self {
+        PolicyViolation {
+            rule,
+            detail: detail.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for PolicyViolation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.detail)
+    }
+}
+
+impl std::error::Error for PolicyViolation {}
+
 /// Which database a task runs against. Domains that keep one database ignore it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
@@ -106,6 +216,8 @@ pub struct ToolSpec {
     pub parameters: Value,
     /// Calling this tool ends the episode (e.g. transfer_to_human_agents).
     pub terminates: bool,
+    /// What a customer wants from this call.
+    pub intent: Intent,
 }
 
 impl ToolSpec {
@@ -232,7 +344,7 @@ pub trait Database: Clone + Send + Sync + 'static {
 
     /// Machine-checkable policy rules for a call about to be made on this state:
     /// `Err(reason)` when the policy forbids it even though the tool itself would accept it.
-    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), String> {
+    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation> {
         let _ = (tool, args);
         Ok(())
     }
@@ -289,7 +401,7 @@ pub trait Environment: Send + Sync {
     fn propose_calls(&self, tool: &str, ctx: &GroundingContext, rng: &mut ChaCha8Rng)
     -> Vec<Value>;
     fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext);
-    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), String>;
+    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation>;
     fn user_facts(&self, user_id: &str) -> Vec<UserFact>;
     fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String>;
     fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String>;
@@ -350,7 +462,7 @@ impl<D: Database> Environment for D {
     fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
         Database::observe(self, tool, args, output, ctx)
     }
-    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), String> {
+    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation> {
         Database::check_policy(self, tool, args)
     }
     fn user_facts(&self, user_id: &str) -> Vec<UserFact> {

@@ -3,7 +3,7 @@
 //! import/export round trip, each policy rule, and grounding coverage.
 
 use super::db::{AirlineDb, Money, TODAY, clock_seconds, parse_datetime};
-use super::{Airline, generate, ground, tau_bench, tools};
+use super::{Airline, generate, ground, tau_bench};
 use crate::domain::{Database, Domain, Environment, GroundingContext, Split, ToolKind, ToolOutput};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -226,7 +226,7 @@ fn think_calculate_and_transfer() {
     let mut db = fixture();
     let before = Database::state_hash(&db);
     assert_eq!(call(&mut db, "think", json!({"thought": "hm"})).text, "");
-    let calc = |e: &str| tools::evaluate_expression(e);
+    let calc = |e: &str| crate::domain::kit::calc::evaluate(e);
     assert_eq!(calc("(2 + 3) * 4").unwrap(), "20.0");
     assert_eq!(calc("10 / 4").unwrap(), "2.5");
     assert_eq!(calc("1 / 3").unwrap(), "0.33");
@@ -624,7 +624,7 @@ fn fixture_tasks_replay_without_errors() {
 }
 
 fn check_policy(db: &AirlineDb, tool: &str, args: &Value) -> Result<(), String> {
-    Database::check_policy(db, tool, args)
+    Database::check_policy(db, tool, args).map_err(|v| v.to_string())
 }
 
 // ---------------------------------------------------------------- generator

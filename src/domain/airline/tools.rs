@@ -89,6 +89,7 @@ fn spec(
         description,
         parameters,
         terminates: false,
+        intent: crate::domain::Intent::infer(name, kind),
     }
 }
 
@@ -500,134 +501,7 @@ fn transfer_to_human_agents(_db: &mut AirlineDb, args: &Args) -> Result<String, 
 }
 
 fn calculate(_db: &mut AirlineDb, args: &Args) -> Result<String, String> {
-    let expr = args.str("expression")?;
-    evaluate_expression(expr)
-}
-
-/// Evaluate `+ - * / // **` and parentheses over decimal numbers like Python's `eval` does
-/// for this character set, then round to two decimals and print as Python prints a float.
-pub fn evaluate_expression(expr: &str) -> Result<String, String> {
-    if !expr.chars().all(|c| "0123456789+-*/(). ".contains(c)) {
-        return Err("invalid characters in expression".into());
-    }
-    let tokens: Vec<char> = expr.chars().filter(|c| *c != ' ').collect();
-    let mut p = ExprParser { t: &tokens, i: 0 };
-    let v = p.sum()?;
-    if p.i != tokens.len() {
-        return Err("invalid syntax".into());
-    }
-    if !v.is_finite() {
-        return Err("result out of range".into());
-    }
-    let r = (v * 100.0).round() / 100.0;
-    let r = if r == 0.0 { 0.0 } else { r };
-    if r.fract() == 0.0 && r.abs() < 1e16 {
-        Ok(format!("{r:.1}"))
-    } else {
-        Ok(format!("{r}"))
-    }
-}
-
-struct ExprParser<'a> {
-    t: &'a [char],
-    i: usize,
-}
-
-impl ExprParser<'_> {
-    fn peek(&self, k: usize) -> Option<char> {
-        self.t.get(self.i + k).copied()
-    }
-
-    fn sum(&mut self) -> Result<f64, String> {
-        let mut v = self.product()?;
-        while let Some(c @ ('+' | '-')) = self.peek(0) {
-            self.i += 1;
-            let r = self.product()?;
-            v = if c == '+' { v + r } else { v - r };
-        }
-        Ok(v)
-    }
-
-    fn product(&mut self) -> Result<f64, String> {
-        let mut v = self.unary()?;
-        loop {
-            match (self.peek(0), self.peek(1)) {
-                (Some('*'), Some('*')) => return Err("invalid syntax".into()),
-                (Some('*'), _) => {
-                    self.i += 1;
-                    v *= self.unary()?;
-                }
-                (Some('/'), Some('/')) => {
-                    self.i += 2;
-                    let r = self.unary()?;
-                    if r == 0.0 {
-                        return Err("division by zero".into());
-                    }
-                    v = (v / r).floor();
-                }
-                (Some('/'), _) => {
-                    self.i += 1;
-                    let r = self.unary()?;
-                    if r == 0.0 {
-                        return Err("division by zero".into());
-                    }
-                    v /= r;
-                }
-                _ => return Ok(v),
-            }
-        }
-    }
-
-    fn unary(&mut self) -> Result<f64, String> {
-        match self.peek(0) {
-            Some('-') => {
-                self.i += 1;
-                Ok(-self.unary()?)
-            }
-            Some('+') => {
-                self.i += 1;
-                self.unary()
-            }
-            _ => self.power(),
-        }
-    }
-
-    fn power(&mut self) -> Result<f64, String> {
-        let base = self.atom()?;
-        if self.peek(0) == Some('*') && self.peek(1) == Some('*') {
-            self.i += 2;
-            let exp = self.unary()?;
-            if base == 0.0 && exp < 0.0 {
-                return Err("division by zero".into());
-            }
-            return Ok(base.powf(exp));
-        }
-        Ok(base)
-    }
-
-    fn atom(&mut self) -> Result<f64, String> {
-        match self.peek(0) {
-            Some('(') => {
-                self.i += 1;
-                let v = self.sum()?;
-                if self.peek(0) != Some(')') {
-                    return Err("invalid syntax".into());
-                }
-                self.i += 1;
-                Ok(v)
-            }
-            Some(c) if c.is_ascii_digit() || c == '.' => {
-                let start = self.i;
-                while matches!(self.peek(0), Some(c) if c.is_ascii_digit() || c == '.') {
-                    self.i += 1;
-                }
-                let text: String = self.t.get(start..self.i).unwrap_or(&[]).iter().collect();
-                text.parse::<f64>()
-                    .map_err(|_| "invalid syntax".to_string())
-            }
-            _ => Err("invalid syntax".into()),
-        }
-    }
+    crate::domain::kit::calc::evaluate(args.str("expression")?)
 }
 
 // ---------------------------------------------------------------- write tools

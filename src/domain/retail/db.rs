@@ -247,8 +247,14 @@ impl Database for RetailDb {
         super::ground::observe(tool, args, output, ctx)
     }
 
-    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), String> {
+    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), crate::domain::PolicyViolation> {
+        // Until the rules are declared one by one, the tool names the rule.
+        let rule = Self::tools()
+            .iter()
+            .find(|t| t.spec.name == tool)
+            .map_or("policy", |t| t.spec.name);
         super::ground::check_policy(self, tool, args)
+            .map_err(|detail| crate::domain::PolicyViolation::new(rule, detail))
     }
 
     fn user_facts(&self, user_id: &str) -> Vec<UserFact> {

@@ -4,7 +4,7 @@
 //!
 //! Code map:
 //! - `db.rs`: the typed database (users, products, orders) and its `Database` impl.
-//! - `tools.rs`: tool specs and behaviour; `calculate.rs`: the calculator's arithmetic.
+//! - `tools.rs`: tool specs and behaviour; the calculator is the kit's.
 //! - `generate.rs`: the deterministic synthetic database (527 users, 50 products, 1,075 orders).
 //! - `tau_bench.rs`: import/export of tau-bench's `users/products/orders.json`.
 //! - `ground.rs`: grounding proposals, id learning and the machine-checkable policy rules.
@@ -17,7 +17,6 @@
 //!
 //! Architecture invariant: knows nothing about stages, artifacts, LLMs or the CLI.
 
-mod calculate;
 pub mod db;
 pub mod generate;
 mod ground;

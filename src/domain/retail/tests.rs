@@ -1157,7 +1157,9 @@ fn fixture_tasks_replay_and_obey_the_policy() {
 fn check_policy_rejects_each_rule_violation() {
     let db = fixture();
     let rejects = |tool: &str, args: Value, needle: &str| {
-        let e = Database::check_policy(&db, tool, &args).expect_err(tool);
+        let e = Database::check_policy(&db, tool, &args)
+            .expect_err(tool)
+            .to_string();
         assert!(e.contains(needle), "{tool}: '{e}' lacks '{needle}'");
     };
     rejects(
@@ -1341,7 +1343,8 @@ fn check_policy_rejects_each_rule_violation() {
             "gift_card_4410022",
         ),
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("enough balance"), "{e}");
     // Compliant calls pass, and read tools are never restricted.
     assert_eq!(

@@ -12,8 +12,8 @@
 //! Architecture invariant: tools see only the `RetailDb` and their validated arguments;
 //! policy rules that the tools themselves do not enforce live in `ground.rs`.
 
-use super::calculate;
 use super::db::{Address, Order, RetailDb, Transaction, round2, status};
+use crate::domain::kit::calc as calculate;
 use crate::domain::{Args, Tool, ToolKind, ToolSpec};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -39,6 +39,7 @@ fn tool(
             description,
             parameters,
             terminates: name == "transfer_to_human_agents",
+            intent: crate::domain::Intent::infer(name, kind),
         },
         run,
     }

@@ -1,8 +1,12 @@
-//! The `calculate` tool's arithmetic: a small, total evaluator for the expressions
-//! tau-bench's calculator accepts (digits, `+ - * / ( ) .` and spaces, which also admits
-//! Python's `**` and `//`). Results print the way Python prints a float rounded to cents.
+//! The `calculate` tool every domain shares: a small, total evaluator for the expressions
+//! the reference calculators accept (digits, `+ - * / ( ) .` and spaces, which also admits
+//! Python's `**` and `//`). The result is rounded exactly as Python's `round(x, 2)` rounds
+//! the same double (correctly rounded from its exact binary value, ties to even: `1/8` ->
+//! 0.12, `2.675` -> 2.67) and printed as Python prints a float (`4.0`, `1e+16`).
 //!
 //! Architecture invariant: pure string -> string; never panics, bounded recursion.
+
+use super::pyjson::py_float_repr;
 
 /// Deepest nesting of parentheses / unary signs / powers we evaluate before refusing.
 const MAX_DEPTH: usize = 200;
@@ -25,31 +29,17 @@ pub fn evaluate(expression: &str) -> Result<String, String> {
     if !value.is_finite() {
         return Err("numerical result out of range".into());
     }
-    Ok(python_float(round_half_even_cents(value)))
+    Ok(py_float_repr(py_round(value, 2)))
 }
 
-/// Python's `round(x, 2)` rounds half to even on the decimal value; cents are what matter.
-fn round_half_even_cents(x: f64) -> f64 {
-    let scaled = x * 100.0;
-    let rounded = scaled.round();
-    let r = if (scaled - scaled.trunc()).abs() == 0.5 && rounded % 2.0 != 0.0 {
-        rounded - scaled.signum()
-    } else {
-        rounded
-    };
-    r / 100.0
-}
-
-/// `str(float)` in Python: integral values keep a trailing `.0`.
-fn python_float(x: f64) -> String {
-    if x == 0.0 {
-        return "0.0".into();
+/// Python's `round(x, ndigits)` for a finite double: the exact binary value rounded to
+/// `ndigits` decimals, exact ties to even. Rust's fixed-precision formatting rounds the same
+/// exact value the same way, and parsing the decimal back gives Python's nearest double.
+pub fn py_round(x: f64, ndigits: usize) -> f64 {
+    if !x.is_finite() {
+        return x;
     }
-    if x.fract() == 0.0 && x.abs() < 1e16 {
-        format!("{x:.1}")
-    } else {
-        format!("{x}")
-    }
+    format!("{x:.ndigits$}").parse().unwrap_or(x)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -240,7 +230,7 @@ impl Parser<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::evaluate;
+    use super::{evaluate, py_round};
 
     #[test]
     fn evaluates_like_pythons_calculator() {
@@ -261,5 +251,21 @@ mod tests {
         assert_eq!(evaluate("(1").unwrap_err(), "invalid syntax");
         assert!(evaluate(&"(".repeat(10_000)).is_err());
         assert!(evaluate(&"-".repeat(10_000)).is_err());
+    }
+
+    /// Values checked against CPython 3.11's `str(round(eval(e), 2))`.
+    #[test]
+    fn rounds_exactly_like_python() {
+        assert_eq!(evaluate("1/8").unwrap(), "0.12");
+        assert_eq!(evaluate("3/8").unwrap(), "0.38");
+        assert_eq!(evaluate("2.675*1").unwrap(), "2.67");
+        assert_eq!(evaluate("1.005").unwrap(), "1.0");
+        assert_eq!(evaluate("0.125 + 0.25").unwrap(), "0.38");
+        assert_eq!(evaluate("-0.001").unwrap(), "-0.0");
+        assert_eq!(evaluate("10 ** 16").unwrap(), "1e+16");
+        assert_eq!(evaluate("10 ** 15").unwrap(), "1000000000000000.0");
+        assert_eq!(evaluate("123456.789").unwrap(), "123456.79");
+        assert_eq!(py_round(0.5, 0), 0.0);
+        assert_eq!(py_round(1.5, 0), 2.0);
     }
 }

@@ -1,0 +1,32 @@
+//! The domain kit: what every domain shares, so a domain module holds only what is its own
+//! (its rows, its tools' behaviour, its generator's distributions, its policy rules).
+//!
+//! - [`calc`]: the one `calculate` (Python's `round(x, 2)` exactly).
+//! - [`pyjson`]: outputs as the references print them (`json.dumps`, tau2's `to_json_str`).
+//! - [`schema`]: JSON Schema builders and the [`schema::tool`] constructor (intent inferred).
+//! - [`ids`]: id minting (length counters, max+1 over a prefix, fixed slot lists).
+//! - [`clock`]: the simulation clock and calendar arithmetic (no wall clock anywhere).
+//! - [`facts`]: identity / name / entity user facts.
+//! - [`templates`]: request sentences as data (`src/domain/<name>/requests.toml`).
+//! - [`propose`]: candidate values, seeded combinations and the dry-run filter for
+//!   grounding proposals.
+//! - [`policy`]: named policy rules per write tool, shared by grounding, graph
+//!   verification and task verification.
+//! - [`text`]: small phrasing helpers.
+//!
+//! The conformance suite (`domain::conformance`, tests only) runs over every registered
+//! domain, so a new domain inherits those tests.
+//!
+//! Architecture invariant: the kit knows no particular domain, and nothing above the
+//! domain layer (stages, artifacts, LLMs, CLI).
+
+pub mod calc;
+pub mod clock;
+pub mod facts;
+pub mod ids;
+pub mod policy;
+pub mod propose;
+pub mod pyjson;
+pub mod schema;
+pub mod templates;
+pub mod text;

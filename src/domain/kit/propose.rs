@@ -1,0 +1,146 @@
+//! Grounding proposals from data: candidate values for each argument (what the
+//! conversation revealed first, then the customer's own entities, then the catalogue), a
+//! seeded product of them, and a dry-run filter that keeps only calls that obey the policy
+//! and execute.
+//!
+//! A domain's `propose_calls` usually reads: build the candidate lists for the tool's
+//! arguments, [`combine`] them, then [`executable`]. Enum arguments come straight from the
+//! tool's JSON Schema ([`enum_values`]).
+//!
+//! Architecture invariant: deterministic for a given RNG state; reads the state only
+//! (dry runs use forks).
+
+use crate::domain::{Environment, GroundingContext, ToolSpec};
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+use serde_json::{Map, Value};
+
+/// Values for an id argument: those the context already knows first (in the order learnt,
+/// filtered by `keep`), then `own` in a seeded order, without repeats.
+pub fn ranked(
+    ctx: &GroundingContext,
+    key: &str,
+    own: Vec<String>,
+    keep: impl Fn(&str) -> bool,
+    rng: &mut ChaCha8Rng,
+) -> Vec<String> {
+    let mut out: Vec<String> = ctx
+        .values(key)
+        .iter()
+        .filter(|v| keep(v))
+        .cloned()
+        .collect();
+    let mut rest: Vec<String> = own
+        .into_iter()
+        .filter(|v| keep(v) && !out.contains(v))
+        .collect();
+    rest.shuffle(rng);
+    out.extend(rest);
+    out
+}
+
+/// Seeded shuffle of a list (for catalogue candidates).
+pub fn shuffled<T>(mut items: Vec<T>, rng: &mut ChaCha8Rng) -> Vec<T> {
+    items.shuffle(rng);
+    items
+}
+
+/// The `enum` values of an argument in a tool's schema.
+pub fn enum_values(spec: &ToolSpec, arg: &str) -> Vec<Value> {
+    spec.parameters
+        .pointer(&format!("/properties/{arg}/enum"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Argument objects combining one value per `(name, candidates)` entry: the first
+/// combination takes every list's first value (the most plausible), the rest follow in a
+/// seeded order; at most `cap`. An empty candidate list yields no combination.
+pub fn combine(params: &[(&str, Vec<Value>)], cap: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
+    if params.iter().any(|(_, c)| c.is_empty()) || cap == 0 {
+        return Vec::new();
+    }
+    let total: usize = params
+        .iter()
+        .map(|(_, c)| c.len())
+        .fold(1usize, |a, n| a.saturating_mul(n));
+    let mut indices: Vec<usize> = (0..total.min(4096)).collect();
+    if indices.len() > 1 {
+        indices[1..].shuffle(rng);
+    }
+    indices
+        .into_iter()
+        .take(cap)
+        .map(|mut i| {
+            let mut obj = Map::new();
+            for (name, cands) in params {
+                obj.insert(name.to_string(), cands[i % cands.len()].clone());
+                i /= cands.len();
+            }
+            Value::Object(obj)
+        })
+        .collect()
+}
+
+/// The proposals (in order) that pass the policy and execute on a fork, at most `max`.
+pub fn executable(
+    env: &dyn Environment,
+    tool: &str,
+    proposals: impl IntoIterator<Item = Value>,
+    max: usize,
+) -> Vec<Value> {
+    proposals
+        .into_iter()
+        .filter(|args| {
+            env.check_policy(tool, args).is_ok() && !env.fork().invoke(tool, args).is_error
+        })
+        .take(max)
+        .collect()
+}
+
+/// Strings of a JSON list as `Value`s.
+pub fn values<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> Vec<Value> {
+    items
+        .into_iter()
+        .map(|s| Value::String(s.as_ref().to_string()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use serde_json::json;
+
+    #[test]
+    fn combine_is_seeded_and_leads_with_the_first_choices() {
+        let params = [
+            ("a", values(["a1", "a2"])),
+            ("b", vec![json!(1), json!(2), json!(3)]),
+        ];
+        let mut r1 = ChaCha8Rng::seed_from_u64(7);
+        let mut r2 = ChaCha8Rng::seed_from_u64(7);
+        let x = combine(&params, 10, &mut r1);
+        assert_eq!(x, combine(&params, 10, &mut r2));
+        assert_eq!(x.len(), 6);
+        assert_eq!(x[0], json!({"a": "a1", "b": 1}));
+        assert!(combine(&[("a", vec![])], 5, &mut r1).is_empty());
+    }
+
+    #[test]
+    fn ranked_puts_known_values_first() {
+        let mut ctx = GroundingContext::default();
+        ctx.learn("id", "k2");
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let r = ranked(
+            &ctx,
+            "id",
+            vec!["o1".into(), "k2".into(), "o2".into()],
+            |_| true,
+            &mut rng,
+        );
+        assert_eq!(r[0], "k2");
+        assert_eq!(r.len(), 3);
+    }
+}

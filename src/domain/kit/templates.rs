@@ -1,0 +1,186 @@
+//! Request sentences as data: each domain keeps the sentences a customer says for each tool
+//! in `src/domain/<name>/requests.toml`, so wording is edited without touching Rust.
+//!
+//! ```toml
+//! # one table per tool; `say` lists interchangeable sentences
+//! [cancel_appointment]
+//! say = ["You want to cancel your {kind} appointment with {provider} on {date} at {time}."]
+//! ```
+//!
+//! `{name}` placeholders are filled from the variables the domain computes for the call
+//! (its request hook) and, failing that, from the call's own string and number arguments.
+//! One sentence is chosen per call, deterministically from the call's content; a sentence
+//! with a placeholder that has no value is skipped in favour of the next one.
+//!
+//! Architecture invariant: parsing and substitution only; knows no domain.
+
+use super::text::variant;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// The parsed sentences of one domain: tool -> sentences.
+#[derive(Clone, Debug, Default)]
+pub struct Templates {
+    by_tool: BTreeMap<String, Vec<String>>,
+}
+
+impl Templates {
+    /// Parse a `requests.toml`; the error names the tool table that is wrong.
+    pub fn parse(source: &str) -> Result<Templates, String> {
+        let table: toml::Table = source.parse().map_err(|e| format!("requests.toml: {e}"))?;
+        let mut by_tool = BTreeMap::new();
+        for (tool, entry) in table {
+            let say = entry
+                .get("say")
+                .and_then(toml::Value::as_array)
+                .ok_or_else(|| format!("requests.toml: [{tool}] needs a `say` list"))?;
+            let mut sentences = Vec::new();
+            for s in say {
+                let s = s
+                    .as_str()
+                    .ok_or_else(|| format!("requests.toml: [{tool}] `say` holds a non-string"))?;
+                check_braces(s).map_err(|e| format!("requests.toml: [{tool}] {e}"))?;
+                sentences.push(s.to_string());
+            }
+            if sentences.is_empty() {
+                return Err(format!("requests.toml: [{tool}] `say` is empty"));
+            }
+            by_tool.insert(tool, sentences);
+        }
+        Ok(Templates { by_tool })
+    }
+
+    /// Parse a domain's built-in file; a broken built-in file is a bug caught by the
+    /// conformance tests, so this yields an empty set rather than panicking at run time.
+    pub fn builtin(source: &str) -> Templates {
+        Templates::parse(source).unwrap_or_default()
+    }
+
+    pub fn tools(&self) -> impl Iterator<Item = &str> {
+        self.by_tool.keys().map(String::as_str)
+    }
+
+    pub fn sentences(&self, tool: &str) -> &[String] {
+        self.by_tool.get(tool).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// The sentence for one call, or `None` when the tool has no sentence whose
+    /// placeholders can all be filled.
+    pub fn render(
+        &self,
+        tool: &str,
+        args: &Value,
+        vars: &BTreeMap<&str, String>,
+    ) -> Option<String> {
+        let sentences = self.by_tool.get(tool)?;
+        let start = variant(&format!("{tool}\0{args}"), sentences.len());
+        (0..sentences.len())
+            .map(|i| &sentences[(start + i) % sentences.len()])
+            .find_map(|s| fill(s, args, vars))
+    }
+}
+
+/// The placeholder names of a sentence.
+pub fn placeholders(sentence: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = sentence;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
+        out.push(&rest[open + 1..open + close]);
+        rest = &rest[open + close + 1..];
+    }
+    out
+}
+
+fn check_braces(s: &str) -> Result<(), String> {
+    let mut depth = 0i32;
+    for c in s.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            _ => {}
+        }
+        if !(0..=1).contains(&depth) {
+            return Err(format!("unbalanced braces in \"{s}\""));
+        }
+    }
+    if depth != 0 {
+        return Err(format!("unbalanced braces in \"{s}\""));
+    }
+    if placeholders(s).iter().any(|p| p.is_empty()) {
+        return Err(format!("empty placeholder in \"{s}\""));
+    }
+    Ok(())
+}
+
+fn fill(sentence: &str, args: &Value, vars: &BTreeMap<&str, String>) -> Option<String> {
+    let mut out = String::with_capacity(sentence.len() + 32);
+    let mut rest = sentence;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let close = rest[open..].find('}')? + open;
+        let name = &rest[open + 1..close];
+        let value = match vars.get(name) {
+            Some(v) => v.clone(),
+            None => match args.get(name)? {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                _ => return None,
+            },
+        };
+        if value.is_empty() {
+            return None;
+        }
+        out.push_str(&value);
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn renders_from_vars_then_args_and_skips_unfillable_sentences() {
+        let t = Templates::parse(
+            r#"
+            [cancel]
+            say = ["Cancel {id} for {who}.", "Cancel {id}."]
+            "#,
+        )
+        .unwrap();
+        let mut vars = BTreeMap::new();
+        let args = json!({"id": "A1"});
+        // Without `who` only the second sentence can be filled.
+        assert_eq!(t.render("cancel", &args, &vars).unwrap(), "Cancel A1.");
+        vars.insert("who", "Ann".to_string());
+        let s = t.render("cancel", &args, &vars).unwrap();
+        assert!(s == "Cancel A1 for Ann." || s == "Cancel A1.");
+        assert!(t.render("other", &args, &vars).is_none());
+        assert_eq!(placeholders("a {x} b {y}"), ["x", "y"]);
+    }
+
+    #[test]
+    fn rejects_broken_files_naming_the_tool() {
+        assert!(
+            Templates::parse("[t]\nsay = []")
+                .unwrap_err()
+                .contains("[t]")
+        );
+        assert!(
+            Templates::parse("[t]\nsay = [\"a {b\"]")
+                .unwrap_err()
+                .contains("[t]")
+        );
+        assert!(
+            Templates::parse("[t]\nx = 1")
+                .unwrap_err()
+                .contains("`say`")
+        );
+    }
+}

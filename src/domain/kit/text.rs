@@ -1,0 +1,118 @@
+//! Small phrasing helpers shared by every domain's request sentences and user facts.
+//!
+//! Architecture invariant: pure string functions; variation is driven by the call's content
+//! (FNV-1a), never by an RNG, so grounding stays reproducible.
+
+use serde_json::Value;
+
+/// A stable choice among `n` phrasings driven by `key` (FNV-1a: same on every platform).
+pub fn variant(key: &str, n: usize) -> usize {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in key.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    (h % n.max(1) as u64) as usize
+}
+
+/// The string argument `key`, or "" when absent or not a string.
+pub fn arg_str<'a>(args: &'a Value, key: &str) -> &'a str {
+    args.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// The string items of a list argument.
+pub fn arg_list<'a>(args: &'a Value, key: &str) -> Vec<&'a str> {
+    args.get(key)
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// "a", "a and b", "a, b and c".
+pub fn join_and(parts: &[String]) -> String {
+    match parts {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// "two", "three", ... for small counts; digits otherwise.
+pub fn count_word(n: usize) -> String {
+    match n {
+        1 => "one".into(),
+        2 => "two".into(),
+        3 => "three".into(),
+        4 => "four".into(),
+        5 => "five".into(),
+        n => n.to_string(),
+    }
+}
+
+/// A dollar amount as a customer says it ("$120.00").
+pub fn dollars(x: f64) -> String {
+    format!("${x:.2}")
+}
+
+/// "Visa", "American Express", ... from a lower-case brand key.
+pub fn brand_name(brand: &str) -> String {
+    match brand.to_lowercase().as_str() {
+        "visa" => "Visa".into(),
+        "mastercard" => "Mastercard".into(),
+        "amex" => "American Express".into(),
+        "discover" => "Discover".into(),
+        other => capitalize(other),
+    }
+}
+
+/// First letter upper-case.
+pub fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+        .unwrap_or_default()
+}
+
+/// `snake_case` words as a customer says them ("follow_up" -> "follow up").
+pub fn words(s: &str) -> String {
+    s.replace('_', " ")
+}
+
+/// Python's `str.title()` on ASCII words ("follow_up" -> "Follow_Up").
+pub fn title_case(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut prev_alpha = false;
+    for c in s.chars() {
+        if c.is_alphabetic() {
+            if prev_alpha {
+                out.extend(c.to_lowercase());
+            } else {
+                out.extend(c.to_uppercase());
+            }
+            prev_alpha = true;
+        } else {
+            out.push(c);
+            prev_alpha = false;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phrases() {
+        assert_eq!(
+            join_and(&["a".into(), "b".into(), "c".into()]),
+            "a, b and c"
+        );
+        assert_eq!(join_and(&["a".into()]), "a");
+        assert_eq!(dollars(12.5), "$12.50");
+        assert_eq!(brand_name("amex"), "American Express");
+        assert_eq!(title_case("follow_up visit"), "Follow_Up Visit");
+        assert_eq!(variant("x", 1), 0);
+        assert!(variant("anything", 3) < 3);
+    }
+}
