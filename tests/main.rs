@@ -10,6 +10,7 @@ mod cli_trajectories;
 mod emotion;
 mod endpoint_roles;
 mod llm;
+mod reference;
 
 #[path = "support/openai_server.rs"]
 mod openai_server;

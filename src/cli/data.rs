@@ -61,6 +61,56 @@ pub enum ExportCommand {
     },
 }
 
+#[derive(Debug, Subcommand)]
+pub enum ReferenceCommand {
+    /// Write `<out>/calls.jsonl` (JSON lines of `[{name, kwargs}, ...]`) for the reference
+    /// recorder, drawn on the generated evaluation database with the domain's proposals,
+    /// and `<out>/meta.json` (domain, seed, the database's state hash), and export that
+    /// database in the reference format to `<out>/data/` (not committed: the test
+    /// regenerates it from the seed and checks the hash).
+    Calls {
+        #[arg(long)]
+        domain: String,
+        #[arg(long)]
+        seed: Option<u64>,
+        #[arg(long, default_value_t = 150)]
+        count: usize,
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+pub fn reference(paths: &Paths, cmd: ReferenceCommand) -> Result<(), CliError> {
+    let ReferenceCommand::Calls {
+        domain,
+        seed,
+        count,
+        out,
+    } = cmd;
+    let d = domain::find(&domain)?;
+    let seed = resolve_seed(paths, seed)?;
+    let env = d.generate(seed, Split::Eval);
+    let seqs = domain::reference::sample_sequences(env.as_ref(), seed, count);
+    let mut text = String::new();
+    for s in &seqs {
+        text.push_str(&serde_json::to_string(s).unwrap_or_default());
+        text.push('\n');
+    }
+    artifact::write_atomic(&out.join("calls.jsonl"), text.as_bytes())?;
+    let meta = serde_json::json!({
+        "domain": d.name(),
+        "seed": seed,
+        "split": "eval",
+        "state_hash": env.state_hash().to_hex(),
+        "sequences": seqs.len(),
+    });
+    let meta = serde_json::to_vec_pretty(&meta).unwrap_or_default();
+    artifact::write_atomic(&out.join("meta.json"), &meta)?;
+    write_tau_bench(env.as_ref(), &out.join("data"))?;
+    eprintln!("wrote {} call sequences to {}", seqs.len(), out.display());
+    Ok(())
+}
+
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
     #[arg(long)]

@@ -65,6 +65,9 @@ pub enum Command {
     Replay(data::ReplayArgs),
     /// Roll out a tau-bench-format task file k times and score it (Avg@k, Pass^k).
     Rollout(data::RolloutArgs),
+    /// Differential testing against a reference environment: sample call sequences.
+    #[command(subcommand, hide = true)]
+    Reference(data::ReferenceCommand),
     /// Run the benchmarks and print a Markdown report.
     Bench(pipeline::BenchArgs),
     /// The funnel per domain (traces -> grounded -> refined -> verified) as Markdown.
@@ -91,6 +94,7 @@ pub fn main() -> Result<(), CliError> {
         Command::Export(c) => data::export(&paths, c),
         Command::Replay(a) => data::replay(&paths, a),
         Command::Rollout(a) => data::rollout(&paths, a),
+        Command::Reference(c) => data::reference(&paths, c),
         Command::Bench(a) => pipeline::bench(&paths, a),
         Command::Stats(a) => pipeline::stats(&paths, a),
         Command::Emotion(c) => emotion::run(&paths, c),

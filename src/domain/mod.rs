@@ -18,6 +18,7 @@ pub mod args;
 #[cfg(test)]
 mod conformance;
 pub mod kit;
+pub mod reference;
 pub mod table;
 
 pub mod airline;

@@ -1,0 +1,166 @@
+//! Differential tests against the reference environments, from recorded fixtures.
+//!
+//! Each `tests/fixtures/reference/<domain>/` holds call sequences drawn on our generated
+//! database (`calls.jsonl`), what the reference's own Python tools answered and changed
+//! for each (`expected.jsonl`, recorded by `scripts/reference/record.sh`), the seed and
+//! state hash of that database (`meta.json`), and optionally the documented departures
+//! (`departures.json`: `[{"tool", "reference_contains", "why", "affects_state"}]`). Every
+//! call's output and every sequence's changed rows must equal the reference's, except
+//! where a departure names the tool and a substring of the reference's output.
+
+use serde_json::Value;
+use std::path::Path;
+use tracer::domain::reference::{changed_rows, json_equal, outputs_equal};
+use tracer::domain::{self, Split};
+
+#[derive(serde::Deserialize)]
+struct Departure {
+    tool: String,
+    reference_contains: String,
+    why: String,
+    #[serde(default)]
+    affects_state: bool,
+}
+
+fn lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn check_fixture(dir: &Path) -> (usize, usize, Vec<String>) {
+    let meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("meta.json")).unwrap()).unwrap();
+    let name = meta["domain"].as_str().unwrap();
+    let d = domain::find(name).unwrap();
+    let base = d.generate(meta["seed"].as_u64().unwrap(), Split::Eval);
+    assert_eq!(
+        base.state_hash().to_hex(),
+        meta["state_hash"].as_str().unwrap(),
+        "{name}: the generator changed since the fixture was recorded; re-record it with \
+         scripts/reference/record.sh (needs the reference checkout)"
+    );
+    let departures: Vec<Departure> = std::fs::read_to_string(dir.join("departures.json"))
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or_default();
+    assert!(
+        departures.iter().all(|d| !d.why.is_empty()),
+        "{name}: a departure needs a reason"
+    );
+    let initial: Value = base
+        .to_tau_bench()
+        .into_iter()
+        .collect::<serde_json::Map<_, _>>()
+        .into();
+    let calls = lines(&dir.join("calls.jsonl"));
+    let expected = lines(&dir.join("expected.jsonl"));
+    assert_eq!(
+        calls.len(),
+        expected.len(),
+        "{name}: calls and expected differ in length"
+    );
+    let (mut n_calls, mut departed) = (0, 0);
+    let mut failures = Vec::new();
+    for (i, (seq, exp)) in calls.iter().zip(&expected).enumerate() {
+        let mut env = base.fork();
+        let mut compare_state = true;
+        for (j, call) in seq.as_array().unwrap().iter().enumerate() {
+            n_calls += 1;
+            let tool = call["name"].as_str().unwrap();
+            let ours = env.invoke(tool, &call["kwargs"]).text;
+            let theirs = exp["outputs"][j].as_str().unwrap();
+            if outputs_equal(&ours, theirs) {
+                continue;
+            }
+            match departures
+                .iter()
+                .find(|d| d.tool == tool && theirs.contains(&d.reference_contains))
+            {
+                Some(d) => {
+                    departed += 1;
+                    compare_state &= !d.affects_state;
+                }
+                None => failures.push(format!(
+                    "{name} seq {i} call {j} {tool} {}\n  ours:   {ours}\n  theirs: {theirs}",
+                    call["kwargs"]
+                )),
+            }
+        }
+        if compare_state {
+            let after: Value = env
+                .to_tau_bench()
+                .into_iter()
+                .collect::<serde_json::Map<_, _>>()
+                .into();
+            let ours = changed_rows(&initial, &after);
+            if !json_equal(&ours, &exp["changed"]) {
+                failures.push(format!(
+                    "{name} seq {i}: changed rows differ\n  ours:   {ours}\n  theirs: {}",
+                    exp["changed"]
+                ));
+            }
+        }
+    }
+    (n_calls, departed, failures)
+}
+
+#[test]
+fn our_tools_answer_and_write_as_the_reference_tools_do() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reference");
+    let mut dirs: Vec<_> = std::fs::read_dir(&root)
+        .map(|r| {
+            r.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    dirs.sort();
+    assert!(
+        !dirs.is_empty(),
+        "no reference fixtures under {}",
+        root.display()
+    );
+    let mut all = Vec::new();
+    for dir in &dirs {
+        let (calls, departed, failures) = check_fixture(dir);
+        eprintln!(
+            "{}: {calls} calls, {departed} documented departures, {} mismatches",
+            dir.display(),
+            failures.len()
+        );
+        assert!(
+            calls > 100,
+            "{}: too few calls to mean anything",
+            dir.display()
+        );
+        all.extend(failures);
+    }
+    let mut by_tool = std::collections::BTreeMap::<String, usize>::new();
+    for f in &all {
+        let key: Vec<&str> = f.split_whitespace().take(5).collect();
+        let key = match key.as_slice() {
+            [d, "seq", _, "call", _] => {
+                format!("{d} {}", f.split_whitespace().nth(5).unwrap_or(""))
+            }
+            [d, "seq", ..] => format!("{d} changed rows"),
+            _ => "other".into(),
+        };
+        *by_tool.entry(key).or_default() += 1;
+    }
+    assert!(
+        all.is_empty(),
+        "{} mismatches by tool: {by_tool:?}\nfirst ones:\n{}",
+        all.len(),
+        all[..all
+            .len()
+            .min(if std::env::var_os("TRACER_REFERENCE_ALL").is_some() {
+                all.len()
+            } else {
+                8
+            })]
+            .join("\n")
+    );
+}
