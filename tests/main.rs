@@ -9,6 +9,7 @@ mod cli_replay;
 mod cli_trajectories;
 mod emotion;
 mod endpoint_roles;
+mod layers;
 mod llm;
 mod reference;
 

@@ -84,7 +84,7 @@ pub fn main() -> Result<(), CliError> {
         Command::Run(a) => pipeline::run(&paths, a),
         Command::Status(a) => pipeline::status(&paths, a),
         Command::Graph => {
-            print!("{}", crate::pipeline::Dag::default().to_dot());
+            print!("{}", crate::stage::dag().to_dot());
             Ok(())
         }
         Command::Validate => pipeline::validate(&paths),

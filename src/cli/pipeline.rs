@@ -3,7 +3,7 @@
 use super::{CliError, resolve_domains, resolve_seed};
 use crate::config::{self, Paths, PipelineConfig};
 use crate::domain::{self, ToolKind};
-use crate::pipeline::{Dag, Freshness, Runner};
+use crate::pipeline::{Freshness, Runner};
 use clap::Args;
 use std::collections::BTreeSet;
 
@@ -83,7 +83,7 @@ fn runner<'a>(
 ) -> Result<Runner<'a>, CliError> {
     let seed = resolve_seed(paths, seed)?;
     let domains = resolve_domains(paths, domains)?;
-    let mut r = Runner::new(paths, seed, &[])?;
+    let mut r = Runner::new(paths, crate::stage::dag(), seed, &[])?;
     r.domains = domains;
     Ok(r)
 }
@@ -128,7 +128,7 @@ pub fn status(paths: &Paths, args: StatusArgs) -> Result<(), CliError> {
 
 pub fn list() -> Result<(), CliError> {
     println!("stages (dependency order):");
-    for s in Dag::default().topo_order() {
+    for s in crate::stage::dag().topo_order() {
         println!("  {:<10} <- {}", s.name(), s.inputs().join(", "));
     }
     println!("domains:");
@@ -155,7 +155,7 @@ const READ_PREFIXES: &[&str] = &["get_", "list_", "search_", "check_", "find_"];
 /// Every check of `tracer validate`, as a list of problems (empty = valid).
 pub fn validation_problems(paths: &Paths) -> Vec<String> {
     let mut problems = Vec::new();
-    let dag = Dag::default();
+    let dag = crate::stage::dag();
     problems.extend(crate::emotion::validation_problems(&paths.root));
     match PipelineConfig::load(paths) {
         Ok(p) => {
@@ -246,7 +246,7 @@ pub fn validate(paths: &Paths) -> Result<(), CliError> {
     if problems.is_empty() {
         println!(
             "ok: {} stage configs, {} domains (graphs, policies, tools) are valid",
-            Dag::default().stages().len(),
+            crate::stage::dag().stages().len(),
             domain::registry().len()
         );
         Ok(())

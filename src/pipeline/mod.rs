@@ -13,7 +13,8 @@
 //! run leaves the previous artifacts untouched and never a partial one.
 //!
 //! Architecture invariant: the pipeline knows stages only through the [`Stage`] trait and
-//! the registry in `crate::stage`; it knows nothing of what a stage computes.
+//! the registry it is handed ([`Dag::new`]); it imports no stage module and knows nothing
+//! of what a stage computes.
 
 use crate::artifact::{ArtifactError, Provenance, sha256_file, sha256_hex, write_atomic};
 use crate::config::{self, ConfigError, Paths};
@@ -91,6 +92,7 @@ impl StageContext<'_> {
     pub fn journal_path(&self) -> PathBuf {
         let key = fingerprint_material(
             self.stage,
+            self.domain.name(),
             &config::config_hash(&self.config),
             self.seed,
             &self.inputs,
@@ -166,14 +168,6 @@ pub struct Dag {
     stages: &'static [&'static dyn Stage],
 }
 
-impl Default for Dag {
-    fn default() -> Self {
-        Dag {
-            stages: crate::stage::registry(),
-        }
-    }
-}
-
 /// Freshness of one (stage, domain).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Freshness {
@@ -182,6 +176,11 @@ pub enum Freshness {
 }
 
 impl Dag {
+    /// The DAG of a stage registry (the caller injects it: `crate::stage::registry()`).
+    pub fn new(stages: &'static [&'static dyn Stage]) -> Dag {
+        Dag { stages }
+    }
+
     pub fn stages(&self) -> &'static [&'static dyn Stage] {
         self.stages
     }
@@ -279,15 +278,28 @@ fn collect_inputs(
     Ok(inputs)
 }
 
+include!(concat!(env!("OUT_DIR"), "/domain_code_hashes.rs"));
+
+/// The source hash a stage's run for `domain` depends on: the shared code plus that
+/// domain's own folder (see build.rs), so editing one domain leaves the others fresh.
+pub fn code_hash(domain: &str) -> String {
+    let own = DOMAIN_CODE_HASHES
+        .iter()
+        .find(|(d, _)| *d == domain)
+        .map_or("", |(_, h)| h);
+    format!("{}-{own}", env!("TRACER_CODE_HASH"))
+}
+
 fn fingerprint_material(
     stage: &str,
+    domain: &str,
     config_hash: &str,
     seed: u64,
     inputs: &BTreeMap<String, String>,
 ) -> String {
     serde_json::json!({
         "tool": env!("CARGO_PKG_VERSION"),
-        "code": env!("TRACER_CODE_HASH"),
+        "code": code_hash(domain),
         "stage": stage,
         "config": config_hash,
         "seed": seed,
@@ -298,11 +310,12 @@ fn fingerprint_material(
 
 fn fingerprint(
     stage: &dyn Stage,
+    domain: &str,
     config_hash: &str,
     seed: u64,
     inputs: &BTreeMap<String, String>,
 ) -> String {
-    let material = fingerprint_material(stage.name(), config_hash, seed, inputs);
+    let material = fingerprint_material(stage.name(), domain, config_hash, seed, inputs);
     sha256_hex(format!("{material}|{}", stage.version()).as_bytes())
 }
 
@@ -352,6 +365,7 @@ pub struct StepReport {
 impl<'a> Runner<'a> {
     pub fn new(
         paths: &'a Paths,
+        dag: Dag,
         seed: u64,
         domain_names: &[String],
     ) -> Result<Self, PipelineError> {
@@ -367,7 +381,7 @@ impl<'a> Runner<'a> {
             paths,
             seed,
             domains,
-            dag: Dag::default(),
+            dag,
             force: false,
         })
     }
@@ -405,7 +419,9 @@ impl<'a> Runner<'a> {
         if manifest.inputs != inputs {
             return Ok(Freshness::Stale("inputs changed".into()));
         }
-        if manifest.fingerprint != fingerprint(stage, &config_hash, self.seed, &inputs) {
+        if manifest.fingerprint
+            != fingerprint(stage, domain.name(), &config_hash, self.seed, &inputs)
+        {
             return Ok(Freshness::Stale("code changed".into()));
         }
         match hash_outputs(&dir) {
@@ -513,7 +529,7 @@ impl<'a> Runner<'a> {
         let manifest = Manifest {
             stage: stage.name().to_string(),
             domain: domain.name().to_string(),
-            fingerprint: fingerprint(stage, &config_hash, self.seed, &inputs),
+            fingerprint: fingerprint(stage, domain.name(), &config_hash, self.seed, &inputs),
             seed: self.seed,
             config_hash,
             inputs,
@@ -546,4 +562,32 @@ fn swap_into_place(tmp: &Path, dir: &Path) -> Result<(), ArtifactError> {
     std::fs::rename(tmp, dir).map_err(|e| ArtifactError::io(dir, e))?;
     let _ = std::fs::remove_dir_all(&old);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_domain_has_its_own_code_hash_on_top_of_the_shared_one() {
+        let shared = env!("TRACER_CODE_HASH");
+        let mut seen = std::collections::BTreeSet::new();
+        for d in domain::registry() {
+            assert!(
+                DOMAIN_CODE_HASHES.iter().any(|(n, _)| *n == d.name()),
+                "{}: build.rs found no src/domain/{}/ folder to hash",
+                d.name(),
+                d.name()
+            );
+            let h = code_hash(d.name());
+            assert!(h.starts_with(shared), "{h}");
+            assert!(
+                seen.insert(h),
+                "{}: same code hash as another domain",
+                d.name()
+            );
+        }
+        // The kit is shared code, never a domain of its own.
+        assert!(DOMAIN_CODE_HASHES.iter().all(|(n, _)| *n != "kit"));
+    }
 }

@@ -19,6 +19,12 @@ pub mod trajectories;
 
 use crate::pipeline::Stage;
 
+/// The stage DAG the CLI runs: the registry below, handed to the pipeline.
+pub fn dag() -> crate::pipeline::Dag {
+    crate::pipeline::Dag::new(registry())
+}
+
+/// The registry: one line per stage, in a topological order.
 pub fn registry() -> &'static [&'static dyn Stage] {
     static STAGES: &[&dyn Stage] = &[
         &db::DbStage,
