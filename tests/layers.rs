@@ -36,7 +36,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "bench",
         &[
-            "config", "domain", "graph", "harness", "llm", "seed", "parallel", "stage",
+            "config", "domain", "graph", "harness", "llm", "seed", "parallel",
         ],
     ),
 ];
