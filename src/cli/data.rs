@@ -27,6 +27,17 @@ pub enum ImportCommand {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Read a tau2 `db.json` (ToolOrchestra-style domains) into our types.
+    Tau2 {
+        #[arg(long)]
+        domain: String,
+        /// The `db.json` file.
+        #[arg(long)]
+        from: PathBuf,
+        /// Also write it as Parquet tables plus one JSON file per table into this directory.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -136,7 +147,7 @@ fn load_env(
     seed: Option<u64>,
 ) -> Result<Box<dyn Environment>, CliError> {
     Ok(match db {
-        Some(dir) => domain.import_tau_bench(dir)?,
+        Some(path) => domain::import_reference(domain, path)?,
         None => domain.generate(resolve_seed(paths, seed)?, Split::Eval),
     })
 }
@@ -150,7 +161,8 @@ fn write_tau_bench(env: &dyn Environment, dir: &Path) -> Result<(), CliError> {
 }
 
 pub fn import(paths: &Paths, cmd: ImportCommand) -> Result<(), CliError> {
-    let ImportCommand::TauBench { domain, from, out } = cmd;
+    let (ImportCommand::TauBench { domain, from, out } | ImportCommand::Tau2 { domain, from, out }) =
+        cmd;
     let d = domain::find(&domain)?;
     let env = load_env(paths, d, Some(&from), None)?;
     let sizes: Vec<String> = env

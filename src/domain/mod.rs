@@ -499,8 +499,84 @@ pub trait Domain: Send + Sync {
     /// The deterministic synthetic database at the paper's scale.
     fn generate(&self, seed: u64, split: Split) -> Box<dyn Environment>;
 
-    /// Read a tau-bench-format database directory (e.g. users.json, flights.json, ...).
-    fn import_tau_bench(&self, dir: &Path) -> Result<Box<dyn Environment>, DomainError>;
+    /// Build an environment from reference-format tables: table name (a tau-bench file
+    /// stem, or a top-level key of a tau2 `db.json`) -> JSON. Domains that only read
+    /// tau-bench directories keep the default, which says so.
+    fn import_tables(
+        &self,
+        tables: BTreeMap<String, Value>,
+        origin: &Path,
+    ) -> Result<Box<dyn Environment>, DomainError> {
+        let _ = tables;
+        Err(DomainError::Import {
+            path: origin.display().to_string(),
+            message: format!(
+                "the {} domain imports tau-bench directories, not a single tables file",
+                self.name()
+            ),
+        })
+    }
+
+    /// Read a tau-bench-format database directory (e.g. users.json, flights.json, ...):
+    /// by default every `<table>.json` of the directory, handed to [`Domain::import_tables`].
+    fn import_tau_bench(&self, dir: &Path) -> Result<Box<dyn Environment>, DomainError> {
+        self.import_tables(read_table_dir(dir)?, dir)
+    }
+}
+
+/// Every `<stem>.json` of a directory as stem -> JSON (sorted by stem).
+pub fn read_table_dir(dir: &Path) -> Result<BTreeMap<String, Value>, DomainError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| DomainError::Import {
+        path: dir.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let mut tables = BTreeMap::new();
+    for e in entries.flatten() {
+        let path = e.path();
+        let Some(stem) = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".json"))
+        else {
+            continue;
+        };
+        tables.insert(stem.to_string(), read_json_file(dir, stem)?);
+    }
+    if tables.is_empty() {
+        return Err(DomainError::Import {
+            path: dir.display().to_string(),
+            message: "no <table>.json files".into(),
+        });
+    }
+    Ok(tables)
+}
+
+/// A tau2 `db.json`: one JSON object whose top-level keys are the tables.
+pub fn read_tau2_db(path: &Path) -> Result<BTreeMap<String, Value>, DomainError> {
+    let err = |message: String| DomainError::Import {
+        path: path.display().to_string(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+    match serde_json::from_str::<Value>(&text).map_err(|e| err(format!("invalid JSON: {e}")))? {
+        Value::Object(map) => Ok(map.into_iter().collect()),
+        _ => Err(err(
+            "expected a JSON object whose keys are the tables".into()
+        )),
+    }
+}
+
+/// Import a reference database from either form: a tau2 `db.json` file or a tau-bench
+/// directory of `<table>.json` files.
+pub fn import_reference(
+    domain: &dyn Domain,
+    path: &Path,
+) -> Result<Box<dyn Environment>, DomainError> {
+    if path.is_file() {
+        domain.import_tables(read_tau2_db(path)?, path)
+    } else {
+        domain.import_tau_bench(path)
+    }
 }
 
 /// Read and parse one JSON file of a tau-bench database directory.

@@ -123,8 +123,9 @@ pub trait Stage: Sync {
     fn name(&self) -> &'static str;
     /// Upstream stages whose outputs this stage reads.
     fn inputs(&self) -> &'static [&'static str];
-    /// Project files (relative to the root) this stage reads for a domain.
-    fn source_files(&self, _domain: &str) -> Vec<PathBuf> {
+    /// Project files (relative to the root) this stage reads for a domain; `config` is the
+    /// stage's TOML table (a config may name files, e.g. a reference database).
+    fn source_files(&self, _domain: &str, _config: &toml::Table) -> Vec<PathBuf> {
         Vec::new()
     }
     /// Bump when the stage's code changes what it writes.
@@ -260,6 +261,7 @@ fn collect_inputs(
     paths: &Paths,
     stage: &dyn Stage,
     domain: &str,
+    config: &toml::Table,
 ) -> Result<BTreeMap<String, String>, Result<PipelineError, String>> {
     let mut inputs = BTreeMap::new();
     for upstream in stage.inputs() {
@@ -270,7 +272,7 @@ fn collect_inputs(
             inputs.insert(format!("{upstream}/domain={domain}/{file}"), hash);
         }
     }
-    for rel in stage.source_files(domain) {
+    for rel in stage.source_files(domain, config) {
         let path = paths.root.join(&rel);
         let hash = sha256_file(&path).map_err(|e| Ok(PipelineError::Artifact(e)))?;
         inputs.insert(rel.display().to_string(), hash);
@@ -404,7 +406,7 @@ impl<'a> Runner<'a> {
             return Ok(Freshness::Stale("never run".into()));
         };
         let (_, table) = self.stage_config(stage)?;
-        let inputs = match collect_inputs(self.paths, stage, domain.name()) {
+        let inputs = match collect_inputs(self.paths, stage, domain.name(), &table) {
             Ok(i) => i,
             Err(Err(why)) => return Ok(Freshness::Stale(why)),
             Err(Ok(e)) => return Err(e),
@@ -485,14 +487,15 @@ impl<'a> Runner<'a> {
             });
         }
         let (config_path, table) = self.stage_config(stage)?;
-        let inputs = collect_inputs(self.paths, stage, domain.name()).map_err(|e| match e {
-            Ok(err) => err,
-            Err(why) => PipelineError::Stage {
-                stage: stage.name().into(),
-                domain: domain.name().into(),
-                message: why,
-            },
-        })?;
+        let inputs =
+            collect_inputs(self.paths, stage, domain.name(), &table).map_err(|e| match e {
+                Ok(err) => err,
+                Err(why) => PipelineError::Stage {
+                    stage: stage.name().into(),
+                    domain: domain.name().into(),
+                    message: why,
+                },
+            })?;
         // Leftovers of killed runs (any pid) are never reused: the stage starts clean.
         let prefix = format!(".tmp-domain={}-", domain.name());
         if let Some(parent) = dir.parent()

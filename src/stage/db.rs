@@ -2,7 +2,10 @@
 //! tau-bench-format JSON (`<split>/tau_bench/*.json`, the form later stages load, through
 //! the same importer users run on tau-bench's own files) and as Parquet tables
 //! (`<split>/<table>.parquet`) for querying. Domains with a separate training database get a
-//! `train/` directory beside `eval/`.
+//! `train/` directory beside `eval/`. `[eval_db]` in `stages/db.toml` may name a reference
+//! database (a tau2 `db.json` or a tau-bench directory, relative to the project root) to
+//! use as a domain's evaluation database instead of the generated one; the file is then a
+//! hashed input of the stage.
 
 use crate::artifact::{self, json_table::json_rows_to_batch};
 use crate::config::ConfigError;
@@ -19,6 +22,18 @@ struct DbConfig {
     /// Also write Parquet copies of every table (for querying with DuckDB/pandas).
     #[serde(default = "yes")]
     parquet_tables: bool,
+    /// Domain -> reference database used as that domain's evaluation database.
+    #[serde(default)]
+    eval_db: std::collections::BTreeMap<String, std::path::PathBuf>,
+}
+
+/// The reference database configured for `domain`'s evaluation split, if any.
+fn eval_db_path(config: &toml::Table, domain: &str) -> Option<std::path::PathBuf> {
+    config
+        .get("eval_db")?
+        .get(domain)?
+        .as_str()
+        .map(std::path::PathBuf::from)
 }
 
 fn yes() -> bool {
@@ -56,15 +71,34 @@ impl Stage for DbStage {
     fn inputs(&self) -> &'static [&'static str] {
         &[]
     }
+    fn source_files(&self, domain: &str, config: &toml::Table) -> Vec<std::path::PathBuf> {
+        eval_db_path(config, domain).into_iter().collect()
+    }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-        crate::config::parse_typed::<DbConfig>(path, table).map(|_| ())
+        let cfg = crate::config::parse_typed::<DbConfig>(path, table)?;
+        for name in cfg.eval_db.keys() {
+            crate::domain::find(name).map_err(|e| ConfigError::File {
+                path: path.display().to_string(),
+                message: format!("eval_db.{name}: {e}"),
+            })?;
+        }
+        Ok(())
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: DbConfig = ctx.typed_config()?;
         let prov = ctx.provenance();
         let mut summary = Vec::new();
         for &split in db_splits(ctx.domain) {
-            let env = ctx.domain.generate(ctx.seed, split);
+            let reference = cfg
+                .eval_db
+                .get(ctx.domain.name())
+                .filter(|_| split == Split::Eval);
+            let env = match reference {
+                Some(rel) => {
+                    crate::domain::import_reference(ctx.domain, &ctx.paths.root.join(rel))?
+                }
+                None => ctx.domain.generate(ctx.seed, split),
+            };
             let dir = ctx.out(split.as_str());
             for (stem, value) in env.to_tau_bench() {
                 let path = dir.join("tau_bench").join(format!("{stem}.json"));

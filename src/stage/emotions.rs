@@ -38,7 +38,7 @@ impl Stage for EmotionsStage {
     fn inputs(&self) -> &'static [&'static str] {
         &["feelings"]
     }
-    fn source_files(&self, _domain: &str) -> Vec<PathBuf> {
+    fn source_files(&self, _domain: &str, _config: &toml::Table) -> Vec<PathBuf> {
         vec![
             PathBuf::from("emotion_anchors/taxonomy.json"),
             PathBuf::from("emotion_anchors/anchors.jsonl"),

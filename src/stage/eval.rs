@@ -132,7 +132,7 @@ impl Stage for EvalStage {
     fn inputs(&self) -> &'static [&'static str] {
         &["db", "tasks"]
     }
-    fn source_files(&self, domain: &str) -> Vec<std::path::PathBuf> {
+    fn source_files(&self, domain: &str, _config: &toml::Table) -> Vec<std::path::PathBuf> {
         vec![std::path::PathBuf::from(format!("policies/{domain}.md"))]
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {

@@ -89,7 +89,7 @@ impl Stage for GraphsStage {
     fn inputs(&self) -> &'static [&'static str] {
         &["db"]
     }
-    fn source_files(&self, domain: &str) -> Vec<PathBuf> {
+    fn source_files(&self, domain: &str, _config: &toml::Table) -> Vec<PathBuf> {
         vec![PathBuf::from(format!("graphs/{domain}.json"))]
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
