@@ -172,7 +172,6 @@ const KNOWN_STAGE_USES: &[(&str, &str)] = &[
     ("refined", "tasks"),
     ("tasks", "grounded"),
     ("eval", "rollouts"),
-    ("traces", "graphs"),
 ];
 
 #[test]

@@ -74,14 +74,6 @@ pub fn edge_records(graph: &ToolGraph, demos: &[EdgeDemo]) -> Vec<EdgeRecord> {
         .collect()
 }
 
-/// The verified graph of a finished `graphs` stage.
-pub fn load_verified(
-    graphs_dir: &Path,
-    domain: &dyn crate::domain::Domain,
-) -> Result<ToolGraph, graph::GraphError> {
-    graph::load(&graphs_dir.join("graph.json"), domain)
-}
-
 impl Stage for GraphsStage {
     fn name(&self) -> &'static str {
         "graphs"
