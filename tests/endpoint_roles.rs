@@ -342,7 +342,7 @@ fn the_llm_grounder_only_advances_on_executed_calls_of_the_trace() {
     ]];
     let rt = tokio::runtime::Runtime::new().unwrap();
     let g = rt
-        .block_on(tracer::stage::grounded::llm_ground_trace(
+        .block_on(tracer::grounding::llm_ground_trace(
             model,
             Arc::clone(&env),
             intents,

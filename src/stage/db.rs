@@ -64,6 +64,29 @@ pub fn load_db(
     domain.import_tau_bench(&db_dir.join(split_dir.as_str()).join("tau_bench"))
 }
 
+/// The train and eval databases of a domain, loaded once.
+pub struct SplitEnvs {
+    train: Box<dyn Environment>,
+    eval: Box<dyn Environment>,
+}
+
+impl SplitEnvs {
+    pub fn load(db_dir: &Path, domain: &dyn Domain) -> Result<Self, DomainError> {
+        Ok(SplitEnvs {
+            train: load_db(db_dir, domain, Split::Train)?,
+            eval: load_db(db_dir, domain, Split::Eval)?,
+        })
+    }
+
+    pub fn for_split(&self, split: &str) -> &dyn Environment {
+        if split == "eval" {
+            self.eval.as_ref()
+        } else {
+            self.train.as_ref()
+        }
+    }
+}
+
 impl Stage for DbStage {
     fn name(&self) -> &'static str {
         "db"

@@ -226,7 +226,7 @@ impl Stage for RefinedStage {
             &ctx.input_dir("grounded").join("part-00000.parquet"),
         )?;
         let db_dir = ctx.input_dir("db");
-        let envs = super::tasks::SplitEnvs::load(&db_dir, ctx.domain)?;
+        let envs = super::db::SplitEnvs::load(&db_dir, ctx.domain)?;
         let specs = ctx.domain.tool_specs();
         let is_read = |tool: &str| {
             specs
@@ -281,9 +281,9 @@ impl Stage for RefinedStage {
         for ((task, facts), instruction) in grounded.into_iter().zip(&facts).zip(instructions) {
             let env = envs.for_split(&task.split);
             let checked = instruction.and_then(|instruction| {
-                super::tasks::check_no_internal_ids(env, &task, &instruction)
+                crate::verify::check_no_internal_ids(env, &task, &instruction)
                     .map_err(|e| format!("forbidden_id: {e}"))?;
-                super::tasks::check_information(env, &task, facts, &instruction)
+                crate::verify::check_information(env, &task, facts, &instruction)
                     .map_err(|e| format!("information: {e}"))?;
                 Ok(instruction)
             });
