@@ -12,6 +12,7 @@ mod endpoint_roles;
 mod layers;
 mod llm;
 mod reference;
+mod schemas;
 
 #[path = "support/openai_server.rs"]
 mod openai_server;

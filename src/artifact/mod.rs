@@ -11,6 +11,7 @@
 
 pub mod json_table;
 pub mod records;
+pub mod sft;
 
 pub use records::{EdgeRecord, Record, RejectRecord, RolloutRecord, TaskRecord, TraceRecord};
 
