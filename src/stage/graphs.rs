@@ -93,7 +93,10 @@ impl Stage for GraphsStage {
         vec![PathBuf::from(format!("graphs/{domain}.json"))]
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-        crate::config::parse_typed::<GraphsConfig>(path, table).map(|_| ())
+        let cfg: GraphsConfig = crate::config::parse_typed(path, table)?;
+        let c = crate::config::Check::new(path);
+        c.count("customers", cfg.customers, 1, 100_000)?;
+        c.count("proposals", cfg.proposals, 1, 10_000)
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: GraphsConfig = ctx.typed_config()?;

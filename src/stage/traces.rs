@@ -79,15 +79,21 @@ impl TracesConfig {
         }
     }
 
-    pub fn check(&self) -> Result<(), String> {
-        if self.min_intents == 0 || self.min_intents > self.max_intents {
-            return Err("min_intents must be >= 1 and <= max_intents".into());
-        }
-        if self.min_length == 0 || self.min_length > self.max_length {
-            return Err("min_length must be >= 1 and <= max_length".into());
-        }
-        if !(0.0..=1.0).contains(&self.eval_fraction) {
-            return Err("eval_fraction must be within [0, 1]".into());
+    /// Ranges and names (one path for `tracer validate` and `tracer run`). A walk is at
+    /// most 50 calls and a trace at most 10 walks; sampling budgets stay countable.
+    pub fn check(&self, path: &Path) -> Result<(), ConfigError> {
+        use crate::config::{Check, MAX_COUNT};
+        let c = Check::new(path);
+        c.count("max_intents", self.max_intents, 1, 10)?;
+        c.count("min_intents", self.min_intents, 1, self.max_intents)?;
+        c.count("max_length", self.max_length, 1, 50)?;
+        c.count("min_length", self.min_length, 1, self.max_length)?;
+        c.share("eval_fraction", self.eval_fraction)?;
+        c.count("attempts_per_trace", self.attempts_per_trace, 1, 10_000)?;
+        c.count("default_target", self.default_target, 0, MAX_COUNT)?;
+        c.domains("targets", self.targets.keys().map(String::as_str))?;
+        for (domain, n) in &self.targets {
+            c.count(&format!("targets.{domain}"), *n, 0, MAX_COUNT)?;
         }
         Ok(())
     }
@@ -222,10 +228,7 @@ impl Stage for TracesStage {
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
         let cfg: TracesConfig = crate::config::parse_typed(path, table)?;
-        cfg.check().map_err(|message| ConfigError::File {
-            path: path.display().to_string(),
-            message,
-        })
+        cfg.check(path)
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: TracesConfig = ctx.typed_config()?;
