@@ -8,7 +8,8 @@
 //! - [`graph`]: tool dependency graphs: load, structural checks, executable edge
 //!   demonstration, candidate building, DOT, statistics.
 //! - [`artifact`]: record types <-> Arrow <-> Parquet, provenance, atomic writes.
-//! - [`pipeline`]: the stage DAG: ordering, staleness, manifests, atomic output swap.
+//! - [`pipeline`]: the stage DAG: ordering, staleness, manifests, crash-safe output swap,
+//!   the output lock, keyed journals, the shared validation path.
 //! - [`stage`]: one module per stage (db, graphs, traces, ...).
 //! - [`config`]: stage TOML files -> typed settings; environment variable names.
 //! - [`seed`]: per-item seed derivation; [`parallel`]: order-preserving parallel map.

@@ -181,3 +181,19 @@ pub fn replay_tasks(base: &dyn Environment, tasks: &[TauTask]) -> (String, Vec<T
     }
     (jsonl, outcomes)
 }
+
+/// Per task: true when its gold actions include a failing call and leave the database as it
+/// was. An agent that does nothing then matches the reference state, so such a task cannot
+/// tell a working agent from an idle one (a gold action sequence whose calls all fail is the
+/// common case: a task file written for another database).
+pub fn broken_gold(base: &dyn Environment, tasks: &[TauTask]) -> Vec<bool> {
+    let initial = base.state_hash().to_hex();
+    tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let (_, outcome) = replay_task(base, i, t);
+            !outcome.all_succeeded && outcome.state_hash == initial
+        })
+        .collect()
+}

@@ -249,9 +249,11 @@ fn endpoint_faults_in_rollouts_are_counted_and_nothing_is_lost() {
     )
     .unwrap();
     let cfg = root.join("stages/rollouts.toml");
+    // Tolerate up to half the episodes lost to the endpoint (the default, 0, fails the
+    // stage: see chaos::an_endpoint_outage_*).
     let text = std::fs::read_to_string(&cfg)
         .unwrap()
-        .replace("max_steps = 50", "max_steps = 4");
+        .replace("max_steps = 50", "max_steps = 4\nmax_errored_share = 0.5");
     std::fs::write(&cfg, text).unwrap();
     append_config(
         &root,

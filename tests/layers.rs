@@ -11,8 +11,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("artifact", &[]),
     ("seed", &[]),
     ("parallel", &[]),
-    ("config", &["artifact"]),
-    ("llm", &["seed"]),
+    ("config", &["artifact", "domain"]),
+    ("llm", &["seed", "config"]),
     ("domain", &["seed", "parallel"]),
     ("graph", &["domain", "seed", "parallel"]),
     (

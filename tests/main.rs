@@ -3,6 +3,7 @@
 
 mod common;
 
+mod chaos;
 mod cli_graphs;
 mod cli_pipeline;
 mod cli_replay;

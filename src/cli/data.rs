@@ -54,6 +54,13 @@ pub enum ExportCommand {
         /// Output JSON file.
         #[arg(long)]
         out: PathBuf,
+        /// Export even when the `tasks` stage is stale (its files must still match their
+        /// manifest).
+        #[arg(long)]
+        allow_stale: bool,
+        /// The run seed the staleness check assumes (default: stages/pipeline.toml).
+        #[arg(long)]
+        seed: Option<u64>,
     },
     /// Write a database in another format.
     Db {
@@ -211,7 +218,9 @@ pub fn export(paths: &Paths, cmd: ExportCommand) -> Result<(), CliError> {
             format: Format::TauBench,
             split,
             out,
-        } => return export_tasks(paths, &domain, &split, &out),
+            allow_stale,
+            seed,
+        } => return export_tasks(paths, &domain, &split, &out, allow_stale, seed),
     };
     let d = domain::find(&domain)?;
     let env = load_env(paths, d, from.as_deref(), seed)?;
@@ -250,15 +259,25 @@ pub fn replay(paths: &Paths, args: ReplayArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-fn export_tasks(paths: &Paths, domain: &str, split: &str, out: &Path) -> Result<(), CliError> {
+fn export_tasks(
+    paths: &Paths,
+    domain: &str,
+    split: &str,
+    out: &Path,
+    allow_stale: bool,
+    seed: Option<u64>,
+) -> Result<(), CliError> {
     let d = domain::find(domain)?;
     if !["train", "eval", "all"].contains(&split) {
         return Err(CliError::Failed(format!(
             "--split must be train, eval or all, not '{split}'"
         )));
     }
-    let path =
-        crate::pipeline::stage_dir(&paths.output, "tasks", d.name()).join("part-00000.parquet");
+    // Hand on only what the pipeline vouches for: the file as its manifest records it,
+    // from a stage that is fresh all the way up.
+    let runner =
+        crate::pipeline::Runner::new(paths, crate::stage::dag(), resolve_seed(paths, seed)?, &[])?;
+    let path = runner.checked_output("tasks", d, "part-00000.parquet", allow_stale)?;
     let (rows, _) = artifact::read_records::<artifact::TaskRecord>(&path)?;
     let tasks: Vec<replay::TauTask> = rows
         .iter()
@@ -298,23 +317,69 @@ pub struct RolloutArgs {
     pub out: PathBuf,
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Discard a journal left in --out by a run with other settings instead of refusing.
+    #[arg(long)]
+    pub fresh: bool,
+    /// Also roll out and score tasks whose gold actions fail and change nothing (by default
+    /// they are listed in the report and left out: doing nothing would pass them).
+    #[arg(long)]
+    pub include_broken_gold: bool,
 }
 
+/// The files `tracer rollout` writes into --out (besides its journal).
+const ROLLOUT_OUTPUTS: [&str; 3] = ["rollouts.parquet", "report.json", "report.md"];
+
 pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
-    use crate::stage::rollouts::{EpisodeRoles, RolloutsConfig, roll_out};
+    use crate::stage::rollouts::{
+        EpisodeRoles, RolloutsConfig, check_errored, open_journal, roll_out,
+    };
     let d = domain::find(&args.domain)?;
     let seed = resolve_seed(paths, args.seed)?;
-    let table = crate::config::read_table(&args.config)?;
-    let mut cfg: RolloutsConfig = crate::config::parse_typed(&args.config, &table)?;
-    if let Some(k) = args.trials {
-        cfg.trials = k;
+    if args.out.exists() && !args.out.is_dir() {
+        return Err(CliError::Failed(format!(
+            "--out {}: is a file; give a directory (rollouts.parquet, report.json and report.md go there)",
+            args.out.display()
+        )));
     }
-    cfg.check()
-        .map_err(|e| CliError::Failed(format!("{}: {e}", args.config.display())))?;
+    let mut table = crate::config::read_table(&args.config)?;
+    if let Some(k) = args.trials {
+        table.insert("trials".into(), toml::Value::Integer(i64::from(k)));
+    }
+    // The same checks `tracer validate` runs on this config (with --trials applied).
+    let cfg = RolloutsConfig::load(&args.config, &table)?;
+    let endpoints = cfg
+        .roles
+        .values()
+        .any(|r| r.provider == crate::llm::Provider::Openai);
+    // One writer per --out; and per output root when the response cache there is used.
+    let _out_lock =
+        crate::pipeline::OutputLock::acquire(&args.out, &crate::pipeline::lock::command_line())?;
+    let _cache_lock = if endpoints
+        && std::path::absolute(&paths.output).ok() != std::path::absolute(&args.out).ok()
+    {
+        Some(super::lock_output(paths)?)
+    } else {
+        None
+    };
     crate::stage::roles::preflight_roles(&cfg.roles).map_err(CliError::Failed)?;
     let tau = replay::read_task_file(&args.tasks)?;
     let env = load_env(paths, d, args.db.as_deref(), Some(seed))?;
-    let tasks = crate::stage::eval::tasks_from_tau_bench(env.as_ref(), d.name(), &tau);
+    // Replay the gold first: a task whose gold fails and changes nothing scores 100% for an
+    // agent that does nothing.
+    let broken = replay::broken_gold(env.as_ref(), &tau);
+    let all_tasks = crate::stage::eval::tasks_from_tau_bench(env.as_ref(), d.name(), &tau);
+    let broken_ids: Vec<String> = all_tasks
+        .iter()
+        .zip(&broken)
+        .filter(|(_, b)| **b)
+        .map(|(t, _)| t.task_id.clone())
+        .collect();
+    let tasks: Vec<_> = all_tasks
+        .into_iter()
+        .zip(&broken)
+        .filter(|(_, b)| args.include_broken_gold || !**b)
+        .map(|(t, _)| t)
+        .collect();
     let cache = crate::stage::roles::cache_path(paths);
     let open = |role| {
         crate::llm::build_role(
@@ -330,7 +395,54 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
     let policy_path = paths.policy_file(d.name());
     let policy = std::fs::read_to_string(&policy_path)
         .map_err(|e| CliError::Failed(format!("{}: {e}", policy_path.display())))?;
-    let journal = args.out.join(".journal.jsonl");
+    if crate::pipeline::validate::policy_is_empty(&policy) {
+        return Err(CliError::Failed(format!(
+            "{}: policy is empty (the agent's system prompt would say nothing)",
+            policy_path.display()
+        )));
+    }
+    // Everything that decides the episodes: a journal of other settings is never merged.
+    let tasks_bytes = std::fs::read(&args.tasks)
+        .map_err(|e| CliError::Failed(format!("{}: {e}", args.tasks.display())))?;
+    let key: crate::pipeline::JournalKey = [
+        ("domain", d.name().to_string()),
+        ("tasks", artifact::sha256_hex(&tasks_bytes)),
+        ("database", env.state_hash().to_hex()),
+        ("config", crate::config::config_hash(&table)),
+        ("trials", cfg.trials.to_string()),
+        ("seed", seed.to_string()),
+        ("agent", roles.agent.model_id()),
+        ("user", roles.user.model_id()),
+        ("policy", artifact::sha256_hex(policy.as_bytes())),
+        ("broken_gold", args.include_broken_gold.to_string()),
+        ("code", env!("TRACER_CODE_HASH").to_string()),
+        ("tool", env!("CARGO_PKG_VERSION").to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let journal_path = args.out.join(".journal.jsonl");
+    let on_mismatch = if args.fresh {
+        crate::pipeline::OnMismatch::StartFresh
+    } else {
+        crate::pipeline::OnMismatch::Refuse(
+            "rerun with --fresh to discard it, or choose another --out".to_string(),
+        )
+    };
+    let starting = !journal_path.exists();
+    let resumed = open_journal(&journal_path, &key, "rollout", on_mismatch)?;
+    if let Some(changed) = &resumed.discarded {
+        eprintln!(
+            "tracer: discarded {} of a run with other settings ({changed})",
+            journal_path.display()
+        );
+    }
+    if starting || resumed.discarded.is_some() {
+        // Results of an earlier run must not sit beside a journal of this one.
+        for file in ROLLOUT_OUTPUTS {
+            let _ = std::fs::remove_file(args.out.join(file));
+        }
+    }
     let rows = roll_out(
         std::sync::Arc::from(env),
         std::sync::Arc::new(policy),
@@ -338,9 +450,15 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
         &cfg,
         &roles,
         seed,
-        &journal,
+        resumed,
     )
     .map_err(CliError::Failed)?;
+    check_errored(&rows, cfg.max_errored_share).map_err(|e| {
+        CliError::Failed(format!(
+            "{e}; finished episodes are in {}",
+            journal_path.display()
+        ))
+    })?;
     let prov = Provenance {
         version: env!("CARGO_PKG_VERSION").into(),
         stage: "rollout".into(),
@@ -349,14 +467,18 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
         ..Default::default()
     };
     artifact::write_records(&args.out.join("rollouts.parquet"), &rows, &prov)?;
-    let report = crate::stage::eval::report(d.name(), &rows, cfg.trials);
+    let mut report = crate::stage::eval::report(d.name(), &rows, cfg.trials);
+    report.broken_gold = broken_ids;
+    report.broken_gold_scored = args.include_broken_gold;
     artifact::write_atomic(
         &args.out.join("report.json"),
         &serde_json::to_vec_pretty(&report).unwrap_or_default(),
     )?;
     let table = crate::stage::eval::report_table(std::slice::from_ref(&report));
     artifact::write_atomic(&args.out.join("report.md"), table.as_bytes())?;
-    let _ = std::fs::remove_file(&journal);
+    // Last: until here a kill resumes from the journal.
+    std::fs::remove_file(&journal_path)
+        .map_err(|e| CliError::Failed(format!("{}: {e}", journal_path.display())))?;
     print!("{table}");
     Ok(())
 }

@@ -24,6 +24,10 @@ pub enum CliError {
     Artifact(#[from] crate::artifact::ArtifactError),
     #[error(transparent)]
     TaskFile(#[from] crate::replay::TaskFileError),
+    #[error(transparent)]
+    Lock(#[from] crate::pipeline::LockError),
+    #[error(transparent)]
+    Journal(#[from] crate::pipeline::JournalError),
     /// A check ran and found problems (already printed); exit non-zero.
     #[error("{0}")]
     Failed(String),
@@ -97,8 +101,24 @@ pub fn main() -> Result<(), CliError> {
         Command::Reference(c) => data::reference(&paths, c),
         Command::Bench(a) => pipeline::bench(&paths, a),
         Command::Stats(a) => pipeline::stats(&paths, a),
-        Command::Emotion(c) => emotion::run(&paths, c),
+        Command::Emotion(c) => {
+            // `emotion map` / `emotion eval` may (re)train and cache the model in the output.
+            let _lock = match &c {
+                emotion::EmotionCommands::Emotion(_) => Some(lock_output(&paths)?),
+                emotion::EmotionCommands::Anchors(_) => None,
+            };
+            emotion::run(&paths, c)
+        }
     }
+}
+
+/// Take the single-writer lock of the output directory for this command; readers
+/// (`status`, `stats`, `export`, `validate`) never take it.
+pub fn lock_output(paths: &crate::config::Paths) -> Result<crate::pipeline::OutputLock, CliError> {
+    Ok(crate::pipeline::OutputLock::acquire(
+        &paths.output,
+        &crate::pipeline::lock::command_line(),
+    )?)
 }
 
 /// The run seed: `--seed` wins over `stages/pipeline.toml`.

@@ -284,6 +284,15 @@ struct Header<M> {
 
 /// Save a model with its metadata (`M`: fingerprint, configs, metrics) atomically.
 pub fn save<M: Serialize>(path: &Path, model: &Classifier, meta: &M) -> Result<(), EmotionError> {
+    let bytes = encode(model, meta)?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| EmotionError::file(dir, e))?;
+    }
+    crate::artifact::write_atomic(path, &bytes).map_err(|e| EmotionError::file(path, e.to_string()))
+}
+
+/// The file bytes of a model and its metadata.
+pub fn encode<M: Serialize>(model: &Classifier, meta: &M) -> Result<Vec<u8>, EmotionError> {
     let header = Header {
         input_dim: model.input_dim,
         hidden: model.hidden,
@@ -295,15 +304,20 @@ pub fn save<M: Serialize>(path: &Path, model: &Classifier, meta: &M) -> Result<(
     bytes.extend_from_slice(&(json.len() as u64).to_le_bytes());
     bytes.extend_from_slice(&json);
     bytes.extend_from_slice(&model.weight_bytes());
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| EmotionError::file(dir, e))?;
-    }
-    crate::artifact::write_atomic(path, &bytes).map_err(|e| EmotionError::file(path, e.to_string()))
+    Ok(bytes)
 }
 
 /// Load a model and its metadata; a truncated or foreign file is an error naming the path.
 pub fn load<M: serde::de::DeserializeOwned>(path: &Path) -> Result<(Classifier, M), EmotionError> {
     let bytes = std::fs::read(path).map_err(|e| EmotionError::file(path, e))?;
+    decode(path, &bytes)
+}
+
+/// Read a model from file bytes (`path` names it in errors).
+pub fn decode<M: serde::de::DeserializeOwned>(
+    path: &Path,
+    bytes: &[u8],
+) -> Result<(Classifier, M), EmotionError> {
     let bad = |m: &str| EmotionError::File {
         path: path.display().to_string(),
         message: m.to_string(),

@@ -8,8 +8,12 @@
 //! RNG, becomes the emotion instruction.
 //!
 //! [`Mapper::load_or_train`] is what commands and stages call: it reuses the model cached
-//! at `output/emotion/model.bin` when the cache's fingerprint (taxonomy, anchors, embedder,
-//! training settings) matches, and otherwise trains and writes it.
+//! at `output/emotion/model.bin` when the file still hashes as recorded in
+//! `output/emotion/_checksums.json` and its fingerprint (taxonomy, anchors, embedder,
+//! training settings) matches, and otherwise trains and writes it. A model that fails its
+//! checksum (corrupted or edited: its labels could silently differ) is retrained, with a
+//! warning on stderr; training is deterministic, so the retrained model is the one the
+//! fingerprint stands for.
 //!
 //! Architecture invariant: the mapper never sees a task or a database — only feeling text.
 
@@ -252,7 +256,15 @@ impl Mapper {
             &MODEL_FORMAT.to_le_bytes(),
         ]);
         let path = model_path(output);
-        if let Ok((model, meta)) = classifier::load::<ModelMeta>(&path)
+        let cached = match crate::artifact::read_cached(&path) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                eprintln!("tracer: warning: {e}; retraining it");
+                None
+            }
+        };
+        if let Some(Ok((model, meta))) =
+            cached.map(|bytes| classifier::decode::<ModelMeta>(&path, &bytes))
             && meta.fingerprint == fingerprint
             && model.input_dim == embedder.dim()
         {
@@ -268,7 +280,9 @@ impl Mapper {
             config.k,
             fingerprint,
         )?;
-        classifier::save(&path, &mapper.classifier, &mapper.meta)?;
+        let bytes = classifier::encode(&mapper.classifier, &mapper.meta)?;
+        crate::artifact::write_cached(&path, &bytes)
+            .map_err(|e| EmotionError::Invalid(e.to_string()))?;
         Ok((mapper, ModelSource::Trained))
     }
 

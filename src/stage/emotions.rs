@@ -38,6 +38,13 @@ impl Stage for EmotionsStage {
     fn inputs(&self) -> &'static [&'static str] {
         &["feelings"]
     }
+    fn validate_sources(
+        &self,
+        paths: &crate::config::Paths,
+        _domains: &[&'static dyn crate::domain::Domain],
+    ) -> Vec<String> {
+        crate::emotion::validation_problems(&paths.root)
+    }
     fn source_files(&self, _domain: &str, _config: &toml::Table) -> Vec<PathBuf> {
         vec![
             PathBuf::from("emotion_anchors/taxonomy.json"),
@@ -46,11 +53,13 @@ impl Stage for EmotionsStage {
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
         let cfg: EmotionsConfig = crate::config::parse_typed(path, table)?;
-        if cfg.k == 0 {
-            return Err(ConfigError::File {
-                path: path.display().to_string(),
-                message: "k: must be at least 1".into(),
-            });
+        let c = crate::config::Check::new(path);
+        // At most every anchor votes.
+        let anchors = crate::emotion::taxonomy::CONDITION_COUNT
+            * crate::emotion::anchors::ANCHORS_PER_CONDITION;
+        c.count("k", cfg.k, 1, anchors)?;
+        if let Some(e) = &cfg.embedder {
+            super::roles::check_role_table(&c, "embedder", "embedder 'emotion'", e)?;
         }
         Ok(())
     }

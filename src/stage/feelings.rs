@@ -264,7 +264,8 @@ impl Stage for FeelingsStage {
         &["refined"]
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-        crate::config::parse_typed::<FeelingsConfig>(path, table).map(|_| ())
+        let cfg: FeelingsConfig = crate::config::parse_typed(path, table)?;
+        super::roles::check_roles(path, &cfg.roles, &[Role::Feeler])
     }
     fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
         let cfg: FeelingsConfig =

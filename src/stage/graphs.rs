@@ -81,11 +81,25 @@ impl Stage for GraphsStage {
     fn inputs(&self) -> &'static [&'static str] {
         &["db"]
     }
+    fn validate_sources(
+        &self,
+        paths: &crate::config::Paths,
+        domains: &[&'static dyn crate::domain::Domain],
+    ) -> Vec<String> {
+        domains
+            .iter()
+            .filter_map(|d| graph::load(&paths.graph_file(d.name()), *d).err())
+            .map(|e| e.to_string())
+            .collect()
+    }
     fn source_files(&self, domain: &str, _config: &toml::Table) -> Vec<PathBuf> {
         vec![PathBuf::from(format!("graphs/{domain}.json"))]
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-        crate::config::parse_typed::<GraphsConfig>(path, table).map(|_| ())
+        let cfg: GraphsConfig = crate::config::parse_typed(path, table)?;
+        let c = crate::config::Check::new(path);
+        c.count("customers", cfg.customers, 1, 100_000)?;
+        c.count("proposals", cfg.proposals, 1, 10_000)
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: GraphsConfig = ctx.typed_config()?;

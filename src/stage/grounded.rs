@@ -62,7 +62,15 @@ impl Stage for GroundedStage {
         &["db", "traces"]
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-        crate::config::parse_typed::<GroundedConfig>(path, table).map(|_| ())
+        use crate::config::MAX_COUNT;
+        let cfg: GroundedConfig = crate::config::parse_typed(path, table)?;
+        let c = crate::config::Check::new(path);
+        c.count("max_train", cfg.max_train, 0, MAX_COUNT)?;
+        c.count("max_eval", cfg.max_eval, 0, MAX_COUNT)?;
+        c.count("max_customers", cfg.max_customers, 1, 100_000)?;
+        c.count("max_proposals", cfg.max_proposals, 1, 10_000)?;
+        c.count("max_expansions", cfg.max_expansions, 1, MAX_COUNT)?;
+        super::roles::check_roles(path, &cfg.roles, &[crate::llm::Role::Grounder])
     }
     fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
         let cfg: GroundedConfig =

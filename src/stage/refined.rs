@@ -213,7 +213,11 @@ impl Stage for RefinedStage {
         &["db", "grounded"]
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-        crate::config::parse_typed::<RefinedConfig>(path, table).map(|_| ())
+        let cfg: RefinedConfig = crate::config::parse_typed(path, table)?;
+        let c = crate::config::Check::new(path);
+        c.share("preference_rate", cfg.preference_rate)?;
+        c.share("ambiguity_rate", cfg.ambiguity_rate)?;
+        super::roles::check_roles(path, &cfg.roles, &[crate::llm::Role::Refiner])
     }
     fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
         let cfg: RefinedConfig =

@@ -2,13 +2,51 @@
 //! resolved to scripted stand-ins or preflighted endpoints sharing one response cache
 //! (`output/.llm-cache.redb`, so a re-run or resume never pays twice).
 
-use crate::config::Paths;
-use crate::llm::{self, Provider, Role, RoleModel, RolesConfig};
+use crate::config::{Check, ConfigError, Paths};
+use crate::llm::{self, LlmError, Provider, Role, RoleConfig, RoleModel, RolesConfig};
 use crate::pipeline::{PipelineError, StageContext};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub fn cache_path(paths: &Paths) -> PathBuf {
     paths.output.join(".llm-cache.redb")
+}
+
+/// Check the `[roles.*]` tables of a stage config without side effects: only roles the
+/// stage uses (`used`), each one valid. Errors name the file and the table.
+pub fn check_roles(path: &Path, roles: &RolesConfig, used: &[Role]) -> Result<(), ConfigError> {
+    let c = Check::new(path);
+    for (role, cfg) in roles {
+        let field = format!("roles.{role}");
+        if !used.contains(role) {
+            let names: Vec<&str> = used.iter().map(|r| r.as_str()).collect();
+            return Err(c.error(
+                &field,
+                if names.is_empty() {
+                    "this stage uses no LLM role".to_string()
+                } else {
+                    format!(
+                        "this stage has no {role} role (it uses: {})",
+                        names.join(", ")
+                    )
+                },
+            ));
+        }
+        check_role_table(&c, &field, &role.context(), cfg)?;
+    }
+    Ok(())
+}
+
+/// Check one role-shaped table (`[roles.<role>]`, `[embedder]`).
+pub fn check_role_table(
+    c: &Check,
+    field: &str,
+    context: &str,
+    cfg: &RoleConfig,
+) -> Result<(), ConfigError> {
+    cfg.validate(context).map_err(|e| match e {
+        LlmError::Config { message, .. } => c.error(field, message),
+        other => c.error(field, other),
+    })
 }
 
 /// A tokio runtime for a stage's endpoint calls.

@@ -3,10 +3,18 @@
 //! breakdown, the full transcript (tool calls, tool results, reasoning), counts and tokens.
 //!
 //! Episodes run concurrently on a tokio runtime (bounded by `concurrency`). Each finished
-//! episode is appended to a journal outside the output directory; a killed run resumes from
-//! it, skipping what is done, and the final artifact is sorted by (task, trial), so it equals
-//! an uninterrupted run's. Episodes that ended on endpoint errors are recorded with the cause
-//! (and excluded from training data by `trajectories`).
+//! episode is appended to a keyed journal outside the output directory; a killed run resumes
+//! from it, skipping what is done, and the final artifact is sorted by (task, trial), so it
+//! equals an uninterrupted run's.
+//!
+//! Errors are accounted by who caused them. An *infrastructure* failure (endpoint
+//! unreachable, 5xx or 429 after the retries, timeouts, the user simulator's endpoint) says
+//! nothing about the agent: such episodes are recorded with the cause, never reach training
+//! data, are left out of Avg@k / Pass^k, and are retried by the next run. When their share
+//! exceeds `max_errored_share` (default 0) the stage fails and stays stale; the journal
+//! keeps every other episode, so the rerun redoes exactly the errored ones. An *agent*
+//! error (a malformed tool call or answer from the agent's model) is the agent's own
+//! failure: it scores 0 and counts in every score.
 //!
 //! The same machinery serves the `eval` stage (k trials of the evaluation tasks).
 
@@ -21,7 +29,6 @@ use crate::llm::{Role, RoleModel, RolesConfig};
 use crate::pipeline::{PipelineError, Stage, StageContext};
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashSet};
-use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -51,6 +58,10 @@ pub struct RolloutsConfig {
     /// `[roles.agent]` and `[roles.user]`: scripted (default) or an endpoint.
     #[serde(default)]
     pub roles: RolesConfig,
+    /// Largest share of episodes that may end on infrastructure failures for the stage to
+    /// succeed; above it the stage fails, stays stale, and a rerun retries those episodes.
+    #[serde(default)]
+    pub max_errored_share: f64,
 }
 
 fn one() -> u32 {
@@ -73,25 +84,74 @@ impl RolloutsConfig {
     /// Parse and check a rollouts/eval config (errors name the file and field).
     pub fn load(path: &Path, table: &toml::Table) -> Result<RolloutsConfig, ConfigError> {
         let cfg: RolloutsConfig = crate::config::parse_typed(path, table)?;
-        cfg.check().map_err(|message| ConfigError::File {
-            path: path.display().to_string(),
-            message,
-        })?;
+        cfg.check(path)?;
         Ok(cfg)
     }
 
-    pub fn check(&self) -> Result<(), String> {
+    /// Ranges and roles; `path` names the file in errors. Also run on a config whose
+    /// `trials` a command line overrode.
+    pub fn check(&self, path: &Path) -> Result<(), ConfigError> {
+        use crate::config::{Check, MAX_CONCURRENCY, MAX_STEPS, MAX_TRIALS};
+        let c = Check::new(path);
         if !["train", "eval"].contains(&self.split.as_str()) {
-            return Err(format!(
-                "split: must be 'train' or 'eval', not '{}'",
-                self.split
+            return Err(c.error(
+                "split",
+                format!("must be 'train' or 'eval', not '{}'", self.split),
             ));
         }
-        if self.trials == 0 || self.concurrency == 0 || self.max_steps == 0 {
-            return Err("trials, concurrency and max_steps must be at least 1".into());
-        }
-        Ok(())
+        c.count("trials", self.trials as usize, 1, MAX_TRIALS)?;
+        c.count("max_steps", self.max_steps, 1, MAX_STEPS)?;
+        c.count("concurrency", self.concurrency, 1, MAX_CONCURRENCY)?;
+        c.share("max_errored_share", self.max_errored_share)?;
+        let rates = &self.agent_errors;
+        c.share("agent_errors.skip_confirmation", rates.skip_confirmation)?;
+        c.share("agent_errors.redundant_question", rates.redundant_question)?;
+        c.share("agent_errors.wrong_argument", rates.wrong_argument)?;
+        c.share("agent_errors.premature_transfer", rates.premature_transfer)?;
+        super::roles::check_roles(path, &self.roles, &[Role::Agent, Role::User])
     }
+}
+
+/// Whether an episode ended on an infrastructure failure (excluded from scores, retried);
+/// an agent's own malformed output is not one.
+pub fn is_infrastructure_failure(r: &RolloutRecord) -> bool {
+    r.termination == crate::harness::Termination::EndpointError.as_str()
+}
+
+/// The journal's view of an episode: its id, and whether it is finished for good.
+fn episode_id(r: &RolloutRecord) -> String {
+    format!("{}\u{0}{}", r.task_id, r.trial)
+}
+
+/// Open a rollout journal: finished episodes (infrastructure failures are redone).
+pub fn open_journal(
+    path: &Path,
+    key: &crate::pipeline::JournalKey,
+    label: &str,
+    on_mismatch: crate::pipeline::OnMismatch,
+) -> Result<crate::pipeline::Resumed<RolloutRecord>, crate::pipeline::JournalError> {
+    crate::pipeline::Journal::open(path, key, label, on_mismatch, episode_id, |r| {
+        !is_infrastructure_failure(r)
+    })
+}
+
+/// The errored share check: `Err` with a one-line account when infrastructure failures
+/// exceed `max_share` of the episodes, naming how many and the first cause.
+pub fn check_errored(rows: &[RolloutRecord], max_share: f64) -> Result<(), String> {
+    let errored: Vec<&RolloutRecord> = rows
+        .iter()
+        .filter(|r| is_infrastructure_failure(r))
+        .collect();
+    if errored.is_empty() || errored.len() as f64 <= max_share * rows.len() as f64 {
+        return Ok(());
+    }
+    let cause = errored[0].error.as_deref().unwrap_or("unknown cause");
+    Err(format!(
+        "{} of {} episodes errored on infrastructure (first: {cause}); the {} finished ones are kept, rerun to retry the errored ones (max_errored_share = {max_share})",
+        errored.len(),
+        rows.len(),
+        rows.len() - errored.len()
+    ))
 }
 
 /// The record of one finished episode.
@@ -161,16 +221,6 @@ pub fn rollout_record(
     }
 }
 
-/// Episodes already in the journal (a partial last line from a kill is ignored).
-fn read_journal(path: &Path) -> Vec<RolloutRecord> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
-}
-
-/// Roll out `tasks` x `trials` with the scripted roles, resuming from `journal`.
 /// The two roles of an episode.
 #[derive(Clone)]
 pub struct EpisodeRoles {
@@ -223,6 +273,8 @@ fn episode_roles(
     (agent, user)
 }
 
+/// Roll out `tasks` x `trials`, resuming from the finished episodes of `resumed` (see
+/// [`open_journal`]) and appending every new episode to its journal.
 pub fn roll_out(
     base: Arc<dyn Environment>,
     policy: Arc<String>,
@@ -230,9 +282,11 @@ pub fn roll_out(
     cfg: &RolloutsConfig,
     roles: &EpisodeRoles,
     seed: u64,
-    journal: &Path,
+    resumed: crate::pipeline::Resumed<RolloutRecord>,
 ) -> Result<Vec<RolloutRecord>, String> {
-    let done = read_journal(journal);
+    let crate::pipeline::Resumed {
+        mut journal, done, ..
+    } = resumed;
     let finished: HashSet<(String, i32)> =
         done.iter().map(|r| (r.task_id.clone(), r.trial)).collect();
     let mut todo = Vec::new();
@@ -243,14 +297,6 @@ pub fn roll_out(
             }
         }
     }
-    if let Some(dir) = journal.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(journal)
-        .map_err(|e| format!("{}: {e}", journal.display()))?;
     let delay_ms: u64 = std::env::var(ENV_EPISODE_DELAY_MS)
         .ok()
         .and_then(|v| v.parse().ok())
@@ -328,7 +374,7 @@ pub fn roll_out(
             while set.len() >= cfg.concurrency {
                 if let Some(done) = set.join_next().await {
                     let rec = done.map_err(|e| e.to_string())?;
-                    journal_line(&mut file, &rec)?;
+                    journal.append(&rec).map_err(|e| e.to_string())?;
                     *mix.entry(rec.reward).or_default() += 1;
                     tokens += rec.prompt_tokens + rec.completion_tokens;
                     bar.set_message(format!(
@@ -344,7 +390,7 @@ pub fn roll_out(
         }
         while let Some(done) = set.join_next().await {
             let rec = done.map_err(|e| e.to_string())?;
-            journal_line(&mut file, &rec)?;
+            journal.append(&rec).map_err(|e| e.to_string())?;
             bar.inc(1);
             results.push(rec);
         }
@@ -356,6 +402,8 @@ pub fn roll_out(
         .enumerate()
         .map(|(i, t)| (t.task_id.as_str(), i))
         .collect();
+    // Only this run's (task, trial) pairs, whatever a journal held.
+    results.retain(|r| order.contains_key(r.task_id.as_str()) && (r.trial as u32) < cfg.trials);
     results.sort_by_key(|r| {
         (
             order.get(r.task_id.as_str()).copied().unwrap_or(usize::MAX),
@@ -365,27 +413,18 @@ pub fn roll_out(
     Ok(results)
 }
 
-fn journal_line(file: &mut std::fs::File, rec: &RolloutRecord) -> Result<(), String> {
-    let mut line = serde_json::to_string(rec).map_err(|e| e.to_string())?;
-    line.push('\n');
-    file.write_all(line.as_bytes())
-        .map_err(|e| format!("journal: {e}"))
-}
-
-/// The reward mix of some rollouts, for summaries.
+/// The reward mix of some rollouts, for summaries: rewards of the scored episodes (agent
+/// errors among them, as failures), then the infrastructure failures left out.
 pub fn reward_mix(rows: &[RolloutRecord]) -> String {
-    let n = |r: i32| {
-        rows.iter()
-            .filter(|x| x.reward == r && x.error.is_none())
-            .count()
-    };
-    let errored = rows.iter().filter(|x| x.error.is_some()).count();
+    let scored = || rows.iter().filter(|x| !is_infrastructure_failure(x));
+    let n = |r: i32| scored().filter(|x| x.reward == r).count();
+    let agent_errors = scored().filter(|x| x.error.is_some()).count();
+    let infra = rows.len() - scored().count();
     format!(
-        "R=1 {} / R=0 {} / R=-1 {} / errored {}",
+        "R=1 {} / R=0 {} / R=-1 {} / agent errors {agent_errors} / infrastructure errors {infra}",
         n(1),
         n(0),
         n(-1),
-        errored
     )
 }
 
@@ -407,7 +446,6 @@ pub fn run_stage(
     let policy_path = ctx.paths.policy_file(ctx.domain.name());
     let policy = std::fs::read_to_string(&policy_path)
         .map_err(|e| ctx.fail(format!("{}: {e}", policy_path.display())))?;
-    let journal = ctx.journal_path();
     // Unless a role sets its own limit, let it carry as many calls as there are episodes in
     // flight (the layer's default of 8 would otherwise throttle a rollout of 32).
     let mut role_cfgs = cfg.roles.clone();
@@ -418,6 +456,12 @@ pub fn run_stage(
         agent: super::roles::open_role(ctx, &role_cfgs, Role::Agent)?,
         user: super::roles::open_role(ctx, &role_cfgs, Role::User)?,
     };
+    let resumed = open_journal(
+        &ctx.journal_path(),
+        &ctx.journal_key(),
+        ctx.stage,
+        crate::pipeline::OnMismatch::StartFresh,
+    )?;
     let rows = roll_out(
         base,
         Arc::new(policy),
@@ -425,9 +469,11 @@ pub fn run_stage(
         cfg,
         &roles,
         ctx.seed,
-        &journal,
+        resumed,
     )
     .map_err(|e| ctx.fail(e))?;
+    // Over the threshold the stage fails: no output is swapped in, the journal stays.
+    check_errored(&rows, cfg.max_errored_share).map_err(|e| ctx.fail(e))?;
     Ok(rows)
 }
 
@@ -452,7 +498,6 @@ impl Stage for RolloutsStage {
         let cfg: RolloutsConfig = ctx.typed_config()?;
         let rows = run_stage(ctx, &cfg)?;
         artifact::write_records(&ctx.out("part-00000.parquet"), &rows, &ctx.provenance())?;
-        let _ = std::fs::remove_file(ctx.journal_path());
         Ok(format!("{} episodes: {}", rows.len(), reward_mix(&rows)))
     }
 }

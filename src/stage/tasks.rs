@@ -113,7 +113,8 @@ impl Stage for TasksStage {
         &["db", "emotions"]
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-        crate::config::parse_typed::<TasksConfig>(path, table).map(|_| ())
+        let cfg: TasksConfig = crate::config::parse_typed(path, table)?;
+        super::roles::check_roles(path, &cfg.roles, &[crate::llm::Role::Judge])
     }
     fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
         let cfg: TasksConfig =

@@ -19,16 +19,24 @@ impl Stage for TracesStage {
     fn inputs(&self) -> &'static [&'static str] {
         &["graphs"]
     }
+    /// Ranges and names (one path for `tracer validate` and `tracer run`). A walk is at
+    /// most 50 calls and a trace at most 10 walks; sampling budgets stay countable.
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
+        use crate::config::{Check, MAX_COUNT};
         let cfg: TracesConfig = crate::config::parse_typed(path, table)?;
-        let invalid = |message: String| ConfigError::File {
-            path: path.display().to_string(),
-            message,
-        };
-        for name in cfg.targets.keys() {
-            crate::domain::find(name).map_err(|e| invalid(format!("targets.{name}: {e}")))?;
+        let c = Check::new(path);
+        c.count("max_intents", cfg.max_intents, 1, 10)?;
+        c.count("min_intents", cfg.min_intents, 1, cfg.max_intents)?;
+        c.count("max_length", cfg.max_length, 1, 50)?;
+        c.count("min_length", cfg.min_length, 1, cfg.max_length)?;
+        c.share("eval_fraction", cfg.eval_fraction)?;
+        c.count("attempts_per_trace", cfg.attempts_per_trace, 1, 10_000)?;
+        c.count("default_target", cfg.default_target, 0, MAX_COUNT)?;
+        c.domains("targets", cfg.targets.keys().map(String::as_str))?;
+        for (domain, n) in &cfg.targets {
+            c.count(&format!("targets.{domain}"), *n, 0, MAX_COUNT)?;
         }
-        cfg.sample().check().map_err(invalid)
+        Ok(())
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: TracesConfig = ctx.typed_config()?;
