@@ -53,6 +53,14 @@ impl Paths {
     pub fn policy_file(&self, domain: &str) -> PathBuf {
         self.root.join("policies").join(format!("{domain}.md"))
     }
+
+    /// The policy of a domain's non-default ruleset (`policies/<domain>.<ruleset>.md`):
+    /// the agent's system prompt when the database runs under that ruleset.
+    pub fn ruleset_policy_file(&self, domain: &str, ruleset: &str) -> PathBuf {
+        self.root
+            .join("policies")
+            .join(format!("{domain}.{ruleset}.md"))
+    }
 }
 
 /// Read a TOML file as a generic table (missing file = empty table).

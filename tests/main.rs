@@ -6,6 +6,7 @@ mod common;
 mod cli_graphs;
 mod cli_pipeline;
 mod cli_replay;
+mod cli_rulesets;
 mod cli_trajectories;
 mod emotion;
 mod endpoint_roles;

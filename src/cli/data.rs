@@ -26,6 +26,10 @@ pub enum ImportCommand {
         /// Also write it as Parquet tables plus normalised tau-bench JSON into this directory.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Rule variant of the domain (e.g. retail: tau-emotion-bench, tau-bench); default:
+        /// the one stages/db.toml selects.
+        #[arg(long)]
+        ruleset: Option<String>,
     },
 }
 
@@ -58,6 +62,10 @@ pub enum ExportCommand {
         from: Option<PathBuf>,
         #[arg(long)]
         seed: Option<u64>,
+        /// Rule variant of the domain (e.g. retail: tau-emotion-bench, tau-bench); default:
+        /// the one stages/db.toml selects.
+        #[arg(long)]
+        ruleset: Option<String>,
     },
 }
 
@@ -77,6 +85,10 @@ pub enum ReferenceCommand {
         count: usize,
         #[arg(long)]
         out: PathBuf,
+        /// Rule variant of the domain (e.g. retail: tau-emotion-bench, tau-bench); default:
+        /// the one stages/db.toml selects.
+        #[arg(long)]
+        ruleset: Option<String>,
     },
 }
 
@@ -86,10 +98,11 @@ pub fn reference(paths: &Paths, cmd: ReferenceCommand) -> Result<(), CliError> {
         seed,
         count,
         out,
+        ruleset,
     } = cmd;
     let d = domain::find(&domain)?;
     let seed = resolve_seed(paths, seed)?;
-    let env = d.generate(seed, Split::Eval);
+    let env = super::with_ruleset(paths, d, d.generate(seed, Split::Eval), ruleset.as_deref())?;
     let seqs = domain::reference::sample_sequences(env.as_ref(), seed, count);
     let mut text = String::new();
     for s in &seqs {
@@ -104,6 +117,10 @@ pub fn reference(paths: &Paths, cmd: ReferenceCommand) -> Result<(), CliError> {
         "state_hash": env.state_hash().to_hex(),
         "sequences": seqs.len(),
     });
+    let mut meta = meta;
+    if let Some(r) = env.ruleset() {
+        meta["ruleset"] = r.into();
+    }
     let meta = serde_json::to_vec_pretty(&meta).unwrap_or_default();
     artifact::write_atomic(&out.join("meta.json"), &meta)?;
     write_tau_bench(env.as_ref(), &out.join("data"))?;
@@ -126,19 +143,26 @@ pub struct ReplayArgs {
     pub out: PathBuf,
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Rule variant of the domain (e.g. retail: tau-emotion-bench, tau-bench); default: the
+    /// one stages/db.toml selects.
+    #[arg(long)]
+    pub ruleset: Option<String>,
 }
 
-/// The environment a command works on: an imported directory, or the generated database.
+/// The environment a command works on: an imported directory, or the generated database,
+/// under the ruleset `--ruleset` names (else the configured one).
 fn load_env(
     paths: &Paths,
     domain: &dyn domain::Domain,
     db: Option<&Path>,
     seed: Option<u64>,
+    ruleset: Option<&str>,
 ) -> Result<Box<dyn Environment>, CliError> {
-    Ok(match db {
+    let env = match db {
         Some(dir) => domain.import_tau_bench(dir)?,
         None => domain.generate(resolve_seed(paths, seed)?, Split::Eval),
-    })
+    };
+    super::with_ruleset(paths, domain, env, ruleset)
 }
 
 fn write_tau_bench(env: &dyn Environment, dir: &Path) -> Result<(), CliError> {
@@ -150,16 +174,25 @@ fn write_tau_bench(env: &dyn Environment, dir: &Path) -> Result<(), CliError> {
 }
 
 pub fn import(paths: &Paths, cmd: ImportCommand) -> Result<(), CliError> {
-    let ImportCommand::TauBench { domain, from, out } = cmd;
+    let ImportCommand::TauBench {
+        domain,
+        from,
+        out,
+        ruleset,
+    } = cmd;
     let d = domain::find(&domain)?;
-    let env = load_env(paths, d, Some(&from), None)?;
+    let env = load_env(paths, d, Some(&from), None, ruleset.as_deref())?;
     let sizes: Vec<String> = env
         .tables()
         .iter()
         .map(|(t, rows)| format!("{t} {}", rows.len()))
         .collect();
+    let ruleset = env
+        .ruleset()
+        .map(|r| format!(", ruleset {r}"))
+        .unwrap_or_default();
     println!(
-        "{}: imported {} ({}); state {}",
+        "{}: imported {} ({}{ruleset}); state {}",
         from.display(),
         d.name(),
         sizes.join(", "),
@@ -186,14 +219,15 @@ pub fn import(paths: &Paths, cmd: ImportCommand) -> Result<(), CliError> {
 }
 
 pub fn export(paths: &Paths, cmd: ExportCommand) -> Result<(), CliError> {
-    let (domain, out, from, seed) = match cmd {
+    let (domain, out, from, seed, ruleset) = match cmd {
         ExportCommand::Db {
             domain,
             format: Format::TauBench,
             out,
             from,
             seed,
-        } => (domain, out, from, seed),
+            ruleset,
+        } => (domain, out, from, seed, ruleset),
         ExportCommand::Tasks {
             domain,
             format: Format::TauBench,
@@ -202,7 +236,7 @@ pub fn export(paths: &Paths, cmd: ExportCommand) -> Result<(), CliError> {
         } => return export_tasks(paths, &domain, &split, &out),
     };
     let d = domain::find(&domain)?;
-    let env = load_env(paths, d, from.as_deref(), seed)?;
+    let env = load_env(paths, d, from.as_deref(), seed, ruleset.as_deref())?;
     write_tau_bench(env.as_ref(), &out)?;
     println!(
         "wrote {} database to {} (tau-bench format)",
@@ -215,7 +249,13 @@ pub fn export(paths: &Paths, cmd: ExportCommand) -> Result<(), CliError> {
 pub fn replay(paths: &Paths, args: ReplayArgs) -> Result<(), CliError> {
     let d = domain::find(&args.domain)?;
     let tasks = replay::read_task_file(&args.tasks)?;
-    let env = load_env(paths, d, args.db.as_deref(), args.seed)?;
+    let env = load_env(
+        paths,
+        d,
+        args.db.as_deref(),
+        args.seed,
+        args.ruleset.as_deref(),
+    )?;
     let (jsonl, outcomes) = replay::replay_tasks(env.as_ref(), &tasks);
     artifact::write_atomic(&args.out, jsonl.as_bytes())?;
     let ok = outcomes.iter().filter(|o| o.all_succeeded).count();
@@ -286,6 +326,10 @@ pub struct RolloutArgs {
     pub out: PathBuf,
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Rule variant of the domain (e.g. retail: tau-emotion-bench, tau-bench); default: the
+    /// one stages/db.toml selects.
+    #[arg(long)]
+    pub ruleset: Option<String>,
 }
 
 pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
@@ -301,7 +345,13 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
         .map_err(|e| CliError::Failed(format!("{}: {e}", args.config.display())))?;
     crate::stage::roles::preflight_roles(&cfg.roles).map_err(CliError::Failed)?;
     let tau = replay::read_task_file(&args.tasks)?;
-    let env = load_env(paths, d, args.db.as_deref(), Some(seed))?;
+    let env = load_env(
+        paths,
+        d,
+        args.db.as_deref(),
+        Some(seed),
+        args.ruleset.as_deref(),
+    )?;
     let tasks = crate::stage::eval::tasks_from_tau_bench(env.as_ref(), d.name(), &tau);
     let cache = crate::stage::roles::cache_path(paths);
     let open = |role| {
@@ -315,9 +365,7 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
         agent: open(crate::llm::Role::Agent).map_err(|e| CliError::Failed(e.to_string()))?,
         user: open(crate::llm::Role::User).map_err(|e| CliError::Failed(e.to_string()))?,
     };
-    let policy_path = paths.policy_file(d.name());
-    let policy = std::fs::read_to_string(&policy_path)
-        .map_err(|e| CliError::Failed(format!("{}: {e}", policy_path.display())))?;
+    let policy = crate::stage::db::read_policy(paths, d, env.as_ref()).map_err(CliError::Failed)?;
     let journal = args.out.join(".journal.jsonl");
     let rows = roll_out(
         std::sync::Arc::from(env),

@@ -142,6 +142,10 @@ pub fn list() -> Result<(), CliError> {
             reads,
             specs.len() - reads
         );
+        for (i, r) in d.rulesets().iter().enumerate() {
+            let default = if i == 0 { " (default)" } else { "" };
+            println!("    ruleset {}{default}: {}", r.name, r.description);
+        }
         for s in specs {
             let end = if s.terminates { ", ends episode" } else { "" };
             println!("    {:<34} {}{end}", s.name, s.kind.as_str());
@@ -200,13 +204,15 @@ pub fn validation_problems(paths: &Paths) -> Vec<String> {
                 ));
             }
         }
-        let policy = paths.policy_file(d.name());
-        match std::fs::read_to_string(&policy) {
-            Ok(text) if text.trim().is_empty() => {
-                problems.push(format!("{}: policy is empty", policy.display()))
+        for rel in crate::stage::db::policy_sources(d.name()) {
+            let policy = paths.root.join(rel);
+            match std::fs::read_to_string(&policy) {
+                Ok(text) if text.trim().is_empty() => {
+                    problems.push(format!("{}: policy is empty", policy.display()))
+                }
+                Ok(_) => {}
+                Err(e) => problems.push(format!("{}: {e}", policy.display())),
             }
-            Ok(_) => {}
-            Err(e) => problems.push(format!("{}: {e}", policy.display())),
         }
         if let Err(e) = crate::graph::load(&paths.graph_file(d.name()), *d) {
             problems.push(e.to_string());
@@ -219,7 +225,13 @@ pub fn validation_problems(paths: &Paths) -> Vec<String> {
                 let p = e.path();
                 if p.extension().and_then(|x| x.to_str()) == Some(ext) {
                     let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-                    if !names.contains(stem) {
+                    // `<domain>.<ruleset>.md`: the policy of a non-default ruleset.
+                    let ruleset_policy = ext == "md"
+                        && stem.split_once('.').is_some_and(|(d, r)| {
+                            crate::domain::find(d)
+                                .is_ok_and(|d| d.rulesets().iter().skip(1).any(|x| x.name == r))
+                        });
+                    if !names.contains(stem) && !ruleset_policy {
                         problems.push(format!("{}: no registered domain '{stem}'", p.display()));
                     }
                 }
@@ -230,7 +242,8 @@ pub fn validation_problems(paths: &Paths) -> Vec<String> {
         for e in entries.flatten() {
             if e.path().is_dir() {
                 let name = e.file_name().to_string_lossy().to_string();
-                if !names.contains(name.as_str()) {
+                // `kit/` is shared code every domain uses, not a domain.
+                if name != "kit" && !names.contains(name.as_str()) {
                     problems.push(format!(
                         "src/domain/{name}/: module is not in the domain registry"
                     ));

@@ -9,7 +9,7 @@
 //!
 //! Architecture invariant: reads the state only; never mutates it and never calls tools.
 
-use super::db::{CANCEL_REASONS, Order, PaymentMethod, RetailDb, User, round2, status};
+use super::db::{CANCEL_REASONS, Lifecycle, Order, PaymentMethod, RetailDb, User, round2, status};
 use super::generate::random_address;
 use crate::domain::GroundingContext;
 use rand::RngExt;
@@ -83,7 +83,7 @@ fn covering_method<'a>(
 fn swaps(db: &RetailDb, order: &Order, rng: &mut ChaCha8Rng) -> Vec<(String, String, f64)> {
     let mut out = Vec::new();
     for item in &order.items {
-        if out.iter().any(|(old, _, _)| *old == item.item_id) {
+        if out.iter().any(|(old, _, _)| *old == item.item_id) || requested(order, &item.item_id) {
             continue;
         }
         let Some(product) = db.products.get(&item.product_id) else {
@@ -224,7 +224,7 @@ pub fn propose_calls(
             swap_proposals(db, &orders, rng, &mut out);
         }
         "exchange_delivered_order_items" => {
-            let orders = ranked_orders(db, ctx, uid, rng, |o| o.status == status::DELIVERED);
+            let orders = ranked_orders(db, ctx, uid, rng, |o| exchangeable(db, o));
             swap_proposals(db, &orders, rng, &mut out);
         }
         "modify_pending_order_payment" => {
@@ -255,7 +255,7 @@ pub fn propose_calls(
             }
         }
         "return_delivered_order_items" => {
-            for o in ranked_orders(db, ctx, uid, rng, |o| o.status == status::DELIVERED) {
+            for o in ranked_orders(db, ctx, uid, rng, |o| returnable(db, o)) {
                 let Some(owner) = db.users.get(&o.user_id) else {
                     continue;
                 };
@@ -270,16 +270,17 @@ pub fn propose_calls(
                         refund_to.push(&m.id);
                     }
                 }
-                let Some(item) = o.items.first() else {
+                let all: Vec<&str> = o
+                    .items
+                    .iter()
+                    .map(|i| i.item_id.as_str())
+                    .filter(|id| !requested(o, id))
+                    .collect();
+                let Some(item) = all.first().copied() else {
                     continue;
                 };
-                let all: Vec<&str> = o.items.iter().map(|i| i.item_id.as_str()).collect();
                 for (n, method) in refund_to.iter().enumerate().take(2) {
-                    let items = if n == 0 {
-                        vec![item.item_id.as_str()]
-                    } else {
-                        all.clone()
-                    };
+                    let items = if n == 0 { vec![item] } else { all.clone() };
                     out.push(json!({"order_id": o.order_id, "item_ids": items,
                         "payment_method_id": method}));
                 }
@@ -289,6 +290,25 @@ pub fn propose_calls(
     }
     out.truncate(MAX_PROPOSALS);
     out
+}
+
+/// A return may start: the lifecycle reads the order as delivered, and no return request is
+/// open (a second request would overwrite the first one's items).
+fn returnable(db: &RetailDb, order: &Order) -> bool {
+    db.lifecycle.accepts_return_or_exchange(&order.status) && order.return_items.is_none()
+}
+
+/// An exchange may start: as [`returnable`], for exchange requests.
+fn exchangeable(db: &RetailDb, order: &Order) -> bool {
+    db.lifecycle.accepts_return_or_exchange(&order.status) && order.exchange_items.is_none()
+}
+
+/// The item is already part of the order's open return or exchange request.
+fn requested(order: &Order, item_id: &str) -> bool {
+    [&order.return_items, &order.exchange_items]
+        .into_iter()
+        .flatten()
+        .any(|ids| ids.iter().any(|i| i == item_id))
 }
 
 pub fn observe(tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
@@ -365,6 +385,33 @@ fn order_with_status<'a>(
         return Err(format!("{rule} (order {id} is '{}')", order.status));
     }
     Ok(order)
+}
+
+/// The order of the call, delivered as the active lifecycle reads its status.
+fn delivered_order<'a>(db: &'a RetailDb, args: &Value, action: &str) -> Result<&'a Order, String> {
+    let id = arg_str(args, "order_id");
+    let order = db
+        .orders
+        .get(id)
+        .ok_or_else(|| format!("order {id} does not exist"))?;
+    if !db.lifecycle.accepts_return_or_exchange(&order.status) {
+        return Err(format!(
+            "only delivered orders can be {action} (order {id} is '{}')",
+            order.status
+        ));
+    }
+    Ok(order)
+}
+
+/// No item may be named that an open return or exchange request of the order already holds.
+fn check_not_requested(order: &Order, items: &[&str]) -> Result<(), String> {
+    match items.iter().find(|id| requested(order, id)) {
+        Some(id) => Err(format!(
+            "item {id} of order {} is already part of a return or exchange request",
+            order.order_id
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Rules shared by item modification and exchange: same product, available, different
@@ -461,12 +508,11 @@ pub fn check_policy(db: &RetailDb, tool: &str, args: &Value) -> Result<(), Strin
             check_address(args)
         }
         "modify_pending_order_items" => {
-            let order = order_with_status(
-                db,
-                args,
-                status::PENDING,
-                "only pending orders can be modified, and items only once",
-            )?;
+            let rule = match db.lifecycle {
+                Lifecycle::TauBench => "only pending orders can be modified, and items only once",
+                Lifecycle::TauEmotionBench => "only pending orders can be modified",
+            };
+            let order = order_with_status(db, args, status::PENDING, rule)?;
             check_swap(db, order, args)
         }
         "modify_pending_order_payment" => {
@@ -491,13 +537,15 @@ pub fn check_policy(db: &RetailDb, tool: &str, args: &Value) -> Result<(), Strin
             check_payment_covers(db, order, method_id, paid.amount)
         }
         "return_delivered_order_items" => {
-            let order = order_with_status(
-                db,
-                args,
-                status::DELIVERED,
-                "only delivered orders can be returned",
-            )?;
+            let order = delivered_order(db, args, "returned")?;
+            if order.return_items.is_some() {
+                return Err(format!(
+                    "order {} already has a return request; a second one would replace it",
+                    order.order_id
+                ));
+            }
             let items = arg_list(args, "item_ids");
+            check_not_requested(order, &items)?;
             if items.is_empty() {
                 return Err("at least one item must be listed for the return".into());
             }
@@ -529,12 +577,14 @@ pub fn check_policy(db: &RetailDb, tool: &str, args: &Value) -> Result<(), Strin
             Ok(())
         }
         "exchange_delivered_order_items" => {
-            let order = order_with_status(
-                db,
-                args,
-                status::DELIVERED,
-                "only delivered orders can be exchanged",
-            )?;
+            let order = delivered_order(db, args, "exchanged")?;
+            if order.exchange_items.is_some() {
+                return Err(format!(
+                    "order {} already has an exchange request; a second one would replace it",
+                    order.order_id
+                ));
+            }
+            check_not_requested(order, &arg_list(args, "item_ids"))?;
             check_swap(db, order, args)
         }
         "modify_user_address" => {

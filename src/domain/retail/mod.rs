@@ -29,7 +29,7 @@ mod tests;
 
 pub use db::RetailDb;
 
-use super::{Database, Domain, DomainError, Environment, Split, ToolSpec};
+use super::{Database, Domain, DomainError, Environment, Ruleset, Split, ToolSpec};
 use std::path::Path;
 
 /// The simulation clock of this domain. tau-bench's retail logic has no dates, so nothing
@@ -45,6 +45,21 @@ impl Domain for Retail {
 
     fn tool_specs(&self) -> Vec<&'static ToolSpec> {
         RetailDb::tools().iter().map(|t| &t.spec).collect()
+    }
+
+    /// The order lifecycle: the authors' harness first (the default), tau-bench's second
+    /// (its own task files need it). Names are [`db::Lifecycle::name`].
+    fn rulesets(&self) -> &'static [Ruleset] {
+        &[
+            Ruleset {
+                name: "tau-emotion-bench",
+                description: "modifying items keeps an order pending; returns and exchanges accept any 'delivered...' status",
+            },
+            Ruleset {
+                name: "tau-bench",
+                description: "modifying items is final ('pending (item modified)'); returns and exchanges need 'delivered'",
+            },
+        ]
     }
 
     /// One database for both splits (the paper reuses tau-bench's retail database).

@@ -109,7 +109,7 @@ fn build() -> Vec<Tool<RetailDb>> {
         tool(
             "exchange_delivered_order_items",
             Write,
-            "Request an exchange of items of a delivered order for other variants of the same products. A delivered order can be returned or exchanged only once, so gather every item first, explain the exchange and get an explicit yes. Returns the updated order.",
+            "Request an exchange of items of a delivered order for other variants of the same products. An order takes one exchange request, so gather every item into one call, explain the exchange and get an explicit yes. Returns the updated order.",
             object(
                 json!({
                     "order_id": string(ORDER_ID),
@@ -192,7 +192,7 @@ fn build() -> Vec<Tool<RetailDb>> {
         tool(
             "modify_pending_order_items",
             Write,
-            "Swap items of a pending order for other available variants of the same products, paying or refunding the price difference through the given payment method. Possible only once per order: afterwards its status is 'pending (item modified)' and it can no longer be modified or cancelled, so collect every item first, explain the change and get an explicit yes. Returns the updated order.",
+            "Swap items of a pending order for other available variants of the same products, paying or refunding the price difference through the given payment method. Collect every item the customer wants changed into one call (the policy says whether the order can be changed again afterwards), explain the change and get an explicit yes. Returns the updated order.",
             object(
                 json!({
                     "order_id": string(ORDER_ID),
@@ -230,7 +230,7 @@ fn build() -> Vec<Tool<RetailDb>> {
         tool(
             "return_delivered_order_items",
             Write,
-            "Request a return of some items of a delivered order; its status becomes 'return requested' and the customer is emailed return instructions. The refund goes to the original payment method or to one of the customer's gift cards. Explain the return and get an explicit yes first. Returns the updated order.",
+            "Request a return of some items of a delivered order; the order is marked as return requested and the customer is emailed return instructions. The refund goes to the original payment method or to one of the customer's gift cards. Explain the return and get an explicit yes first. Returns the updated order.",
             object(
                 json!({
                     "order_id": string(ORDER_ID),
@@ -362,6 +362,19 @@ fn order_in_status<'a>(
     Ok(order)
 }
 
+/// The order, which must exist and be delivered as the active lifecycle reads the status.
+fn delivered_order<'a>(
+    db: &'a RetailDb,
+    order_id: &str,
+    wrong_status: &str,
+) -> Result<&'a Order, String> {
+    let order = db.orders.get(order_id).ok_or("order not found")?;
+    if !db.lifecycle.accepts_return_or_exchange(&order.status) {
+        return Err(wrong_status.to_string());
+    }
+    Ok(order)
+}
+
 fn cancel_pending_order(db: &mut RetailDb, args: &Args) -> Result<String, String> {
     let order_id = args.str("order_id")?;
     let order = order_in_status(
@@ -467,12 +480,7 @@ fn exchange_delivered_order_items(db: &mut RetailDb, args: &Args) -> Result<Stri
     let item_ids = args.str_list("item_ids")?;
     let new_item_ids = args.str_list("new_item_ids")?;
     let payment_method_id = args.str("payment_method_id")?;
-    let order = order_in_status(
-        db,
-        order_id,
-        status::DELIVERED,
-        "non-delivered order cannot be exchanged",
-    )?;
+    let order = delivered_order(db, order_id, "non-delivered order cannot be exchanged")?;
     check_items_present(order, &item_ids, |id| format!("{id} not found"))?;
     let diff = round2(price_difference(db, order, &item_ids, &new_item_ids)?);
     let user = db.users.get(&order.user_id).ok_or("user not found")?;
@@ -487,8 +495,9 @@ fn exchange_delivered_order_items(db: &mut RetailDb, args: &Args) -> Result<Stri
     old_sorted.sort();
     let mut new_sorted: Vec<String> = new_item_ids.iter().map(|s| s.to_string()).collect();
     new_sorted.sort();
+    let new_status = db.lifecycle.exchange_requested();
     let order = db.orders.get_mut(order_id).ok_or("order not found")?;
-    order.status = status::EXCHANGE_REQUESTED.into();
+    order.status = new_status.into();
     order.exchange_items = Some(old_sorted);
     order.exchange_new_items = Some(new_sorted);
     order.exchange_payment_method_id = Some(payment_method_id.to_string());
@@ -551,6 +560,7 @@ fn modify_pending_order_items(db: &mut RetailDb, args: &Args) -> Result<String, 
             pm.set_balance(round2(pm.balance_amount() - diff));
         }
     }
+    let new_status = db.lifecycle.after_item_modification();
     let order = db.orders.get_mut(order_id).ok_or("order not found")?;
     order.payment_history.push(Transaction {
         transaction_type: if diff > 0.0 { "payment" } else { "refund" }.into(),
@@ -565,7 +575,7 @@ fn modify_pending_order_items(db: &mut RetailDb, args: &Args) -> Result<String, 
             item.options = options;
         }
     }
-    order.status = status::PENDING_ITEM_MODIFIED.into();
+    order.status = new_status.into();
     to_json(order)
 }
 
@@ -635,12 +645,7 @@ fn return_delivered_order_items(db: &mut RetailDb, args: &Args) -> Result<String
     let order_id = args.str("order_id")?;
     let item_ids = args.str_list("item_ids")?;
     let payment_method_id = args.str("payment_method_id")?;
-    let order = order_in_status(
-        db,
-        order_id,
-        status::DELIVERED,
-        "non-delivered order cannot be returned",
-    )?;
+    let order = delivered_order(db, order_id, "non-delivered order cannot be returned")?;
     let user = db.users.get(&order.user_id).ok_or("user not found")?;
     if !user.payment_methods.contains_key(payment_method_id) {
         return Err("payment method not found".into());
@@ -657,8 +662,9 @@ fn return_delivered_order_items(db: &mut RetailDb, args: &Args) -> Result<String
     check_items_present(order, &item_ids, |_| "some item not found".to_string())?;
     let mut sorted: Vec<String> = item_ids.iter().map(|s| s.to_string()).collect();
     sorted.sort();
+    let new_status = db.lifecycle.return_requested();
     let order = db.orders.get_mut(order_id).ok_or("order not found")?;
-    order.status = status::RETURN_REQUESTED.into();
+    order.status = new_status.into();
     order.return_items = Some(sorted);
     order.return_payment_method_id = Some(payment_method_id.to_string());
     to_json(order)
