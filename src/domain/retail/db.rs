@@ -316,13 +316,7 @@ impl Database for RetailDb {
     }
 
     fn check_policy(&self, tool: &str, args: &Value) -> Result<(), crate::domain::PolicyViolation> {
-        // Until the rules are declared one by one, the tool names the rule.
-        let rule = Self::tools()
-            .iter()
-            .find(|t| t.spec.name == tool)
-            .map_or("policy", |t| t.spec.name);
-        super::ground::check_policy(self, tool, args)
-            .map_err(|detail| crate::domain::PolicyViolation::new(rule, detail))
+        crate::domain::kit::policy::check_rules(super::policy::RULES, self, tool, args)
     }
 
     fn user_facts(&self, user_id: &str) -> Vec<UserFact> {

@@ -7,7 +7,9 @@
 //! - `tools.rs`: tool specs and behaviour; the calculator is the kit's.
 //! - `generate.rs`: the deterministic synthetic database (527 users, 50 products, 1,075 orders).
 //! - `tau_bench.rs`: import/export of tau-bench's `users/products/orders.json`.
-//! - `ground.rs`: grounding proposals, id learning and the machine-checkable policy rules.
+//! - `ground.rs`: grounding proposals and id learning.
+//! - `policy.rs`: the machine-checkable policy rules, as named kit rows per write tool.
+//! - `requests.toml`: the request sentences a customer says for each tool.
 //! - `hooks.rs`: refinement/verification hooks: user facts, request sentences, internal ids,
 //!   required outputs and the records an agent can look up.
 //!
@@ -21,6 +23,7 @@ pub mod db;
 pub mod generate;
 mod ground;
 mod hooks;
+mod policy;
 pub mod tau_bench;
 mod tools;
 

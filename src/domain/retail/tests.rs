@@ -2070,3 +2070,58 @@ fn gold_tasks_replay_like_the_reference_under_each_ruleset() {
         failures[..failures.len().min(20)].join("\n")
     );
 }
+
+#[test]
+fn policy_violations_name_their_rule() {
+    let db = fixture();
+    let rule = |tool: &str, args: Value| Database::check_policy(&db, tool, &args).unwrap_err().rule;
+    assert_eq!(
+        rule(
+            "cancel_pending_order",
+            json!({"order_id": "#W1000002", "reason": "no longer needed"})
+        ),
+        "order_is_pending"
+    );
+    assert_eq!(
+        rule(
+            "cancel_pending_order",
+            json!({"order_id": "#W1000001", "reason": "meh"})
+        ),
+        "cancel_reason"
+    );
+    assert_eq!(
+        rule(
+            "return_delivered_order_items",
+            json!({"order_id": "#W1000001", "item_ids": ["1100000001"], "payment_method_id": "gift_card_4410022"})
+        ),
+        "order_is_delivered"
+    );
+    assert_eq!(
+        rule(
+            "return_delivered_order_items",
+            json!({"order_id": "#W1000002", "item_ids": ["2200000001"], "payment_method_id": "credit_card_4410021"})
+        ),
+        "refund_destination"
+    );
+    assert_eq!(
+        rule(
+            "modify_pending_order_items",
+            json!({"order_id": "#W1000001", "item_ids": ["1100000001"], "new_item_ids": ["3300000002"], "payment_method_id": "credit_card_4410021"})
+        ),
+        "same_product_swap"
+    );
+    assert_eq!(
+        rule(
+            "modify_pending_order_payment",
+            json!({"order_id": "#W1000001", "payment_method_id": "credit_card_4410021"})
+        ),
+        "new_payment_method"
+    );
+    assert_eq!(
+        rule(
+            "modify_user_address",
+            json!({"user_id": MARA, "address1": "", "address2": "", "city": "x", "state": "x", "country": "x", "zip": "1"})
+        ),
+        "complete_address"
+    );
+}
