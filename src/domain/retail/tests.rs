@@ -2125,3 +2125,24 @@ fn policy_violations_name_their_rule() {
         "complete_address"
     );
 }
+
+#[test]
+fn tool_intents_say_what_the_customer_wants() {
+    use crate::domain::Intent;
+    let intent = |name: &str| {
+        Retail
+            .tool_specs()
+            .into_iter()
+            .find(|s| s.name == name)
+            .unwrap()
+            .intent
+    };
+    assert_eq!(intent("modify_pending_order_payment"), Intent::Change);
+    assert_eq!(intent("modify_pending_order_items"), Intent::Change);
+    assert_eq!(intent("cancel_pending_order"), Intent::Cancel);
+    assert_eq!(intent("return_delivered_order_items"), Intent::Return);
+    assert_eq!(intent("exchange_delivered_order_items"), Intent::Exchange);
+    assert_eq!(intent("get_order_details"), Intent::Lookup);
+    assert_eq!(intent("transfer_to_human_agents"), Intent::Transfer);
+    assert_eq!(intent("calculate"), Intent::Helper);
+}

@@ -14,8 +14,8 @@
 
 use super::db::{Address, CANCEL_REASONS, Order, RetailDb, Transaction, round2, status};
 use crate::domain::kit::calc;
-use crate::domain::kit::schema::{object, one_of, string, string_list, tool};
-use crate::domain::{Args, Tool, ToolKind};
+use crate::domain::kit::schema::{object, one_of, string, string_list, tool, with_intent};
+use crate::domain::{Args, Intent, Tool, ToolKind};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -200,23 +200,27 @@ fn build() -> Vec<Tool<RetailDb>> {
             swap_schema(ITEM_IDS),
             modify_pending_order_items,
         ),
-        tool(
-            "modify_pending_order_payment",
-            Write,
-            "Move the payment of a pending order to a different stored payment method; the old method is refunded. A gift card must cover the whole order total. Explain the change and get an explicit yes first. Returns the updated order.",
-            object(
-                &[
-                    ("order_id", string(ORDER_ID)),
-                    (
-                        "payment_method_id",
-                        string(
-                            "Id of the stored payment method that should pay for the order instead, e.g. 'paypal_7215409'.",
+        // Switching how an order is paid is a change to the order, not a payment.
+        with_intent(
+            tool(
+                "modify_pending_order_payment",
+                Write,
+                "Move the payment of a pending order to a different stored payment method; the old method is refunded. A gift card must cover the whole order total. Explain the change and get an explicit yes first. Returns the updated order.",
+                object(
+                    &[
+                        ("order_id", string(ORDER_ID)),
+                        (
+                            "payment_method_id",
+                            string(
+                                "Id of the stored payment method that should pay for the order instead, e.g. 'paypal_7215409'.",
+                            ),
                         ),
-                    ),
-                ],
-                &["order_id", "payment_method_id"],
+                    ],
+                    &["order_id", "payment_method_id"],
+                ),
+                modify_pending_order_payment,
             ),
-            modify_pending_order_payment,
+            Intent::Change,
         ),
         tool(
             "modify_user_address",
