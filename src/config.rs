@@ -67,6 +67,25 @@ impl Paths {
     pub fn policy_file(&self, domain: &str) -> PathBuf {
         self.root.join("policies").join(format!("{domain}.md"))
     }
+
+    /// The policy of a domain's non-default ruleset (`policies/<domain>.<ruleset>.md`):
+    /// the agent's system prompt when the database runs under that ruleset.
+    pub fn ruleset_policy_file(&self, domain: &str, ruleset: &str) -> PathBuf {
+        self.root
+            .join("policies")
+            .join(format!("{domain}.{ruleset}.md"))
+    }
+}
+
+/// The policy files (relative to the root) an agent stage may read for `domain`:
+/// `policies/<d>.md`, and one `policies/<d>.<ruleset>.md` per non-default ruleset.
+pub fn policy_sources(domain: &dyn crate::domain::Domain) -> Vec<PathBuf> {
+    let name = domain.name();
+    let mut files = vec![PathBuf::from(format!("policies/{name}.md"))];
+    for r in domain.rulesets().iter().skip(1) {
+        files.push(format!("policies/{name}.{}.md", r.name).into());
+    }
+    files
 }
 
 /// Read a TOML file as a generic table (missing file = empty table).

@@ -7,6 +7,7 @@ mod chaos;
 mod cli_graphs;
 mod cli_pipeline;
 mod cli_replay;
+mod cli_rulesets;
 mod cli_trajectories;
 mod emotion;
 mod endpoint_roles;

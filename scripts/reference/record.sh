@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Record a differential-test fixture for one domain against its reference environment.
-#   scripts/reference/record.sh <domain> <reference checkout> [family] [count]
-# Writes tests/fixtures/reference/<domain>/{meta.json,calls.jsonl,expected.jsonl}; the
+#   scripts/reference/record.sh <domain> <reference checkout> [family] [count] [ruleset]
+# Writes tests/fixtures/reference/<domain>/{meta.json,calls.jsonl,expected.jsonl} (with a
+# ruleset: tests/fixtures/reference/<domain>-<ruleset>/, the database under that rule
+# variant, e.g. retail's tau-bench lifecycle against tau-bench's own tools); the
 # exported database goes to a temporary directory (the test regenerates it from the seed).
 # Needs a built tracer (target/debug/tracer or $TRACER) and python3.
 set -euo pipefail
-domain=$1 repo=$2 family=${3:-tau} count=${4:-150}
+domain=$1 repo=$2 family=${3:-tau} count=${4:-150} ruleset=${5:-}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tracer=${TRACER:-$root/target/debug/tracer}
-fixture=$root/tests/fixtures/reference/$domain
+fixture=$root/tests/fixtures/reference/$domain${ruleset:+-$ruleset}
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-"$tracer" reference calls --domain "$domain" --seed 20261130 --count "$count" --out "$work"
+"$tracer" reference calls --domain "$domain" --seed 20261130 --count "$count" --out "$work" \
+  ${ruleset:+--ruleset "$ruleset"}
 python3 "$root/scripts/reference/reference.py" record --family "$family" --repo "$repo" \
   --domain "$domain" --data "$work/data" --calls "$work/calls.jsonl" --out "$work/expected.jsonl"
 mkdir -p "$fixture"

@@ -26,6 +26,10 @@ pub enum ImportCommand {
         /// Also write it as Parquet tables plus normalised tau-bench JSON into this directory.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Rule variant of the domain (e.g. retail: tau-emotion-bench, tau-bench); default:
+        /// the one stages/db.toml selects.
+        #[arg(long)]
+        ruleset: Option<String>,
     },
     /// Read a tau2 `db.json` (ToolOrchestra-style domains) into our types.
     Tau2 {
@@ -37,6 +41,9 @@ pub enum ImportCommand {
         /// Also write it as Parquet tables plus one JSON file per table into this directory.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Rule variant of the domain; default: the one stages/db.toml selects.
+        #[arg(long)]
+        ruleset: Option<String>,
     },
 }
 
@@ -76,6 +83,10 @@ pub enum ExportCommand {
         from: Option<PathBuf>,
         #[arg(long)]
         seed: Option<u64>,
+        /// Rule variant of the domain (e.g. retail: tau-emotion-bench, tau-bench); default:
+        /// the one stages/db.toml selects.
+        #[arg(long)]
+        ruleset: Option<String>,
     },
 }
 
@@ -95,6 +106,10 @@ pub enum ReferenceCommand {
         count: usize,
         #[arg(long)]
         out: PathBuf,
+        /// Rule variant of the domain (e.g. retail: tau-emotion-bench, tau-bench); default:
+        /// the one stages/db.toml selects.
+        #[arg(long)]
+        ruleset: Option<String>,
     },
 }
 
@@ -104,10 +119,11 @@ pub fn reference(paths: &Paths, cmd: ReferenceCommand) -> Result<(), CliError> {
         seed,
         count,
         out,
+        ruleset,
     } = cmd;
     let d = domain::find(&domain)?;
     let seed = resolve_seed(paths, seed)?;
-    let env = d.generate(seed, Split::Eval);
+    let env = super::with_ruleset(paths, d, d.generate(seed, Split::Eval), ruleset.as_deref())?;
     let seqs = domain::reference::sample_sequences(env.as_ref(), seed, count);
     let mut text = String::new();
     for s in &seqs {
@@ -122,6 +138,10 @@ pub fn reference(paths: &Paths, cmd: ReferenceCommand) -> Result<(), CliError> {
         "state_hash": env.state_hash().to_hex(),
         "sequences": seqs.len(),
     });
+    let mut meta = meta;
+    if let Some(r) = env.ruleset() {
+        meta["ruleset"] = r.into();
+    }
     let meta = serde_json::to_vec_pretty(&meta).unwrap_or_default();
     artifact::write_atomic(&out.join("meta.json"), &meta)?;
     write_tau_bench(env.as_ref(), &out.join("data"))?;
@@ -144,19 +164,26 @@ pub struct ReplayArgs {
     pub out: PathBuf,
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Rule variant of the domain (e.g. retail: tau-emotion-bench, tau-bench); default: the
+    /// one stages/db.toml selects.
+    #[arg(long)]
+    pub ruleset: Option<String>,
 }
 
-/// The environment a command works on: an imported directory, or the generated database.
+/// The environment a command works on: an imported directory, or the generated database,
+/// under the ruleset `--ruleset` names (else the configured one).
 fn load_env(
     paths: &Paths,
     domain: &dyn domain::Domain,
     db: Option<&Path>,
     seed: Option<u64>,
+    ruleset: Option<&str>,
 ) -> Result<Box<dyn Environment>, CliError> {
-    Ok(match db {
+    let env = match db {
         Some(path) => domain::import_reference(domain, path)?,
         None => domain.generate(resolve_seed(paths, seed)?, Split::Eval),
-    })
+    };
+    super::with_ruleset(paths, domain, env, ruleset)
 }
 
 fn write_tau_bench(env: &dyn Environment, dir: &Path) -> Result<(), CliError> {
@@ -168,17 +195,31 @@ fn write_tau_bench(env: &dyn Environment, dir: &Path) -> Result<(), CliError> {
 }
 
 pub fn import(paths: &Paths, cmd: ImportCommand) -> Result<(), CliError> {
-    let (ImportCommand::TauBench { domain, from, out } | ImportCommand::Tau2 { domain, from, out }) =
-        cmd;
+    let (ImportCommand::TauBench {
+        domain,
+        from,
+        out,
+        ruleset,
+    }
+    | ImportCommand::Tau2 {
+        domain,
+        from,
+        out,
+        ruleset,
+    }) = cmd;
     let d = domain::find(&domain)?;
-    let env = load_env(paths, d, Some(&from), None)?;
+    let env = load_env(paths, d, Some(&from), None, ruleset.as_deref())?;
     let sizes: Vec<String> = env
         .tables()
         .iter()
         .map(|(t, rows)| format!("{t} {}", rows.len()))
         .collect();
+    let ruleset = env
+        .ruleset()
+        .map(|r| format!(", ruleset {r}"))
+        .unwrap_or_default();
     println!(
-        "{}: imported {} ({}); state {}",
+        "{}: imported {} ({}{ruleset}); state {}",
         from.display(),
         d.name(),
         sizes.join(", "),
@@ -205,14 +246,15 @@ pub fn import(paths: &Paths, cmd: ImportCommand) -> Result<(), CliError> {
 }
 
 pub fn export(paths: &Paths, cmd: ExportCommand) -> Result<(), CliError> {
-    let (domain, out, from, seed) = match cmd {
+    let (domain, out, from, seed, ruleset) = match cmd {
         ExportCommand::Db {
             domain,
             format: Format::TauBench,
             out,
             from,
             seed,
-        } => (domain, out, from, seed),
+            ruleset,
+        } => (domain, out, from, seed, ruleset),
         ExportCommand::Tasks {
             domain,
             format: Format::TauBench,
@@ -223,7 +265,7 @@ pub fn export(paths: &Paths, cmd: ExportCommand) -> Result<(), CliError> {
         } => return export_tasks(paths, &domain, &split, &out, allow_stale, seed),
     };
     let d = domain::find(&domain)?;
-    let env = load_env(paths, d, from.as_deref(), seed)?;
+    let env = load_env(paths, d, from.as_deref(), seed, ruleset.as_deref())?;
     write_tau_bench(env.as_ref(), &out)?;
     println!(
         "wrote {} database to {} (tau-bench format)",
@@ -236,7 +278,13 @@ pub fn export(paths: &Paths, cmd: ExportCommand) -> Result<(), CliError> {
 pub fn replay(paths: &Paths, args: ReplayArgs) -> Result<(), CliError> {
     let d = domain::find(&args.domain)?;
     let tasks = replay::read_task_file(&args.tasks)?;
-    let env = load_env(paths, d, args.db.as_deref(), args.seed)?;
+    let env = load_env(
+        paths,
+        d,
+        args.db.as_deref(),
+        args.seed,
+        args.ruleset.as_deref(),
+    )?;
     let (jsonl, outcomes) = replay::replay_tasks(env.as_ref(), &tasks);
     artifact::write_atomic(&args.out, jsonl.as_bytes())?;
     let ok = outcomes.iter().filter(|o| o.all_succeeded).count();
@@ -324,6 +372,10 @@ pub struct RolloutArgs {
     /// they are listed in the report and left out: doing nothing would pass them).
     #[arg(long)]
     pub include_broken_gold: bool,
+    /// Rule variant of the domain (e.g. retail: tau-emotion-bench, tau-bench); default: the
+    /// one stages/db.toml selects.
+    #[arg(long)]
+    pub ruleset: Option<String>,
 }
 
 /// The files `tracer rollout` writes into --out (besides its journal).
@@ -363,7 +415,13 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
     };
     crate::stage::roles::preflight_roles(&cfg.roles).map_err(CliError::Failed)?;
     let tau = replay::read_task_file(&args.tasks)?;
-    let env = load_env(paths, d, args.db.as_deref(), Some(seed))?;
+    let env = load_env(
+        paths,
+        d,
+        args.db.as_deref(),
+        Some(seed),
+        args.ruleset.as_deref(),
+    )?;
     // Replay the gold first: a task whose gold fails and changes nothing scores 100% for an
     // agent that does nothing.
     let broken = replay::broken_gold(env.as_ref(), &tau);
@@ -392,13 +450,11 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
         agent: open(crate::llm::Role::Agent).map_err(|e| CliError::Failed(e.to_string()))?,
         user: open(crate::llm::Role::User).map_err(|e| CliError::Failed(e.to_string()))?,
     };
-    let policy_path = paths.policy_file(d.name());
-    let policy = std::fs::read_to_string(&policy_path)
-        .map_err(|e| CliError::Failed(format!("{}: {e}", policy_path.display())))?;
+    let policy = crate::stage::db::read_policy(paths, d, env.as_ref()).map_err(CliError::Failed)?;
     if crate::pipeline::validate::policy_is_empty(&policy) {
         return Err(CliError::Failed(format!(
-            "{}: policy is empty (the agent's system prompt would say nothing)",
-            policy_path.display()
+            "the {} policy is empty (the agent's system prompt would say nothing)",
+            d.name()
         )));
     }
     // Everything that decides the episodes: a journal of other settings is never merged.

@@ -129,6 +129,22 @@ pub fn resolve_seed(paths: &crate::config::Paths, seed: Option<u64>) -> Result<u
     })
 }
 
+/// Put a database a command built or imported under its ruleset: `--ruleset` when given,
+/// else the one `stages/db.toml` selects (so commands and the pipeline agree), else the
+/// domain's default.
+pub fn with_ruleset(
+    paths: &crate::config::Paths,
+    domain: &dyn crate::domain::Domain,
+    env: Box<dyn crate::domain::Environment>,
+    flag: Option<&str>,
+) -> Result<Box<dyn crate::domain::Environment>, CliError> {
+    let name = match flag {
+        Some(n) => Some(n),
+        None => crate::stage::db::configured_ruleset(paths, domain)?,
+    };
+    Ok(crate::domain::apply_ruleset(domain, env, name)?)
+}
+
 /// Domains to work on: `--domain` flags, else `stages/pipeline.toml`, else all.
 pub fn resolve_domains(
     paths: &crate::config::Paths,

@@ -148,6 +148,10 @@ pub fn list() -> Result<(), CliError> {
             reads,
             specs.len() - reads
         );
+        for (i, r) in d.rulesets().iter().enumerate() {
+            let default = if i == 0 { " (default)" } else { "" };
+            println!("    ruleset {}{default}: {}", r.name, r.description);
+        }
         for s in specs {
             let end = if s.terminates { ", ends episode" } else { "" };
             println!("    {:<34} {}{end}", s.name, s.kind.as_str());

@@ -207,6 +207,18 @@ impl Split {
     }
 }
 
+/// A named variant of a domain's rules, for domains whose reference environments disagree
+/// (retail's order lifecycle as tau-emotion-bench ships it, or as tau-bench does). A domain
+/// lists its rulesets with [`Domain::rulesets`], the default first; the active one is a
+/// property of the environment (forks keep it), chosen per run by `stages/db.toml`'s
+/// `[rulesets]` table or a command's `--ruleset`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ruleset {
+    pub name: &'static str,
+    /// One line for `tracer list` and error messages.
+    pub description: &'static str,
+}
+
 /// The single description of a tool.
 #[derive(Clone, Debug)]
 pub struct ToolSpec {
@@ -386,6 +398,18 @@ pub trait Database: Clone + Send + Sync + 'static {
         let _ = user_id;
         Vec::new()
     }
+
+    /// The active ruleset's name; `None` for domains with a single set of rules.
+    fn ruleset(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Switch to the ruleset `name` (one of the domain's [`Domain::rulesets`]); tools,
+    /// proposals and policy checks follow it from then on. Callers go through
+    /// [`apply_ruleset`], which checks the name first.
+    fn set_ruleset(&mut self, name: &str) -> Result<(), String> {
+        Err(format!("no ruleset '{name}'"))
+    }
 }
 
 /// The object-safe environment the pipeline drives.
@@ -408,6 +432,8 @@ pub trait Environment: Send + Sync {
     fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String>;
     fn required_outputs(&self, tool: &str, args: &Value, output: &str) -> Vec<String>;
     fn customer_records(&self, user_id: &str) -> Vec<String>;
+    fn ruleset(&self) -> Option<&'static str>;
+    fn set_ruleset(&mut self, name: &str) -> Result<(), String>;
 }
 
 impl<D: Database> Environment for D {
@@ -481,6 +507,12 @@ impl<D: Database> Environment for D {
     fn customer_records(&self, user_id: &str) -> Vec<String> {
         Database::customer_records(self, user_id)
     }
+    fn ruleset(&self) -> Option<&'static str> {
+        Database::ruleset(self)
+    }
+    fn set_ruleset(&mut self, name: &str) -> Result<(), String> {
+        Database::set_ruleset(self, name)
+    }
 }
 
 /// A registry entry.
@@ -496,7 +528,12 @@ pub trait Domain: Send + Sync {
         false
     }
 
-    /// The deterministic synthetic database at the paper's scale.
+    /// The variants of this domain's rules, the default first; empty when it has one.
+    fn rulesets(&self) -> &'static [Ruleset] {
+        &[]
+    }
+
+    /// The deterministic synthetic database at the paper's scale, under the default ruleset.
     fn generate(&self, seed: u64, split: Split) -> Box<dyn Environment>;
 
     /// Build an environment from reference-format tables: table name (a tau-bench file
@@ -577,6 +614,51 @@ pub fn import_reference(
     } else {
         domain.import_tau_bench(path)
     }
+}
+
+/// The ruleset a run uses: `name` checked against the domain's list, or the domain's
+/// default when `name` is `None`; `None` for a domain with a single set of rules. The error
+/// names the domain and lists the known rulesets.
+pub fn resolve_ruleset(
+    domain: &dyn Domain,
+    name: Option<&str>,
+) -> Result<Option<&'static str>, DomainError> {
+    let known = domain.rulesets();
+    match name {
+        None => Ok(known.first().map(|r| r.name)),
+        Some(n) => known
+            .iter()
+            .find(|r| r.name == n)
+            .map(|r| Some(r.name))
+            .ok_or_else(|| {
+                DomainError::Other(if known.is_empty() {
+                    format!(
+                        "domain '{}' has no rulesets (asked for '{n}')",
+                        domain.name()
+                    )
+                } else {
+                    format!(
+                        "domain '{}': unknown ruleset '{n}' (known: {})",
+                        domain.name(),
+                        known.iter().map(|r| r.name).collect::<Vec<_>>().join(", ")
+                    )
+                })
+            }),
+    }
+}
+
+/// Put `env` under the ruleset `name` (see [`resolve_ruleset`]); a domain without rulesets
+/// is returned unchanged when `name` is `None`.
+pub fn apply_ruleset(
+    domain: &dyn Domain,
+    mut env: Box<dyn Environment>,
+    name: Option<&str>,
+) -> Result<Box<dyn Environment>, DomainError> {
+    if let Some(r) = resolve_ruleset(domain, name)? {
+        env.set_ruleset(r)
+            .map_err(|e| DomainError::Other(format!("domain '{}': {e}", domain.name())))?;
+    }
+    Ok(env)
 }
 
 /// Read and parse one JSON file of a tau-bench database directory.

@@ -3,8 +3,9 @@
 //!
 //! Recording (needs the reference sources; see `scripts/reference/README.md`):
 //! 1. [`sample_sequences`] draws call sequences on our generated database: per sequence one
-//!    customer, 1-4 calls proposed by the domain's grounding hooks on the evolving state,
-//!    with some arguments corrupted so error strings are compared too.
+//!    customer, 1-5 calls proposed by the domain's grounding hooks on the evolving state
+//!    (often on the entity the sequence already touched), with some arguments corrupted so
+//!    error strings are compared too.
 //! 2. The reference's Python tools run every sequence on the same database (exported in the
 //!    reference's format) and record each output and every row a sequence changed.
 //! 3. The recording is committed as a fixture; `tests/reference.rs` replays it on our tools
@@ -29,18 +30,61 @@ pub struct Call {
     pub kwargs: Value,
 }
 
-/// A corrupted copy of an argument object: one string argument replaced by an id that
-/// exists nowhere, so the reference's "not found" message is exercised.
-fn corrupt(args: &Value, rng: &mut rand_chacha::ChaCha8Rng) -> Option<Value> {
+/// A corrupted copy of an argument object, so the reference's error paths are compared too:
+/// one string argument replaced by an id that exists nowhere ("not found"), or by another
+/// value the conversation revealed for the same key (an entity in the wrong state: a
+/// delivered order where a pending one is needed, another customer's payment method), or
+/// one list argument shortened or given a repeated entry (mismatched or excess items).
+fn corrupt(
+    args: &Value,
+    alternatives: impl Fn(&str) -> Vec<String>,
+    rng: &mut rand_chacha::ChaCha8Rng,
+) -> Option<Value> {
     let obj = args.as_object()?;
-    let keys: Vec<&String> = obj
+    let mut out = obj.clone();
+    let strings: Vec<&String> = obj
         .iter()
         .filter(|(_, v)| v.is_string())
         .map(|(k, _)| k)
         .collect();
-    let key = keys.choose(rng)?;
-    let mut out = obj.clone();
-    out.insert((*key).clone(), Value::String("ZZ_NOT_FOUND_0000".into()));
+    let lists: Vec<&String> = obj
+        .iter()
+        .filter(|(_, v)| v.as_array().is_some_and(|a| !a.is_empty()))
+        .map(|(k, _)| k)
+        .collect();
+    match rng.random_range(0..3u8) {
+        1 if !strings.is_empty() => {
+            let key = strings.choose(rng)?;
+            let current = obj.get(*key).and_then(Value::as_str);
+            let others: Vec<String> = alternatives(key)
+                .into_iter()
+                .filter(|v| Some(v.as_str()) != current)
+                .collect();
+            let value = others
+                .choose(rng)
+                .map_or("ZZ_NOT_FOUND_0000", |v| v.as_str());
+            out.insert((*key).clone(), Value::String(value.to_string()));
+        }
+        2 if !lists.is_empty() => {
+            let key = lists.choose(rng)?;
+            let mut list = obj.get(*key)?.as_array()?.clone();
+            match rng.random_range(0..3u8) {
+                0 => {
+                    list.pop();
+                }
+                1 => list.push(list.first()?.clone()),
+                _ => {
+                    let i = rng.random_range(0..list.len());
+                    list[i] = Value::String("ZZ_NOT_FOUND_0000".into());
+                }
+            }
+            out.insert((*key).clone(), Value::Array(list));
+        }
+        _ => {
+            let key = strings.choose(rng)?;
+            out.insert((*key).clone(), Value::String("ZZ_NOT_FOUND_0000".into()));
+        }
+    }
     Some(Value::Object(out))
 }
 
@@ -62,7 +106,7 @@ pub fn sample_sequences(env: &dyn Environment, seed: u64, count: usize) -> Vec<V
         };
         let mut ctx = GroundingContext::for_user(user);
         let mut state = env.fork();
-        let len = rng.random_range(1..=4);
+        let len = rng.random_range(1..=5);
         let mut seq = Vec::with_capacity(len);
         let mut attempts = 0;
         while seq.len() < len && attempts < 40 {
@@ -71,11 +115,36 @@ pub fn sample_sequences(env: &dyn Environment, seed: u64, count: usize) -> Vec<V
                 break;
             };
             let proposals = state.propose_calls(tool, &ctx, &mut rng);
-            let Some(args) = proposals.choose(&mut rng).cloned() else {
+            // Half the time the most plausible proposal (the entity the sequence already
+            // touched), so several calls act on one entity and its state changes matter.
+            let pick = if rng.random_bool(0.5) {
+                proposals.first()
+            } else {
+                proposals.choose(&mut rng)
+            };
+            let Some(args) = pick.cloned() else {
                 continue;
             };
-            let args = if rng.random_bool(0.15) {
-                corrupt(&args, &mut rng).unwrap_or(args)
+            let args = if rng.random_bool(0.3) {
+                // Other values for a key: what the conversation revealed, then what any
+                // tool's proposals use on this state (e.g. every order of the customer).
+                let alternatives = |key: &str| {
+                    let mut vals: Vec<String> = ctx.values(key).to_vec();
+                    for t in &tools {
+                        for p in state.propose_calls(t, &ctx, &mut rng.clone()) {
+                            if let Some(v) = p.get(key).and_then(Value::as_str)
+                                && !vals.iter().any(|x| x == v)
+                            {
+                                vals.push(v.to_string());
+                            }
+                        }
+                    }
+                    vals
+                };
+                let mut corrupt_rng = rng.clone();
+                let out = corrupt(&args, alternatives, &mut corrupt_rng).unwrap_or(args);
+                rng = corrupt_rng;
+                out
             } else {
                 args
             };

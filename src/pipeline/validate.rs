@@ -84,14 +84,16 @@ fn domain_problems(paths: &Paths, d: &dyn Domain) -> Vec<String> {
             ));
         }
     }
-    let policy = paths.policy_file(d.name());
-    match std::fs::read_to_string(&policy) {
-        Ok(text) if policy_is_empty(&text) => problems.push(format!(
-            "{}: policy is empty (the agent's system prompt would say nothing)",
-            policy.display()
-        )),
-        Ok(_) => {}
-        Err(e) => problems.push(format!("{}: {e}", policy.display())),
+    for rel in crate::config::policy_sources(d) {
+        let policy = paths.root.join(rel);
+        match std::fs::read_to_string(&policy) {
+            Ok(text) if policy_is_empty(&text) => problems.push(format!(
+                "{}: policy is empty (the agent's system prompt would say nothing)",
+                policy.display()
+            )),
+            Ok(_) => {}
+            Err(e) => problems.push(format!("{}: {e}", policy.display())),
+        }
     }
     problems
 }
@@ -106,7 +108,13 @@ fn registry_problems(paths: &Paths) -> Vec<String> {
                 let p = e.path();
                 if p.extension().and_then(|x| x.to_str()) == Some(ext) {
                     let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-                    if !names.contains(stem) {
+                    // `<domain>.<ruleset>.md`: the policy of a non-default ruleset.
+                    let ruleset_policy = ext == "md"
+                        && stem.split_once('.').is_some_and(|(d, r)| {
+                            domain::find(d)
+                                .is_ok_and(|d| d.rulesets().iter().skip(1).any(|x| x.name == r))
+                        });
+                    if !names.contains(stem) && !ruleset_policy {
                         problems.push(format!("{}: no registered domain '{stem}'", p.display()));
                     }
                 }

@@ -179,7 +179,7 @@ impl Stage for EvalStage {
         &["db", "tasks"]
     }
     fn source_files(&self, domain: &str, _config: &toml::Table) -> Vec<std::path::PathBuf> {
-        vec![std::path::PathBuf::from(format!("policies/{domain}.md"))]
+        super::db::policy_sources(domain)
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
         RolloutsConfig::load(path, table).map(|_| ())

@@ -443,9 +443,8 @@ pub fn run_stage(
     };
     let base: Arc<dyn Environment> =
         Arc::from(super::db::load_db(&ctx.input_dir("db"), ctx.domain, split)?);
-    let policy_path = ctx.paths.policy_file(ctx.domain.name());
-    let policy = std::fs::read_to_string(&policy_path)
-        .map_err(|e| ctx.fail(format!("{}: {e}", policy_path.display())))?;
+    let policy =
+        super::db::read_policy(ctx.paths, ctx.domain, base.as_ref()).map_err(|e| ctx.fail(e))?;
     // Unless a role sets its own limit, let it carry as many calls as there are episodes in
     // flight (the layer's default of 8 would otherwise throttle a rollout of 32).
     let mut role_cfgs = cfg.roles.clone();
@@ -485,7 +484,7 @@ impl Stage for RolloutsStage {
         &["db", "tasks"]
     }
     fn source_files(&self, domain: &str, _config: &toml::Table) -> Vec<std::path::PathBuf> {
-        vec![std::path::PathBuf::from(format!("policies/{domain}.md"))]
+        super::db::policy_sources(domain)
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
         RolloutsConfig::load(path, table).map(|_| ())
