@@ -71,7 +71,7 @@ impl Stage for EmotionsStage {
             .filter(|c| c.provider == crate::llm::Provider::Openai)
         {
             None => Ok(()),
-            Some(c) => super::roles::runtime()?
+            Some(c) => crate::llm::runtime()?
                 .block_on(crate::llm::preflight_with_env(
                     "embedder 'emotion'",
                     &c,
