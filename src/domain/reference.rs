@@ -4,7 +4,9 @@
 //! Recording (needs the reference sources; see `scripts/reference/README.md`):
 //! 1. [`sample_sequences`] draws call sequences on our generated database: per sequence one
 //!    customer, 1-4 calls proposed by the domain's grounding hooks on the evolving state,
-//!    with some arguments corrupted so error strings are compared too.
+//!    some of them mutated so error strings and edge cases are compared too (an id that
+//!    exists nowhere, a number scaled or negated, an optional argument dropped, a write
+//!    repeated at once).
 //! 2. The reference's Python tools run every sequence on the same database (exported in the
 //!    reference's format) and record each output and every row a sequence changed.
 //! 3. The recording is committed as a fixture; `tests/reference.rs` replays it on our tools
@@ -29,29 +31,85 @@ pub struct Call {
     pub kwargs: Value,
 }
 
-/// A corrupted copy of an argument object: one string argument replaced by an id that
-/// exists nowhere, so the reference's "not found" message is exercised.
-fn corrupt(args: &Value, rng: &mut rand_chacha::ChaCha8Rng) -> Option<Value> {
+/// A mutated copy of an argument object, one of:
+/// - one string argument, or one string inside a list argument, replaced by an id that
+///   exists nowhere (the reference's "not found" messages);
+/// - one number argument multiplied by ten or negated (limits, clamps, signs);
+/// - one optional argument dropped (defaults, "required for this action" messages).
+fn mutate(
+    spec: &super::ToolSpec,
+    args: &Value,
+    rng: &mut rand_chacha::ChaCha8Rng,
+) -> Option<Value> {
+    const MISSING: &str = "ZZ_NOT_FOUND_0000";
     let obj = args.as_object()?;
-    let keys: Vec<&String> = obj
+    let required: Vec<&str> = spec.parameters["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    // Every string spot: (argument, index inside a list argument).
+    let strings: Vec<(&String, Option<usize>)> = obj
         .iter()
-        .filter(|(_, v)| v.is_string())
+        .flat_map(|(k, v)| match v {
+            Value::String(_) => vec![(k, None)],
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .filter(|(_, x)| x.is_string())
+                .map(|(i, _)| (k, Some(i)))
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    let numbers: Vec<&String> = obj
+        .iter()
+        .filter(|(_, v)| v.is_number())
         .map(|(k, _)| k)
         .collect();
-    let key = keys.choose(rng)?;
+    let optional: Vec<&String> = obj
+        .keys()
+        .filter(|k| !required.contains(&k.as_str()))
+        .collect();
+    let kinds: Vec<u8> = [
+        (!strings.is_empty()).then_some(0),
+        (!numbers.is_empty()).then_some(1),
+        (!optional.is_empty()).then_some(2),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     let mut out = obj.clone();
-    out.insert((*key).clone(), Value::String("ZZ_NOT_FOUND_0000".into()));
+    match kinds.choose(rng)? {
+        0 => {
+            let (key, index) = strings.choose(rng)?;
+            let missing = Value::String(MISSING.into());
+            match (index, out.get_mut(*key)) {
+                (Some(i), Some(Value::Array(items))) => items[*i] = missing,
+                _ => {
+                    out.insert((*key).clone(), missing);
+                }
+            }
+        }
+        1 => {
+            let key = numbers.choose(rng)?;
+            let x = obj[*key].as_f64()?;
+            let y = if rng.random_bool(0.5) { x * 10.0 } else { -x };
+            out.insert((*key).clone(), serde_json::json!(y));
+        }
+        _ => {
+            out.remove(*optional.choose(rng)?);
+        }
+    }
     Some(Value::Object(out))
 }
 
 /// `count` call sequences on `env`, deterministic in `seed`. Tools that end the episode
 /// are left out (they change nothing and the references skip them on replay).
 pub fn sample_sequences(env: &dyn Environment, seed: u64, count: usize) -> Vec<Vec<Call>> {
-    let tools: Vec<&str> = env
+    let tools: Vec<&super::ToolSpec> = env
         .tool_specs()
-        .iter()
+        .into_iter()
         .filter(|s| !s.terminates)
-        .map(|s| s.name)
         .collect();
     let customers = env.customers();
     let mut out = Vec::with_capacity(count);
@@ -67,15 +125,16 @@ pub fn sample_sequences(env: &dyn Environment, seed: u64, count: usize) -> Vec<V
         let mut attempts = 0;
         while seq.len() < len && attempts < 40 {
             attempts += 1;
-            let Some(tool) = tools.choose(&mut rng).copied() else {
+            let Some(spec) = tools.choose(&mut rng).copied() else {
                 break;
             };
+            let tool = spec.name;
             let proposals = state.propose_calls(tool, &ctx, &mut rng);
             let Some(args) = proposals.choose(&mut rng).cloned() else {
                 continue;
             };
-            let args = if rng.random_bool(0.15) {
-                corrupt(&args, &mut rng).unwrap_or(args)
+            let args = if rng.random_bool(0.2) {
+                mutate(spec, &args, &mut rng).unwrap_or(args)
             } else {
                 args
             };
@@ -85,8 +144,20 @@ pub fn sample_sequences(env: &dyn Environment, seed: u64, count: usize) -> Vec<V
             }
             seq.push(Call {
                 name: tool.to_string(),
-                kwargs: args,
+                kwargs: args.clone(),
             });
+            // A write made twice in a row: "already has", "does not have", idempotence.
+            if spec.kind == super::ToolKind::Write
+                && !result.is_error
+                && seq.len() < len
+                && rng.random_bool(0.15)
+            {
+                state.invoke(tool, &args);
+                seq.push(Call {
+                    name: tool.to_string(),
+                    kwargs: args,
+                });
+            }
         }
         if !seq.is_empty() {
             out.push(seq);
