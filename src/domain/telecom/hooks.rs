@@ -678,11 +678,6 @@ pub fn customer_records(db: &TelecomDb, id: &str) -> Vec<String> {
     let mut models: Vec<&str> = c.devices.iter().map(|d| d.name.as_str()).collect();
     models.sort_unstable();
     models.dedup();
-    out.extend(
-        models
-            .into_iter()
-            .filter_map(|m| db.model(m))
-            .map(dumps),
-    );
+    out.extend(models.into_iter().filter_map(|m| db.model(m)).map(dumps));
     out
 }

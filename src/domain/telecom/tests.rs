@@ -29,6 +29,30 @@ const BO: &str = "bo_chen_2002";
 // ---------- tools ----------
 
 #[test]
+fn tools_have_the_reference_split_and_customer_intents() {
+    use crate::domain::Intent::*;
+    let specs = Telecom.tool_specs();
+    let reads = specs.iter().filter(|s| s.kind == ToolKind::Read).count();
+    assert_eq!((specs.len(), reads), (18, 12));
+    let intent = |name: &str| specs.iter().find(|s| s.name == name).unwrap().intent;
+    for (name, want) in [
+        ("calculate", Helper),
+        ("think", Helper),
+        ("find_customer_by_phone", Lookup),
+        ("get_senior_discount", Lookup),
+        ("troubleshoot_device", Report),
+        ("manage_service", Change),
+        ("add_device", Book),
+        ("create_support_ticket", Report),
+        ("modify_support_ticket", Report),
+        ("manage_billing", Change),
+        ("record_payment", Pay),
+    ] {
+        assert_eq!(intent(name), want, "{name}");
+    }
+}
+
+#[test]
 fn lookups_print_rows_as_json_dumps_in_file_order() {
     let mut db = fixture();
     assert_eq!(
