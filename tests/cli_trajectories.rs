@@ -228,6 +228,11 @@ fn a_killed_rollout_resumes_to_the_uninterrupted_result() {
         .env("TRACER_ROOT", &root)
         .env("TRACER_OUTPUT", &killed)
         .env("TRACER_EPISODE_DELAY_MS", "40")
+        .env(
+            "TRACER_EMBED_MODEL",
+            repo().join(".cache/models/all-MiniLM-L6-v2"),
+        )
+        .env("TRACER_EMOTION_CACHE", repo().join(".cache/emotion"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

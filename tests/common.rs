@@ -50,6 +50,13 @@ pub fn tracer(root: &Path, output: &Path, args: &[&str]) -> Output {
         .args(args)
         .env("TRACER_ROOT", root)
         .env("TRACER_OUTPUT", output)
+        // Every project copy shares the repository's encoder model (`make model`) and its
+        // emotion cache (anchor vectors, trained mappers), each entry keyed and checked.
+        .env(
+            "TRACER_EMBED_MODEL",
+            repo().join(".cache/models/all-MiniLM-L6-v2"),
+        )
+        .env("TRACER_EMOTION_CACHE", repo().join(".cache/emotion"))
         .current_dir(root)
         .output()
         .expect("run tracer")

@@ -8,7 +8,7 @@
 //! use tracer::seed::derive_rng;
 //! # fn main() -> Result<(), tracer::emotion::EmotionError> {
 //! let root = std::path::Path::new(".");
-//! let (mapper, _source) = Mapper::load_or_train(root, &root.join("output"), &MapperConfig::default())?;
+//! let (mapper, _source) = Mapper::load_or_train(root, &MapperConfig::default())?;
 //! let mut rng = derive_rng(7, &["emotions", "airline", "task-17"]);
 //! let m = mapper.map("The customer is worried the refund will not arrive in time; polite but pressed.", &mut rng)?;
 //! println!("{} / {} -> {}", m.family, m.emotion, m.anchor_text);
@@ -48,10 +48,13 @@ pub mod anchors;
 pub mod banks;
 pub mod classifier;
 pub mod embed;
+pub mod embed_cache;
+pub mod encoder;
 pub mod endpoint;
 pub mod eval;
 pub mod mapper;
 pub mod taxonomy;
+pub mod writer;
 
 pub use anchors::{ANCHORS_PER_CONDITION, Anchor};
 pub use embed::{EmbedError, Embedder, HashedTfidf, SparseVec, TfidfConfig};
