@@ -112,6 +112,15 @@ fn checked_in_anchors_are_complete_unique_and_regenerable() {
     );
     assert_ok(&o);
     assert!(stdout(&o).contains("5940 anchors"), "{}", stdout(&o));
+    // The checked-in encoder vectors cover every anchor, paraphrase and evaluation text, so
+    // no run (and no test) has to encode them.
+    let o = tracer(
+        &repo(),
+        &temp_dir("vectors-check"),
+        &["emotion", "vectors", "--check"],
+    );
+    assert_ok(&o);
+    assert!(stdout(&o).contains("covers all"), "{}", stdout(&o));
 }
 
 #[test]
@@ -252,26 +261,42 @@ fn eval_reports_every_register_above_a_floor_and_map_writes_jsonl() {
                 .unwrap();
     }
     assert!(n >= 600, "{n} labelled items");
-    // The encoder view beats the lexical one on held-out wording, register by register.
+    // The chosen combination is the one with the best dev mean (never the test half).
+    let f = |a: &serde_json::Value, k: &str| a[k].as_f64().unwrap();
+    let mean5 = |a: &serde_json::Value| {
+        ["family", "emotion", "politeness", "urgency", "trust"]
+            .iter()
+            .map(|k| f(a, k))
+            .sum::<f64>()
+            / 5.0
+    };
+    let dev_mean = |view: &str, decision: &str| {
+        ["feelings", "directives", "messages"]
+            .iter()
+            .map(|r| mean5(&cell(view, decision, r, "dev")))
+            .sum::<f64>()
+    };
     let chosen = report["chosen"].as_array().unwrap();
-    assert_eq!(chosen[0], "encoder-tfidf", "{report}");
-    let decision = chosen[1].as_str().unwrap();
-    for register in ["feelings", "directives", "messages"] {
-        let enc = cell("encoder-tfidf", decision, register, "test");
-        let lex = cell("tfidf", "vote", register, "test");
-        let f = |a: &serde_json::Value, k: &str| a[k].as_f64().unwrap();
-        assert!(f(&enc, "family") >= 0.7, "{register}: {enc}");
-        assert!(f(&enc, "emotion") >= 0.45, "{register}: {enc}");
-        for dim in ["politeness", "urgency", "trust"] {
-            assert!(f(&enc, dim) >= 0.6, "{register} {dim}: {enc}");
+    let (view, decision) = (chosen[0].as_str().unwrap(), chosen[1].as_str().unwrap());
+    for v in ["encoder-tfidf", "tfidf"] {
+        for d in ["vote", "heads", "blend"] {
+            assert!(
+                dev_mean(view, decision) >= dev_mean(v, d) - 1e-9,
+                "{v}/{d} beats the choice"
+            );
         }
-        let mean = |a: &serde_json::Value| {
-            ["family", "emotion", "politeness", "urgency", "trust"]
-                .iter()
-                .map(|k| f(a, k))
-                .sum::<f64>()
-        };
-        assert!(mean(&enc) > mean(&lex), "{register}: {enc} vs {lex}");
+    }
+    // The shipped default (encoder + n-grams, heads) stays above these floors on the test
+    // half of every register (measured: family 84-91%, emotion 75-88%, politeness 57-79%,
+    // urgency 58-80%, trust 78-87%).
+    for register in ["feelings", "directives", "messages"] {
+        let a = cell("encoder-tfidf", "heads", register, "test");
+        assert!(f(&a, "family") >= 0.8, "{register}: {a}");
+        assert!(f(&a, "emotion") >= 0.7, "{register}: {a}");
+        assert!(f(&a, "trust") >= 0.7, "{register}: {a}");
+        for dim in ["politeness", "urgency"] {
+            assert!(f(&a, dim) >= 0.5, "{register} {dim}: {a}");
+        }
     }
     let confusion = report["confusion"].as_array().unwrap();
     assert_eq!(confusion.len(), 3);

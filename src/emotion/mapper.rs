@@ -108,7 +108,7 @@ impl Default for MapperConfig {
         MapperConfig {
             k: 10,
             view: View::EncoderTfidf,
-            decision: Decision::Blend,
+            decision: Decision::Heads,
             paraphrases: true,
             tfidf: TfidfConfig::default(),
             train: TrainConfig::default(),
