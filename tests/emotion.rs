@@ -467,7 +467,7 @@ fn a_missing_model_is_one_line_naming_how_to_fetch_it_and_tfidf_needs_none() {
             .env("TRACER_ROOT", &root)
             .env("TRACER_OUTPUT", &out)
             .env("TRACER_EMBED_MODEL", root.join("nowhere"))
-            .env("TRACER_EMOTION_CACHE", root.join(".cache/emotion"))
+            .env("TRACER_EMOTION_CACHE", repo().join(".cache/emotion"))
             .current_dir(&root)
             .output()
             .unwrap()
