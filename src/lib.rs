@@ -37,4 +37,5 @@ pub mod replay;
 pub mod seed;
 pub mod stage;
 pub mod stats;
+pub mod task;
 pub mod verify;

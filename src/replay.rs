@@ -8,17 +8,11 @@
 //!
 //! Architecture invariant: replay knows domains only through `Environment`.
 
+pub use crate::domain::Action;
 use crate::domain::Environment;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::Path;
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Action {
-    pub name: String,
-    #[serde(default)]
-    pub kwargs: Value,
-}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TauTask {

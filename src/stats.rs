@@ -49,9 +49,12 @@ pub fn funnel(paths: &Paths, domains: &[&str]) -> Result<String, ArtifactError> 
         for split in ["train", "eval"] {
             let mut reasons: BTreeMap<(String, String), usize> = BTreeMap::new();
             for r in rejects.iter().filter(|r| r.split == split) {
-                *reasons
-                    .entry((r.stage.clone(), r.reason_kind.clone()))
-                    .or_default() += 1;
+                // Policy rejections count per named rule ("policy/<rule>").
+                let kind = match &r.rule {
+                    Some(rule) => format!("{}/{rule}", r.reason_kind),
+                    None => r.reason_kind.clone(),
+                };
+                *reasons.entry((r.stage.clone(), kind)).or_default() += 1;
             }
             let reasons: Vec<String> = reasons
                 .iter()
@@ -193,4 +196,53 @@ pub fn emotion_table(paths: &Paths, domains: &[&str]) -> Result<String, Artifact
         ));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_funnel_counts_policy_rejections_per_named_rule() {
+        let dir = std::env::temp_dir().join(format!("tracer-stats-{}", std::process::id()));
+        let paths = Paths {
+            root: dir.clone(),
+            output: dir.join("output"),
+        };
+        let reject = |rule: Option<&str>, kind: &str| RejectRecord {
+            domain: "airline".into(),
+            split: "train".into(),
+            trace_id: "t".into(),
+            task_id: Some("t".into()),
+            stage: "tasks".into(),
+            reason_kind: kind.into(),
+            rule: rule.map(str::to_string),
+            reason: "why".into(),
+        };
+        let rows = vec![
+            reject(Some("basic_economy_no_change"), "policy"),
+            reject(Some("basic_economy_no_change"), "policy"),
+            reject(Some("cancellation_window"), "policy"),
+            reject(None, "information"),
+        ];
+        let out = stage_dir(&paths.output, "tasks", "airline");
+        std::fs::create_dir_all(&out).unwrap();
+        let prov = artifact::Provenance {
+            version: "test".into(),
+            stage: "tasks".into(),
+            domain: "airline".into(),
+            config_hash: String::new(),
+            seed: 0,
+            inputs: Default::default(),
+        };
+        artifact::write_records(&out.join("_rejects.parquet"), &rows, &prov).unwrap();
+        let table = funnel(&paths, &["airline"]).unwrap();
+        std::fs::remove_dir_all(&dir).ok();
+        assert!(
+            table.contains(
+                "tasks: information x 1, tasks: policy/basic_economy_no_change x 2, tasks: policy/cancellation_window x 1"
+            ),
+            "{table}"
+        );
+    }
 }

@@ -8,68 +8,96 @@
 
 use crate::artifact::TaskRecord;
 use crate::domain::{Environment, UserFact};
+use crate::task::actions as parse_actions;
 use serde_json::Value;
 
-/// A task's reference actions as (name, kwargs).
-pub fn parse_actions(task: &TaskRecord) -> Result<Vec<(String, Value)>, String> {
-    let v: Vec<Value> =
-        serde_json::from_str(&task.actions).map_err(|e| format!("actions column: {e}"))?;
-    v.into_iter()
-        .map(|a| {
-            let name = a
-                .get("name")
-                .and_then(Value::as_str)
-                .ok_or("action without a name")?;
-            Ok((
-                name.to_string(),
-                a.get("kwargs").cloned().unwrap_or(Value::Null),
-            ))
-        })
-        .collect()
+/// The kinds of verification failure (the `reason_kind` column of `tasks/_rejects.parquet`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RejectKind {
+    /// A JSON column that does not decode, or a task without an instruction.
+    Malformed,
+    /// A reference action fails on replay, or the final state is not the reference's.
+    Replay,
+    /// A reference action breaks a named policy rule (`Rejection::rule`).
+    Policy,
+    /// The instruction prints an internal id.
+    ForbiddenId,
+    /// The customer could not supply an argument (identity, an unresolved internal id).
+    Information,
+    /// Only a reader can tell whether a value is stated (handed to the judge).
+    Inconclusive,
+    /// The judge rejected an inconclusive task.
+    Judge,
+    /// The judge's endpoint failed.
+    EndpointError,
+}
+
+impl RejectKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RejectKind::Malformed => "malformed",
+            RejectKind::Replay => "replay",
+            RejectKind::Policy => "policy",
+            RejectKind::ForbiddenId => "forbidden_id",
+            RejectKind::Information => "information",
+            RejectKind::Inconclusive => "inconclusive",
+            RejectKind::Judge => "judge",
+            RejectKind::EndpointError => "endpoint_error",
+        }
+    }
 }
 
 /// Why a task failed verification.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rejection {
-    pub kind: &'static str,
+    pub kind: RejectKind,
+    /// The policy rule broken, for `RejectKind::Policy`.
+    pub rule: Option<&'static str>,
     pub reason: String,
 }
 
-pub fn reject(kind: &'static str, reason: impl Into<String>) -> Rejection {
+pub fn reject(kind: RejectKind, reason: impl Into<String>) -> Rejection {
     Rejection {
         kind,
+        rule: None,
         reason: reason.into(),
     }
 }
 
 /// Replay with policy checks; returns each call's output.
 pub fn replay_checked(env: &dyn Environment, task: &TaskRecord) -> Result<Vec<String>, Rejection> {
-    let actions = parse_actions(task).map_err(|e| reject("malformed", e))?;
+    let actions = parse_actions(task).map_err(|e| reject(RejectKind::Malformed, e))?;
     let mut state = env.fork();
     let mut outputs = Vec::with_capacity(actions.len());
-    for (j, (tool, args)) in actions.iter().enumerate() {
+    for (
+        j,
+        crate::task::Action {
+            name: tool,
+            kwargs: args,
+        },
+    ) in actions.iter().enumerate()
+    {
         // Policy is judged on the state before the call; a call the tool itself refuses is a
         // replay failure whatever the policy says.
         let policy = state.check_policy(tool, args);
         let out = state.invoke(tool, args);
         if out.is_error {
             return Err(reject(
-                "replay",
+                RejectKind::Replay,
                 format!("action {j} ({tool}) failed on replay: {}", out.text),
             ));
         }
-        policy.map_err(|rule| {
-            reject(
-                "policy",
-                format!("action {j} ({tool}) breaks the policy: {rule}"),
-            )
+        policy.map_err(|violation| Rejection {
+            kind: RejectKind::Policy,
+            rule: Some(violation.rule),
+            reason: format!("action {j} ({tool}) breaks the policy: {violation}"),
         })?;
         outputs.push(out.text);
     }
     let hash = state.state_hash().to_hex();
     if hash != task.reference_hash {
         return Err(reject(
-            "replay",
+            RejectKind::Replay,
             format!(
                 "final state {hash} differs from the reference {}",
                 task.reference_hash
@@ -109,7 +137,11 @@ pub fn check_no_internal_ids(
     task: &TaskRecord,
     instruction: &str,
 ) -> Result<(), String> {
-    for (tool, args) in parse_actions(task)? {
+    for crate::task::Action {
+        name: tool,
+        kwargs: args,
+    } in parse_actions(task)?
+    {
         for id in env.internal_ids(&tool, &args) {
             if !id.is_empty() && instruction.contains(&id) {
                 return Err(format!(
@@ -153,7 +185,7 @@ pub fn reference_outputs(env: &dyn Environment, task: &TaskRecord) -> Vec<String
     parse_actions(task)
         .unwrap_or_default()
         .iter()
-        .map(|(tool, args)| state.invoke(tool, args).text)
+        .map(|a| state.invoke(&a.name, &a.kwargs).text)
         .collect()
 }
 
@@ -182,7 +214,14 @@ pub fn information_gaps(
     };
     let mut knowledge = env.customer_records(&task.user_id).join("\n");
     let mut soft: Option<String> = None;
-    for (j, (tool, args)) in actions.iter().enumerate() {
+    for (
+        j,
+        crate::task::Action {
+            name: tool,
+            kwargs: args,
+        },
+    ) in actions.iter().enumerate()
+    {
         let internal = env.internal_ids(tool, args);
         let mut vals = Vec::new();
         leaves(String::new(), args, &mut vals);
@@ -214,7 +253,6 @@ pub fn information_gaps(
     }
 }
 
-/// Verify one task: replay + policy, id rule, information (judge on inconclusive).
 /// Verify one task: replay + policy, id rule, information. A task whose only gap is a
 /// value not stated verbatim comes back as kind `inconclusive`, for the judge.
 pub fn verify_task(env: &dyn Environment, task: &TaskRecord) -> Result<(), Rejection> {
@@ -222,13 +260,16 @@ pub fn verify_task(env: &dyn Environment, task: &TaskRecord) -> Result<(), Rejec
     let instruction = task
         .instruction
         .as_deref()
-        .ok_or_else(|| reject("malformed", "task has no instruction"))?;
-    check_no_internal_ids(env, task, instruction).map_err(|e| reject("forbidden_id", e))?;
-    let facts: Vec<UserFact> = serde_json::from_str(&task.user_facts).unwrap_or_default();
+        .ok_or_else(|| reject(RejectKind::Malformed, "task has no instruction"))?;
+    check_no_internal_ids(env, task, instruction)
+        .map_err(|e| reject(RejectKind::ForbiddenId, e))?;
+    let facts = crate::task::TaskParts::decode(task)
+        .map_err(|e| reject(RejectKind::Malformed, e))?
+        .user_facts;
     match information_gaps(env, task, &facts, instruction, &outputs) {
         Gaps::None => Ok(()),
-        Gaps::Hard(e) => Err(reject("information", e)),
-        Gaps::Inconclusive(e) => Err(reject("inconclusive", e)),
+        Gaps::Hard(e) => Err(reject(RejectKind::Information, e)),
+        Gaps::Inconclusive(e) => Err(reject(RejectKind::Inconclusive, e)),
     }
 }
 
@@ -280,9 +321,9 @@ mod tests {
         let actions = parse_actions(&task).unwrap();
         assert_eq!(actions.len(), 4);
         assert_eq!(task.action_intents, vec![0, 0, 1, 1]);
-        assert_eq!(actions[0].1["user_id"], task.user_id);
+        assert_eq!(actions[0].kwargs["user_id"], task.user_id);
         assert_eq!(
-            actions[3].1["user_id"], task.user_id,
+            actions[3].kwargs["user_id"], task.user_id,
             "the booking is for the same customer"
         );
         assert!(replay_checked(env.as_ref(), &task).is_ok());
@@ -296,20 +337,23 @@ mod tests {
             &[&["get_reservation_details", "cancel_reservation"]],
         );
         let actions = parse_actions(&task).unwrap();
-        let rid = actions[1].1["reservation_id"].as_str().unwrap().to_string();
+        let rid = actions[1].kwargs["reservation_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
 
         // Replay: a changed reference hash, and an action on a reservation that does not exist.
         let mut wrong_hash = task.clone();
         wrong_hash.reference_hash = "0".repeat(32);
         assert_eq!(
             replay_checked(env.as_ref(), &wrong_hash).unwrap_err().kind,
-            "replay"
+            RejectKind::Replay
         );
         let mut missing = task.clone();
         missing.actions = task.actions.replace(&rid, "NOSUCH");
         assert_eq!(
             replay_checked(env.as_ref(), &missing).unwrap_err().kind,
-            "replay"
+            RejectKind::Replay
         );
 
         // Policy: cancel a reservation the policy does not allow to be cancelled (the tool
@@ -339,16 +383,27 @@ mod tests {
             &serde_json::json!({"reservation_id": blocked}),
         );
         breach.reference_hash = after.state_hash().to_hex();
-        assert_eq!(
-            replay_checked(env.as_ref(), &breach).unwrap_err().kind,
-            "policy"
-        );
+        let breached = replay_checked(env.as_ref(), &breach).unwrap_err();
+        assert_eq!(breached.kind, RejectKind::Policy);
+        // The rejection names the rule the domain's policy check reports.
+        let rule = env
+            .check_policy(
+                "cancel_reservation",
+                &serde_json::json!({"reservation_id": blocked}),
+            )
+            .unwrap_err()
+            .rule;
+        assert_eq!(breached.rule, Some(rule));
+        assert!(!rule.is_empty());
 
         // Information: an instruction that never names the reservation is inconclusive, and
         // the scripted judge rejects it; one that prints an internal id breaks the id rule.
         task.instruction = Some("You want to cancel a trip. Your user id is someone.".into());
         let r = verify_task(env.as_ref(), &task).unwrap_err();
-        assert!(matches!(r.kind, "inconclusive" | "information"), "{r:?}");
+        assert!(
+            matches!(r.kind, RejectKind::Inconclusive | RejectKind::Information),
+            "{r:?}"
+        );
         assert!(
             r.reason.contains("reservation_id") || r.reason.contains("authenticates"),
             "{r:?}"
@@ -363,7 +418,7 @@ mod tests {
             &[&["search_direct_flight", "book_reservation"]],
         );
         let actions = parse_actions(&task).unwrap();
-        let payment = actions[1].1["payment_methods"][0]["payment_id"]
+        let payment = actions[1].kwargs["payment_methods"][0]["payment_id"]
             .as_str()
             .unwrap()
             .to_string();
@@ -371,7 +426,7 @@ mod tests {
             "You want to book this trip and pay with {payment}."
         ));
         let r = verify_task(env.as_ref(), &task).unwrap_err();
-        assert_eq!(r.kind, "forbidden_id", "{r:?}");
+        assert_eq!(r.kind, RejectKind::ForbiddenId, "{r:?}");
         assert!(r.reason.contains(&payment));
     }
 }

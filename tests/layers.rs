@@ -21,10 +21,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "harness",
-        &["artifact", "config", "domain", "llm", "seed", "parallel"],
+        &[
+            "artifact", "config", "domain", "llm", "seed", "parallel", "task",
+        ],
     ),
+    ("task", &["artifact", "domain"]),
     ("replay", &["artifact", "domain"]),
-    ("verify", &["artifact", "domain"]),
+    ("verify", &["artifact", "domain", "task"]),
     (
         "grounding",
         &["artifact", "domain", "llm", "seed", "parallel"],
@@ -45,6 +48,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "replay",
             "seed",
             "grounding",
+            "task",
             "verify",
         ],
     ),

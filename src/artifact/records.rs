@@ -498,6 +498,8 @@ pub struct RejectRecord {
     pub stage: String,
     /// Short machine-readable kind ("no_grounding", "policy", "information", ...).
     pub reason_kind: String,
+    /// The named policy rule a `policy` rejection broke.
+    pub rule: Option<String>,
     pub reason: String,
 }
 
@@ -510,6 +512,7 @@ impl Record for RejectRecord {
             opt_utf8("task_id"),
             utf8("stage"),
             utf8("reason_kind"),
+            opt_utf8("rule"),
             utf8("reason"),
         ]))
     }
@@ -524,6 +527,7 @@ impl Record for RejectRecord {
                 opt_string_column(rows.iter().map(|r| &r.task_id)),
                 string_column(rows.iter().map(|r| &r.stage)),
                 string_column(rows.iter().map(|r| &r.reason_kind)),
+                opt_string_column(rows.iter().map(|r| &r.rule)),
                 string_column(rows.iter().map(|r| &r.reason)),
             ],
         )
@@ -536,6 +540,7 @@ impl Record for RejectRecord {
         let task_id = opt_strings(batch, "task_id")?;
         let stage = strings(batch, "stage")?;
         let kind = strings(batch, "reason_kind")?;
+        let rule = opt_strings(batch, "rule")?;
         let reason = strings(batch, "reason")?;
         Ok((0..batch.num_rows())
             .map(|i| RejectRecord {
@@ -545,6 +550,7 @@ impl Record for RejectRecord {
                 task_id: task_id[i].clone(),
                 stage: stage[i].clone(),
                 reason_kind: kind[i].clone(),
+                rule: rule[i].clone(),
                 reason: reason[i].clone(),
             })
             .collect())

@@ -308,6 +308,15 @@ impl GroundingContext {
     }
 }
 
+/// One tool call of a task: the tool's name and its arguments (tau-bench's `{name, kwargs}`;
+/// missing `kwargs` reads as null).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Action {
+    pub name: String,
+    #[serde(default)]
+    pub kwargs: Value,
+}
+
 /// Something a customer knows and can say: who they are, how they pay, what they own.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UserFact {

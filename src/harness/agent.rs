@@ -9,6 +9,7 @@
 use super::{Agent, BoxFuture, FunctionCall, HarnessError, Message, ToolCall, Usage};
 use crate::artifact::TaskRecord;
 use crate::seed::derive_rng;
+use crate::task::TaskParts;
 use rand::RngExt;
 use serde::Deserialize;
 use serde_json::Value;
@@ -84,6 +85,7 @@ fn perturb(args: &mut Value) {
 impl OracleAgent {
     pub fn new(
         task: &TaskRecord,
+        parts: &TaskParts,
         rates: &ErrorRates,
         transfer_tool: Option<String>,
         seed: u64,
@@ -99,14 +101,10 @@ impl OracleAgent {
                 })
                 .unwrap_or(false)
         };
-        let raw: Vec<Value> = serde_json::from_str(&task.actions).unwrap_or_default();
-        let mut actions: Vec<(String, Value, bool)> = raw
+        let mut actions: Vec<(String, Value, bool)> = parts
+            .actions
             .iter()
-            .map(|a| {
-                let name = a["name"].as_str().unwrap_or("").to_string();
-                let write = is_write(&name);
-                (name, a["kwargs"].clone(), write)
-            })
+            .map(|a| (a.name.clone(), a.kwargs.clone(), is_write(&a.name)))
             .collect();
         let mut rng = derive_rng(seed, &["agent", &task.task_id, &trial.to_string()]);
         let plan = Plan {
@@ -124,7 +122,7 @@ impl OracleAgent {
         OracleAgent {
             actions,
             action_intents: task.action_intents.clone(),
-            requests: serde_json::from_str(&task.requests).unwrap_or_default(),
+            requests: parts.requests.clone(),
             outputs: task.outputs.clone(),
             transfer_tool,
             plan,

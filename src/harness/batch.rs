@@ -16,6 +16,7 @@ use crate::artifact::{RolloutRecord, TaskRecord};
 use crate::config::ENV_EPISODE_DELAY_MS;
 use crate::domain::Environment;
 use crate::llm::{Role, RoleModel, RolesConfig};
+use crate::task::TaskParts;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
@@ -129,9 +130,11 @@ pub fn open_roles(
 }
 
 /// Build the agent and user of one episode.
+#[allow(clippy::too_many_arguments)]
 fn episode_players(
     roles: &EpisodeRoles,
     task: &TaskRecord,
+    parts: &TaskParts,
     trial: u32,
     cfg: &BatchConfig,
     tools: &[serde_json::Value],
@@ -148,6 +151,7 @@ fn episode_players(
         }),
         RoleModel::Scripted(_) => Box::new(OracleAgent::new(
             task,
+            parts,
             &cfg.agent_errors,
             transfer,
             seed,
@@ -168,7 +172,9 @@ fn episode_players(
                 episode_seed,
             ))
         }
-        RoleModel::Scripted(_) => Box::new(ScriptedUser::new(task, cfg.emotion, seed, trial)),
+        RoleModel::Scripted(_) => {
+            Box::new(ScriptedUser::new(task, parts, cfg.emotion, seed, trial))
+        }
     };
     (agent, user)
 }
@@ -190,11 +196,14 @@ pub fn roll_out(
 ) -> Result<Vec<RolloutRecord>, String> {
     let finished: HashSet<(String, i32)> =
         done.iter().map(|r| (r.task_id.clone(), r.trial)).collect();
+    // Every task's JSON columns are decoded before the first episode: a damaged task stops
+    // the batch with its id and column instead of becoming an empty, wrongly scored episode.
     let mut todo = Vec::new();
     for task in tasks {
+        let parts = Arc::new(TaskParts::decode(task)?);
         for trial in 0..cfg.trials {
             if !finished.contains(&(task.task_id.clone(), trial as i32)) {
-                todo.push((task.clone(), trial));
+                todo.push((task.clone(), Arc::clone(&parts), trial));
             }
         }
     }
@@ -235,7 +244,7 @@ pub fn roll_out(
     runtime.block_on(async {
         let limit = Arc::new(tokio::sync::Semaphore::new(cfg.concurrency));
         let mut set = tokio::task::JoinSet::new();
-        for (task, trial) in todo {
+        for (task, parts, trial) in todo {
             let permit = Arc::clone(&limit)
                 .acquire_owned()
                 .await
@@ -251,7 +260,7 @@ pub fn roll_out(
                 let _permit = permit;
                 let mut env = base.fork();
                 let (mut agent, mut user) =
-                    episode_players(&roles, &task, trial, &ecfg, &tools, transfer, seed);
+                    episode_players(&roles, &task, &parts, trial, &ecfg, &tools, transfer, seed);
                 let ep = run_episode(
                     env.as_mut(),
                     &policy,
@@ -312,4 +321,54 @@ pub fn roll_out(
         )
     });
     Ok(results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_whose_json_column_is_damaged_stops_the_batch_naming_task_and_column() {
+        let env: Arc<dyn Environment> = Arc::from(
+            crate::domain::find("airline")
+                .unwrap()
+                .generate(3, crate::domain::Split::Eval),
+        );
+        let task = TaskRecord {
+            task_id: "damaged".into(),
+            domain: "airline".into(),
+            actions: "[{\"name\": \"think\"".into(),
+            requests: "[]".into(),
+            user_facts: "[]".into(),
+            ..TaskRecord::default()
+        };
+        let cfg = BatchConfig {
+            trials: 1,
+            max_steps: 4,
+            concurrency: 1,
+            emotion: false,
+            agent_errors: ErrorRates::default(),
+        };
+        let roles = EpisodeRoles {
+            agent: RoleModel::Scripted(Role::Agent),
+            user: RoleModel::Scripted(Role::User),
+        };
+        let mut journaled = 0;
+        let err = roll_out(
+            env,
+            Arc::new(String::new()),
+            &[task],
+            &cfg,
+            &roles,
+            7,
+            Vec::new(),
+            &mut |_| {
+                journaled += 1;
+                Ok(())
+            },
+        )
+        .unwrap_err();
+        assert!(err.starts_with("task damaged: column 'actions': "), "{err}");
+        assert_eq!(journaled, 0, "no episode may run for a damaged task");
+    }
 }

@@ -17,8 +17,8 @@
 
 use super::{BoxFuture, GREETING, HarnessError, STOP, UNSATISFIED, Usage, User, first_person};
 use crate::artifact::TaskRecord;
-use crate::domain::UserFact;
 use crate::seed::derive_rng;
+use crate::task::TaskParts;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
@@ -58,12 +58,18 @@ pub fn patience(urgency: Option<&str>, trust: Option<&str>, family: Option<&str>
 
 impl ScriptedUser {
     /// Build from a task; `with_emotion = false` is the no-emotion variant.
-    pub fn new(task: &TaskRecord, with_emotion: bool, seed: u64, trial: u32) -> ScriptedUser {
-        let requests: Vec<Option<String>> =
-            serde_json::from_str(&task.requests).unwrap_or_default();
-        let facts: Vec<UserFact> = serde_json::from_str(&task.user_facts).unwrap_or_default();
-        let actions: Vec<serde_json::Value> =
-            serde_json::from_str(&task.actions).unwrap_or_default();
+    pub fn new(
+        task: &TaskRecord,
+        parts: &TaskParts,
+        with_emotion: bool,
+        seed: u64,
+        trial: u32,
+    ) -> ScriptedUser {
+        let TaskParts {
+            actions,
+            requests,
+            user_facts: facts,
+        } = parts;
         let n = task.intents.len();
         let mut intents = vec![String::new(); n];
         let mut intent_has_write = vec![false; n];
@@ -78,10 +84,7 @@ impl ScriptedUser {
                 }
                 intents[i].push_str(&first_person(r));
             }
-            let name = actions
-                .get(j)
-                .and_then(|a| a["name"].as_str())
-                .unwrap_or("");
+            let name = actions.get(j).map_or("", |a| a.name.as_str());
             intent_has_write[i] |= !crate::domain::find(&task.domain)
                 .map(|d| {
                     d.tool_specs()

@@ -153,6 +153,7 @@ impl Stage for GroundedStage {
                     task_id: None,
                     stage: "grounded".into(),
                     reason_kind: "no_grounding".into(),
+                    rule: None,
                     reason,
                 }),
             }

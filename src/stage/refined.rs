@@ -104,8 +104,7 @@ pub fn scripted_instruction(
     rng: &mut ChaCha8Rng,
     cfg: &RefinedConfig,
 ) -> Result<String, String> {
-    let requests: Vec<Option<String>> =
-        serde_json::from_str(&task.requests).map_err(|e| format!("requests column: {e}"))?;
+    let requests = crate::task::TaskParts::decode(task)?.requests;
     let mut parts: Vec<String> = Vec::new();
     if let Some(name) = facts.iter().find(|f| f.kind == "name") {
         parts.push(name.text.clone());
@@ -240,8 +239,9 @@ impl Stage for RefinedStage {
         let refiner = super::roles::open_role(ctx, &cfg.roles, crate::llm::Role::Refiner)?;
         let facts: Vec<Vec<UserFact>> = grounded
             .iter()
-            .map(|t| serde_json::from_str(&t.user_facts).unwrap_or_default())
-            .collect();
+            .map(|t| crate::task::TaskParts::decode(t).map(|p| p.user_facts))
+            .collect::<Result<_, _>>()
+            .map_err(|e| ctx.fail(e))?;
         let drafts: Vec<Result<String, String>> = grounded
             .iter()
             .zip(&facts)
@@ -304,6 +304,7 @@ impl Stage for RefinedStage {
                     task_id: Some(task.task_id.clone()),
                     stage: "refined".into(),
                     reason_kind: reason.split(':').next().unwrap_or("refinement").to_string(),
+                    rule: None,
                     reason,
                 }),
             }

@@ -15,7 +15,7 @@
 use crate::artifact::{self, RejectRecord, TaskRecord};
 use crate::config::ConfigError;
 use crate::pipeline::{PipelineError, Stage, StageContext};
-use crate::verify::{Rejection, reject, verify_task};
+use crate::verify::{RejectKind, Rejection, reject, verify_task};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -62,8 +62,8 @@ fn judge_inconclusive(
         return Ok(verdicts
             .into_iter()
             .map(|v| match v {
-                Err(r) if r.kind == "inconclusive" => Err(reject(
-                    "judge",
+                Err(r) if r.kind == RejectKind::Inconclusive => Err(reject(
+                    RejectKind::Judge,
                     format!("inconclusive, rejected by the scripted judge: {}", r.reason),
                 )),
                 other => other,
@@ -75,7 +75,7 @@ fn judge_inconclusive(
         .iter()
         .zip(verdicts)
         .map(|(task, v)| match v {
-            Err(r) if r.kind == "inconclusive" => {
+            Err(r) if r.kind == RejectKind::Inconclusive => {
                 let model = std::sync::Arc::clone(model);
                 let req = judge_request(
                     task,
@@ -86,14 +86,14 @@ fn judge_inconclusive(
                     let answer = model
                         .chat(req)
                         .await
-                        .map_err(|e| reject("endpoint_error", format!("judge: {e}")))?;
+                        .map_err(|e| reject(RejectKind::EndpointError, format!("judge: {e}")))?;
                     let text = answer.message.content.unwrap_or_default();
                     let first = text.lines().next().unwrap_or("").to_uppercase();
                     if first.contains("ACCEPT") && !first.contains("REJECT") {
                         Ok(())
                     } else {
                         Err(reject(
-                            "judge",
+                            RejectKind::Judge,
                             format!("rejected by the {} judge: {}", answer.model, text.trim()),
                         ))
                     }
@@ -142,7 +142,8 @@ impl Stage for TasksStage {
                     trace_id: task.trace_id.clone(),
                     task_id: Some(task.task_id.clone()),
                     stage: "tasks".into(),
-                    reason_kind: r.kind.into(),
+                    reason_kind: r.kind.as_str().into(),
+                    rule: r.rule.map(str::to_string),
                     reason: r.reason,
                 }),
             }
