@@ -1,5 +1,7 @@
 //! Build script: a hash of the crate's sources, so the pipeline's staleness check can tell
-//! when a stage's code changed (`TRACER_CODE_HASH`, part of every stage fingerprint).
+//! when a stage's code changed (`TRACER_CODE_HASH`, part of every stage fingerprint). The
+//! sources are the `.rs` files and the data files compiled into them (`.toml` under `src/`,
+//! e.g. a domain's `requests.toml`).
 //! FNV-1a over sorted paths and bytes: no dependencies, stable across platforms.
 
 use std::path::{Path, PathBuf};
@@ -12,7 +14,7 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
         let p = e.path();
         if p.is_dir() {
             collect(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
+        } else if p.extension().is_some_and(|x| x == "rs" || x == "toml") {
             out.push(p);
         }
     }

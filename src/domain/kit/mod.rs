@@ -13,6 +13,8 @@
 //! - [`policy`]: named policy rules per write tool, shared by grounding, graph
 //!   verification and task verification.
 //! - [`text`]: small phrasing helpers.
+//! - [`strptime`]: Python's `datetime.strptime` for the numeric date formats reference
+//!   tools parse (what they accept and refuse).
 //!
 //! The conformance suite (`domain::conformance`, tests only) runs over every registered
 //! domain, so a new domain inherits those tests.
@@ -28,5 +30,6 @@ pub mod policy;
 pub mod propose;
 pub mod pyjson;
 pub mod schema;
+pub mod strptime;
 pub mod templates;
 pub mod text;
