@@ -13,6 +13,8 @@
 //! - [`policy`]: named policy rules per write tool, shared by grounding, graph
 //!   verification and task verification.
 //! - [`text`]: small phrasing helpers.
+//! - [`specs`]: tool specs as data (`src/domain/<name>/tools.toml`) bound to their
+//!   functions.
 //! - [`strptime`]: Python's `datetime.strptime` for the numeric date formats reference
 //!   tools parse (what they accept and refuse).
 //!
@@ -30,6 +32,7 @@ pub mod policy;
 pub mod propose;
 pub mod pyjson;
 pub mod schema;
+pub mod specs;
 pub mod strptime;
 pub mod templates;
 pub mod text;
