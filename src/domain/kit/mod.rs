@@ -3,6 +3,7 @@
 //!
 //! - [`calc`]: the one `calculate` (Python's `round(x, 2)` exactly).
 //! - [`pyjson`]: outputs as the references print them (`json.dumps`, tau2's `to_json_str`).
+//! - [`pytext`]: hand-written text outputs as Python-f-string templates over a row.
 //! - [`schema`]: JSON Schema builders and the [`schema::tool`] constructor (intent inferred).
 //! - [`ids`]: id minting (length counters, max+1 over a prefix, fixed slot lists).
 //! - [`clock`]: the simulation clock and calendar arithmetic (no wall clock anywhere).
@@ -31,6 +32,7 @@ pub mod ids;
 pub mod policy;
 pub mod propose;
 pub mod pyjson;
+pub mod pytext;
 pub mod schema;
 pub mod specs;
 pub mod strptime;
