@@ -53,26 +53,20 @@ const STREET_KINDS: [&str; 6] = ["Street", "Avenue", "Lane", "Road", "Court", "W
 const CITIES: &str = "Asheville|NC|288 Boise|ID|837 Burlington|VT|054 Chattanooga|TN|374 \
     Dayton|OH|454 Eugene|OR|974 Fresno|CA|937 Lexington|KY|405 Madison|WI|537 Omaha|NE|681 \
     Providence|RI|029 Spokane|WA|992 Tucson|AZ|857 Wilmington|DE|198";
-const MAIL_HOSTS: [&str; 5] = [
-    "maplemail.com",
-    "harbornet.org",
-    "quickpost.net",
-    "homestead.io",
-    "riverbend.com",
-];
+const MAIL_HOSTS: &str = "maplemail.com harbornet.org quickpost.net homestead.io riverbend.com";
 /// insurer|policy prefix, one per line.
 const INSURERS: &str = "Northwind Health|NWH\nHarborview Mutual|HVM\nSummit Care Alliance|SCA\n\
     Bluewater Insurance|BWI\nKeystone Health Plan|KHP\nPrairie Shield|PRS\nEvergreen Benefits|EGB\n\
     Meridian Assurance|MDA";
 /// (primary care, specialist) copays.
 const COPAYS: [(f64, f64); 7] = [
-    (10.0, 35.0),
-    (15.0, 40.0),
-    (20.0, 45.0),
-    (25.0, 50.0),
-    (30.0, 55.0),
-    (20.0, 60.0),
-    (35.0, 65.0),
+    (10., 35.),
+    (15., 40.),
+    (20., 45.),
+    (25., 50.),
+    (30., 55.),
+    (20., 60.),
+    (35., 65.),
 ];
 const ALLERGIES: &str = "Penicillin|Sulfa drugs|Latex|Peanuts|Codeine|Iodine contrast|Bee stings";
 const RELATIONS: [&str; 6] = ["Spouse", "Parent", "Sibling", "Child", "Partner", "Friend"];
@@ -321,7 +315,11 @@ fn patients(rng: &mut ChaCha8Rng) -> Vec<(Patient, Vec<usize>)> {
         let (given, family) = (*pick(rng, &first), *pick(rng, &last));
         let (g, f) = (given.to_lowercase(), family.to_lowercase());
         let id = format!("{g}_{f}_{}", digits(rng, 4));
-        let email = format!("{g}.{f}{}@{}", digits(rng, 2), pick(rng, &MAIL_HOSTS));
+        let email = format!(
+            "{g}.{f}{}@{}",
+            digits(rng, 2),
+            pick(rng, &words(MAIL_HOSTS))
+        );
         let born = if n % 12 == 7 {
             rng.random_range(2010..=2019)
         } else {
@@ -451,34 +449,20 @@ fn patients(rng: &mut ChaCha8Rng) -> Vec<(Patient, Vec<usize>)> {
 const ACTIVE: usize = 150;
 
 /// Appointment types a provider of `specialty` books.
-fn visit_types(specialty: &str) -> &'static [&'static str] {
-    match specialty {
-        "Primary Care" => &[
-            "follow_up",
-            "medication_review",
-            "routine_checkup",
-            "sick_visit",
-        ],
-        "Device Coaching" => &["device_coaching"],
-        "Care Coordination" => &["care_coordination", "family_consultation"],
-        "Psychiatry" => &["therapy_session", "follow_up", "medication_review"],
-        _ => &[
-            "follow_up",
-            "specialist_consultation",
-            "medication_review",
-            "consultation",
-        ],
-    }
+fn visit_types(specialty: &str) -> Vec<&'static str> {
+    words(match specialty {
+        "Primary Care" => "follow_up medication_review routine_checkup sick_visit",
+        "Device Coaching" => "device_coaching",
+        "Care Coordination" => "care_coordination family_consultation",
+        "Psychiatry" => "therapy_session follow_up medication_review",
+        _ => "follow_up specialist_consultation medication_review consultation",
+    })
 }
 
-const NOTES: [&str; 6] = [
-    "Video visit; patient to join from home.",
-    "Review home readings before the call.",
-    "Patient asked to discuss medication costs.",
-    "Bring an updated medication list.",
-    "Caregiver will join the call.",
-    "Check device data uploads before the visit.",
-];
+/// Appointment notes, one per `|`.
+const NOTES: &str = "Video visit; patient to join from home.|Review home readings before the \
+    call.|Patient asked to discuss medication costs.|Bring an updated medication list.|\
+    Caregiver will join the call.|Check device data uploads before the visit.";
 
 /// Slots already held: (provider or patient id, date, time).
 type Held = BTreeSet<(String, String, String)>;
@@ -550,16 +534,15 @@ fn appointment(
     }
     let plan = &patient.insurance.primary;
     let mut a = Appointment {
-        appointment_id: String::new(),
         patient_id: patient.patient_id.clone(),
         provider_id: provider.provider_id.clone(),
         date,
         time,
         duration_minutes: 30,
-        kind: pick(rng, visit_types(specialty)).to_string(),
+        kind: pick(rng, &visit_types(specialty)).to_string(),
         status: status.into(),
         chief_complaint: Some(condition.map_or("Routine review", |c| c.complaint).into()),
-        notes: pick(rng, &NOTES).to_string(),
+        notes: pick(rng, &NOTES.split('|').collect::<Vec<_>>()).to_string(),
         insurance_authorization: Some(if status == "pending_approval" {
             "PENDING".to_string()
         } else {
@@ -570,14 +553,7 @@ fn appointment(
         } else {
             plan.copay_specialist
         },
-        meeting_link: None,
-        payment_method: None,
-        voucher_id: None,
-        insurance_billed: None,
-        prescription_issued: None,
-        referral_from: None,
-        cancellation_reason: None,
-        cancellation_date: None,
+        ..Default::default()
     };
     if status == "cancelled" {
         let reason = pick(rng, &["patient_cancelled", "provider_unavailable"]);
@@ -723,14 +699,8 @@ Patient reports {c} is mostly controlled and asks about medication costs.|Alert 
 Patient notes missed doses while travelling and mild side effects.|Comfortable at rest; home readings reviewed together.|{c} with partial adherence.|Reinforce the dosing schedule; review interactions before any new medication.
 Caregiver reports better routines at home; device uploads are irregular.|No distress; device worn correctly when shown on camera.|{c}; telemetry compliance below goal.|Coach on nightly device use; review uploads next week.
 Patient wants fewer pills a day and a simpler schedule.|Well appearing; medication list reconciled line by line.|{c}; regimen could be simplified.|Discuss combination and extended-release options and the cost of each.";
-const RECORD_TYPES: [&str; 6] = [
-    "follow_up_note",
-    "medication_supply_note",
-    "interaction_review_note",
-    "telemetry_compliance_note",
-    "regimen_review_note",
-    "family_coordination_note",
-];
+const RECORD_TYPES: &str = "follow_up_note medication_supply_note interaction_review_note \
+    telemetry_compliance_note regimen_review_note family_coordination_note";
 
 fn prescription(
     rng: &mut ChaCha8Rng,
@@ -742,13 +712,7 @@ fn prescription(
         medication: m.name.clone(),
         dosage: m.dosage.clone(),
         frequency: m.frequency.clone(),
-        duration: None,
-        quantity: None,
-        refills: None,
-        pharmacy: None,
-        supplier: None,
-        brand: None,
-        unit_cost_usd: None,
+        ..Default::default()
     };
     let offer = catalogue.get(&m.name).and_then(|l| l.choose(rng));
     match (rng.random_range(0..10), offer) {
@@ -819,18 +783,15 @@ fn records(
             .map(|m| prescription(rng, m, catalogue, i % 70 == 9))
             .collect();
         out.push(MedicalRecord {
-            record_id: String::new(),
             appointment_id: (i % 50 != 17).then(|| a.appointment_id.clone()),
             patient_id: a.patient_id.clone(),
             provider_id: a.provider_id.clone(),
             date,
-            kind: pick(rng, &RECORD_TYPES).to_string(),
-            vital_signs: None,
+            kind: pick(rng, &words(RECORD_TYPES)).to_string(),
             subjective: note[0].replace("{c}", condition),
             objective: note[1].into(),
             assessment: note[2].replace("{c}", condition),
             plan: note[3].into(),
-            lab_orders: None,
             recommendations: (prescriptions.is_empty() || i % 60 == 7).then(|| {
                 vec![
                     "Keep a symptom diary until the next visit.".to_string(),
@@ -846,6 +807,7 @@ fn records(
                 }]),
                 _ => Some(Vec::new()),
             },
+            ..Default::default()
         });
     }
     out.sort_by(|a, b| (&a.date, &a.patient_id).cmp(&(&b.date, &b.patient_id)));

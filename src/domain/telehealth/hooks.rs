@@ -24,7 +24,9 @@
 //! Architecture invariant: reads the state only; phrasing varies with the call's content
 //! (no RNG), so grounding stays reproducible.
 
-use super::db::{Appointment, MedicalRecord, Provider, SupplierChoice, TelehealthDb};
+use super::db::{
+    Appointment, MedicalRecord, Prescription, Provider, SupplierChoice, SupplierOffer, TelehealthDb,
+};
 use super::tools::{check_slot, slot_taken};
 use crate::domain::kit::facts::{self, Identity};
 use crate::domain::kit::policy::Rule;
@@ -69,6 +71,11 @@ fn today() -> i64 {
 
 // ---------- policy ----------
 
+/// `Ok` when `holds`, else the detail.
+fn ensure(holds: bool, detail: impl FnOnce() -> String) -> Result<(), String> {
+    if holds { Ok(()) } else { Err(detail()) }
+}
+
 fn appointment<'a>(db: &'a TelehealthDb, args: &Value) -> Result<&'a Appointment, String> {
     let id = arg_str(args, "appointment_id");
     db.appointments
@@ -76,159 +83,131 @@ fn appointment<'a>(db: &'a TelehealthDb, args: &Value) -> Result<&'a Appointment
         .ok_or_else(|| format!("appointment {id} does not exist"))
 }
 
-/// (provider, date, time, appointment being moved) of a booking or a move.
-fn target<'a>(
-    db: &'a TelehealthDb,
-    tool: &str,
-    args: &'a Value,
-) -> Result<(&'a Provider, &'a str, &'a str, Option<&'a Appointment>), String> {
-    if tool == "schedule_appointment" {
-        let id = arg_str(args, "provider_id");
-        let p = db
-            .providers
-            .get(id)
-            .ok_or_else(|| format!("provider {id} does not exist"))?;
-        return Ok((p, arg_str(args, "date"), arg_str(args, "time"), None));
-    }
-    let a = appointment(db, args)?;
+/// (provider, date, time, patient, appointment being moved) of a booking or a move.
+type Target<'a> = (&'a Provider, &'a str, &'a str, &'a str, Option<&'a str>);
+
+fn target<'a>(db: &'a TelehealthDb, tool: &str, args: &'a Value) -> Result<Target<'a>, String> {
+    let (provider, date, time, patient, moved) = if tool == SCHEDULE {
+        let (date, time) = (arg_str(args, "date"), arg_str(args, "time"));
+        (
+            arg_str(args, "provider_id"),
+            date,
+            time,
+            arg_str(args, "patient_id"),
+            None,
+        )
+    } else {
+        let a = appointment(db, args)?;
+        let (date, time) = (arg_str(args, "new_date"), arg_str(args, "new_time"));
+        (
+            a.provider_id.as_str(),
+            date,
+            time,
+            a.patient_id.as_str(),
+            Some(a.appointment_id.as_str()),
+        )
+    };
     let p = db
         .providers
-        .get(&a.provider_id)
-        .ok_or_else(|| format!("provider {} does not exist", a.provider_id))?;
-    Ok((
-        p,
-        arg_str(args, "new_date"),
-        arg_str(args, "new_time"),
-        Some(a),
-    ))
-}
-
-fn patient_of<'a>(tool: &str, args: &'a Value, moved: Option<&'a Appointment>) -> &'a str {
-    match (tool, moved) {
-        ("schedule_appointment", _) => arg_str(args, "patient_id"),
-        (_, Some(a)) => &a.patient_id,
-        _ => "",
-    }
+        .get(provider)
+        .ok_or_else(|| format!("provider {provider} does not exist"))?;
+    Ok((p, date, time, patient, moved))
 }
 
 fn known_patient(db: &TelehealthDb, args: &Value) -> Result<(), String> {
     let id = arg_str(args, "patient_id");
-    if db.patients.contains(id) {
-        Ok(())
-    } else {
-        Err(format!("patient {id} does not exist"))
-    }
+    ensure(db.patients.contains(id), || {
+        format!("patient {id} does not exist")
+    })
 }
 
 fn provider_hours(db: &TelehealthDb, tool: &str, args: &Value) -> Result<(), String> {
-    let (p, date, time, _) = target(db, tool, args)?;
+    let (p, date, time, _, _) = target(db, tool, args)?;
     check_slot(p, date, time)
 }
 
 fn future_visit(date: &str) -> Result<(), String> {
-    match strptime::parse_ymd(date) {
-        Some(d) if d > today() => Ok(()),
-        _ => Err(format!(
-            "visits are booked for a day after today ({}), not {date}",
+    let later = strptime::parse_ymd(date).is_some_and(|d| d > today());
+    ensure(later, || {
+        format!(
+            "visits are booked after today ({}), not on {date}",
             super::CLOCK.today()
-        )),
-    }
+        )
+    })
 }
 
 fn free_for_both(db: &TelehealthDb, tool: &str, args: &Value) -> Result<(), String> {
-    let (p, date, time, moved) = target(db, tool, args)?;
-    let except = moved.map(|a| a.appointment_id.as_str());
-    if let Some(other) = slot_taken(db, &p.provider_id, date, time, except) {
+    let (p, date, time, patient, moved) = target(db, tool, args)?;
+    if let Some(other) = slot_taken(db, &p.provider_id, date, time, moved) {
         return Err(format!(
             "{} is already booked at {date} {time} ({other})",
             p.provider_id
         ));
     }
-    let patient = patient_of(tool, args, moved);
-    if let Some((id, _)) = db.appointments.iter().find(|(id, a)| {
-        Some(*id) != except
-            && a.patient_id == patient
-            && a.date == date
-            && a.time == time
-            && a.is_active()
-    }) {
-        return Err(format!(
-            "the patient already has appointment {id} at {date} {time}"
-        ));
+    let clash = |(id, a): &(&str, &Appointment)| {
+        Some(*id) != moved && a.is_active() && a.patient_id == patient && a.date == date
+    };
+    let mut own = db.appointments.iter().filter(clash);
+    match own.find(|(_, a)| a.time == time) {
+        Some((id, _)) => Err(format!("the patient already has {id} at {date} {time}")),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 fn active(db: &TelehealthDb, args: &Value) -> Result<(), String> {
     let a = appointment(db, args)?;
-    if a.is_active() {
-        Ok(())
-    } else {
-        Err(format!(
-            "only scheduled or pending_approval appointments can change; {} is {}",
+    ensure(a.is_active(), || {
+        format!(
+            "only scheduled or pending_approval visits change; {} is {}",
             a.appointment_id, a.status
-        ))
-    }
+        )
+    })
 }
 
-/// The prescription an update names (exactly, case-insensitively) and its record.
-fn prescription<'a>(
-    db: &'a TelehealthDb,
-    args: &Value,
-) -> Result<(&'a MedicalRecord, &'a super::db::Prescription), String> {
+/// The prescription an update names (exactly, case-insensitively).
+fn prescription<'a>(db: &'a TelehealthDb, args: &Value) -> Result<&'a Prescription, String> {
     let id = arg_str(args, "record_id");
     let record = db
         .medical_records
         .get(id)
         .ok_or_else(|| format!("record {id} does not exist"))?;
     let wanted = arg_str(args, "medication").trim().to_lowercase();
-    record
-        .prescriptions()
-        .iter()
-        .find(|p| p.medication.trim().to_lowercase() == wanted)
-        .map(|p| (record, p))
-        .ok_or_else(|| format!("record {id} prescribes no {wanted}"))
+    let mut lines = record.prescriptions().iter();
+    let found = lines.find(|p| p.medication.trim().to_lowercase() == wanted);
+    found.ok_or_else(|| format!("record {id} prescribes no {wanted}"))
 }
 
 fn catalogue_offer(db: &TelehealthDb, args: &Value) -> Result<(), String> {
-    let (_, p) = prescription(db, args)?;
+    let p = prescription(db, args)?;
     let (company, brand) = (
         arg_str(args, "supplier_company"),
         arg_str(args, "brand_name"),
     );
     let price = args.get("price_usd").and_then(Value::as_f64);
-    let currency = args
-        .get("currency")
-        .and_then(Value::as_str)
-        .unwrap_or("USD");
+    let usd = args.get("currency").is_none_or(|c| c == "USD");
+    let offered = |o: &&SupplierOffer| {
+        o.company == company && o.brand_name == brand && Some(o.price_usd) == price
+    };
     let listed = db
         .medication_suppliers
         .get(&p.medication)
-        .is_some_and(|offers| {
-            offers.iter().any(|o| {
-                o.company == company && o.brand_name == brand && Some(o.price_usd) == price
-            })
-        });
-    if listed && currency == "USD" {
-        Ok(())
-    } else {
-        Err(format!(
-            "{company} {brand} at {price:?} {currency} is not a catalogue offer for {}",
+        .is_some_and(|l| l.iter().any(|o| offered(&o)));
+    ensure(listed && usd, || {
+        format!(
+            "{company} {brand} at {price:?} USD is not a catalogue offer for {}",
             p.medication
-        ))
-    }
+        )
+    })
 }
 
 fn new_supplier(db: &TelehealthDb, args: &Value) -> Result<(), String> {
-    let (_, p) = prescription(db, args)?;
+    let p = prescription(db, args)?;
     let same = matches!(&p.supplier, Some(SupplierChoice::Detail(d))
         if d.company.as_deref() == Some(arg_str(args, "supplier_company"))
             && d.brand_name.as_deref() == Some(arg_str(args, "brand_name")));
-    if same {
-        Err(format!("{} already comes from that supplier", p.medication))
-    } else {
-        Ok(())
-    }
+    ensure(!same, || {
+        format!("{} already comes from that supplier", p.medication)
+    })
 }
 
 const fn rule(
@@ -269,31 +248,31 @@ pub static RULES: &[Rule<TelehealthDb>] = &[
     }),
     rule(RESCHEDULE, "real_change", real_change),
     rule(SUPPLIER, "prescribed_medication", |db, a| {
-        prescription(db, a).map(|_| ())
+        prescription(db, a).map(drop)
     }),
     rule(SUPPLIER, "catalogue_offer", catalogue_offer),
     rule(SUPPLIER, "new_supplier", new_supplier),
     rule(NOTE, "known_record", known_record),
-    rule(NOTE, "note_text", |_, a| match arg_str(a, "note").trim() {
-        "" => Err("a note needs text".into()),
-        _ => Ok(()),
+    rule(NOTE, "note_text", |_, a| {
+        ensure(!arg_str(a, "note").trim().is_empty(), || {
+            "a note needs text".into()
+        })
     }),
 ];
 
 fn real_change(db: &TelehealthDb, args: &Value) -> Result<(), String> {
     let a = appointment(db, args)?;
-    if a.date == arg_str(args, "new_date") && a.time == arg_str(args, "new_time") {
-        return Err("the new date and time are the current ones".into());
-    }
-    Ok(())
+    let same = a.date == arg_str(args, "new_date") && a.time == arg_str(args, "new_time");
+    ensure(!same, || {
+        "the new date and time are the current ones".into()
+    })
 }
 
 fn known_record(db: &TelehealthDb, args: &Value) -> Result<(), String> {
     let id = arg_str(args, "record_id");
-    match db.medical_records.contains(id) {
-        true => Ok(()),
-        false => Err(format!("record {id} does not exist")),
-    }
+    ensure(db.medical_records.contains(id), || {
+        format!("record {id} does not exist")
+    })
 }
 
 // ---------- the patient's entities ----------
@@ -314,13 +293,14 @@ fn own_records<'a>(db: &'a TelehealthDb, pid: &str) -> Vec<&'a MedicalRecord> {
         .collect()
 }
 
-/// The patient's devices that have uploads, with the upload dates.
+/// The patient's devices that have uploads: (id, type, upload dates).
 fn own_uploads(db: &TelehealthDb, pid: &str) -> Vec<(String, String, Vec<String>)> {
-    let mut out: Vec<(String, String, Vec<String>)> = db
+    let own = db
         .telemetry_inventory
         .iter()
-        .filter(|(_, d)| d.assigned_to.as_deref() == Some(pid))
-        .map(|(_, d)| (d.device_id.clone(), d.device_type.clone(), Vec::new()))
+        .filter(|(_, d)| d.assigned_to.as_deref() == Some(pid));
+    let mut out: Vec<_> = own
+        .map(|(_, d)| (d.device_id.clone(), d.device_type.clone(), vec![]))
         .collect();
     for (_, u) in db.telemetry_uploads.iter() {
         if let Some(entry) = out.iter_mut().find(|e| e.0 == u.device_id) {
@@ -333,24 +313,20 @@ fn own_uploads(db: &TelehealthDb, pid: &str) -> Vec<(String, String, Vec<String>
 
 /// Medication names the patient takes or has been prescribed, in the supplier catalogue.
 fn own_catalogue_meds(db: &TelehealthDb, pid: &str) -> Vec<String> {
-    let mut meds: Vec<String> = Vec::new();
-    let prescribed = own_records(db, pid)
-        .into_iter()
-        .flat_map(|r| r.prescriptions().iter().map(|p| p.medication.clone()));
-    let taken: Vec<String> = db
+    let records = own_records(db, pid);
+    let prescribed = records
+        .iter()
+        .flat_map(|r| r.prescriptions())
+        .map(|p| &p.medication);
+    let taken = db
         .patients
         .get(pid)
-        .map(|p| {
-            p.medical_history
-                .medications
-                .iter()
-                .map(|m| m.name.clone())
-                .collect()
-        })
+        .map(|p| &p.medical_history.medications[..])
         .unwrap_or_default();
-    for m in prescribed.chain(taken) {
-        if db.medication_suppliers.contains(&m) && !meds.contains(&m) {
-            meds.push(m);
+    let mut meds: Vec<String> = Vec::new();
+    for m in prescribed.chain(taken.iter().map(|m| &m.name)) {
+        if db.medication_suppliers.contains(m) && !meds.contains(m) {
+            meds.push(m.clone());
         }
     }
     meds
@@ -424,14 +400,14 @@ fn candidate_providers<'a>(
 
 /// A visit type that suits a provider.
 fn visit_type(p: &Provider, k: usize) -> &'static str {
-    let options: &[&'static str] = match p.specialty.as_str() {
-        "Primary Care" => &[
+    let options = match p.specialty.as_str() {
+        "Primary Care" => [
             "routine_checkup",
             "follow_up",
             "sick_visit",
             "medication_review",
         ],
-        _ => &[
+        _ => [
             "follow_up",
             "specialist_consultation",
             "consultation",
@@ -443,83 +419,234 @@ fn visit_type(p: &Provider, k: usize) -> &'static str {
 
 // ---------- proposals ----------
 
+/// What proposals for one patient draw on.
+struct Patient<'a> {
+    db: &'a TelehealthDb,
+    id: &'a str,
+    ctx: &'a GroundingContext,
+    appts: Vec<&'a Appointment>,
+    records: Vec<&'a MedicalRecord>,
+}
+
+impl Patient<'_> {
+    /// The patient's appointment ids passing `keep`, those the context knows first.
+    fn appointment_ids(&self, keep: impl Fn(&Appointment) -> bool, rng: &mut Rng) -> Vec<String> {
+        let own = self
+            .appts
+            .iter()
+            .filter(|a| keep(a))
+            .map(|a| a.appointment_id.clone());
+        ranked(self.ctx, "appointment_id", own.collect(), |_| true, rng)
+            .into_iter()
+            .filter(|id| {
+                self.appts
+                    .iter()
+                    .any(|a| a.appointment_id == *id && keep(a))
+            })
+            .collect()
+    }
+
+    fn record_ids(&self, keep: impl Fn(&MedicalRecord) -> bool, rng: &mut Rng) -> Vec<String> {
+        let own = self
+            .records
+            .iter()
+            .filter(|r| keep(r))
+            .map(|r| r.record_id.clone());
+        ranked(self.ctx, "record_id", own.collect(), |_| true, rng)
+            .into_iter()
+            .filter(|id| self.records.iter().any(|r| r.record_id == *id && keep(r)))
+            .collect()
+    }
+
+    fn book(&self, rng: &mut Rng) -> Vec<Value> {
+        let (db, pid) = (self.db, self.id);
+        let mut out = Vec::new();
+        let providers = candidate_providers(db, pid, self.ctx, 3, rng);
+        for (k, p) in providers.iter().enumerate().take(6) {
+            for (date, time) in free_slots(db, p, pid, None, 2, rng) {
+                let kind = visit_type(p, k + variant(&date, 4));
+                let mut call = book(pid, &p.provider_id, &date, &time, kind);
+                if variant(&format!("{pid}{date}{time}"), 6) == 0 {
+                    call["bill_insurance"] = json!(false);
+                }
+                out.push(call);
+            }
+        }
+        // Boundaries: a time no provider lists; a slot another visit holds.
+        if let Some(p) = providers.first() {
+            let date = clock::format_date(today() + 7);
+            out.push(book(pid, &p.provider_id, &date, "12:15", "follow_up"));
+        }
+        let mut others = db.appointments.iter().map(|(_, a)| a);
+        if let Some(a) = others.find(|a| a.is_active() && a.patient_id != pid) {
+            out.push(book(pid, &a.provider_id, &a.date, &a.time, "consultation"));
+        }
+        out
+    }
+
+    fn reschedule(&self, rng: &mut Rng) -> Vec<Value> {
+        let db = self.db;
+        let mut out = Vec::new();
+        let movable = |a: &Appointment| a.is_active() && a.meeting_link.is_some();
+        for id in self.appointment_ids(movable, rng).into_iter().take(4) {
+            let provider = db
+                .appointments
+                .get(&id)
+                .and_then(|a| db.providers.get(&a.provider_id));
+            if let Some(p) = provider {
+                for (date, time) in free_slots(db, p, self.id, Some(&id), 3, rng) {
+                    out.push(json!({"appointment_id": id, "new_date": date, "new_time": time}));
+                }
+            }
+        }
+        // Boundaries: a visit that cannot move; a time the provider does not list; a slot
+        // another visit of the provider holds.
+        let later = |days| clock::format_date(today() + days);
+        if let Some(a) = self.appts.iter().find(|a| !a.is_active()) {
+            let id = &a.appointment_id;
+            out.push(json!({"appointment_id": id, "new_date": later(8), "new_time": a.time}));
+        }
+        if let Some(a) = self.appts.iter().find(|a| a.is_active()) {
+            let id = &a.appointment_id;
+            out.push(json!({"appointment_id": id, "new_date": later(9), "new_time": "12:15"}));
+            let mut same_provider = db.appointments.iter().map(|(_, b)| b);
+            let taken = same_provider.find(|b| {
+                b.is_active() && b.provider_id == a.provider_id && b.appointment_id != *id
+            });
+            if let Some(b) = taken {
+                out.push(json!({"appointment_id": id, "new_date": b.date, "new_time": b.time}));
+            }
+        }
+        out
+    }
+
+    fn supply(&self, rng: &mut Rng) -> Vec<Value> {
+        let db = self.db;
+        let wanted = self.ctx.values("medication");
+        let mut out = Vec::new();
+        let in_catalogue = |p: &&Prescription| db.medication_suppliers.contains(&p.medication);
+        let with_catalogue = |r: &MedicalRecord| r.prescriptions().iter().any(|p| in_catalogue(&p));
+        for id in self.record_ids(with_catalogue, rng).into_iter().take(4) {
+            let record = db.medical_records.get(&id);
+            let mut lines: Vec<_> = record.iter().flat_map(|r| r.prescriptions()).collect();
+            lines.sort_by_key(|p| !wanted.contains(&p.medication));
+            for p in lines {
+                let mut offers: Vec<_> = db
+                    .medication_suppliers
+                    .get(&p.medication)
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                offers.sort_by(|a, b| a.price_usd.total_cmp(&b.price_usd));
+                for o in offers.into_iter().take(2) {
+                    out.push(supply(
+                        &id,
+                        &p.medication,
+                        &o.company,
+                        &o.brand_name,
+                        o.price_usd,
+                    ));
+                }
+            }
+        }
+        // Boundaries: a record without prescriptions; a medication the record lacks.
+        if let Some(r) = self.records.iter().find(|r| r.prescriptions().is_empty()) {
+            out.push(supply(
+                &r.record_id,
+                "Metformin",
+                "Lakeshore Generics",
+                "Metforl",
+                0.2,
+            ));
+        }
+        if let Some(r) = self.records.iter().find(|r| !r.prescriptions().is_empty()) {
+            out.push(supply(
+                &r.record_id,
+                "Ezetimibe",
+                "Lakeshore Generics",
+                "Ezetiol",
+                0.8,
+            ));
+        }
+        out
+    }
+}
+
+type Rng = ChaCha8Rng;
+
+fn book(pid: &str, provider: &str, date: &str, time: &str, kind: &str) -> Value {
+    json!({"patient_id": pid, "provider_id": provider, "date": date, "time": time,
+        "appointment_type": kind})
+}
+
+fn supply(record: &str, medication: &str, company: &str, brand: &str, price: f64) -> Value {
+    json!({"record_id": record, "medication": medication, "supplier_company": company,
+        "brand_name": brand, "price_usd": price})
+}
+
 pub fn propose_calls(
     db: &TelehealthDb,
     tool: &str,
     ctx: &GroundingContext,
     rng: &mut ChaCha8Rng,
 ) -> Vec<Value> {
-    let Some(pid) = ctx.user_id.as_deref() else {
+    let Some((pid, row)) = ctx
+        .user_id
+        .as_deref()
+        .and_then(|id| Some((id, db.patients.get(id)?)))
+    else {
         return Vec::new();
     };
-    let Some(patient) = db.patients.get(pid) else {
-        return Vec::new();
+    let (appts, records) = (own_appointments(db, pid), own_records(db, pid));
+    let me = Patient {
+        db,
+        id: pid,
+        ctx,
+        appts,
+        records,
     };
-    let appts = own_appointments(db, pid);
-    let records = own_records(db, pid);
-    let appt_ids = |filter: &dyn Fn(&Appointment) -> bool, rng: &mut ChaCha8Rng| {
-        let own = appts
-            .iter()
-            .filter(|a| filter(a))
-            .map(|a| a.appointment_id.clone())
-            .collect();
-        ranked(
-            ctx,
-            "appointment_id",
-            own,
-            |id| appts.iter().any(|a| a.appointment_id == id && filter(a)),
-            rng,
-        )
-    };
-    let record_ids = |filter: &dyn Fn(&MedicalRecord) -> bool, rng: &mut ChaCha8Rng| {
-        let own = records
-            .iter()
-            .filter(|r| filter(r))
-            .map(|r| r.record_id.clone())
-            .collect();
-        ranked(
-            ctx,
-            "record_id",
-            own,
-            |id| records.iter().any(|r| r.record_id == id && filter(r)),
-            rng,
-        )
+    let id_calls = |key: &str, ids: Vec<String>| -> Vec<Value> {
+        ids.into_iter().map(|id| json!({ key: id })).collect()
     };
     let mut out: Vec<Value> = Vec::new();
     match tool {
-        "find_patient_by_email" if !patient.demographics.email.is_empty() => {
-            out.push(json!({"email": patient.demographics.email}));
+        "find_patient_by_email" if !row.demographics.email.is_empty() => {
+            out.push(json!({"email": row.demographics.email}));
         }
-        "find_patient_by_name_dob" => out.push(json!({
-            "first_name": patient.name.first_name,
-            "last_name": patient.name.last_name,
-            "date_of_birth": patient.demographics.date_of_birth,
-        })),
+        "find_patient_by_name_dob" => out.push(json!({"first_name": row.name.first_name,
+            "last_name": row.name.last_name, "date_of_birth": row.demographics.date_of_birth})),
         "get_patient_details" => out.push(json!({"patient_id": pid})),
         "get_appointment_details" => {
             // Rows the tool cannot print (a missing key) go last.
-            let complete = |a: &Appointment| a.chief_complaint.is_some() && a.meeting_link.is_some();
-            for id in appt_ids(&complete, rng).into_iter().chain(appt_ids(&|a| !complete(a), rng)) {
-                out.push(json!({"appointment_id": id}));
-            }
+            let complete =
+                |a: &Appointment| a.chief_complaint.is_some() && a.meeting_link.is_some();
+            out = id_calls("appointment_id", me.appointment_ids(complete, rng));
+            out.extend(id_calls(
+                "appointment_id",
+                me.appointment_ids(|a| !complete(a), rng),
+            ));
         }
         "get_provider_details" => {
             let mut ps = candidate_providers(db, pid, ctx, 3, rng);
             ps.sort_by_key(|p| p.license_number.is_none());
-            out.extend(ps.iter().map(|p| json!({"provider_id": p.provider_id})));
+            out = id_calls(
+                "provider_id",
+                ps.iter().map(|p| p.provider_id.clone()).collect(),
+            );
         }
         "get_medical_record" => {
-            let with_record: BTreeSet<&str> =
-                records.iter().filter_map(|r| r.appointment_id.as_deref()).collect();
-            let by_appt = appt_ids(&|a| with_record.contains(a.appointment_id.as_str()), rng);
-            let by_record = record_ids(&|_| true, rng);
-            let (known_appt, other_appt): (Vec<_>, Vec<_>) =
-                by_appt.into_iter().partition(|id| ctx.values("appointment_id").contains(id));
-            for id in &known_appt {
-                out.push(json!({"appointment_id": id}));
-            }
-            out.extend(by_record.iter().map(|id| json!({"record_id": id})));
-            out.extend(other_appt.iter().map(|id| json!({"appointment_id": id})));
+            let documented: BTreeSet<&str> = me
+                .records
+                .iter()
+                .filter_map(|r| r.appointment_id.as_deref())
+                .collect();
+            let by_appt = me.appointment_ids(|a| documented.contains(&a.appointment_id[..]), rng);
+            let (known, other): (Vec<_>, Vec<_>) = by_appt
+                .into_iter()
+                .partition(|id| ctx.values("appointment_id").contains(id));
+            out = id_calls("appointment_id", known);
+            out.extend(id_calls("record_id", me.record_ids(|_| true, rng)));
+            out.extend(id_calls("appointment_id", other));
             // Boundary: neither id (the tool asks for one).
             if !out.is_empty() {
                 out.push(json!({}));
@@ -528,7 +655,7 @@ pub fn propose_calls(
         "get_regimen_options" if db.regimen_plans.contains(pid) => {
             out.push(json!({"patient_id": pid}));
         }
-        "list_patient_medical_records" if !records.is_empty() => {
+        "list_patient_medical_records" if !me.records.is_empty() => {
             out.push(json!({"patient_id": pid}));
             out.push(json!({"patient_id": pid, "limit": 2}));
         }
@@ -539,59 +666,52 @@ pub fn propose_calls(
                     specialties.push(p.specialty.clone());
                 }
             }
-            out.extend(specialties.iter().map(|s| json!({"specialty": s})));
+            out = id_calls("specialty", specialties);
             // The whole directory is long; only some patients ask for all of it.
             if variant(pid, 12) == 0 {
                 out.push(json!({}));
             }
         }
-        "list_patient_appointments" if !appts.is_empty() => {
+        "list_patient_appointments" if !me.appts.is_empty() => {
             out.push(json!({"patient_id": pid}));
             out.push(json!({"patient_id": pid, "status_filter": "scheduled"}));
         }
         "list_medication_suppliers" => {
-            let meds = ranked(ctx, "medication", own_catalogue_meds(db, pid), |m| {
-                db.medication_suppliers.contains(m)
-            }, rng);
+            let catalogue = &db.medication_suppliers;
+            let own = own_catalogue_meds(db, pid);
+            let meds = ranked(ctx, "medication", own, |m| catalogue.contains(m), rng);
             for m in meds.iter().take(3) {
                 out.push(json!({"medication": m}));
-                if let Some(o) = db.medication_suppliers.get(m).and_then(|o| o.first()) {
+                if let Some(o) = catalogue.get(m).and_then(|o| o.first()) {
                     out.push(json!({"medication": m, "country_filter": o.country}));
                 }
                 out.push(json!({"medication": m, "limit": 3}));
             }
         }
         "check_drug_interactions" => {
-            let current: Vec<String> = patient
+            let current: Vec<&str> = row
                 .medical_history
                 .medications
                 .iter()
-                .map(|m| m.name.clone())
+                .map(|m| &m.name[..])
                 .collect();
-            if current.is_empty() {
-                return Vec::new();
-            }
             // Drugs with a documented interaction with what the patient takes come first.
-            let mut primaries: Vec<(bool, String)> = db
-                .drug_interactions
-                .iter()
-                .map(|(drug, inner)| {
-                    let hits = current.iter().any(|c| inner.contains_key(c) || c == drug);
-                    (!hits, drug.to_string())
-                })
+            let touches = |drug: &str, inner: &BTreeMap<String, _>| {
+                current.iter().any(|c| inner.contains_key(*c) || *c == drug)
+            };
+            let table = db.drug_interactions.iter();
+            let mut primaries: Vec<(bool, &str)> = table
+                .map(|(drug, inner)| (!touches(drug, inner), drug))
                 .collect();
             primaries.sort();
-            for (_, p) in primaries.iter().take(3) {
+            for (_, p) in primaries.iter().take(3).filter(|_| !current.is_empty()) {
                 out.push(json!({"primary_medication": p, "current_medications": current}));
             }
         }
         "list_telemetry_devices" => {
-            let own_status = db
-                .telemetry_inventory
-                .iter()
-                .find(|(_, d)| d.assigned_to.as_deref() == Some(pid))
-                .map_or("deployed", |(_, d)| d.status.as_str());
-            out.push(json!({"status_filter": own_status}));
+            let mut devices = db.telemetry_inventory.iter().map(|(_, d)| d);
+            let own = devices.find(|d| d.assigned_to.as_deref() == Some(pid));
+            out.push(json!({"status_filter": own.map_or("deployed", |d| &d.status[..])}));
             out.push(json!({"status_filter": "maintenance"}));
             out.push(json!({"status_filter": "available", "limit": 5}));
         }
@@ -605,101 +725,31 @@ pub fn propose_calls(
         }
         "get_telemetry_upload" => {
             for (device, _, dates) in own_uploads(db, pid) {
-                let dates = ranked(ctx, "date", dates.clone(), |d| dates.iter().any(|x| x == d), rng);
-                out.extend(dates.iter().take(3).map(|d| json!({"device_id": device, "date": d})));
+                let known = |d: &str| dates.iter().any(|x| x == d);
+                let dates = ranked(ctx, "date", dates.clone(), known, rng);
+                out.extend(
+                    dates
+                        .iter()
+                        .take(3)
+                        .map(|d| json!({"device_id": device, "date": d})),
+                );
             }
         }
-        "schedule_appointment" => {
-            for (k, p) in candidate_providers(db, pid, ctx, 3, rng).into_iter().enumerate().take(6) {
-                for (date, time) in free_slots(db, p, pid, None, 2, rng) {
-                    let mut call = json!({"patient_id": pid, "provider_id": p.provider_id,
-                        "date": date, "time": time, "appointment_type": visit_type(p, k + variant(&date, 4))});
-                    if variant(&format!("{pid}{date}{time}"), 6) == 0 {
-                        call["bill_insurance"] = json!(false);
-                    }
-                    out.push(call);
-                }
-            }
-            // Boundaries: a time no provider lists; a slot another visit holds.
-            if let Some(p) = candidate_providers(db, pid, ctx, 0, rng).first() {
-                out.push(json!({"patient_id": pid, "provider_id": p.provider_id,
-                    "date": clock::format_date(today() + 7), "time": "12:15", "appointment_type": "follow_up"}));
-            }
-            if let Some(a) = db.appointments.iter().map(|(_, a)| a).find(|a| a.is_active() && a.patient_id != pid) {
-                out.push(json!({"patient_id": pid, "provider_id": a.provider_id,
-                    "date": a.date, "time": a.time, "appointment_type": "consultation"}));
-            }
-        }
-        "reschedule_appointment" => {
-            let movable = |a: &Appointment| a.is_active() && a.meeting_link.is_some();
-            for id in appt_ids(&movable, rng).into_iter().take(4) {
-                let Some(p) = db.appointments.get(&id).and_then(|a| db.providers.get(&a.provider_id)) else {
-                    continue;
-                };
-                for (date, time) in free_slots(db, p, pid, Some(&id), 3, rng) {
-                    out.push(json!({"appointment_id": id, "new_date": date, "new_time": time}));
-                }
-            }
-            // Boundaries: a visit that cannot move, a time the provider does not list.
-            if let Some(a) = appts.iter().find(|a| !a.is_active()) {
-                out.push(json!({"appointment_id": a.appointment_id,
-                    "new_date": clock::format_date(today() + 8), "new_time": a.time}));
-            }
-            if let Some(a) = appts.iter().find(|a| a.is_active()) {
-                out.push(json!({"appointment_id": a.appointment_id,
-                    "new_date": clock::format_date(today() + 9), "new_time": "12:15"}));
-                let taken = db.appointments.iter().map(|(_, b)| b).find(|b| {
-                    b.is_active() && b.provider_id == a.provider_id && b.appointment_id != a.appointment_id
-                });
-                if let Some(b) = taken {
-                    out.push(json!({"appointment_id": a.appointment_id, "new_date": b.date, "new_time": b.time}));
-                }
-            }
-        }
+        "schedule_appointment" => out = me.book(rng),
+        "reschedule_appointment" => out = me.reschedule(rng),
         "cancel_appointment" => {
-            for id in appt_ids(&Appointment::is_active, rng) {
-                out.push(json!({"appointment_id": id}));
-            }
-            if let Some(a) = appts.iter().find(|a| !a.is_active()) {
+            out = id_calls(
+                "appointment_id",
+                me.appointment_ids(Appointment::is_active, rng),
+            );
+            // Boundary: a visit that is over or already cancelled.
+            if let Some(a) = me.appts.iter().find(|a| !a.is_active()) {
                 out.push(json!({"appointment_id": a.appointment_id}));
             }
         }
-        "update_prescription_supplier" => {
-            let wanted = ctx.values("medication");
-            let with_catalogue = |r: &MedicalRecord| {
-                r.prescriptions().iter().any(|p| db.medication_suppliers.contains(&p.medication))
-            };
-            for id in record_ids(&with_catalogue, rng).into_iter().take(4) {
-                let Some(record) = db.medical_records.get(&id) else {
-                    continue;
-                };
-                let mut lines: Vec<_> = record.prescriptions().iter().collect();
-                lines.sort_by_key(|p| !wanted.contains(&p.medication));
-                for p in lines {
-                    let Some(offers) = db.medication_suppliers.get(&p.medication) else {
-                        continue;
-                    };
-                    let mut offers: Vec<_> = offers.iter().collect();
-                    offers.sort_by(|a, b| a.price_usd.total_cmp(&b.price_usd));
-                    for o in offers.into_iter().take(2) {
-                        out.push(json!({"record_id": id, "medication": p.medication,
-                            "supplier_company": o.company, "brand_name": o.brand_name, "price_usd": o.price_usd}));
-                    }
-                }
-            }
-            // Boundaries: a medication the record does not prescribe; a record without
-            // prescriptions.
-            if let Some(r) = records.iter().find(|r| r.prescriptions().is_empty()) {
-                out.push(json!({"record_id": r.record_id, "medication": "Metformin",
-                    "supplier_company": "Lakeshore Generics", "brand_name": "Metfoml", "price_usd": 0.2}));
-            }
-            if let Some(r) = records.iter().find(|r| !r.prescriptions().is_empty()) {
-                out.push(json!({"record_id": r.record_id, "medication": "Ezetimibe",
-                    "supplier_company": "Lakeshore Generics", "brand_name": "Ezetiol", "price_usd": 0.8}));
-            }
-        }
+        "update_prescription_supplier" => out = me.supply(rng),
         "update_medical_record_note" => {
-            for id in record_ids(&|_| true, rng).into_iter().take(3) {
+            for id in me.record_ids(|_| true, rng).into_iter().take(3) {
                 for k in 0..2 {
                     let note = NOTES[(variant(&id, NOTES.len()) + k) % NOTES.len()];
                     out.push(json!({"record_id": id, "note": note}));
@@ -707,14 +757,20 @@ pub fn propose_calls(
             }
         }
         "calculate" => {
-            let plan = &patient.insurance.primary;
-            out.push(json!({"expression": format!("{} - {}",
-                py_float_repr(plan.copay_specialist), py_float_repr(plan.copay_primary))}));
-            out.push(json!({"expression": format!("{} * 3 / 4", py_float_repr(plan.copay_specialist))}));
+            let plan = &row.insurance.primary;
+            let primary = py_float_repr(plan.copay_primary);
+            let specialist = py_float_repr(plan.copay_specialist);
+            out.push(json!({"expression": format!("{specialist} - {primary}")}));
+            out.push(json!({"expression": format!("{specialist} * 3 / 4")}));
         }
-        "think" => out.push(json!({"thought": "The patient is verified; next, check the provider's free slots."})),
-        "transfer_to_human_support" => out.push(json!({"reason":
-            "The patient cannot join video visits: the meeting page does not load on their device."})),
+        "think" => {
+            let thought = "The patient is verified; next, the provider's free slots.";
+            out.push(json!({ "thought": thought }));
+        }
+        "transfer_to_human_support" => {
+            let reason = "The patient cannot join video visits: the meeting page does not load.";
+            out.push(json!({ "reason": reason }));
+        }
         _ => {}
     }
     out

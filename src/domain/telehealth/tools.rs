@@ -1,16 +1,16 @@
-//! The 23 telehealth tools: specs and behaviour, API-compatible with tau-emotion-bench's
-//! telehealth environment (same names, arguments, texts and error strings; descriptions are
-//! our own words).
+//! The 23 telehealth tools' behaviour, API-compatible with tau-emotion-bench's telehealth
+//! environment: same names, arguments, texts and error strings. Specs (descriptions in our
+//! own words) are in `tools.toml`; the multi-line texts are templates in `outputs.toml`,
+//! rendered over the row a tool reads as a Python f-string would be ([`pytext`]), so a key
+//! the reference's code would miss fails with the same `Error: 'key'`.
 //!
-//! Most tools answer with multi-line text, reproduced character for character; a few answer
-//! with `json.dumps` of rows ([`dumps`]). Failures follow the reference's three forms: a
-//! plain sentence for an unknown id or a refused appointment change (observed verbatim via
-//! [`plain_error`], but still an error to grounding and replay), an `Error: ...` string for
-//! the two record updates, and `Error: 'key'` where the reference's code hits a missing key
-//! (a `KeyError`). An empty listing or search is an answer, not an error. Where the
-//! reference iterates a dict, ours iterates the table in key order, which is the order of
-//! the files we write. Checks run before any mutation except where the reference itself
-//! mutates first (`reschedule_appointment` on a row without a meeting link).
+//! Failures take the reference's three forms: a plain sentence for an unknown id or a
+//! refused appointment change (observed verbatim via [`plain_error`], still an error to
+//! grounding and replay), `Error: ...` for the two record updates, and `Error: 'key'` for a
+//! missing key. An empty listing or search is an answer, not an error. Where the reference
+//! iterates a dict, ours iterates the table in key order, the order of the files we write.
+//! Checks run before any mutation, except where the reference mutates first
+//! (`reschedule_appointment` on a row without a meeting link is moved, then fails).
 //!
 //! Departure: `cancel_appointment` stamps the simulation clock's date ([`super::CLOCK`]),
 //! not the wall clock.
@@ -19,14 +19,17 @@
 //! policy rules the tools do not enforce live in `hooks.rs`.
 
 use super::db::{
-    Appointment, Interaction, MedicalRecord, Patient, Provider, RecordNote, RegimenComponent,
-    SupplierChoice, SupplierDetail, TelehealthDb,
+    Appointment, Interaction, MedicalRecord, Provider, RecordNote, SupplierChoice, SupplierDetail,
+    TelehealthDb,
 };
 use crate::domain::kit::pyjson::dumps;
+use crate::domain::kit::pytext::render;
 use crate::domain::kit::strptime::{parse_ymd, strptime};
 use crate::domain::kit::text::{title_case, words};
 use crate::domain::kit::{calc, clock, ids, specs};
-use crate::domain::{Args, Tool, plain_error};
+use crate::domain::{Args, Tool, ToolFn, plain_error};
+use serde::Serialize;
+use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
@@ -36,9 +39,17 @@ pub fn all() -> &'static [Tool<TelehealthDb>] {
     &TOOLS
 }
 
-/// Python's `.replace('_', ' ').title()` of a status or type.
-fn readable(s: &str) -> String {
-    title_case(&words(s))
+static OUTPUTS: LazyLock<BTreeMap<String, String>> =
+    LazyLock::new(|| toml::from_str(include_str!("outputs.toml")).unwrap_or_default());
+
+/// The `outputs.toml` template `name` rendered over `row` (a serialisable row, with
+/// `extra` fields added at its top level).
+fn text(name: &str, row: impl Serialize, extra: Value) -> Result<String, String> {
+    let mut row = serde_json::to_value(row).map_err(|e| e.to_string())?;
+    if let (Value::Object(r), Value::Object(x)) = (&mut row, extra) {
+        r.extend(x);
+    }
+    render(OUTPUTS.get(name).map_or("", String::as_str), &row)
 }
 
 /// Python's `f"{x:.2f}"`.
@@ -46,36 +57,35 @@ fn money(x: f64) -> String {
     format!("{x:.2}")
 }
 
-/// A missing key, as the reference harness reports Python's `KeyError`.
-fn key_error(key: &str) -> String {
-    format!("'{key}'")
+/// Python's `.replace('_', ' ').title()`.
+fn readable(s: &str) -> String {
+    title_case(&words(s))
 }
 
-/// The lower-case English weekday of a `%Y-%m-%d` date, or `None` where Python's
-/// `strptime` raises.
-fn weekday_of(date: &str) -> Option<&'static str> {
-    parse_ymd(date).map(|d| clock::WEEKDAYS[clock::weekday(d)])
+fn patient_name(db: &TelehealthDb, id: &str) -> String {
+    db.patients.get(id).map_or("Unknown Patient".into(), |p| {
+        format!("{} {}", p.name.first_name, p.name.last_name)
+    })
 }
 
-fn patient_name(p: Option<&Patient>) -> String {
-    match p {
-        Some(p) => format!("{} {}", p.name.first_name, p.name.last_name),
-        None => "Unknown Patient".into(),
-    }
+/// "Dr. Last" as the reference's confirmations name a provider.
+fn dr(provider: Option<&Provider>) -> String {
+    format!(
+        "Dr. {}",
+        provider.map_or("Unknown Provider", |p| &p.name.last_name)
+    )
 }
 
-fn provider_dr_last(p: Option<&Provider>) -> String {
-    match p {
-        Some(p) => format!("Dr. {}", p.name.last_name),
-        None => "Dr. Unknown Provider".into(),
-    }
+fn not_found(what: &str, id: &str) -> String {
+    plain_error(format!("{what} with ID {id} not found."))
 }
 
-/// Whether `provider` sees patients at `time` on `date`, as schedule and reschedule check
-/// it; `Err` is the reference's refusal sentence.
+/// Whether `provider` sees patients at `time` on `date`, as scheduling checks it; `Err` is
+/// the reference's refusal sentence.
 pub fn check_slot(provider: &Provider, date: &str, time: &str) -> Result<(), String> {
     let id = &provider.provider_id;
-    let day = weekday_of(date)
+    let day = parse_ymd(date)
+        .map(|d| clock::WEEKDAYS[clock::weekday(d)])
         .ok_or_else(|| format!("Invalid date format: {date}. Please use YYYY-MM-DD format."))?;
     let Some(times) = provider.schedule.get(day) else {
         return Err(format!(
@@ -83,90 +93,89 @@ pub fn check_slot(provider: &Provider, date: &str, time: &str) -> Result<(), Str
             title_case(day)
         ));
     };
-    if !times.iter().any(|t| t == time) {
-        let list = if times.is_empty() {
-            "None".to_string()
-        } else {
-            times.join(", ")
-        };
-        return Err(format!(
-            "Provider {id} is not available at {time} on {}. Available times: {list}",
-            title_case(day)
-        ));
+    if times.iter().any(|t| t == time) {
+        return Ok(());
     }
-    Ok(())
+    let list = if times.is_empty() {
+        "None".into()
+    } else {
+        times.join(", ")
+    };
+    Err(format!(
+        "Provider {id} is not available at {time} on {}. Available times: {list}",
+        title_case(day)
+    ))
 }
 
-/// The active appointment (other than `except`) that holds the provider's slot, if any.
+/// The active appointment (other than `except`) holding the provider's slot, if any.
 pub fn slot_taken<'a>(
     db: &'a TelehealthDb,
-    provider_id: &str,
+    provider: &str,
     date: &str,
     time: &str,
     except: Option<&str>,
 ) -> Option<&'a str> {
-    db.appointments
-        .iter()
-        .find(|(id, a)| {
-            Some(*id) != except
-                && a.provider_id == provider_id
-                && a.date == date
-                && a.time == time
-                && a.is_active()
-        })
-        .map(|(id, _)| id)
+    let holds = |(id, a): &(&str, &Appointment)| {
+        Some(*id) != except && a.is_active() && a.provider_id == provider && a.date == date
+    };
+    let mut rows = db.appointments.iter().filter(holds);
+    rows.find(|(_, a)| a.time == time).map(|(id, _)| id)
 }
 
-/// The next appointment number: one past the largest of `APPTnnn` / `APPT_tracer_nnn`,
-/// skipping numbers either family already uses.
+/// One past the largest number of `APPTnnn` / `APPT_tracer_nnn`, skipping numbers either
+/// family already uses.
 pub fn next_appointment_number(db: &TelehealthDb) -> u64 {
-    let mut n = ids::max_numeric_suffix(db.appointments.keys(), &["APPT_tracer_", "APPT"]) + 1;
-    while db.appointments.contains(&ids::counter_id("APPT", 3, n))
-        || db
-            .appointments
-            .contains(&ids::counter_id("APPT_tracer_", 3, n))
-    {
+    let keys = db.appointments.keys();
+    let mut n = ids::max_numeric_suffix(keys, &["APPT_tracer_", "APPT"]) + 1;
+    let used =
+        |n| ["APPT", "APPT_tracer_"].map(|p| db.appointments.contains(&ids::counter_id(p, 3, n)));
+    while used(n).contains(&true) {
         n += 1;
     }
     n
 }
 
+/// Python's `limit is not None and limit > 0`.
+fn limit(args: &Args) -> Result<Option<usize>, String> {
+    match args.value("limit") {
+        None => Ok(None),
+        Some(_) => Ok(usize::try_from(args.i64("limit")?).ok().filter(|n| *n > 0)),
+    }
+}
+
+/// An optional string argument, `None` when absent or empty (Python's falsy check).
+fn opt<'a>(args: &Args<'a>, key: &str) -> Option<&'a str> {
+    args.opt_str(key).filter(|s| !s.is_empty())
+}
+
+fn same(a: &str, b: &str) -> bool {
+    a.to_lowercase() == b.to_lowercase()
+}
+
 fn find_patient_by_email(db: &mut TelehealthDb, args: &Args) -> Result<String, String> {
     let email = args.str("email")?;
-    db.patients
-        .iter()
-        .find(|(_, p)| p.demographics.email == email)
+    let mut rows = db.patients.iter();
+    let found = rows.find(|(_, p)| p.demographics.email == email);
+    found
         .map(|(id, _)| id.to_string())
         .ok_or_else(|| plain_error(format!("No patient found with email: {email}")))
 }
 
 fn find_patient_by_name_dob(db: &mut TelehealthDb, args: &Args) -> Result<String, String> {
-    let (first, last, dob) = (
-        args.str("first_name")?,
-        args.str("last_name")?,
-        args.str("date_of_birth")?,
-    );
-    db.patients
-        .iter()
-        .find(|(_, p)| {
-            p.name.first_name.to_lowercase() == first.to_lowercase()
-                && p.name.last_name.to_lowercase() == last.to_lowercase()
-                && p.demographics.date_of_birth == dob
-        })
-        .map(|(id, _)| id.to_string())
-        .ok_or_else(|| {
-            plain_error(format!(
-                "No patient found with name: {first} {last} and DOB: {dob}"
-            ))
-        })
-}
-
-fn or_none(items: &[String]) -> String {
-    if items.is_empty() {
-        "None".into()
-    } else {
-        items.join(", ")
-    }
+    let (first, last) = (args.str("first_name")?, args.str("last_name")?);
+    let dob = args.str("date_of_birth")?;
+    let matches = |p: &super::db::Patient| {
+        same(&p.name.first_name, first)
+            && same(&p.name.last_name, last)
+            && p.demographics.date_of_birth == dob
+    };
+    let mut rows = db.patients.iter();
+    let found = rows.find(|(_, p)| matches(p)).map(|(id, _)| id.to_string());
+    found.ok_or_else(|| {
+        plain_error(format!(
+            "No patient found with name: {first} {last} and DOB: {dob}"
+        ))
+    })
 }
 
 fn get_patient_details(db: &mut TelehealthDb, args: &Args) -> Result<String, String> {
@@ -174,43 +183,16 @@ fn get_patient_details(db: &mut TelehealthDb, args: &Args) -> Result<String, Str
     let p = db
         .patients
         .get(id)
-        .ok_or_else(|| plain_error(format!("Patient with ID {id} not found.")))?;
-    let (d, a, i, h, e) = (
-        &p.demographics,
-        &p.address,
-        &p.insurance.primary,
-        &p.medical_history,
-        &p.emergency_contact,
-    );
-    let meds: Vec<String> = h
-        .medications
-        .iter()
+        .ok_or_else(|| not_found("Patient", id))?;
+    let meds = p.medical_history.medications.iter();
+    let meds: Vec<String> = meds
         .map(|m| format!("{} {} {}", m.name, m.dosage, m.frequency))
         .collect();
-    Ok(format!(
-        "Patient Details for {name} (ID: {id})\n\nDemographics:\n- Date of Birth: {dob}\n- Gender: {gender}\n- Phone: {phone}\n- Email: {email}\n\nAddress:\n- {a1}\n- {a2}\n- {city}, {state} {zip}\n- {country}\n\nInsurance:\n- Provider: {ins}\n- Policy Number: {policy}\n- Primary Care Copay: ${cp}\n- Specialist Copay: ${cs}\n\nMedical History:\n- Conditions: {cond}\n- Allergies: {allergies}\n- Current Medications: {meds}\n\nEmergency Contact:\n- {ename} ({rel})\n- Phone: {ephone}",
-        name = patient_name(Some(p)),
-        dob = d.date_of_birth,
-        gender = d.gender,
-        phone = d.phone,
-        email = d.email,
-        a1 = a.address1,
-        a2 = a.address2,
-        city = a.city,
-        state = a.state,
-        zip = a.zip,
-        country = a.country,
-        ins = i.provider,
-        policy = i.policy_number,
-        cp = money(i.copay_primary),
-        cs = money(i.copay_specialist),
-        cond = or_none(&h.conditions),
-        allergies = or_none(&h.allergies),
-        meds = or_none(&meds),
-        ename = e.name,
-        rel = e.relationship,
-        ephone = e.phone,
-    ))
+    text(
+        "patient_details",
+        p,
+        json!({"patient_id": id, "medications": meds}),
+    )
 }
 
 fn get_appointment_details(db: &mut TelehealthDb, args: &Args) -> Result<String, String> {
@@ -218,54 +200,22 @@ fn get_appointment_details(db: &mut TelehealthDb, args: &Args) -> Result<String,
     let a = db
         .appointments
         .get(id)
-        .ok_or_else(|| plain_error(format!("Appointment with ID {id} not found.")))?;
+        .ok_or_else(|| not_found("Appointment", id))?;
     let provider = db.providers.get(&a.provider_id);
-    let patient = match db.patients.get(&a.patient_id) {
-        Some(p) => patient_name(Some(p)),
-        None => "Unknown Patient".into(),
-    };
-    // The reference reads these keys in this order inside one f-string.
-    let complaint = a
-        .chief_complaint
-        .as_deref()
-        .ok_or_else(|| key_error("chief_complaint"))?;
-    let link = a
-        .meeting_link
-        .as_deref()
-        .ok_or_else(|| key_error("meeting_link"))?;
-    let mut out = format!(
-        "Appointment Details (ID: {id})\n\nPatient: {patient} (ID: {pid})\nProvider: {dr} - {spec} (ID: {prid})\n\nAppointment Information:\n- Date: {date}\n- Time: {time}\n- Duration: {dur} minutes\n- Type: {kind}\n- Status: {status}\n\nClinical Information:\n- Chief Complaint: {complaint}\n- Notes: {notes}\n\nBilling Information:\n- Insurance Authorization: {auth}\n- Copay Amount: ${copay}\n\nMeeting Information:\n- Meeting Link: {link}",
-        pid = a.patient_id,
-        dr = provider_dr_last(provider),
-        spec = provider.map_or("Unknown", |p| p.specialty.as_str()),
-        prid = a.provider_id,
-        date = a.date,
-        time = a.time,
-        dur = a.duration_minutes,
-        kind = readable(&a.kind),
-        status = readable(&a.status),
-        notes = a.notes,
-        auth = a.insurance_authorization.as_deref().unwrap_or("None"),
-        copay = money(a.copay_amount),
-    );
-    if let Some(rx) = &a.prescription_issued {
-        out.push_str(&format!(
-            "\n\nPrescription Issued:\n- {} {} {}\n- Quantity: {}, Refills: {}",
-            rx.medication, rx.dosage, rx.frequency, rx.quantity, rx.refills
-        ));
-    }
-    if let Some(from) = &a.referral_from {
-        out.push_str(&format!("\n\nReferral from: {from}"));
-    }
-    if let Some(reason) = &a.cancellation_reason {
-        let date = a
-            .cancellation_date
-            .as_deref()
-            .ok_or_else(|| key_error("cancellation_date"))?;
-        out.push_str(&format!(
-            "\n\nCancellation Details:\n- Reason: {}\n- Date: {date}",
-            readable(reason)
-        ));
+    let extra = json!({
+        "appointment_id": id,
+        "patient_name": patient_name(db, &a.patient_id),
+        "provider_name": dr(provider),
+        "specialty": provider.map_or("Unknown", |p| &p.specialty),
+    });
+    let mut out = text("appointment_details", a, extra)?;
+    let blocks = [
+        ("appointment_prescription", a.prescription_issued.is_some()),
+        ("appointment_referral", a.referral_from.is_some()),
+        ("appointment_cancellation", a.cancellation_reason.is_some()),
+    ];
+    for (block, _) in blocks.iter().filter(|(_, present)| *present) {
+        out.push_str(&text(block, a, json!({}))?);
     }
     Ok(out)
 }
@@ -275,27 +225,11 @@ fn get_provider_details(db: &mut TelehealthDb, args: &Args) -> Result<String, St
     let p = db
         .providers
         .get(id)
-        .ok_or_else(|| plain_error(format!("Provider with ID {id} not found.")))?;
-    let license = p
-        .license_number
-        .as_deref()
-        .ok_or_else(|| key_error("license_number"))?;
-    let mut out = format!(
-        "Provider Details (ID: {id})\n\nName: {title} {first} {last}\nSpecialty: {spec}\nLicense Number: {license}\nCredentials: {cred}\nYears of Experience: {years}\n\nContact Information:\n- Phone: {phone}\n- Email: {email}\n\nLanguages: {langs}\nConsultation Fee: ${fee}\n\nWeekly Schedule:",
-        title = p.name.title.as_deref().unwrap_or("Dr."),
-        first = p.name.first_name,
-        last = p.name.last_name,
-        spec = p.specialty,
-        cred = p.credentials.join(", "),
-        years = p.years_experience,
-        phone = p.contact.phone,
-        email = p.contact.email,
-        langs = p.languages.join(", "),
-        fee = money(p.consultation_fee),
-    );
+        .ok_or_else(|| not_found("Provider", id))?;
+    let mut out = text("provider_details", p, json!({"provider_id": id}))?;
     for (day, times) in &p.schedule {
         let slots = if times.is_empty() {
-            "Not available".to_string()
+            "Not available".into()
         } else {
             times.join(", ")
         };
@@ -305,103 +239,80 @@ fn get_provider_details(db: &mut TelehealthDb, args: &Args) -> Result<String, St
 }
 
 fn get_medical_record(db: &mut TelehealthDb, args: &Args) -> Result<String, String> {
-    let record_id = args.opt_str("record_id").unwrap_or("");
-    let appointment_id = args.opt_str("appointment_id").unwrap_or("");
-    if record_id.is_empty() && appointment_id.is_empty() {
-        return Err(plain_error(
-            "Please provide a record_id or appointment_id to look up the medical record.",
-        ));
-    }
-    let record: &MedicalRecord = if !record_id.is_empty() {
-        db.medical_records
-            .get(record_id)
-            .ok_or_else(|| plain_error(format!("Medical record with ID {record_id} not found.")))?
-    } else {
-        // A search by appointment: finding nothing is an answer, not a failed lookup.
-        let found = db
+    let record = match (opt(args, "record_id"), opt(args, "appointment_id")) {
+        (Some(id), _) => db
             .medical_records
-            .iter()
-            .map(|(_, r)| r)
-            .find(|r| r.appointment_id.as_deref() == Some(appointment_id));
-        match found {
-            Some(r) => r,
-            None => {
-                return Ok(format!(
-                    "No medical record found for appointment ID {appointment_id}."
-                ));
+            .get(id)
+            .ok_or_else(|| plain_error(format!("Medical record with ID {id} not found.")))?,
+        (None, Some(appt)) => {
+            // A search by appointment: finding nothing is an answer, not a failed lookup.
+            let mut rows = db.medical_records.iter().map(|(_, r)| r);
+            match rows.find(|r| r.appointment_id.as_deref() == Some(appt)) {
+                Some(r) => r,
+                None => {
+                    return Ok(format!(
+                        "No medical record found for appointment ID {appt}."
+                    ));
+                }
             }
         }
-    };
-    let joined = |parts: &[&str], fallback: &str| {
-        let s: Vec<&str> = parts.iter().copied().filter(|p| !p.is_empty()).collect();
-        let s = s.join(" ");
-        if s.trim().is_empty() {
-            fallback.to_string()
-        } else {
-            s.trim().to_string()
+        (None, None) => {
+            return Err(plain_error(
+                "Please provide a record_id or appointment_id to look up the medical record.",
+            ));
         }
     };
-    let patient = db.patients.get(&record.patient_id).map_or_else(
-        || "Unknown Patient".to_string(),
-        |p| joined(&[&p.name.first_name, &p.name.last_name], "Unknown Patient"),
-    );
-    let provider = db.providers.get(&record.provider_id).map_or_else(
-        || "Unknown Provider".to_string(),
-        |p| {
-            joined(
-                &[
-                    p.name.title.as_deref().unwrap_or(""),
-                    &p.name.first_name,
-                    &p.name.last_name,
-                ],
-                "Unknown Provider",
-            )
-        },
-    );
+    let named = |parts: &[&str], fallback: &str| {
+        let parts: Vec<&str> = parts.iter().copied().filter(|s| !s.is_empty()).collect();
+        Some(parts.join(" ").trim().to_string())
+            .filter(|s| !s.is_empty())
+            .unwrap_or(fallback.into())
+    };
+    let patient = db
+        .patients
+        .get(&record.patient_id)
+        .map(|p| [&p.name.first_name[..], &p.name.last_name]);
+    let patient = named(&patient.unwrap_or_default(), "Unknown Patient");
+    let provider = db.providers.get(&record.provider_id).map(|p| {
+        [
+            p.name.title.as_deref().unwrap_or(""),
+            &p.name.first_name,
+            &p.name.last_name,
+        ]
+    });
+    let provider = named(&provider.unwrap_or_default(), "Unknown Provider");
     let mut lines = vec![
         format!("Medical Record (ID: {})", record.record_id),
         format!("Patient: {patient} (ID: {})", record.patient_id),
         format!("Provider: {provider} (ID: {})", record.provider_id),
     ];
-    if let Some(a) = record
+    let appt = record
         .appointment_id
         .as_deref()
-        .and_then(|id| db.appointments.get(id))
-    {
-        lines.push(format!(
-            "Related Appointment: {} on {} at {}",
-            a.appointment_id, a.date, a.time
-        ));
+        .and_then(|id| db.appointments.get(id));
+    if let Some(a) = appt {
+        let (id, date, time) = (&a.appointment_id, &a.date, &a.time);
+        lines.push(format!("Related Appointment: {id} on {date} at {time}"));
     }
     lines.push(format!("Date: {}", record.date));
     lines.push(format!("Type: {}", record.kind));
-    for (key, text) in [
-        ("Subjective", &record.subjective),
-        ("Objective", &record.objective),
-        ("Assessment", &record.assessment),
-        ("Plan", &record.plan),
-    ] {
-        lines.push(format!("{key}: {text}"));
+    let soap = [
+        &record.subjective,
+        &record.objective,
+        &record.assessment,
+        &record.plan,
+    ];
+    for (key, value) in ["Subjective", "Objective", "Assessment", "Plan"]
+        .iter()
+        .zip(soap)
+    {
+        lines.push(format!("{key}: {value}"));
     }
     if let Some(recs) = record.recommendations.as_ref().filter(|r| !r.is_empty()) {
         lines.push("Recommendations:".into());
         lines.extend(recs.iter().map(|r| format!("- {r}")));
     }
     Ok(lines.join("\n"))
-}
-
-fn component_line(c: &RegimenComponent) -> String {
-    format!(
-        "{} | dosage={} | daily_dose={} | monthly_units={} | unit_type={} | brand={} | supplier={} | unit_cost_usd={}",
-        c.medication,
-        c.dosage,
-        c.daily_dose,
-        c.monthly_units,
-        c.unit_type,
-        c.preferred_brand,
-        c.supplier,
-        money(c.unit_cost_usd)
-    )
 }
 
 fn get_regimen_options(db: &mut TelehealthDb, args: &Args) -> Result<String, String> {
@@ -411,17 +322,16 @@ fn get_regimen_options(db: &mut TelehealthDb, args: &Args) -> Result<String, Str
             "No regimen optimization data available for patient {id}."
         ));
     };
+    let row = |name: &str, v: Value| text(name, v, json!({}));
     let cur = &plan.current_regimen;
     let mut lines = vec!["Current regimen components:".to_string()];
-    lines.extend(
-        cur.components
-            .iter()
-            .map(|c| format!("- {}", component_line(c))),
-    );
+    for c in &cur.components {
+        lines.push(format!("- {}", row("regimen_component", json!(c))?));
+    }
     if let Some(b) = &cur.pill_burden {
         lines.push(format!(
-            "Current pill burden: tablets_per_day={} | devices_per_month={}",
-            b.tablets_per_day, b.devices_per_month
+            "Current pill burden: {}",
+            row("pill_burden", json!(b))?
         ));
     }
     if !cur.notes.is_empty() {
@@ -430,18 +340,17 @@ fn get_regimen_options(db: &mut TelehealthDb, args: &Args) -> Result<String, Str
     }
     lines.push("Optimized regimen options:".into());
     for (i, r) in plan.optimized_regimens.iter().enumerate() {
-        lines.push(format!("Option {}: {}", i + 1, r.name));
-        lines.push(format!("  Focus: {}", r.focus));
-        lines.extend(
-            r.components
-                .iter()
-                .map(|c| format!("  - {}", component_line(c))),
-        );
+        lines.push(format!(
+            "Option {}: {}\n  Focus: {}",
+            i + 1,
+            r.name,
+            r.focus
+        ));
+        for c in &r.components {
+            lines.push(format!("  - {}", row("regimen_component", json!(c))?));
+        }
         if let Some(b) = &r.pill_burden {
-            lines.push(format!(
-                "  Pill burden: tablets_per_day={} | devices_per_month={}",
-                b.tablets_per_day, b.devices_per_month
-            ));
+            lines.push(format!("  Pill burden: {}", row("pill_burden", json!(b))?));
         }
         if !r.synergy_notes.is_empty() {
             lines.push("  Synergy notes:".into());
@@ -449,17 +358,6 @@ fn get_regimen_options(db: &mut TelehealthDb, args: &Args) -> Result<String, Str
         }
     }
     Ok(lines.join("\n"))
-}
-
-/// Python's `limit is not None and limit > 0`.
-fn limit(args: &Args) -> Result<Option<usize>, String> {
-    match args.value("limit") {
-        None => Ok(None),
-        Some(_) => {
-            let n = args.i64("limit")?;
-            Ok((n > 0).then(|| usize::try_from(n).unwrap_or(usize::MAX)))
-        }
-    }
 }
 
 fn list_patient_medical_records(db: &mut TelehealthDb, args: &Args) -> Result<String, String> {
@@ -471,52 +369,43 @@ fn list_patient_medical_records(db: &mut TelehealthDb, args: &Args) -> Result<St
         .iter()
         .filter(|(_, r)| r.patient_id == id)
     {
-        let day = parse_ymd(&r.date)
-            .ok_or_else(|| format!("time data '{}' does not match format '%Y-%m-%d'", r.date))?;
-        records.push((day, r));
+        let bad = || format!("time data '{}' does not match format '%Y-%m-%d'", r.date);
+        records.push((parse_ymd(&r.date).ok_or_else(bad)?, r));
     }
     if records.is_empty() {
         return Ok(format!("No medical records found for patient {id}."));
     }
-    // Newest first; a stable sort keeps ties in table order, as Python's does.
+    // Newest first; the stable sort keeps ties in table order, as Python's does.
     records.sort_by_key(|r| std::cmp::Reverse(r.0));
-    if let Some(n) = limit {
-        records.truncate(n);
+    records.truncate(limit.unwrap_or(usize::MAX));
+    let mut out = String::from("Medical records (newest first):");
+    for (_, r) in records {
+        let meds: Vec<&str> = r
+            .prescriptions()
+            .iter()
+            .map(|p| p.medication.as_str())
+            .collect();
+        let meds = if meds.is_empty() {
+            "None recorded".into()
+        } else {
+            meds.join(", ")
+        };
+        let appt = r.appointment_id.as_deref().unwrap_or("None");
+        out.push_str(&format!(
+            "\nrecord_id={} | date={} | appointment_id={appt} | medications={meds}",
+            r.record_id, r.date
+        ));
     }
-    let lines: Vec<String> = records
-        .iter()
-        .map(|(_, r)| {
-            let meds: Vec<&str> = r
-                .prescriptions()
-                .iter()
-                .map(|p| p.medication.as_str())
-                .collect();
-            format!(
-                "record_id={} | date={} | appointment_id={} | medications={}",
-                r.record_id,
-                r.date,
-                r.appointment_id.as_deref().unwrap_or("None"),
-                if meds.is_empty() {
-                    "None recorded".to_string()
-                } else {
-                    meds.join(", ")
-                }
-            )
-        })
-        .collect();
-    Ok(format!(
-        "Medical records (newest first):\n{}",
-        lines.join("\n")
-    ))
+    Ok(out)
 }
 
 fn list_available_providers(db: &mut TelehealthDb, args: &Args) -> Result<String, String> {
     let specialty = args.opt_str("specialty");
-    let chosen: Vec<(&str, &Provider)> = db
+    let chosen = db
         .providers
         .iter()
-        .filter(|(_, p)| specialty.is_none_or(|s| p.specialty.to_lowercase() == s.to_lowercase()))
-        .collect();
+        .filter(|(_, p)| specialty.is_none_or(|s| same(&p.specialty, s)));
+    let chosen: Vec<(&str, &Provider)> = chosen.collect();
     let named = specialty.filter(|s| !s.is_empty());
     if chosen.is_empty() {
         return Ok(match named {
@@ -529,36 +418,21 @@ fn list_available_providers(db: &mut TelehealthDb, args: &Args) -> Result<String
         named.map(|s| format!(" - {s}")).unwrap_or_default()
     );
     for (id, p) in chosen {
-        out.push_str(&format!(
-            "• {} {} (ID: {id})\n  Specialty: {}\n  Experience: {} years\n  Languages: {}\n  Consultation Fee: ${}\n  Phone: {}\n\n",
-            p.name.title.as_deref().unwrap_or("Dr."),
-            p.full_name(),
-            p.specialty,
-            p.years_experience,
-            p.languages.join(", "),
-            money(p.consultation_fee),
-            p.contact.phone
-        ));
+        out.push_str(&text("provider_entry", p, json!({"provider_id": id}))?);
     }
     Ok(out.trim().to_string())
 }
 
 fn list_patient_appointments(db: &mut TelehealthDb, args: &Args) -> Result<String, String> {
     let id = args.str("patient_id")?;
-    let Some(patient) = db.patients.get(id) else {
-        return Err(plain_error(format!("Patient with ID {id} not found.")));
-    };
-    let filter = args.opt_str("status_filter").filter(|s| !s.is_empty());
-    let wanted = filter.map(str::to_lowercase);
+    if !db.patients.contains(id) {
+        return Err(not_found("Patient", id));
+    }
+    let filter = opt(args, "status_filter");
     let mut rows: Vec<(&str, &Appointment)> = db
         .appointments
         .iter()
-        .filter(|(_, a)| a.patient_id == id)
-        .filter(|(_, a)| {
-            wanted
-                .as_ref()
-                .is_none_or(|w| &a.status.to_lowercase() == w)
-        })
+        .filter(|(_, a)| a.patient_id == id && filter.is_none_or(|f| same(&a.status, f)))
         .collect();
     if rows.is_empty() {
         return Ok(match filter {
@@ -567,49 +441,40 @@ fn list_patient_appointments(db: &mut TelehealthDb, args: &Args) -> Result<Strin
         });
     }
     // (datetime, id); an unparsable date sorts first, as Python's `datetime.min` does.
-    rows.sort_by_cached_key(|(appt_id, a)| {
-        (
-            strptime(&format!("{} {}", a.date, a.time), "%Y-%m-%d %H:%M"),
-            appt_id.to_string(),
-        )
-    });
-    let mut lines = vec![format!(
-        "Appointments for {} (ID: {id}){}",
-        patient_name(Some(patient)),
-        filter
-            .map(|f| format!(" with status {f}"))
-            .unwrap_or_default()
-    )];
+    let when = |a: &Appointment| strptime(&format!("{} {}", a.date, a.time), "%Y-%m-%d %H:%M");
+    rows.sort_by_cached_key(|(appt_id, a)| (when(a), appt_id.to_string()));
+    let with = filter
+        .map(|f| format!(" with status {f}"))
+        .unwrap_or_default();
+    let mut out = format!("Appointments for {} (ID: {id}){with}", patient_name(db, id));
     for (appt_id, a) in rows {
         let (label, specialty) = match db.providers.get(&a.provider_id) {
             Some(p) => (p.titled_last(), p.specialty.as_str()),
             None => ("Dr. Unknown".to_string(), "Unknown Specialty"),
         };
-        lines.push(format!(
-            "- {appt_id}: {} at {} with {label} ({specialty}) [{}, Type: {}]",
-            a.date,
-            a.time,
-            readable(&a.status),
-            readable(&a.kind)
+        let (status, kind) = (readable(&a.status), readable(&a.kind));
+        out.push_str(&format!(
+            "\n- {appt_id}: {} at {} with {label} ({specialty}) [{status}, Type: {kind}]",
+            a.date, a.time
         ));
     }
-    Ok(lines.join("\n"))
+    Ok(out)
 }
 
 fn list_medication_suppliers(db: &mut TelehealthDb, args: &Args) -> Result<String, String> {
     let medication = args.str("medication")?;
-    let country = args.opt_str("country_filter").filter(|c| !c.is_empty());
-    let limit = limit(args)?;
-    // Case-insensitive lookup; on a clash of spellings the last key wins, as in a dict
+    let (country, limit) = (opt(args, "country_filter"), limit(args)?);
+    // Matched case-insensitively; on a clash of spellings the last key wins, as in a dict
     // comprehension.
     let key = db
         .medication_suppliers
         .keys()
-        .filter(|k| k.to_lowercase() == medication.to_lowercase())
+        .filter(|k| same(k, medication))
         .last();
     let Some(offers) = key.and_then(|k| db.medication_suppliers.get(k)) else {
+        let tip = "(Tip: ensure the medication name matches the catalog)";
         return Ok(format!(
-            "No supplier information found for {medication}. (Tip: ensure the medication name matches the catalog)"
+            "No supplier information found for {medication}. {tip}"
         ));
     };
     if offers.is_empty() {
@@ -617,47 +482,34 @@ fn list_medication_suppliers(db: &mut TelehealthDb, args: &Args) -> Result<Strin
     }
     let mut chosen: Vec<_> = offers
         .iter()
-        .filter(|o| country.is_none_or(|c| o.country.to_lowercase() == c.to_lowercase()))
+        .filter(|o| country.is_none_or(|c| same(&o.country, c)))
         .collect();
     if let (Some(c), true) = (country, chosen.is_empty()) {
         return Ok(format!("No suppliers in {c} for {medication}."));
     }
     chosen.sort_by(|a, b| a.price_usd.total_cmp(&b.price_usd));
-    if let Some(n) = limit {
-        chosen.truncate(n);
+    chosen.truncate(limit.unwrap_or(usize::MAX));
+    let mut out = format!("Suppliers for {medication}:");
+    for o in chosen {
+        let (company, country, brand) = (&o.company, &o.country, &o.brand_name);
+        let price = money(o.price_usd);
+        out.push_str(&format!(
+            "\n{company} ({country}) | brand={brand} | price_usd={price}"
+        ));
     }
-    let lines: Vec<String> = chosen
-        .iter()
-        .map(|o| {
-            format!(
-                "{} ({}) | brand={} | price_usd={}",
-                o.company,
-                o.country,
-                o.brand_name,
-                money(o.price_usd)
-            )
-        })
-        .collect();
-    Ok(format!("Suppliers for {medication}:\n{}", lines.join("\n")))
+    Ok(out)
 }
 
 fn list_telemetry_uploads(db: &mut TelehealthDb, args: &Args) -> Result<String, String> {
     let device = args.str("device_id")?;
-    let start = args.opt_str("start_date").filter(|s| !s.is_empty());
-    let end = args.opt_str("end_date").filter(|s| !s.is_empty());
-    let limit = limit(args)?;
-    let mut chosen: Vec<_> = db
-        .telemetry_uploads
-        .iter()
-        .map(|(_, u)| u)
-        .filter(|u| u.device_id == device)
-        .filter(|u| start.is_none_or(|s| u.date.as_str() >= s))
-        .filter(|u| end.is_none_or(|e| u.date.as_str() <= e))
+    let (start, end, limit) = (opt(args, "start_date"), opt(args, "end_date"), limit(args)?);
+    let in_window = |d: &str| start.is_none_or(|s| d >= s) && end.is_none_or(|e| d <= e);
+    let uploads = db.telemetry_uploads.iter().map(|(_, u)| u);
+    let mut chosen: Vec<_> = uploads
+        .filter(|u| u.device_id == device && in_window(&u.date))
         .collect();
     chosen.sort_by(|a, b| a.date.cmp(&b.date));
-    if let Some(n) = limit {
-        chosen.truncate(n);
-    }
+    chosen.truncate(limit.unwrap_or(usize::MAX));
     if chosen.is_empty() {
         return Ok(format!(
             "No telemetry uploads found for device {device} in the specified window."
@@ -667,43 +519,34 @@ fn list_telemetry_uploads(db: &mut TelehealthDb, args: &Args) -> Result<String, 
 }
 
 fn list_telemetry_devices(db: &mut TelehealthDb, args: &Args) -> Result<String, String> {
-    let status = args.opt_str("status_filter").filter(|s| !s.is_empty());
-    let limit = limit(args)?;
+    let (status, limit) = (opt(args, "status_filter"), limit(args)?);
     if db.telemetry_inventory.is_empty() {
         return Ok("Telemetry inventory is empty.".into());
     }
-    let mut chosen: Vec<_> = db
-        .telemetry_inventory
-        .iter()
-        .map(|(_, d)| d)
-        .filter(|d| status.is_none_or(|s| d.status.to_lowercase() == s.to_lowercase()))
+    let devices = db.telemetry_inventory.iter().map(|(_, d)| d);
+    let mut chosen: Vec<_> = devices
+        .filter(|d| status.is_none_or(|s| same(&d.status, s)))
         .collect();
     if let (Some(s), true) = (status, chosen.is_empty()) {
         return Ok(format!("No telemetry devices with status {s}."));
     }
     chosen.sort_by(|a, b| a.device_id.cmp(&b.device_id));
-    if let Some(n) = limit {
-        chosen.truncate(n);
+    chosen.truncate(limit.unwrap_or(usize::MAX));
+    let mut out = String::from("Telemetry devices:");
+    for d in chosen {
+        let (id, status, audit, notes) = (&d.device_id, &d.status, &d.last_audit, &d.notes);
+        out.push_str(&format!(
+            "\n{id} | status={status} | last_audit={audit} | notes={notes}"
+        ));
     }
-    let lines: Vec<String> = chosen
-        .iter()
-        .map(|d| {
-            format!(
-                "{} | status={} | last_audit={} | notes={}",
-                d.device_id, d.status, d.last_audit, d.notes
-            )
-        })
-        .collect();
-    Ok(format!("Telemetry devices:\n{}", lines.join("\n")))
+    Ok(out)
 }
 
 fn get_telemetry_upload(db: &mut TelehealthDb, args: &Args) -> Result<String, String> {
     let (device, date) = (args.str("device_id")?, args.str("date")?);
-    Ok(db
-        .telemetry_uploads
-        .iter()
-        .map(|(_, u)| u)
-        .find(|u| u.device_id == device && u.date == date)
+    let mut uploads = db.telemetry_uploads.iter().map(|(_, u)| u);
+    let found = uploads.find(|u| u.device_id == device && u.date == date);
+    Ok(found
         .map(dumps)
         .unwrap_or_else(|| format!("No telemetry upload found for device {device} on {date}.")))
 }
@@ -715,55 +558,39 @@ fn check_drug_interactions(db: &mut TelehealthDb, args: &Args) -> Result<String,
     let primary = args.str("primary_medication")?;
     let current = args.str_list("current_medications")?;
     let table: Vec<(&str, &BTreeMap<String, Interaction>)> = db.drug_interactions.iter().collect();
-    let mut spelling: Vec<(String, &str)> = Vec::new();
-    for name in table
-        .iter()
-        .flat_map(|(outer, inner)| std::iter::once(*outer).chain(inner.keys().map(String::as_str)))
-    {
-        let lower = name.to_lowercase();
-        if !spelling.iter().any(|(l, _)| *l == lower) {
-            spelling.push((lower, name));
+    let mut spelling: Vec<&str> = Vec::new();
+    for (outer, inner) in &table {
+        for name in std::iter::once(*outer).chain(inner.keys().map(String::as_str)) {
+            if !spelling.iter().any(|s| same(s, name)) {
+                spelling.push(name);
+            }
         }
     }
-    let canon = |med: &str| -> String {
-        let lower = med.to_lowercase();
+    let canon = |m: &str| {
         spelling
             .iter()
-            .find(|(l, _)| *l == lower)
-            .map_or_else(|| med.to_string(), |(_, s)| s.to_string())
+            .find(|s| same(s, m))
+            .map_or(m.to_string(), |s| s.to_string())
     };
     let find = |outer: &str, other: &str| -> Option<&Interaction> {
         let (_, inner) = table.iter().find(|(k, _)| *k == outer)?;
-        let other = other.to_lowercase();
-        inner
-            .iter()
-            .find(|(c, _)| c.to_lowercase() == other)
-            .map(|(_, d)| d)
+        inner.iter().find(|(c, _)| same(c, other)).map(|(_, d)| d)
     };
-    let lookup = |a: &str, b: &str| {
-        let (ka, kb) = (canon(a), canon(b));
-        find(&ka, &kb).or_else(|| find(&kb, &ka))
-    };
-    let mut lines: Vec<String> = Vec::new();
-    let mut skip: Vec<String> = Vec::new();
-    let mut emergency = false;
-    let mut max_overlap = 0i64;
-    let rank = |s: &str| match s {
-        "low" => 1,
-        "moderate" => 2,
-        "high" => 3,
-        _ => 0,
-    };
-    let mut highest = "none".to_string();
-    let mut reason: Option<String> = None;
     let mut pairs: Vec<(&str, &str)> = current.iter().map(|m| (primary, *m)).collect();
     for (i, a) in current.iter().enumerate() {
-        for b in &current[i + 1..] {
-            pairs.push((a, b));
-        }
+        pairs.extend(current[i + 1..].iter().map(|b| (*a, *b)));
     }
+    let rank = |s: &str| {
+        ["low", "moderate", "high"]
+            .iter()
+            .position(|r| *r == s)
+            .map_or(0, |i| i + 1)
+    };
+    let (mut lines, mut skip, mut emergency, mut overlap) = (Vec::new(), Vec::new(), false, 0);
+    let mut highest: Option<(String, String)> = None;
     for (a, b) in pairs {
-        let Some(d) = lookup(a, b) else {
+        let (a, b) = (canon(a), canon(b));
+        let Some(d) = find(&a, &b).or_else(|| find(&b, &a)) else {
             continue;
         };
         for s in &d.skip {
@@ -772,41 +599,35 @@ fn check_drug_interactions(db: &mut TelehealthDb, args: &Args) -> Result<String,
             }
         }
         emergency |= d.emergency;
-        max_overlap = max_overlap.max(d.time_overlap_hours);
-        let (da, db_) = (canon(a), canon(b));
+        overlap = overlap.max(d.time_overlap_hours);
+        let (severity, risk, hours) = (&d.severity, d.risk_score, d.time_overlap_hours);
         lines.push(format!(
-            "{da} + {db_}: severity={}, risk_score={}, overlap_hours={}. {}",
-            d.severity, d.risk_score, d.time_overlap_hours, d.action
+            "{a} + {b}: severity={severity}, risk_score={risk}, overlap_hours={hours}. {}",
+            d.action
         ));
-        if rank(&d.severity) > rank(&highest) {
-            highest = d.severity.clone();
-            reason = Some(format!("{da} + {db_}"));
+        if rank(severity) > highest.as_ref().map_or(0, |(s, _)| rank(s)) {
+            highest = Some((severity.clone(), format!("{a} + {b}")));
         }
     }
     if lines.is_empty() {
-        return Ok("No documented high-risk interactions found for the supplied medications. Continue monitoring as per care plan.".into());
+        let none = "No documented high-risk interactions found for the supplied medications.";
+        return Ok(format!("{none} Continue monitoring as per care plan."));
     }
     skip.sort();
-    let mut out = vec!["Drug interaction analysis:".to_string()];
-    out.extend(lines);
-    out.push(String::new());
-    out.push(format!(
-        "Medications to hold today: {}",
-        if skip.is_empty() {
-            "None".to_string()
-        } else {
-            skip.join(", ")
-        }
-    ));
-    out.push(format!(
-        "Emergency escalation required: {}",
-        if emergency { "Yes" } else { "No" }
-    ));
-    out.push(format!("Peak overlap risk window (hours): {max_overlap}"));
-    if let Some(r) = reason {
-        out.push(format!("Highest severity interaction: {r} ({highest})"));
+    let hold = if skip.is_empty() {
+        "None".into()
+    } else {
+        skip.join(", ")
+    };
+    lines.insert(0, "Drug interaction analysis:".into());
+    lines.push(format!("\nMedications to hold today: {hold}"));
+    let escalate = if emergency { "Yes" } else { "No" };
+    lines.push(format!("Emergency escalation required: {escalate}"));
+    lines.push(format!("Peak overlap risk window (hours): {overlap}"));
+    if let Some((severity, pair)) = highest {
+        lines.push(format!("Highest severity interaction: {pair} ({severity})"));
     }
-    Ok(out.join("\n"))
+    Ok(lines.join("\n"))
 }
 
 fn schedule_appointment(db: &mut TelehealthDb, args: &Args) -> Result<String, String> {
@@ -816,20 +637,16 @@ fn schedule_appointment(db: &mut TelehealthDb, args: &Args) -> Result<String, St
         args.str("time")?,
         args.str("appointment_type")?,
     );
-    let bill_insurance = match args.value("bill_insurance") {
-        Some(_) => args.bool("bill_insurance")?,
-        None => true,
-    };
-    let voucher = args.opt_str("voucher_id");
-    let payment_notes = args.opt_str("payment_notes");
+    let insured = args.value("bill_insurance").is_none() || args.bool("bill_insurance")?;
+    let (voucher, notes) = (args.opt_str("voucher_id"), args.opt_str("payment_notes"));
     let patient = db
         .patients
         .get(patient_id)
-        .ok_or_else(|| plain_error(format!("Patient with ID {patient_id} not found.")))?;
+        .ok_or_else(|| not_found("Patient", patient_id))?;
     let provider = db
         .providers
         .get(provider_id)
-        .ok_or_else(|| plain_error(format!("Provider with ID {provider_id} not found.")))?;
+        .ok_or_else(|| not_found("Provider", provider_id))?;
     check_slot(provider, date, time).map_err(plain_error)?;
     if slot_taken(db, provider_id, date, time, None).is_some() {
         return Err(plain_error(format!(
@@ -839,167 +656,125 @@ fn schedule_appointment(db: &mut TelehealthDb, args: &Args) -> Result<String, St
     let n = next_appointment_number(db);
     let id = ids::counter_id("APPT", 3, n);
     let plan = &patient.insurance.primary;
-    let base_copay = if provider.specialty == "Primary Care" {
+    let primary_care = provider.specialty == "Primary Care";
+    let copay = if primary_care {
         plan.copay_primary
     } else {
         plan.copay_specialist
     };
-    let has_voucher = voucher.is_some_and(|v| !v.is_empty());
-    let (copay, method, auth) = if bill_insurance {
-        (base_copay, "insurance", Some(ids::counter_id("AUTH", 6, n)))
-    } else if has_voucher {
-        (0.0, "telehealth_voucher", None)
-    } else {
-        (0.0, "self_pay", None)
+    let method = match (insured, voucher.is_some_and(|v| !v.is_empty())) {
+        (true, _) => "insurance",
+        (false, true) => "telehealth_voucher",
+        (false, false) => "self_pay",
     };
-    let link = format!("https://telehealth.healthcenter.com/room/{id}");
-    let mut lines = vec![
-        "Appointment successfully scheduled!".to_string(),
-        String::new(),
-        format!("Appointment ID: {id}"),
-        format!("Patient: {}", patient_name(Some(patient))),
-        format!(
-            "Provider: Dr. {} - {}",
-            provider.name.last_name, provider.specialty
-        ),
-        format!("Date: {date}"),
-        format!("Time: {time}"),
-        format!("Type: {}", readable(kind)),
-    ];
-    if bill_insurance {
-        lines.push(format!("Copay: ${}", money(copay)));
-        lines.push(format!(
-            "Insurance Authorization: {}",
-            auth.as_deref().unwrap_or("None")
-        ));
-    } else {
-        lines.push("Insurance Billing: Skipped".into());
-        lines.push(format!("Payment Method: {}", readable(method)));
-        if let Some(v) = voucher.filter(|v| !v.is_empty()) {
-            lines.push(format!("Voucher Applied: {v}"));
-        }
-        lines.push(format!("Amount Due Today: ${}", money(copay)));
-        if let Some(n) = payment_notes.filter(|n| !n.is_empty()) {
-            lines.push(format!("Billing Notes: {n}"));
-        }
-    }
-    lines.push(format!("Meeting Link: {link}"));
-    lines.push(String::new());
-    lines.push("Please save your appointment ID for future reference.".into());
     let row = Appointment {
         appointment_id: id.clone(),
-        patient_id: patient_id.to_string(),
-        provider_id: provider_id.to_string(),
-        date: date.to_string(),
-        time: time.to_string(),
+        patient_id: patient_id.into(),
+        provider_id: provider_id.into(),
+        date: date.into(),
+        time: time.into(),
         duration_minutes: 30,
-        kind: kind.to_string(),
+        kind: kind.into(),
         status: "scheduled".into(),
-        chief_complaint: None,
-        notes: payment_notes.unwrap_or("").to_string(),
-        insurance_authorization: auth,
-        copay_amount: copay,
-        meeting_link: Some(link),
-        payment_method: Some(method.to_string()),
-        voucher_id: Some(if bill_insurance {
-            None
-        } else {
-            voucher.map(str::to_string)
-        }),
-        insurance_billed: Some(bill_insurance),
-        prescription_issued: None,
-        referral_from: None,
-        cancellation_reason: None,
-        cancellation_date: None,
+        notes: notes.unwrap_or("").into(),
+        insurance_authorization: insured.then(|| ids::counter_id("AUTH", 6, n)),
+        copay_amount: if insured { copay } else { 0.0 },
+        meeting_link: Some(format!("https://telehealth.healthcenter.com/room/{id}")),
+        payment_method: Some(method.into()),
+        voucher_id: Some(voucher.filter(|_| !insured).map(str::to_string)),
+        insurance_billed: Some(insured),
+        ..Default::default()
     };
+    let extra = json!({"patient_name": patient_name(db, patient_id),
+        "provider_last": provider.name.last_name, "specialty": provider.specialty});
+    let parts = [
+        ("scheduled", true),
+        ("scheduled_insured", insured),
+        ("scheduled_self_pay", !insured),
+        (
+            "scheduled_voucher",
+            !insured && voucher.is_some_and(|v| !v.is_empty()),
+        ),
+        ("scheduled_due", !insured),
+        (
+            "scheduled_notes",
+            !insured && notes.is_some_and(|v| !v.is_empty()),
+        ),
+        ("scheduled_end", true),
+    ];
+    let mut out = String::new();
+    for (part, _) in parts.iter().filter(|(_, shown)| *shown) {
+        out.push_str(&text(part, &row, extra.clone())?);
+    }
     db.appointments.insert(id, row);
-    Ok(lines.join("\n"))
+    Ok(out)
+}
+
+/// An appointment a change may touch, or the reference's refusal for its status.
+fn changeable<'a>(db: &'a TelehealthDb, id: &str, verb: &str) -> Result<&'a Appointment, String> {
+    let a = db
+        .appointments
+        .get(id)
+        .ok_or_else(|| not_found("Appointment", id))?;
+    let refusal = match (a.status.as_str(), verb) {
+        ("cancelled", "cancel") => format!("Appointment {id} is already cancelled."),
+        ("cancelled", _) => {
+            format!("Cannot {verb} appointment {id} - appointment has been cancelled.")
+        }
+        ("completed", _) => {
+            format!("Cannot {verb} appointment {id} - appointment has already been completed.")
+        }
+        _ => return Ok(a),
+    };
+    Err(plain_error(refusal))
 }
 
 fn cancel_appointment(db: &mut TelehealthDb, args: &Args) -> Result<String, String> {
     let id = args.str("appointment_id")?;
-    let a = db
-        .appointments
-        .get(id)
-        .ok_or_else(|| plain_error(format!("Appointment with ID {id} not found.")))?;
-    match a.status.as_str() {
-        "cancelled" => {
-            return Err(plain_error(format!(
-                "Appointment {id} is already cancelled."
-            )));
-        }
-        "completed" => {
-            return Err(plain_error(format!(
-                "Cannot cancel appointment {id} - appointment has already been completed."
-            )));
-        }
-        _ => {}
-    }
-    let patient = patient_name(db.patients.get(&a.patient_id));
-    let provider = provider_dr_last(db.providers.get(&a.provider_id));
-    let (date, time) = (a.date.clone(), a.time.clone());
-    let today = super::CLOCK.today().to_string();
-    if let Some(a) = db.appointments.get_mut(id) {
-        a.status = "cancelled".into();
-        a.cancellation_reason = Some("patient_cancelled".into());
-        a.cancellation_date = Some(today.clone());
-    }
-    Ok(format!(
-        "Appointment successfully cancelled.\n\nAppointment ID: {id}\nPatient: {patient}\nProvider: {provider}\nOriginal Date/Time: {date} at {time}\nCancellation Reason: Patient Cancelled\nCancellation Date: {today}\n\nThe appointment slot is now available for other patients. If this was a patient cancellation, please remind them of the cancellation policy."
-    ))
+    let a = changeable(db, id, "cancel")?;
+    let provider = db.providers.get(&a.provider_id);
+    let extra =
+        json!({"patient_name": patient_name(db, &a.patient_id), "provider_name": dr(provider)});
+    let Some(a) = db.appointments.get_mut(id) else {
+        return Err(not_found("Appointment", id));
+    };
+    a.status = "cancelled".into();
+    a.cancellation_reason = Some("patient_cancelled".into());
+    a.cancellation_date = Some(super::CLOCK.today().into());
+    text("cancelled", &*a, extra)
 }
 
 fn reschedule_appointment(db: &mut TelehealthDb, args: &Args) -> Result<String, String> {
     let id = args.str("appointment_id")?;
     let (new_date, new_time) = (args.str("new_date")?, args.str("new_time")?);
-    let a = db
-        .appointments
-        .get(id)
-        .ok_or_else(|| plain_error(format!("Appointment with ID {id} not found.")))?;
-    match a.status.as_str() {
-        "cancelled" => {
-            return Err(plain_error(format!(
-                "Cannot reschedule appointment {id} - appointment has been cancelled."
-            )));
-        }
-        "completed" => {
-            return Err(plain_error(format!(
-                "Cannot reschedule appointment {id} - appointment has already been completed."
-            )));
-        }
-        _ => {}
-    }
-    let provider_id = a.provider_id.clone();
+    let a = changeable(db, id, "reschedule")?;
     let provider = db
         .providers
-        .get(&provider_id)
-        .ok_or_else(|| key_error(&provider_id))?;
+        .get(&a.provider_id)
+        .ok_or_else(|| format!("'{}'", a.provider_id))?;
     check_slot(provider, new_date, new_time).map_err(plain_error)?;
-    if slot_taken(db, &provider_id, new_date, new_time, Some(id)).is_some() {
+    if slot_taken(db, &a.provider_id, new_date, new_time, Some(id)).is_some() {
         return Err(plain_error(format!(
-            "Provider {provider_id} already has an appointment scheduled at {new_time} on {new_date}."
+            "Provider {} already has an appointment scheduled at {new_time} on {new_date}.",
+            a.provider_id
         )));
     }
-    let patient = patient_name(db.patients.get(&a.patient_id));
-    let provider_line = format!("Dr. {} - {}", provider.name.last_name, provider.specialty);
-    let (old_date, old_time, link) = (a.date.clone(), a.time.clone(), a.meeting_link.clone());
-    if let Some(a) = db.appointments.get_mut(id) {
-        a.date = new_date.to_string();
-        a.time = new_time.to_string();
-    }
-    // The reference moves the appointment before it reads the link, so a row without one
-    // is moved and the call still fails.
-    let link = link.ok_or_else(|| key_error("meeting_link"))?;
-    Ok(format!(
-        "Appointment successfully rescheduled.\n\nAppointment ID: {id}\nPatient: {patient}\nProvider: {provider_line}\n\nPrevious Date/Time: {old_date} at {old_time}\nNew Date/Time: {new_date} at {new_time}\n\nMeeting Link: {link}\n\nPlease update your calendar with the new appointment time."
-    ))
+    let extra = json!({"patient_name": patient_name(db, &a.patient_id), "old_date": a.date,
+        "old_time": a.time, "provider_last": provider.name.last_name,
+        "specialty": provider.specialty});
+    let Some(a) = db.appointments.get_mut(id) else {
+        return Err(not_found("Appointment", id));
+    };
+    a.date = new_date.into();
+    a.time = new_time.into();
+    text("rescheduled", &*a, extra)
 }
 
 /// The prescription `update_prescription_supplier` edits: an exact (trimmed, lower-case)
 /// name match, else the first name that is a prefix of the request or has it as a prefix.
-/// Names are deduplicated as a dict would: the key keeps its first position, the value is
+/// Names are deduplicated as a dict would: a name keeps its first position, its value is
 /// the last prescription of that name.
-pub fn match_prescription(record: &MedicalRecord, medication: &str) -> Option<usize> {
+fn match_prescription(record: &MedicalRecord, medication: &str) -> Option<usize> {
     let mut keys: Vec<(String, usize)> = Vec::new();
     for (i, p) in record.prescriptions().iter().enumerate() {
         let key = p.medication.trim().to_lowercase();
@@ -1009,33 +784,29 @@ pub fn match_prescription(record: &MedicalRecord, medication: &str) -> Option<us
         }
     }
     let wanted = medication.trim().to_lowercase();
-    keys.iter()
-        .find(|(k, _)| *k == wanted)
-        .or_else(|| {
-            keys.iter()
-                .find(|(k, _)| wanted.starts_with(k.as_str()) || k.starts_with(wanted.as_str()))
-        })
+    let prefix = |k: &str| wanted.starts_with(k) || k.starts_with(wanted.as_str());
+    let exact = keys.iter().find(|(k, _)| *k == wanted);
+    exact
+        .or_else(|| keys.iter().find(|(k, _)| prefix(k)))
         .map(|(_, i)| *i)
 }
 
 fn update_prescription_supplier(db: &mut TelehealthDb, args: &Args) -> Result<String, String> {
     let (record_id, medication) = (args.str("record_id")?, args.str("medication")?);
     let (company, brand) = (args.str("supplier_company")?, args.str("brand_name")?);
-    let price = args.f64("price_usd")?;
-    let currency = args.opt_str("currency").unwrap_or("USD");
+    let (price, currency) = (
+        args.f64("price_usd")?,
+        args.opt_str("currency").unwrap_or("USD"),
+    );
     let record = db
         .medical_records
-        .get(record_id)
+        .get_mut(record_id)
         .ok_or("medical record not found")?;
     if record.prescriptions().is_empty() {
         return Err("medical record has no prescriptions".into());
     }
     let index = match_prescription(record, medication)
         .ok_or_else(|| format!("medication {medication} not found in record {record_id}"))?;
-    let record = db
-        .medical_records
-        .get_mut(record_id)
-        .ok_or("medical record not found")?;
     if let Some(p) = record
         .prescriptions
         .as_mut()
@@ -1043,11 +814,11 @@ fn update_prescription_supplier(db: &mut TelehealthDb, args: &Args) -> Result<St
     {
         p.pharmacy = Some(format!("{company} ({brand})"));
         p.supplier = Some(SupplierChoice::Detail(SupplierDetail {
-            company: Some(company.to_string()),
-            brand_name: Some(brand.to_string()),
+            company: Some(company.into()),
+            brand_name: Some(brand.into()),
             price_usd: Some(price),
             country: None,
-            currency: Some(currency.to_string()),
+            currency: Some(currency.into()),
         }));
     }
     Ok(dumps(&*record))
@@ -1055,13 +826,10 @@ fn update_prescription_supplier(db: &mut TelehealthDb, args: &Args) -> Result<St
 
 fn update_medical_record_note(db: &mut TelehealthDb, args: &Args) -> Result<String, String> {
     let (record_id, note) = (args.str("record_id")?, args.str("note")?);
-    let record = db
-        .medical_records
-        .get_mut(record_id)
-        .ok_or_else(|| format!("medical record {record_id} not found"))?;
-    record.notes.get_or_insert_with(Vec::new).push(RecordNote {
-        note: note.to_string(),
-    });
+    let record = db.medical_records.get_mut(record_id);
+    let record = record.ok_or_else(|| format!("medical record {record_id} not found"))?;
+    let notes = record.notes.get_or_insert_with(Vec::new);
+    notes.push(RecordNote { note: note.into() });
     Ok(dumps(&*record))
 }
 
@@ -1070,20 +838,20 @@ fn calculate(_: &mut TelehealthDb, args: &Args) -> Result<String, String> {
 }
 
 fn think(_: &mut TelehealthDb, args: &Args) -> Result<String, String> {
-    args.str("thought")?;
-    Ok(String::new())
+    args.str("thought").map(|_| String::new())
 }
 
 fn transfer_to_human_support(_: &mut TelehealthDb, args: &Args) -> Result<String, String> {
-    let reason = args.str("reason")?;
-    Ok(format!(
-        "Transferring you to a human support representative.\n\nReason for transfer: {reason}\n\nPlease hold while we connect you to a member of our support team. They will be able to assist you with your request.\n\nEstimated wait time: 2-3 minutes.\n\nThank you for your patience."
-    ))
+    text(
+        "transfer",
+        json!({"reason": args.str("reason")?}),
+        json!({}),
+    )
 }
 
 /// Each tool function by name; `tools.toml` describes them.
 fn build() -> Vec<Tool<TelehealthDb>> {
-    let runs: [(&str, crate::domain::ToolFn<TelehealthDb>); 23] = [
+    let runs: [(&str, ToolFn<TelehealthDb>); 23] = [
         ("find_patient_by_email", find_patient_by_email),
         ("find_patient_by_name_dob", find_patient_by_name_dob),
         ("get_patient_details", get_patient_details),
