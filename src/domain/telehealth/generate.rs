@@ -983,9 +983,13 @@ fn upload(rng: &mut ChaCha8Rng, device_id: &str, date: String) -> Upload {
     }
 }
 
+/// Devices and uploads. `engaged` ranks patients by how much of their care is on file
+/// (records, a regimen plan), so the devices that upload go to patients whose other data
+/// tasks also touch.
 fn telemetry(
     rng: &mut ChaCha8Rng,
     patients: &[(Patient, Vec<usize>)],
+    engaged: impl Fn(&str) -> usize,
 ) -> (Vec<Device>, Vec<Upload>) {
     let mut numbers = [100u32, 300, 500, 700];
     let mut next = |rng: &mut ChaCha8Rng, kind: usize| {
@@ -994,7 +998,9 @@ fn telemetry(
     };
     let mut devices = Vec::new();
     // Patients in active care whose conditions call for a device have one lent to them.
-    for (p, conds) in patients.iter().take(ACTIVE) {
+    let mut active: Vec<&(Patient, Vec<usize>)> = patients.iter().take(ACTIVE).collect();
+    active.sort_by_key(|(p, _)| std::cmp::Reverse(engaged(&p.patient_id)));
+    for (p, conds) in active {
         let Some(kind) = conds.iter().find_map(|&c| conditions()[c].device) else {
             continue;
         };
@@ -1045,7 +1051,11 @@ pub fn generate(seed: u64) -> TelehealthDb {
     let catalogue = catalogue(&mut rng);
     let records = records(&mut rng, &patients, &appts, &catalogue);
     let plans = regimen_plans(&mut rng, &patients, &catalogue);
-    let (devices, uploads) = telemetry(&mut rng, &patients);
+    let engaged = |pid: &str| {
+        usize::from(records.iter().any(|r| r.patient_id == pid))
+            + usize::from(plans.contains_key(pid))
+    };
+    let (devices, uploads) = telemetry(&mut rng, &patients, engaged);
     TelehealthDb::new(Rows {
         patients: patients
             .into_iter()
