@@ -28,36 +28,49 @@ use rand::RngExt;
 use rand::seq::{IndexedRandom, SliceRandom};
 use rand_chacha::ChaCha8Rng;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::LazyLock;
 
 pub const PATIENTS: usize = 239;
 pub const PROVIDERS: usize = 114;
 pub const APPOINTMENTS: usize = 214;
 pub const RECORDS: usize = 149;
 
-const FIRST: &str = "Amara Basil Celeste Darius Eloise Fabian Greta Hollis Ines Jasper Kalani Lionel \
-    Mireille Nikolai Odette Pascal Quinn Rosalind Silas Thea Ulrich Valentina Wesley Xiomara Yannick \
-    Zelda Anselm Brielle Cormac Dagny Emeric Fiona Gustavo Halima Ignatius Jolene Kasimir Lorna \
-    Matthias Noemi Osric Philippa Rafferty Saoirse Tobias Undine Vivian Winslow Yara Zoltan Aurora \
-    Bertrand Clementine Desmond Esme Florian Guinevere Horatio Isolde Jude";
-const LAST: &str = "Abernathy Bellweather Castellanos Dunmore Eskildsen Fairbanks Galloway \
-    Hargreaves Ishikawa Jankowski Kowalczyk Lindqvist Montgomery Nakashima Oyelaran Pemberton \
-    Quintero Rasmussen Sorensen Thibodeaux Underhill Valdivia Whitcombe Yamamoto Zielinski Achebe \
-    Brannigan Cavendish Delacroix Ellsworth Fitzgerald Gutierrez Haverford Iwasaki Jablonski \
-    Kristiansen Lockhart Marchetti Nwachukwu Ostrowski Prendergast Rutherford Szabo Tremblay \
-    Vasquez Wainwright Yeboah Zimmerman Okonkwo Henriksen";
-const STREETS: &str = "Alder Birchwood Cobblestone Driftwood Elmhurst Foxglove Granite Heron \
-    Ironwood Juniper Larkspur Meadowlark Nettle Orchard Pinecrest Quarry Ridgeline Sandpiper \
-    Thistle Willowbrook";
-const STREET_KINDS: [&str; 6] = ["Street", "Avenue", "Lane", "Road", "Court", "Way"];
-/// city|state|first three zip digits
-const CITIES: &str = "Asheville|NC|288 Boise|ID|837 Burlington|VT|054 Chattanooga|TN|374 \
-    Dayton|OH|454 Eugene|OR|974 Fresno|CA|937 Lexington|KY|405 Madison|WI|537 Omaha|NE|681 \
-    Providence|RI|029 Spokane|WA|992 Tucson|AZ|857 Wilmington|DE|198";
-const MAIL_HOSTS: &str = "maplemail.com harbornet.org quickpost.net homestead.io riverbend.com";
-/// insurer|policy prefix, one per line.
-const INSURERS: &str = "Northwind Health|NWH\nHarborview Mutual|HVM\nSummit Care Alliance|SCA\n\
-    Bluewater Insurance|BWI\nKeystone Health Plan|KHP\nPrairie Shield|PRS\nEvergreen Benefits|EGB\n\
-    Meridian Assurance|MDA";
+/// The clinic's vocabulary (`vocabulary.toml`): names, places, conditions, specialties, the
+/// supplier catalogue, interactions and note texts, as compact text tables.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Vocabulary {
+    first_names: String,
+    last_names: String,
+    streets: String,
+    street_kinds: String,
+    cities: String,
+    mail_hosts: String,
+    relations: String,
+    insurers: String,
+    allergies: String,
+    conditions: String,
+    specialties: String,
+    times: String,
+    languages: String,
+    catalogue: String,
+    companies: String,
+    brand_endings: String,
+    interactions: String,
+    appointment_notes: String,
+    soap: String,
+    record_types: String,
+}
+
+/// The built-in vocabulary. It is compiled in, so a broken file is a bug of this crate,
+/// reported by the domain's tests before any generator runs.
+fn vocab() -> &'static Vocabulary {
+    static V: LazyLock<Vocabulary> = LazyLock::new(|| {
+        toml::from_str(include_str!("vocabulary.toml")).expect("vocabulary.toml parses")
+    });
+    &V
+}
+
 /// (primary care, specialist) copays.
 const COPAYS: [(f64, f64); 7] = [
     (10., 35.),
@@ -68,90 +81,8 @@ const COPAYS: [(f64, f64); 7] = [
     (20., 60.),
     (35., 65.),
 ];
-const ALLERGIES: &str = "Penicillin|Sulfa drugs|Latex|Peanuts|Codeine|Iodine contrast|Bee stings";
-const RELATIONS: [&str; 6] = ["Spouse", "Parent", "Sibling", "Child", "Partner", "Friend"];
 
-/// One condition per line: name | specialty | medications (name:dosage:frequency, `;`
-/// between) | monitoring device it may call for | a chief complaint.
-const CONDITIONS: &str = "\
-Hypertension|Cardiology|Lisinopril:10mg:once daily;Amlodipine:5mg:once daily||Home blood pressure readings running high
-Hyperlipidemia|Cardiology|Atorvastatin:20mg:once daily at bedtime;Rosuvastatin:10mg:once daily||Review of cholesterol results
-Atrial Fibrillation|Cardiology|Warfarin:5mg:once daily;Metoprolol Succinate:50mg:once daily|Cardiac Event Monitor|Occasional palpitations
-Coronary Artery Disease|Cardiology|Aspirin EC:81mg:once daily;Atorvastatin:40mg:once daily|Cardiac Event Monitor|Chest tightness on exertion
-Type 2 Diabetes|Endocrinology|Metformin:500mg:twice daily|Continuous Glucose Monitor|Fasting glucose above target
-Type 1 Diabetes|Endocrinology|Insulin Glargine:20 units:once daily;Insulin Lispro:6 units:with meals|Continuous Glucose Monitor|Low glucose alerts overnight
-Hypothyroidism|Endocrinology|Levothyroxine:75mcg:once daily before breakfast||Persistent fatigue
-Major Depressive Disorder|Psychiatry|Sertraline:50mg:once daily;Bupropion:150mg:once daily||Low mood and poor sleep
-Generalized Anxiety Disorder|Psychiatry|Buspirone:10mg:twice daily;Sertraline:50mg:once daily||Worry interfering with work
-Chronic Insomnia|Psychiatry|Zolpidem:5mg:at bedtime as needed||Trouble staying asleep
-Asthma|Pulmonology|Montelukast:10mg:once daily at bedtime;Fluticasone Inhaler:110mcg:two puffs twice daily||Wheezing at night
-Obstructive Sleep Apnea|Pulmonology||Home Ventilator|Daytime sleepiness despite therapy
-Epilepsy|Neurology|Lamotrigine:100mg:twice daily|Wearable EEG|Breakthrough seizure last month
-Migraine|Neurology|Sumatriptan:50mg:as needed for migraine||More frequent headaches
-Gastroesophageal Reflux|Primary Care|Omeprazole:20mg:once daily before breakfast||Heartburn after meals
-Panic Disorder|Psychiatry|Clonazepam:0.5mg:twice daily as needed||Sudden episodes of a racing heart";
-
-/// One specialty per line: name | providers | title | base fee (114 providers in all).
-const SPECIALTIES: &str = "\
-Primary Care|14|MD|100
-Cardiology|13|MD|200
-Endocrinology|12|MD|180
-Neurology|11|MD|190
-Pediatrics|10|MD|120
-Psychiatry|10|MD|170
-Pulmonology|10|MD|185
-Care Coordination|9|RN|90
-Device Coaching|9|RT|85
-Dermatology|4|MD|160
-Pharmacy|1|PharmD|95
-Clinical Psychology|1|PhD|150
-Occupational Therapy|1|OTR/L|110
-Speech-Language Pathology|1|MS, CCC-SLP|110
-Physical Therapy|1|DPT|115
-Orthopedic Surgery|1|MD|240
-Gastroenterology|1|MD|210
-Rheumatology|1|MD|195
-Nephrology|1|MD|205
-Allergy and Immunology|1|MD|175
-Sleep Medicine|1|MD|180
-Anesthesiology|1|MD|230";
-const LANGUAGES: &str = "Spanish Mandarin Korean Hindi French Vietnamese Arabic Portuguese";
-const TIMES: &str = "08:00 08:30 09:00 09:30 10:00 10:30 11:00 13:00 13:30 14:00 14:30 15:00 16:00";
-
-/// Catalogue items and base unit prices (USD); the last two are devices the clinic resells.
-const CATALOGUE: &str = "Lisinopril|0.35 Amlodipine|0.40 Atorvastatin|0.55 Rosuvastatin|0.70 \
-    Warfarin|0.30 Metoprolol_Succinate|0.45 Metformin|0.25 Insulin_Glargine|18.50 \
-    Insulin_Lispro|16.00 Levothyroxine|0.30 Sertraline|0.40 Bupropion|0.65 Buspirone|0.35 \
-    Montelukast|0.50 Fluticasone_Inhaler|32.00 Zolpidem|0.45 Lamotrigine|0.60 Sumatriptan|1.20 \
-    Omeprazole|0.30 Aspirin_EC|0.05 Clonazepam|0.25 Ezetimibe|0.80 Blood_Pressure_Cuff|24.00 \
-    Resistance_Band_Set|15.00";
-/// company|country, one per line.
-const COMPANIES: &str = "Lakeshore Generics|USA\nMeridian Pharma|USA\nHarbor Labs|Canada\n\
-    Northstar Remedies|Canada\nGanges Lifesciences|India\nDeccan Biotech|India\nSunward Pharma|India\n\
-    Rhine Supply|Germany\nAlpine Generics|Switzerland\nThames Pharma|UK\nKestrel Health|UK\n\
-    Iberia Farma|Spain\nPampas Salud|Argentina\nJade River Pharma|China\nSakura Medica|Japan\n\
-    Outback Generics|Australia\nBaltic Pharma|Poland\nNile Remedies|Egypt\nSavanna Labs|Kenya\n\
-    Andes Farma|Peru";
-const BRAND_ENDINGS: [&str; 8] = ["ra", "vex", "lin", "tor", "gen", "max", "zen", "ol"];
-
-/// One interaction per line: drug | other drug | severity | risk score | overlap hours |
-/// action | drugs to hold (`;` between) | emergency (yes/no).
-const INTERACTIONS: &str = "\
-Sertraline|Warfarin|high|8|48|Bleeding risk rises; skip today's warfarin dose, check INR and call the prescriber today.|Warfarin|yes
-Sertraline|Aspirin EC|moderate|5|24|Watch for bruising or dark stools; hold aspirin for one day.|Aspirin EC|no
-Sertraline|Bupropion|moderate|6|24|Seizure threshold may drop; separate the doses and report any twitching.||no
-Sertraline|Zolpidem|low|3|8|Expect extra drowsiness; avoid driving after the evening dose.||no
-Sertraline|Metoprolol Succinate|low|2|12|Check the pulse for a few days; no change needed.||no
-Warfarin|Aspirin EC|high|9|72|Combined blood thinning; hold aspirin and seek same-day clinical advice.|Aspirin EC|yes
-Warfarin|Omeprazole|moderate|4|24|INR may drift up; schedule an INR check this week.||no
-Warfarin|Atorvastatin|low|2|12|Minor INR effect; keep the usual monitoring schedule.||no
-Zolpidem|Clonazepam|high|9|12|Breathing may slow; skip tonight's zolpidem and contact the care team.|Zolpidem|yes
-Zolpidem|Bupropion|low|2|8|Vivid dreams are possible; no change needed.||no
-Lisinopril|Metformin|low|2|12|Glucose may dip a little; check readings after any change.||no
-Lisinopril|Amlodipine|low|3|24|Dizziness on standing is possible; rise slowly.||no
-Levothyroxine|Omeprazole|moderate|4|4|Absorption drops; take levothyroxine four hours apart from omeprazole.||no";
-
-/// A parsed line of [`CONDITIONS`].
+/// A parsed line of the vocabulary's conditions.
 struct Condition {
     name: &'static str,
     specialty: &'static str,
@@ -161,8 +92,9 @@ struct Condition {
 }
 
 fn conditions() -> &'static [Condition] {
-    static PARSED: std::sync::LazyLock<Vec<Condition>> = std::sync::LazyLock::new(|| {
-        CONDITIONS
+    static PARSED: LazyLock<Vec<Condition>> = LazyLock::new(|| {
+        vocab()
+            .conditions
             .lines()
             .map(|line| {
                 let f: Vec<&str> = line.split('|').collect();
@@ -224,9 +156,13 @@ fn today() -> i64 {
 }
 
 fn providers(rng: &mut ChaCha8Rng) -> BTreeMap<String, Provider> {
-    let (first, last, times) = (words(FIRST), words(LAST), words(TIMES));
+    let (first, last, times) = (
+        words(&vocab().first_names),
+        words(&vocab().last_names),
+        words(&vocab().times),
+    );
     let mut out = BTreeMap::new();
-    for line in SPECIALTIES.lines() {
+    for line in vocab().specialties.lines() {
         let f: Vec<&str> = line.split('|').collect();
         let (specialty, count, title) = (f[0], f[1].parse::<usize>().unwrap_or(1), f[2]);
         let fee: f64 = f[3].parse().unwrap_or(100.0);
@@ -266,7 +202,7 @@ fn providers(rng: &mut ChaCha8Rng) -> BTreeMap<String, Provider> {
             }
             let mut languages = vec!["English".to_string()];
             if rng.random_bool(0.6) {
-                languages.push(pick(rng, &words(LANGUAGES)).to_string());
+                languages.push(pick(rng, &words(&vocab().languages)).to_string());
             }
             let prefix: String = title
                 .chars()
@@ -301,13 +237,17 @@ fn providers(rng: &mut ChaCha8Rng) -> BTreeMap<String, Provider> {
 /// Patients in generation order, each with the indices of its conditions. The first
 /// [`ACTIVE`] are in active care (they get the appointments, records, plans and devices).
 fn patients(rng: &mut ChaCha8Rng) -> Vec<(Patient, Vec<usize>)> {
-    let (first, last, streets) = (words(FIRST), words(LAST), words(STREETS));
-    let cities: Vec<Vec<&str>> = words(CITIES)
+    let (first, last, streets) = (
+        words(&vocab().first_names),
+        words(&vocab().last_names),
+        words(&vocab().streets),
+    );
+    let cities: Vec<Vec<&str>> = words(&vocab().cities)
         .iter()
         .map(|c| c.split('|').collect())
         .collect();
-    let insurers = pairs(INSURERS, '\n');
-    let allergy_list: Vec<&str> = ALLERGIES.split('|').collect();
+    let insurers = pairs(&vocab().insurers, '\n');
+    let allergy_list: Vec<&str> = vocab().allergies.split('|').collect();
     let mut seen = BTreeSet::new();
     let mut out: Vec<(Patient, Vec<usize>)> = Vec::with_capacity(PATIENTS);
     while out.len() < PATIENTS {
@@ -318,7 +258,7 @@ fn patients(rng: &mut ChaCha8Rng) -> Vec<(Patient, Vec<usize>)> {
         let email = format!(
             "{g}.{f}{}@{}",
             digits(rng, 2),
-            pick(rng, &words(MAIL_HOSTS))
+            pick(rng, &words(&vocab().mail_hosts))
         );
         let born = if n % 12 == 7 {
             rng.random_range(2010..=2019)
@@ -365,7 +305,7 @@ fn patients(rng: &mut ChaCha8Rng) -> Vec<(Patient, Vec<usize>)> {
             "{} {} {}",
             rng.random_range(12..=9899),
             pick(rng, &streets),
-            pick(rng, &STREET_KINDS)
+            pick(rng, &words(&vocab().street_kinds))
         );
         let address2 = if rng.random_bool(0.3) {
             format!(
@@ -436,7 +376,7 @@ fn patients(rng: &mut ChaCha8Rng) -> Vec<(Patient, Vec<usize>)> {
             },
             emergency_contact: EmergencyContact {
                 name: format!("{} {family}", pick(rng, &first)),
-                relationship: pick(rng, &RELATIONS).to_string(),
+                relationship: pick(rng, &words(&vocab().relations)).to_string(),
                 phone: format!("(555) {}-{}", digits(rng, 3), digits(rng, 4)),
             },
         };
@@ -458,11 +398,6 @@ fn visit_types(specialty: &str) -> Vec<&'static str> {
         _ => "follow_up specialist_consultation medication_review consultation",
     })
 }
-
-/// Appointment notes, one per `|`.
-const NOTES: &str = "Video visit; patient to join from home.|Review home readings before the \
-    call.|Patient asked to discuss medication costs.|Bring an updated medication list.|\
-    Caregiver will join the call.|Check device data uploads before the visit.";
 
 /// Slots already held: (provider or patient id, date, time).
 type Held = BTreeSet<(String, String, String)>;
@@ -542,7 +477,11 @@ fn appointment(
         kind: pick(rng, &visit_types(specialty)).to_string(),
         status: status.into(),
         chief_complaint: Some(condition.map_or("Routine review", |c| c.complaint).into()),
-        notes: pick(rng, &NOTES.split('|').collect::<Vec<_>>()).to_string(),
+        notes: pick(
+            rng,
+            &vocab().appointment_notes.split('|').collect::<Vec<_>>(),
+        )
+        .to_string(),
         insurance_authorization: Some(if status == "pending_approval" {
             "PENDING".to_string()
         } else {
@@ -634,8 +573,8 @@ fn appointments(
 }
 
 fn catalogue(rng: &mut ChaCha8Rng) -> BTreeMap<String, Vec<SupplierOffer>> {
-    let companies = pairs(COMPANIES, '\n');
-    words(CATALOGUE)
+    let companies = pairs(&vocab().companies, '\n');
+    words(&vocab().catalogue)
         .iter()
         .enumerate()
         .filter_map(|(i, entry)| {
@@ -652,7 +591,7 @@ fn catalogue(rng: &mut ChaCha8Rng) -> BTreeMap<String, Vec<SupplierOffer>> {
                 .filter(char::is_ascii_alphabetic)
                 .take(5)
                 .collect();
-            let mut endings = BRAND_ENDINGS.to_vec();
+            let mut endings = words(&vocab().brand_endings);
             endings.shuffle(rng);
             let offers = companies
                 .sample(rng, n)
@@ -671,7 +610,7 @@ fn catalogue(rng: &mut ChaCha8Rng) -> BTreeMap<String, Vec<SupplierOffer>> {
 
 fn interactions() -> BTreeMap<String, BTreeMap<String, Interaction>> {
     let mut out: BTreeMap<String, BTreeMap<String, Interaction>> = BTreeMap::new();
-    for line in INTERACTIONS.lines() {
+    for line in vocab().interactions.lines() {
         let f: Vec<&str> = line.split('|').collect();
         out.entry(f[0].to_string()).or_default().insert(
             f[1].to_string(),
@@ -691,16 +630,6 @@ fn interactions() -> BTreeMap<String, BTreeMap<String, Interaction>> {
     }
     out
 }
-
-/// Visit-note templates, one per line: subjective | objective | assessment | plan (`{c}`
-/// is the patient's first condition).
-const SOAP: &str = "\
-Patient reports {c} is mostly controlled and asks about medication costs.|Alert and well on video; speech and affect normal.|{c}, stable on the current regimen.|Continue current medications; compare supplier prices; follow up in 8 weeks.
-Patient notes missed doses while travelling and mild side effects.|Comfortable at rest; home readings reviewed together.|{c} with partial adherence.|Reinforce the dosing schedule; review interactions before any new medication.
-Caregiver reports better routines at home; device uploads are irregular.|No distress; device worn correctly when shown on camera.|{c}; telemetry compliance below goal.|Coach on nightly device use; review uploads next week.
-Patient wants fewer pills a day and a simpler schedule.|Well appearing; medication list reconciled line by line.|{c}; regimen could be simplified.|Discuss combination and extended-release options and the cost of each.";
-const RECORD_TYPES: &str = "follow_up_note medication_supply_note interaction_review_note \
-    telemetry_compliance_note regimen_review_note family_coordination_note";
 
 fn prescription(
     rng: &mut ChaCha8Rng,
@@ -722,7 +651,10 @@ fn prescription(
         (0 | 1, _) => {
             p.quantity = Some("30 tablets".into());
             p.refills = Some(rng.random_range(0..=5));
-            p.pharmacy = Some(format!("{} Community Pharmacy", pick(rng, &words(STREETS))));
+            p.pharmacy = Some(format!(
+                "{} Community Pharmacy",
+                pick(rng, &words(&vocab().streets))
+            ));
         }
         (2..=4, Some(o)) => {
             p.supplier = Some(SupplierChoice::Detail(SupplierDetail {
@@ -754,7 +686,11 @@ fn records(
     let mut rest: Vec<&Appointment> = appts.iter().filter(|a| a.status != "completed").collect();
     rest.shuffle(rng);
     chosen.extend(rest);
-    let soap: Vec<Vec<&str>> = SOAP.lines().map(|l| l.split('|').collect()).collect();
+    let soap: Vec<Vec<&str>> = vocab()
+        .soap
+        .lines()
+        .map(|l| l.split('|').collect())
+        .collect();
     let t0 = today();
     let mut dates = BTreeSet::new();
     let mut out = Vec::with_capacity(RECORDS);
@@ -787,7 +723,7 @@ fn records(
             patient_id: a.patient_id.clone(),
             provider_id: a.provider_id.clone(),
             date,
-            kind: pick(rng, &words(RECORD_TYPES)).to_string(),
+            kind: pick(rng, &words(&vocab().record_types)).to_string(),
             subjective: note[0].replace("{c}", condition),
             objective: note[1].into(),
             assessment: note[2].replace("{c}", condition),

@@ -789,6 +789,9 @@ fn captures<'a>(text: &'a str, start: &str, ends: &[char]) -> Vec<&'a str> {
         .collect()
 }
 
+/// Learn the ids of a successful call: those of its arguments, every appointment, record and
+/// provider id its output names, the patient a lookup found, medications the patient has
+/// been looking into, and upload dates.
 pub fn observe(
     db: &TelehealthDb,
     tool: &str,
@@ -807,80 +810,36 @@ pub fn observe(
             ctx.learn(key, v);
         }
     }
-    let learn_all = |ctx: &mut GroundingContext, key: &str, values: Vec<&str>| {
-        for v in values {
-            ctx.learn(key, v);
+    if tool.starts_with("find_patient") && db.patients.contains(output) {
+        ctx.learn("patient_id", output);
+    }
+    let id_char = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    for token in output.split(|c: char| !id_char(c)).filter(|t| t.len() > 3) {
+        let tables = [
+            ("appointment_id", db.appointments.contains(token)),
+            ("record_id", db.medical_records.contains(token)),
+            ("provider_id", db.providers.contains(token)),
+        ];
+        for (key, _) in tables.iter().filter(|(_, named)| *named) {
+            ctx.learn(key, token);
         }
+    }
+    let medications = match tool {
+        "list_medication_suppliers" => vec![arg_str(args, "medication")],
+        "check_drug_interactions" => vec![arg_str(args, "primary_medication")],
+        "get_regimen_options" => captures(output, "\n- ", &['|'])
+            .into_iter()
+            .map(str::trim)
+            .collect(),
+        _ => Vec::new(),
     };
-    match tool {
-        "find_patient_by_email" | "find_patient_by_name_dob" if db.patients.contains(output) => {
-            ctx.learn("patient_id", output);
+    for m in medications {
+        ctx.learn("medication", m);
+    }
+    if tool == "list_telemetry_uploads" {
+        for date in captures(output, "\"date\": \"", &['"']) {
+            ctx.learn("date", date);
         }
-        "list_available_providers" | "get_appointment_details" => {
-            let ids = captures(output, "(ID: ", &[')'])
-                .into_iter()
-                .filter(|id| db.providers.contains(id))
-                .collect();
-            learn_all(ctx, "provider_id", ids);
-        }
-        "list_patient_appointments" => {
-            learn_all(ctx, "appointment_id", captures(output, "\n- ", &[':']))
-        }
-        "schedule_appointment" => learn_all(
-            ctx,
-            "appointment_id",
-            captures(output, "Appointment ID: ", &['\n']),
-        ),
-        "list_patient_medical_records" => {
-            learn_all(ctx, "record_id", captures(output, "record_id=", &[' ']));
-            let appts = captures(output, "appointment_id=", &[' '])
-                .into_iter()
-                .filter(|a| *a != "None")
-                .collect();
-            learn_all(ctx, "appointment_id", appts);
-        }
-        "get_medical_record" => {
-            learn_all(
-                ctx,
-                "record_id",
-                captures(output, "Medical Record (ID: ", &[')']),
-            );
-            learn_all(
-                ctx,
-                "appointment_id",
-                captures(output, "Related Appointment: ", &[' ']),
-            );
-        }
-        "list_medication_suppliers" => {
-            learn_all(ctx, "medication", vec![arg_str(args, "medication")])
-        }
-        "check_drug_interactions" => {
-            learn_all(ctx, "medication", vec![arg_str(args, "primary_medication")])
-        }
-        "get_regimen_options" => {
-            let meds = captures(output, "\n- ", &['|'])
-                .into_iter()
-                .map(str::trim)
-                .collect();
-            learn_all(ctx, "medication", meds);
-        }
-        "list_telemetry_devices" => {
-            let pid = ctx.user_id.clone().unwrap_or_default();
-            let own: Vec<String> = own_uploads(db, &pid).into_iter().map(|d| d.0).collect();
-            let seen = own
-                .iter()
-                .filter(|d| output.contains(d.as_str()))
-                .map(String::as_str)
-                .collect();
-            learn_all(ctx, "device_id", seen);
-        }
-        "list_telemetry_uploads" => {
-            if let Ok(Value::Array(items)) = serde_json::from_str::<Value>(output) {
-                let dates = items.iter().filter_map(|u| u["date"].as_str()).collect();
-                learn_all(ctx, "date", dates);
-            }
-        }
-        _ => {}
     }
 }
 
