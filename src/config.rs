@@ -3,7 +3,9 @@
 //! Config flows one way: file options -> resolved settings handed to a stage. A stage's
 //! config hash is taken over the parsed value (canonical JSON), so comments and layout do
 //! not make a stage stale, but any changed value does. Every environment variable the
-//! program reads is named here.
+//! program reads is named here, and so are the limits every config value is held to
+//! ([`Check`]): a value outside them is a one-line error naming the file and field, never
+//! a panic or an out-of-memory abort later.
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -13,9 +15,27 @@ use std::path::{Path, PathBuf};
 pub const ENV_OUTPUT_DIR: &str = "TRACER_OUTPUT";
 /// Overrides the project root (where `stages/`, `graphs/`, `policies/` live).
 pub const ENV_PROJECT_ROOT: &str = "TRACER_ROOT";
+/// The sentence encoder's model directory (default `.cache/models/all-MiniLM-L6-v2` under
+/// the project root; `make model` fills it).
+pub const ENV_EMBED_MODEL: &str = "TRACER_EMBED_MODEL";
+/// Where embedding and trained-mapper caches live (default `.cache/emotion` under the
+/// project root). Only a speed-up: every entry is keyed by what produced it and checked.
+pub const ENV_EMOTION_CACHE: &str = "TRACER_EMOTION_CACHE";
 /// Test knob: sleep this many milliseconds after each scripted episode (so a test can kill
 /// a rollout part-way). Never set in normal runs.
 pub const ENV_EPISODE_DELAY_MS: &str = "TRACER_EPISODE_DELAY_MS";
+/// Test hook: `<phase>@<stage>[#n]` aborts the process at that phase boundary (see
+/// `pipeline::failpoint`). Never set in normal runs.
+pub const ENV_FAILPOINT: &str = "TRACER_FAILPOINT";
+
+/// Trials per task (`rollouts`, `eval`, `tracer rollout --trials`).
+pub const MAX_TRIALS: usize = 1_000;
+/// Episodes (or requests) in flight at once.
+pub const MAX_CONCURRENCY: usize = 4_096;
+/// Interaction steps of one episode.
+pub const MAX_STEPS: usize = 10_000;
+/// Item counts: targets, caps, search budgets.
+pub const MAX_COUNT: usize = 10_000_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -53,6 +73,25 @@ impl Paths {
     pub fn policy_file(&self, domain: &str) -> PathBuf {
         self.root.join("policies").join(format!("{domain}.md"))
     }
+
+    /// The policy of a domain's non-default ruleset (`policies/<domain>.<ruleset>.md`):
+    /// the agent's system prompt when the database runs under that ruleset.
+    pub fn ruleset_policy_file(&self, domain: &str, ruleset: &str) -> PathBuf {
+        self.root
+            .join("policies")
+            .join(format!("{domain}.{ruleset}.md"))
+    }
+}
+
+/// The policy files (relative to the root) an agent stage may read for `domain`:
+/// `policies/<d>.md`, and one `policies/<d>.<ruleset>.md` per non-default ruleset.
+pub fn policy_sources(domain: &dyn crate::domain::Domain) -> Vec<PathBuf> {
+    let name = domain.name();
+    let mut files = vec![PathBuf::from(format!("policies/{name}.md"))];
+    for r in domain.rulesets().iter().skip(1) {
+        files.push(format!("policies/{name}.{}.md", r.name).into());
+    }
+    files
 }
 
 /// Read a TOML file as a generic table (missing file = empty table).
@@ -88,6 +127,61 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Range and name checks of a typed config; every error names the file and the field.
+pub struct Check<'a> {
+    path: &'a Path,
+}
+
+impl<'a> Check<'a> {
+    pub fn new(path: &'a Path) -> Check<'a> {
+        Check { path }
+    }
+
+    /// An error about `field` of this file.
+    pub fn error(&self, field: &str, message: impl std::fmt::Display) -> ConfigError {
+        ConfigError::File {
+            path: self.path.display().to_string(),
+            message: format!("{field}: {message}"),
+        }
+    }
+
+    /// A whole number within `min..=max`.
+    pub fn count(
+        &self,
+        field: &str,
+        value: usize,
+        min: usize,
+        max: usize,
+    ) -> Result<(), ConfigError> {
+        if (min..=max).contains(&value) {
+            Ok(())
+        } else {
+            Err(self.error(field, format!("{value} is outside {min}..={max}")))
+        }
+    }
+
+    /// A probability or share: a finite number within 0..=1.
+    pub fn share(&self, field: &str, value: f64) -> Result<(), ConfigError> {
+        if value.is_finite() && (0.0..=1.0).contains(&value) {
+            Ok(())
+        } else {
+            Err(self.error(field, format!("{value} is outside 0..=1")))
+        }
+    }
+
+    /// Names that must be registered domains.
+    pub fn domains<'n>(
+        &self,
+        field: &str,
+        names: impl IntoIterator<Item = &'n str>,
+    ) -> Result<(), ConfigError> {
+        for name in names {
+            crate::domain::find(name).map_err(|e| self.error(field, e))?;
+        }
+        Ok(())
+    }
+}
+
 /// Canonical hash of a parsed config.
 pub fn config_hash(table: &toml::Table) -> String {
     let json = serde_json::to_vec(table).unwrap_or_default();
@@ -113,6 +207,37 @@ fn default_seed() -> u64 {
 impl PipelineConfig {
     pub fn load(paths: &Paths) -> Result<PipelineConfig, ConfigError> {
         let path = paths.stage_config("pipeline");
-        parse_typed(&path, &read_table(&path)?)
+        let cfg: PipelineConfig = parse_typed(&path, &read_table(&path)?)?;
+        Check::new(&path).domains("domains", cfg.domains.iter().map(String::as_str))?;
+        Ok(cfg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checks_name_file_field_and_range() {
+        let c = Check::new(Path::new("stages/x.toml"));
+        assert!(c.count("trials", 3, 1, 10).is_ok());
+        assert_eq!(
+            c.count("trials", 0, 1, 10).unwrap_err().to_string(),
+            "stages/x.toml: trials: 0 is outside 1..=10"
+        );
+        assert!(c.share("rate", 1.0).is_ok());
+        for bad in [1.5, -0.3, f64::NAN] {
+            let err = c.share("rate", bad).unwrap_err().to_string();
+            assert!(err.starts_with("stages/x.toml: rate: "), "{err}");
+        }
+        assert!(c.domains("low_domains", ["airline"]).is_ok());
+        let err = c
+            .domains("low_domains", ["atlantis"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("low_domains: unknown domain 'atlantis'"),
+            "{err}"
+        );
     }
 }

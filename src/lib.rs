@@ -8,10 +8,13 @@
 //! - [`graph`]: tool dependency graphs: load, structural checks, executable edge
 //!   demonstration, candidate building, DOT, statistics.
 //! - [`artifact`]: record types <-> Arrow <-> Parquet, provenance, atomic writes.
-//! - [`pipeline`]: the stage DAG: ordering, staleness, manifests, atomic output swap.
+//! - [`pipeline`]: the stage DAG: ordering, staleness, manifests, crash-safe output swap,
+//!   the output lock, keyed journals, the shared validation path.
 //! - [`stage`]: one module per stage (db, graphs, traces, ...).
 //! - [`config`]: stage TOML files -> typed settings; environment variable names.
 //! - [`seed`]: per-item seed derivation; [`parallel`]: order-preserving parallel map.
+//! - [`grounding`]: the grounding search and the LLM grounder (trace -> reference calls).
+//! - [`verify`]: task verification (replay, policy, internal ids, information).
 //! - [`harness`]: episodes (agent x user x environment), reward, the offline roles.
 //! - [`replay`]: tau-bench task files and gold-action replay.
 //! - [`bench`]: the benchmarks behind `make bench`.
@@ -25,6 +28,7 @@ pub mod config;
 pub mod domain;
 pub mod emotion;
 pub mod graph;
+pub mod grounding;
 pub mod harness;
 pub mod llm;
 pub mod parallel;
@@ -33,3 +37,4 @@ pub mod replay;
 pub mod seed;
 pub mod stage;
 pub mod stats;
+pub mod verify;

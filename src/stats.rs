@@ -81,15 +81,24 @@ pub fn funnel(paths: &Paths, domains: &[&str]) -> Result<String, ArtifactError> 
 pub fn rollout_table(paths: &Paths, domains: &[&str]) -> Result<String, ArtifactError> {
     use crate::artifact::RolloutRecord;
     let mut out = String::from(
-        "| domain | tasks | rollouts | errored | R=1 | R=0 | R=-1 | success | user turns | assistant turns | tool calls | gold actions | reasoning chars/turn | tools > questions |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| domain | tasks | rollouts | agent errors | infra errors (not scored) | R=1 | R=0 | R=-1 | success | user turns | assistant turns | tool calls | gold actions | reasoning chars/turn | tools > questions |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for &d in domains {
         let Some(rows) = read_opt::<RolloutRecord>(paths, "rollouts", d, "part-00000.parquet")?
         else {
             continue;
         };
-        let ok: Vec<&RolloutRecord> = rows.iter().filter(|r| r.error.is_none()).collect();
-        let wins: Vec<&RolloutRecord> = ok.iter().copied().filter(|r| r.reward == 1).collect();
+        // Scored episodes: all but infrastructure failures; an agent error is a failure.
+        let ok: Vec<&RolloutRecord> = rows
+            .iter()
+            .filter(|r| !crate::harness::metrics::is_infrastructure_failure(r))
+            .collect();
+        let wins: Vec<&RolloutRecord> = ok
+            .iter()
+            .copied()
+            .filter(|r| r.reward == 1 && r.error.is_none())
+            .collect();
+        let agent_errors = ok.iter().filter(|r| r.error.is_some()).count();
         let tasks: std::collections::BTreeSet<&str> =
             rows.iter().map(|r| r.task_id.as_str()).collect();
         let n = |r: i32| ok.iter().filter(|x| x.reward == r).count();
@@ -114,14 +123,14 @@ pub fn rollout_table(paths: &Paths, domains: &[&str]) -> Result<String, Artifact
             .filter(|r| r.tool_calls > r.follow_up_questions)
             .count();
         out.push_str(&format!(
-            "| {d} | {} | {} | {} | {} | {} | {} | {:.1}% | {:.1} | {:.1} | {:.1} | {:.1} | {:.0} | {:.0}% |\n",
+            "| {d} | {} | {} | {agent_errors} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.0} | {:.0}% |\n",
             tasks.len(),
             rows.len(),
             rows.len() - ok.len(),
             n(1),
             n(0),
             n(-1),
-            if ok.is_empty() { 0.0 } else { 100.0 * n(1) as f64 / ok.len() as f64 },
+            crate::harness::metrics::percent((!ok.is_empty()).then(|| wins.len() as f64 / ok.len() as f64)),
             avg(&|r| f64::from(r.user_turns)),
             avg(&|r| f64::from(r.assistant_turns)),
             avg(&|r| f64::from(r.tool_calls)),
@@ -143,9 +152,9 @@ pub fn eval_table(paths: &Paths, domains: &[&str]) -> Result<Option<String>, Art
         }
         let (rows, _) = artifact::read_records::<crate::artifact::RolloutRecord>(&path)?;
         let k = rows.iter().map(|r| r.trial + 1).max().unwrap_or(0).max(0) as u32;
-        reports.push(crate::stage::eval::report(d, &rows, k));
+        reports.push(crate::harness::metrics::report(d, &rows, k));
     }
-    Ok((!reports.is_empty()).then(|| crate::stage::eval::report_table(&reports)))
+    Ok((!reports.is_empty()).then(|| crate::harness::metrics::report_table(&reports)))
 }
 
 /// The emotion mix of the verified tasks per domain: families, the most frequent emotions,

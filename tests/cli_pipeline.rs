@@ -170,6 +170,51 @@ fn bad_config_and_unknown_names_are_one_line_errors() {
         "{}",
         stderr(&o)
     );
+
+    // A reference database for a domain that does not exist names the field.
+    std::fs::write(
+        root.join("stages/db.toml"),
+        "[eval_db]\natlantis = \"x/db.json\"\n",
+    )
+    .unwrap();
+    let o = tracer(&root, &out, &["run", "db", "--domain", "airline"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("eval_db.atlantis"), "{}", stderr(&o));
+    // A configured reference file that is missing is an error naming it, not a silent
+    // fallback to the generator.
+    std::fs::write(
+        root.join("stages/db.toml"),
+        "[eval_db]\nairline = \"missing/db.json\"\n",
+    )
+    .unwrap();
+    let o = tracer(&root, &out, &["run", "db", "--domain", "airline"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("missing/db.json"), "{}", stderr(&o));
+    assert!(
+        !out.join("db").exists(),
+        "no artifact after a missing input"
+    );
+    // tau-bench domains read directories, and say so when handed a single file.
+    let file = root.join("db.json");
+    std::fs::write(&file, "{\"users\": {}}").unwrap();
+    let o = tracer(
+        &root,
+        &out,
+        &[
+            "import",
+            "tau2",
+            "--domain",
+            "airline",
+            "--from",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("imports tau-bench directories"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -183,6 +228,10 @@ fn validate_and_list_and_dag() {
     );
     assert!(
         list.contains("retail (16 tools: 9 read, 7 write)"),
+        "{list}"
+    );
+    assert!(
+        list.contains("telecom (18 tools: 12 read, 6 write)"),
         "{list}"
     );
     let dot = stdout(&tracer(&repo(), &temp_dir("dag"), &["graph"]));

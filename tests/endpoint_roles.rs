@@ -249,9 +249,11 @@ fn endpoint_faults_in_rollouts_are_counted_and_nothing_is_lost() {
     )
     .unwrap();
     let cfg = root.join("stages/rollouts.toml");
+    // Tolerate up to half the episodes lost to the endpoint (the default, 0, fails the
+    // stage: see chaos::an_endpoint_outage_*).
     let text = std::fs::read_to_string(&cfg)
         .unwrap()
-        .replace("max_steps = 50", "max_steps = 4");
+        .replace("max_steps = 50", "max_steps = 4\nmax_errored_share = 0.5");
     std::fs::write(&cfg, text).unwrap();
     append_config(
         &root,
@@ -342,7 +344,7 @@ fn the_llm_grounder_only_advances_on_executed_calls_of_the_trace() {
     ]];
     let rt = tokio::runtime::Runtime::new().unwrap();
     let g = rt
-        .block_on(tracer::stage::grounded::llm_ground_trace(
+        .block_on(tracer::grounding::llm_ground_trace(
             model,
             Arc::clone(&env),
             intents,

@@ -290,6 +290,55 @@ async fn timeouts_are_retried_then_surfaced() {
 }
 
 #[tokio::test]
+async fn a_retry_after_past_the_limit_gives_up_saying_so() {
+    let server = OpenAiServer::start(&[MODEL]);
+    server.push(Reply::Status {
+        code: 429,
+        retry_after: Some(3600),
+        message: "come back in an hour".into(),
+    });
+    let model = endpoint(&config(&server.base_url(), ""), &cache_path("retry-after"));
+    let err = model.chat(hello("hi")).await.unwrap_err().to_string();
+    assert!(err.contains("come back in an hour"), "{err}");
+    assert!(
+        err.contains(
+            "asked to retry after 3600s, longer than the 600s this client waits; not retried"
+        ),
+        "{err}"
+    );
+    assert_eq!(server.post_count(), 1);
+}
+
+#[tokio::test]
+async fn another_server_is_another_cache_namespace_unless_named() {
+    let (a, b) = (OpenAiServer::start(&[MODEL]), OpenAiServer::start(&[MODEL]));
+    let cache = cache_path("namespace");
+    endpoint(&config(&a.base_url(), ""), &cache)
+        .chat(hello("hi"))
+        .await
+        .unwrap();
+    // Same model id, same request, another server: asked, not answered from A's cache.
+    let r = endpoint(&config(&b.base_url(), ""), &cache)
+        .chat(hello("hi"))
+        .await
+        .unwrap();
+    assert!(!r.from_cache);
+    assert_eq!((a.post_count(), b.post_count()), (1, 1));
+    // A namespace named in the config survives a server move.
+    let named = "cache_namespace = \"test-model-vllm\"";
+    endpoint(&config(&a.base_url(), named), &cache)
+        .chat(hello("hello"))
+        .await
+        .unwrap();
+    let r = endpoint(&config(&b.base_url(), named), &cache)
+        .chat(hello("hello"))
+        .await
+        .unwrap();
+    assert!(r.from_cache);
+    assert_eq!((a.post_count(), b.post_count()), (2, 1));
+}
+
+#[tokio::test]
 async fn client_errors_are_not_retried() {
     for code in [400, 401, 404] {
         let server = OpenAiServer::start(&[MODEL]);
@@ -560,5 +609,8 @@ fn stage_config_errors_name_the_field() {
     )
     .unwrap_err()
     .to_string();
-    assert_eq!(err, "role 'judge': field `concurrency`: must be at least 1");
+    assert_eq!(
+        err,
+        "role 'judge': field `concurrency`: 0 is outside 1..=4096"
+    );
 }

@@ -3,14 +3,18 @@
 
 mod common;
 
+mod chaos;
 mod cli_graphs;
 mod cli_pipeline;
 mod cli_replay;
+mod cli_rulesets;
 mod cli_trajectories;
 mod emotion;
 mod endpoint_roles;
+mod layers;
 mod llm;
 mod reference;
+mod schemas;
 
 #[path = "support/openai_server.rs"]
 mod openai_server;

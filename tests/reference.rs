@@ -3,7 +3,9 @@
 //! Each `tests/fixtures/reference/<domain>/` holds call sequences drawn on our generated
 //! database (`calls.jsonl`), what the reference's own Python tools answered and changed
 //! for each (`expected.jsonl`, recorded by `scripts/reference/record.sh`), the seed and
-//! state hash of that database (`meta.json`), and optionally the documented departures
+//! state hash of that database and optionally the domain's ruleset the reference implements
+//! (`meta.json`: `domain`, `seed`, `state_hash`, `ruleset`), and optionally the documented
+//! departures
 //! (`departures.json`: `[{"tool", "reference_contains", "why", "affects_state"}]`). Every
 //! call's output and every sequence's changed rows must equal the reference's, except
 //! where a departure names the tool and a substring of the reference's output.
@@ -34,8 +36,16 @@ fn check_fixture(dir: &Path) -> (usize, usize, Vec<String>) {
     let meta: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("meta.json")).unwrap()).unwrap();
     let name = meta["domain"].as_str().unwrap();
+    // Failures name the fixture (a domain may have one per ruleset).
+    let label = dir.file_name().and_then(|n| n.to_str()).unwrap_or(name);
     let d = domain::find(name).unwrap();
-    let base = d.generate(meta["seed"].as_u64().unwrap(), Split::Eval);
+    // `ruleset` (optional): the rule variant the reference implements; absent = default.
+    let base = domain::apply_ruleset(
+        d,
+        d.generate(meta["seed"].as_u64().unwrap(), Split::Eval),
+        meta["ruleset"].as_str(),
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     assert_eq!(
         base.state_hash().to_hex(),
         meta["state_hash"].as_str().unwrap(),
@@ -83,7 +93,7 @@ fn check_fixture(dir: &Path) -> (usize, usize, Vec<String>) {
                     compare_state &= !d.affects_state;
                 }
                 None => failures.push(format!(
-                    "{name} seq {i} call {j} {tool} {}\n  ours:   {ours}\n  theirs: {theirs}",
+                    "{label} seq {i} call {j} {tool} {}\n  ours:   {ours}\n  theirs: {theirs}",
                     call["kwargs"]
                 )),
             }
@@ -97,7 +107,7 @@ fn check_fixture(dir: &Path) -> (usize, usize, Vec<String>) {
             let ours = changed_rows(&initial, &after);
             if !json_equal(&ours, &exp["changed"]) {
                 failures.push(format!(
-                    "{name} seq {i}: changed rows differ\n  ours:   {ours}\n  theirs: {}",
+                    "{label} seq {i}: changed rows differ\n  ours:   {ours}\n  theirs: {}",
                     exp["changed"]
                 ));
             }

@@ -19,9 +19,17 @@ Families (--family):
   tau      tau-bench / tau-emotion-bench: <repo>/<package>/envs/<domain>/tools/ with
            `Tool.invoke(data, **kwargs) -> str`; exceptions become "Error: <e>" as the
            reference environment's `step` does.
+  tau2     ToolOrchestra's tau2-style domains: <repo>/evaluation/tau2-bench/tau2/domains/
+           <domain>/{tools.py,data_model.py}; the toolkit class is the one ToolKitBase
+           subclass in tools.py, its database the one DB subclass in data_model.py,
+           built from the data directory's tables (one <table>.json per top-level key of
+           db.json). Results are serialised as tau2's Environment.to_json_str does (our
+           re-implementation, below); exceptions become "Error: <e>". Needs pydantic.
 
 The reference's package root is stubbed (its __init__ pulls in LLM clients); only the
-domain's tool modules and `envs/tool.py` / `types.py` are real.
+domain's tool modules and, for tau, `envs/tool.py` / `types.py`, for tau2, tools.py and
+data_model.py, are real. The tau2 toolkit, DB base and loguru are small stand-ins written
+here with the behaviour the domain modules rely on (tool marking, `self.db`).
 """
 import argparse
 import copy
@@ -107,6 +115,131 @@ def freeze_today(tools, today):
             mod.datetime = proxy
 
 
+def tau2_stubs():
+    """Stand-ins for the tau2 modules a domain's tools.py/data_model.py import."""
+    import enum
+
+    from pydantic import BaseModel, ConfigDict
+
+    loguru = types.ModuleType("loguru")
+
+    class _Logger:
+        def __getattr__(self, _name):
+            return lambda *a, **k: None
+
+    loguru.logger = _Logger()
+    sys.modules["loguru"] = loguru
+    for name in ("tau2", "tau2.environment", "tau2.domains", "tau2.utils"):
+        _stub_package(name)
+
+    class DB(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+    db_mod = types.ModuleType("tau2.environment.db")
+    db_mod.DB = DB
+    sys.modules["tau2.environment.db"] = db_mod
+
+    class ToolType(str, enum.Enum):
+        READ = "read"
+        WRITE = "write"
+        THINK = "think"
+        GENERIC = "generic"
+
+    def is_tool(tool_type=ToolType.READ):
+        def mark(func):
+            func.__tracer_tool__ = tool_type
+            return func
+
+        return mark
+
+    class ToolKitBase:
+        def __init__(self, db=None):
+            self.db = db
+
+        def tool_names(self):
+            names = {}
+            for klass in reversed(type(self).__mro__):
+                for name, member in vars(klass).items():
+                    if hasattr(member, "__tracer_tool__"):
+                        names[name] = member.__tracer_tool__
+            return names
+
+    tk = types.ModuleType("tau2.environment.toolkit")
+    tk.ToolKitBase, tk.ToolType, tk.is_tool = ToolKitBase, ToolType, is_tool
+    sys.modules["tau2.environment.toolkit"] = tk
+    return DB, ToolKitBase
+
+
+def tau2_toolkit(repo, domain):
+    DB, ToolKitBase = tau2_stubs()
+    ddir = os.path.join(repo, "evaluation", "tau2-bench", "tau2", "domains", domain)
+    _stub_package(f"tau2.domains.{domain}", ddir)
+    dm = _load_module(f"tau2.domains.{domain}.data_model", os.path.join(ddir, "data_model.py"))
+    tm = _load_module(f"tau2.domains.{domain}.tools", os.path.join(ddir, "tools.py"))
+    db_cls = [v for v in vars(dm).values() if isinstance(v, type) and issubclass(v, DB) and v is not DB]
+    kit_cls = [
+        v for v in vars(tm).values()
+        if isinstance(v, type) and issubclass(v, ToolKitBase) and v is not ToolKitBase
+    ]
+    if len(db_cls) != 1 or len(kit_cls) != 1:
+        sys.exit(f"{ddir}: expected one DB and one toolkit class, found {db_cls} / {kit_cls}")
+    return db_cls[0], kit_cls[0]
+
+
+def tau2_json_str(resp):
+    """tau2's Environment.to_json_str, re-implemented: models are dumped as they are;
+    plain ints, floats and bools become their str(); strings pass through."""
+    from pydantic import BaseModel
+
+    def process(r):
+        if isinstance(r, BaseModel):
+            return r.model_dump()
+        if isinstance(r, str) or r is None:
+            return r
+        if isinstance(r, (int, float, bool)):
+            return str(r)
+        if isinstance(r, list):
+            return [process(x) for x in r]
+        if isinstance(r, tuple):
+            return tuple(process(x) for x in r)
+        if isinstance(r, dict):
+            return {k: process(v) for k, v in r.items()}
+        return str(r)
+
+    if isinstance(resp, str):
+        return resp
+    return json.dumps(process(resp), default=str)
+
+
+def record_tau2(args):
+    db_cls, kit_cls = tau2_toolkit(args.repo, args.domain)
+    raw = load_data(args.data)
+    # Rows are compared in model_dump form (field names, defaults filled in), which is
+    # what tau2 hashes and what our export writes.
+    base = json.loads(json.dumps(db_cls.model_validate(copy.deepcopy(raw)).model_dump(), default=str))
+    n = 0
+    with open(args.calls) as src, open(args.out, "w") as dst:
+        for line in src:
+            seq = json.loads(line)
+            db = db_cls.model_validate(copy.deepcopy(raw))
+            kit = kit_cls(db)
+            names = kit.tool_names()
+            outputs = []
+            for call in seq:
+                if call["name"] not in names:
+                    outputs.append(f"Error: Tool '{call['name']}' not found.")
+                    continue
+                try:
+                    out = tau2_json_str(getattr(kit, call["name"])(**call["kwargs"]))
+                except Exception as e:  # the tau2 environment's own wrapping
+                    out = f"Error: {e}"
+                outputs.append(out)
+            after = json.loads(json.dumps(db.model_dump(), default=str))
+            dst.write(json.dumps({"outputs": outputs, "changed": changed(base, after)}) + "\n")
+            n += 1
+    print(f"recorded {n} sequences -> {args.out}", file=sys.stderr)
+
+
 def load_data(directory):
     data = {}
     for name in sorted(os.listdir(directory)):
@@ -138,6 +271,8 @@ def changed(before, after):
 
 
 def record(args):
+    if args.family == "tau2":
+        return record_tau2(args)
     if args.family != "tau":
         sys.exit(f"unknown family {args.family}")
     tools = tau_tools(args.repo, args.domain)

@@ -11,6 +11,7 @@
 
 pub mod json_table;
 pub mod records;
+pub mod sft;
 
 pub use records::{EdgeRecord, Record, RejectRecord, RolloutRecord, TaskRecord, TraceRecord};
 
@@ -123,6 +124,71 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ArtifactError> {
     let tmp = tmp_path(path);
     std::fs::write(&tmp, bytes).map_err(|e| ArtifactError::io(&tmp, e))?;
     std::fs::rename(&tmp, path).map_err(|e| ArtifactError::io(path, e))
+}
+
+/// The checksum manifest beside cached side artifacts (files a stage reads that no stage
+/// manifest covers, such as the emotion model): file name -> SHA-256.
+pub const CHECKSUMS: &str = "_checksums.json";
+
+/// Why a cached side artifact cannot be trusted.
+#[derive(Debug, thiserror::Error)]
+pub enum CachedError {
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+    #[error("{path}: does not match its checksum in {manifest} (corrupted or edited)")]
+    Mismatch { path: String, manifest: String },
+}
+
+fn read_checksums(dir: &Path) -> BTreeMap<String, String> {
+    std::fs::read_to_string(dir.join(CHECKSUMS))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default()
+}
+
+/// Write a cached side artifact atomically and record its hash in the directory's
+/// checksum manifest (after the file: a kill in between leaves a mismatch, which only
+/// costs a rebuild).
+pub fn write_cached(path: &Path, bytes: &[u8]) -> Result<(), ArtifactError> {
+    write_atomic(path, bytes)?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .to_string();
+    let mut sums = read_checksums(dir);
+    sums.insert(name, sha256_hex(bytes));
+    let json = serde_json::to_vec_pretty(&sums).unwrap_or_default();
+    write_atomic(&dir.join(CHECKSUMS), &json)
+}
+
+/// Read a cached side artifact: `Ok(None)` when it does not exist, an error when its bytes
+/// differ from the recorded hash or no hash was recorded.
+pub fn read_cached(path: &Path) -> Result<Option<Vec<u8>>, CachedError> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(CachedError::Io {
+                path: path.display().to_string(),
+                message: e.to_string(),
+            });
+        }
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .to_string();
+    if read_checksums(dir).get(&name) != Some(&sha256_hex(&bytes)) {
+        return Err(CachedError::Mismatch {
+            path: path.display().to_string(),
+            manifest: dir.join(CHECKSUMS).display().to_string(),
+        });
+    }
+    Ok(Some(bytes))
 }
 
 /// Encode one batch as zstd Parquet with provenance metadata.
@@ -294,6 +360,24 @@ mod tests {
         let (back, p) = read_records::<TraceRecord>(&path).unwrap();
         assert_eq!(back, rows());
         assert_eq!(p, prov);
+    }
+
+    #[test]
+    fn cached_side_artifacts_are_checked_against_their_checksums() {
+        let dir = scratch("cached");
+        let path = dir.join("model.bin");
+        assert!(read_cached(&path).unwrap().is_none());
+        write_cached(&path, b"weights").unwrap();
+        assert_eq!(read_cached(&path).unwrap().unwrap(), b"weights");
+        std::fs::write(&path, b"weightz").unwrap();
+        let err = read_cached(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("model.bin: does not match its checksum"),
+            "{err}"
+        );
+        // A file written without a checksum is not trusted either.
+        std::fs::write(dir.join("other.bin"), b"x").unwrap();
+        assert!(read_cached(&dir.join("other.bin")).is_err());
     }
 
     #[test]

@@ -10,8 +10,8 @@ pub mod server;
 use crate::config::Paths;
 use crate::domain::{self, Environment, GroundingContext, Split};
 use crate::graph;
+use crate::graph::sample::{SamplingRecipe, sample_traces};
 use crate::seed::derive_rng;
-use crate::stage::traces::{TracesConfig, sample_traces};
 use std::time::Instant;
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -86,10 +86,10 @@ pub fn run_benchmarks(paths: &Paths, seed: u64, opts: &BenchOptions) -> String {
 fn base_benchmarks(paths: &Paths, seed: u64, quick: bool) -> String {
     let (rounds, scale) = if quick { (3, 10) } else { (7, 1) };
     let mut out = String::new();
-    let traces_cfg: TracesConfig = crate::config::read_table(&paths.stage_config("traces"))
+    let traces_cfg: SamplingRecipe = crate::config::read_table(&paths.stage_config("traces"))
         .ok()
         .and_then(|t| crate::config::parse_typed(&paths.stage_config("traces"), &t).ok())
-        .unwrap_or_else(TracesConfig::defaults);
+        .unwrap_or_default();
 
     out.push_str("## Trace sampling\n\n| domain | unique traces | median time | traces/s |\n|---|---|---|---|\n");
     let mut total = (0usize, 0.0f64);
@@ -100,7 +100,9 @@ fn base_benchmarks(paths: &Paths, seed: u64, quick: bool) -> String {
         let target = traces_cfg.target(d.name());
         let mut n = 0;
         let secs = per_iter(if quick { 2 } else { 5 }, 1, || {
-            n = sample_traces(&g, seed, &traces_cfg, target).0.len();
+            n = sample_traces(&g, seed, &traces_cfg.sample(), target)
+                .0
+                .len();
         });
         total.0 += n;
         total.1 += secs;

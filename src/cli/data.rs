@@ -26,6 +26,24 @@ pub enum ImportCommand {
         /// Also write it as Parquet tables plus normalised tau-bench JSON into this directory.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Rule variant of the domain (e.g. retail: tau-emotion-bench, tau-bench); default:
+        /// the one stages/db.toml selects.
+        #[arg(long)]
+        ruleset: Option<String>,
+    },
+    /// Read a tau2 `db.json` (ToolOrchestra-style domains) into our types.
+    Tau2 {
+        #[arg(long)]
+        domain: String,
+        /// The `db.json` file.
+        #[arg(long)]
+        from: PathBuf,
+        /// Also write it as Parquet tables plus one JSON file per table into this directory.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Rule variant of the domain; default: the one stages/db.toml selects.
+        #[arg(long)]
+        ruleset: Option<String>,
     },
 }
 
@@ -43,6 +61,13 @@ pub enum ExportCommand {
         /// Output JSON file.
         #[arg(long)]
         out: PathBuf,
+        /// Export even when the `tasks` stage is stale (its files must still match their
+        /// manifest).
+        #[arg(long)]
+        allow_stale: bool,
+        /// The run seed the staleness check assumes (default: stages/pipeline.toml).
+        #[arg(long)]
+        seed: Option<u64>,
     },
     /// Write a database in another format.
     Db {
@@ -58,6 +83,10 @@ pub enum ExportCommand {
         from: Option<PathBuf>,
         #[arg(long)]
         seed: Option<u64>,
+        /// Rule variant of the domain (e.g. retail: tau-emotion-bench, tau-bench); default:
+        /// the one stages/db.toml selects.
+        #[arg(long)]
+        ruleset: Option<String>,
     },
 }
 
@@ -77,6 +106,10 @@ pub enum ReferenceCommand {
         count: usize,
         #[arg(long)]
         out: PathBuf,
+        /// Rule variant of the domain (e.g. retail: tau-emotion-bench, tau-bench); default:
+        /// the one stages/db.toml selects.
+        #[arg(long)]
+        ruleset: Option<String>,
     },
 }
 
@@ -86,10 +119,11 @@ pub fn reference(paths: &Paths, cmd: ReferenceCommand) -> Result<(), CliError> {
         seed,
         count,
         out,
+        ruleset,
     } = cmd;
     let d = domain::find(&domain)?;
     let seed = resolve_seed(paths, seed)?;
-    let env = d.generate(seed, Split::Eval);
+    let env = super::with_ruleset(paths, d, d.generate(seed, Split::Eval), ruleset.as_deref())?;
     let seqs = domain::reference::sample_sequences(env.as_ref(), seed, count);
     let mut text = String::new();
     for s in &seqs {
@@ -104,6 +138,10 @@ pub fn reference(paths: &Paths, cmd: ReferenceCommand) -> Result<(), CliError> {
         "state_hash": env.state_hash().to_hex(),
         "sequences": seqs.len(),
     });
+    let mut meta = meta;
+    if let Some(r) = env.ruleset() {
+        meta["ruleset"] = r.into();
+    }
     let meta = serde_json::to_vec_pretty(&meta).unwrap_or_default();
     artifact::write_atomic(&out.join("meta.json"), &meta)?;
     write_tau_bench(env.as_ref(), &out.join("data"))?;
@@ -126,19 +164,26 @@ pub struct ReplayArgs {
     pub out: PathBuf,
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Rule variant of the domain (e.g. retail: tau-emotion-bench, tau-bench); default: the
+    /// one stages/db.toml selects.
+    #[arg(long)]
+    pub ruleset: Option<String>,
 }
 
-/// The environment a command works on: an imported directory, or the generated database.
+/// The environment a command works on: an imported directory, or the generated database,
+/// under the ruleset `--ruleset` names (else the configured one).
 fn load_env(
     paths: &Paths,
     domain: &dyn domain::Domain,
     db: Option<&Path>,
     seed: Option<u64>,
+    ruleset: Option<&str>,
 ) -> Result<Box<dyn Environment>, CliError> {
-    Ok(match db {
-        Some(dir) => domain.import_tau_bench(dir)?,
+    let env = match db {
+        Some(path) => domain::import_reference(domain, path)?,
         None => domain.generate(resolve_seed(paths, seed)?, Split::Eval),
-    })
+    };
+    super::with_ruleset(paths, domain, env, ruleset)
 }
 
 fn write_tau_bench(env: &dyn Environment, dir: &Path) -> Result<(), CliError> {
@@ -150,16 +195,31 @@ fn write_tau_bench(env: &dyn Environment, dir: &Path) -> Result<(), CliError> {
 }
 
 pub fn import(paths: &Paths, cmd: ImportCommand) -> Result<(), CliError> {
-    let ImportCommand::TauBench { domain, from, out } = cmd;
+    let (ImportCommand::TauBench {
+        domain,
+        from,
+        out,
+        ruleset,
+    }
+    | ImportCommand::Tau2 {
+        domain,
+        from,
+        out,
+        ruleset,
+    }) = cmd;
     let d = domain::find(&domain)?;
-    let env = load_env(paths, d, Some(&from), None)?;
+    let env = load_env(paths, d, Some(&from), None, ruleset.as_deref())?;
     let sizes: Vec<String> = env
         .tables()
         .iter()
         .map(|(t, rows)| format!("{t} {}", rows.len()))
         .collect();
+    let ruleset = env
+        .ruleset()
+        .map(|r| format!(", ruleset {r}"))
+        .unwrap_or_default();
     println!(
-        "{}: imported {} ({}); state {}",
+        "{}: imported {} ({}{ruleset}); state {}",
         from.display(),
         d.name(),
         sizes.join(", "),
@@ -186,23 +246,26 @@ pub fn import(paths: &Paths, cmd: ImportCommand) -> Result<(), CliError> {
 }
 
 pub fn export(paths: &Paths, cmd: ExportCommand) -> Result<(), CliError> {
-    let (domain, out, from, seed) = match cmd {
+    let (domain, out, from, seed, ruleset) = match cmd {
         ExportCommand::Db {
             domain,
             format: Format::TauBench,
             out,
             from,
             seed,
-        } => (domain, out, from, seed),
+            ruleset,
+        } => (domain, out, from, seed, ruleset),
         ExportCommand::Tasks {
             domain,
             format: Format::TauBench,
             split,
             out,
-        } => return export_tasks(paths, &domain, &split, &out),
+            allow_stale,
+            seed,
+        } => return export_tasks(paths, &domain, &split, &out, allow_stale, seed),
     };
     let d = domain::find(&domain)?;
-    let env = load_env(paths, d, from.as_deref(), seed)?;
+    let env = load_env(paths, d, from.as_deref(), seed, ruleset.as_deref())?;
     write_tau_bench(env.as_ref(), &out)?;
     println!(
         "wrote {} database to {} (tau-bench format)",
@@ -215,7 +278,13 @@ pub fn export(paths: &Paths, cmd: ExportCommand) -> Result<(), CliError> {
 pub fn replay(paths: &Paths, args: ReplayArgs) -> Result<(), CliError> {
     let d = domain::find(&args.domain)?;
     let tasks = replay::read_task_file(&args.tasks)?;
-    let env = load_env(paths, d, args.db.as_deref(), args.seed)?;
+    let env = load_env(
+        paths,
+        d,
+        args.db.as_deref(),
+        args.seed,
+        args.ruleset.as_deref(),
+    )?;
     let (jsonl, outcomes) = replay::replay_tasks(env.as_ref(), &tasks);
     artifact::write_atomic(&args.out, jsonl.as_bytes())?;
     let ok = outcomes.iter().filter(|o| o.all_succeeded).count();
@@ -238,15 +307,25 @@ pub fn replay(paths: &Paths, args: ReplayArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-fn export_tasks(paths: &Paths, domain: &str, split: &str, out: &Path) -> Result<(), CliError> {
+fn export_tasks(
+    paths: &Paths,
+    domain: &str,
+    split: &str,
+    out: &Path,
+    allow_stale: bool,
+    seed: Option<u64>,
+) -> Result<(), CliError> {
     let d = domain::find(domain)?;
     if !["train", "eval", "all"].contains(&split) {
         return Err(CliError::Failed(format!(
             "--split must be train, eval or all, not '{split}'"
         )));
     }
-    let path =
-        crate::pipeline::stage_dir(&paths.output, "tasks", d.name()).join("part-00000.parquet");
+    // Hand on only what the pipeline vouches for: the file as its manifest records it,
+    // from a stage that is fresh all the way up.
+    let runner =
+        crate::pipeline::Runner::new(paths, crate::stage::dag(), resolve_seed(paths, seed)?, &[])?;
+    let path = runner.checked_output("tasks", d, "part-00000.parquet", allow_stale)?;
     let (rows, _) = artifact::read_records::<artifact::TaskRecord>(&path)?;
     let tasks: Vec<replay::TauTask> = rows
         .iter()
@@ -286,49 +365,155 @@ pub struct RolloutArgs {
     pub out: PathBuf,
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Discard a journal left in --out by a run with other settings instead of refusing.
+    #[arg(long)]
+    pub fresh: bool,
+    /// Also roll out and score tasks whose gold actions fail and change nothing (by default
+    /// they are listed in the report and left out: doing nothing would pass them).
+    #[arg(long)]
+    pub include_broken_gold: bool,
+    /// Rule variant of the domain (e.g. retail: tau-emotion-bench, tau-bench); default: the
+    /// one stages/db.toml selects.
+    #[arg(long)]
+    pub ruleset: Option<String>,
 }
 
+/// The files `tracer rollout` writes into --out (besides its journal).
+const ROLLOUT_OUTPUTS: [&str; 3] = ["rollouts.parquet", "report.json", "report.md"];
+
 pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
-    use crate::stage::rollouts::{EpisodeRoles, RolloutsConfig, roll_out};
+    use crate::harness::{batch, metrics};
+    use crate::stage::rollouts::{RolloutsConfig, open_journal};
     let d = domain::find(&args.domain)?;
     let seed = resolve_seed(paths, args.seed)?;
-    let table = crate::config::read_table(&args.config)?;
-    let mut cfg: RolloutsConfig = crate::config::parse_typed(&args.config, &table)?;
-    if let Some(k) = args.trials {
-        cfg.trials = k;
+    if args.out.exists() && !args.out.is_dir() {
+        return Err(CliError::Failed(format!(
+            "--out {}: is a file; give a directory (rollouts.parquet, report.json and report.md go there)",
+            args.out.display()
+        )));
     }
-    cfg.check()
-        .map_err(|e| CliError::Failed(format!("{}: {e}", args.config.display())))?;
+    let mut table = crate::config::read_table(&args.config)?;
+    if let Some(k) = args.trials {
+        table.insert("trials".into(), toml::Value::Integer(i64::from(k)));
+    }
+    // The same checks `tracer validate` runs on this config (with --trials applied).
+    let cfg = RolloutsConfig::load(&args.config, &table)?;
+    let endpoints = cfg
+        .roles
+        .values()
+        .any(|r| r.provider == crate::llm::Provider::Openai);
+    // One writer per --out; and per output root when the response cache there is used.
+    let _out_lock =
+        crate::pipeline::OutputLock::acquire(&args.out, &crate::pipeline::lock::command_line())?;
+    let _cache_lock = if endpoints
+        && std::path::absolute(&paths.output).ok() != std::path::absolute(&args.out).ok()
+    {
+        Some(super::lock_output(paths)?)
+    } else {
+        None
+    };
     crate::stage::roles::preflight_roles(&cfg.roles).map_err(CliError::Failed)?;
     let tau = replay::read_task_file(&args.tasks)?;
-    let env = load_env(paths, d, args.db.as_deref(), Some(seed))?;
-    let tasks = crate::stage::eval::tasks_from_tau_bench(env.as_ref(), d.name(), &tau);
-    let cache = crate::stage::roles::cache_path(paths);
-    let open = |role| {
-        crate::llm::build_role(
-            role,
-            &cfg.roles.get(&role).cloned().unwrap_or_default(),
-            &cache,
+    let env = load_env(
+        paths,
+        d,
+        args.db.as_deref(),
+        Some(seed),
+        args.ruleset.as_deref(),
+    )?;
+    // Replay the gold first: a task whose gold fails and changes nothing scores 100% for an
+    // agent that does nothing.
+    let broken = replay::broken_gold(env.as_ref(), &tau);
+    let all_tasks = replay::tasks_from_tau_bench(env.as_ref(), d.name(), &tau);
+    let broken_ids: Vec<String> = all_tasks
+        .iter()
+        .zip(&broken)
+        .filter(|(_, b)| **b)
+        .map(|(t, _)| t.task_id.clone())
+        .collect();
+    let tasks: Vec<_> = all_tasks
+        .into_iter()
+        .zip(&broken)
+        .filter(|(_, b)| args.include_broken_gold || !**b)
+        .map(|(t, _)| t)
+        .collect();
+    // The same role set-up as the rollouts and eval stages (endpoint roles carry as many
+    // calls as there are episodes in flight unless their table says otherwise).
+    let roles = batch::open_roles(
+        &cfg.roles,
+        cfg.concurrency,
+        &crate::stage::roles::cache_path(paths),
+    )
+    .map_err(|e| CliError::Failed(e.to_string()))?;
+    let policy = crate::stage::db::read_policy(paths, d, env.as_ref()).map_err(CliError::Failed)?;
+    if crate::pipeline::validate::policy_is_empty(&policy) {
+        return Err(CliError::Failed(format!(
+            "the {} policy is empty (the agent's system prompt would say nothing)",
+            d.name()
+        )));
+    }
+    // Everything that decides the episodes: a journal of other settings is never merged.
+    let tasks_bytes = std::fs::read(&args.tasks)
+        .map_err(|e| CliError::Failed(format!("{}: {e}", args.tasks.display())))?;
+    let key: crate::pipeline::JournalKey = [
+        ("domain", d.name().to_string()),
+        ("tasks", artifact::sha256_hex(&tasks_bytes)),
+        ("database", env.state_hash().to_hex()),
+        ("config", crate::config::config_hash(&table)),
+        ("trials", cfg.trials.to_string()),
+        ("seed", seed.to_string()),
+        ("agent", roles.agent.model_id()),
+        ("user", roles.user.model_id()),
+        ("policy", artifact::sha256_hex(policy.as_bytes())),
+        ("broken_gold", args.include_broken_gold.to_string()),
+        ("code", env!("TRACER_CODE_HASH").to_string()),
+        ("tool", env!("CARGO_PKG_VERSION").to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let journal_path = args.out.join(".journal.jsonl");
+    let on_mismatch = if args.fresh {
+        crate::pipeline::OnMismatch::StartFresh
+    } else {
+        crate::pipeline::OnMismatch::Refuse(
+            "rerun with --fresh to discard it, or choose another --out".to_string(),
         )
     };
-    let roles = EpisodeRoles {
-        agent: open(crate::llm::Role::Agent).map_err(|e| CliError::Failed(e.to_string()))?,
-        user: open(crate::llm::Role::User).map_err(|e| CliError::Failed(e.to_string()))?,
-    };
-    let policy_path = paths.policy_file(d.name());
-    let policy = std::fs::read_to_string(&policy_path)
-        .map_err(|e| CliError::Failed(format!("{}: {e}", policy_path.display())))?;
-    let journal = args.out.join(".journal.jsonl");
-    let rows = roll_out(
+    let starting = !journal_path.exists();
+    let resumed = open_journal(&journal_path, &key, "rollout", on_mismatch)?;
+    if let Some(changed) = &resumed.discarded {
+        eprintln!(
+            "tracer: discarded {} of a run with other settings ({changed})",
+            journal_path.display()
+        );
+    }
+    if starting || resumed.discarded.is_some() {
+        // Results of an earlier run must not sit beside a journal of this one.
+        for file in ROLLOUT_OUTPUTS {
+            let _ = std::fs::remove_file(args.out.join(file));
+        }
+    }
+    let crate::pipeline::Resumed {
+        mut journal, done, ..
+    } = resumed;
+    let rows = batch::roll_out(
         std::sync::Arc::from(env),
         std::sync::Arc::new(policy),
         &tasks,
-        &cfg,
+        &cfg.batch(),
         &roles,
         seed,
-        &journal,
+        done,
+        &mut |rec| journal.append(rec).map_err(|e| e.to_string()),
     )
     .map_err(CliError::Failed)?;
+    metrics::check_errored(&rows, cfg.max_errored_share).map_err(|e| {
+        CliError::Failed(format!(
+            "{e}; finished episodes are in {}",
+            journal_path.display()
+        ))
+    })?;
     let prov = Provenance {
         version: env!("CARGO_PKG_VERSION").into(),
         stage: "rollout".into(),
@@ -337,14 +522,18 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
         ..Default::default()
     };
     artifact::write_records(&args.out.join("rollouts.parquet"), &rows, &prov)?;
-    let report = crate::stage::eval::report(d.name(), &rows, cfg.trials);
+    let mut report = metrics::report(d.name(), &rows, cfg.trials);
+    report.broken_gold = broken_ids;
+    report.broken_gold_scored = args.include_broken_gold;
     artifact::write_atomic(
         &args.out.join("report.json"),
         &serde_json::to_vec_pretty(&report).unwrap_or_default(),
     )?;
-    let table = crate::stage::eval::report_table(std::slice::from_ref(&report));
+    let table = metrics::report_table(std::slice::from_ref(&report));
     artifact::write_atomic(&args.out.join("report.md"), table.as_bytes())?;
-    let _ = std::fs::remove_file(&journal);
+    // Last: until here a kill resumes from the journal.
+    std::fs::remove_file(&journal_path)
+        .map_err(|e| CliError::Failed(format!("{}: {e}", journal_path.display())))?;
     print!("{table}");
     Ok(())
 }

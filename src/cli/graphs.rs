@@ -53,13 +53,14 @@ fn graphs_config(paths: &Paths) -> Result<GraphsConfig, CliError> {
 }
 
 fn verify_one(
+    paths: &Paths,
     d: &'static dyn Domain,
     file: PathBuf,
     seed: u64,
     cfg: &GraphsConfig,
 ) -> Result<usize, CliError> {
     let g = graph::load(&file, d)?;
-    let env = d.generate(seed, Split::Eval);
+    let env = super::with_ruleset(paths, d, d.generate(seed, Split::Eval), None)?;
     let demos = demonstrate::demonstrate_edges(&g, env.as_ref(), seed, cfg.limits());
     let failed: Vec<_> = demos.iter().filter(|x| x.witness.is_none()).collect();
     let s = graph::stats(&g);
@@ -97,7 +98,7 @@ pub fn run(paths: &Paths, cmd: GraphsCommand) -> Result<(), CliError> {
             let mut failed = 0;
             for d in domains {
                 let f = file.clone().unwrap_or_else(|| paths.graph_file(d.name()));
-                failed += verify_one(d, f, seed, &cfg)?;
+                failed += verify_one(paths, d, f, seed, &cfg)?;
             }
             if failed > 0 {
                 return Err(CliError::Failed(format!(
@@ -122,7 +123,7 @@ pub fn run(paths: &Paths, cmd: GraphsCommand) -> Result<(), CliError> {
                 .filter(|s| !s.terminates)
                 .filter(|s| all_tools || current.as_ref().is_none_or(|g| g.node(s.name).is_some()))
                 .collect();
-            let env = d.generate(seed, Split::Eval);
+            let env = super::with_ruleset(paths, d, d.generate(seed, Split::Eval), None)?;
             let (g, candidates) =
                 graph::build::build_candidates(env.as_ref(), d.name(), &tools, seed, cfg.limits());
             for c in &candidates {

@@ -24,6 +24,10 @@ pub enum CliError {
     Artifact(#[from] crate::artifact::ArtifactError),
     #[error(transparent)]
     TaskFile(#[from] crate::replay::TaskFileError),
+    #[error(transparent)]
+    Lock(#[from] crate::pipeline::LockError),
+    #[error(transparent)]
+    Journal(#[from] crate::pipeline::JournalError),
     /// A check ran and found problems (already printed); exit non-zero.
     #[error("{0}")]
     Failed(String),
@@ -84,7 +88,7 @@ pub fn main() -> Result<(), CliError> {
         Command::Run(a) => pipeline::run(&paths, a),
         Command::Status(a) => pipeline::status(&paths, a),
         Command::Graph => {
-            print!("{}", crate::pipeline::Dag::default().to_dot());
+            print!("{}", crate::stage::dag().to_dot());
             Ok(())
         }
         Command::Validate => pipeline::validate(&paths),
@@ -97,8 +101,24 @@ pub fn main() -> Result<(), CliError> {
         Command::Reference(c) => data::reference(&paths, c),
         Command::Bench(a) => pipeline::bench(&paths, a),
         Command::Stats(a) => pipeline::stats(&paths, a),
-        Command::Emotion(c) => emotion::run(&paths, c),
+        Command::Emotion(c) => {
+            // `emotion map` / `emotion eval` may (re)train and cache the model in the output.
+            let _lock = match &c {
+                emotion::EmotionCommands::Emotion(_) => Some(lock_output(&paths)?),
+                emotion::EmotionCommands::Anchors(_) => None,
+            };
+            emotion::run(&paths, c)
+        }
     }
+}
+
+/// Take the single-writer lock of the output directory for this command; readers
+/// (`status`, `stats`, `export`, `validate`) never take it.
+pub fn lock_output(paths: &crate::config::Paths) -> Result<crate::pipeline::OutputLock, CliError> {
+    Ok(crate::pipeline::OutputLock::acquire(
+        &paths.output,
+        &crate::pipeline::lock::command_line(),
+    )?)
 }
 
 /// The run seed: `--seed` wins over `stages/pipeline.toml`.
@@ -107,6 +127,22 @@ pub fn resolve_seed(paths: &crate::config::Paths, seed: Option<u64>) -> Result<u
         Some(s) => s,
         None => crate::config::PipelineConfig::load(paths)?.seed,
     })
+}
+
+/// Put a database a command built or imported under its ruleset: `--ruleset` when given,
+/// else the one `stages/db.toml` selects (so commands and the pipeline agree), else the
+/// domain's default.
+pub fn with_ruleset(
+    paths: &crate::config::Paths,
+    domain: &dyn crate::domain::Domain,
+    env: Box<dyn crate::domain::Environment>,
+    flag: Option<&str>,
+) -> Result<Box<dyn crate::domain::Environment>, CliError> {
+    let name = match flag {
+        Some(n) => Some(n),
+        None => crate::stage::db::configured_ruleset(paths, domain)?,
+    };
+    Ok(crate::domain::apply_ruleset(domain, env, name)?)
 }
 
 /// Domains to work on: `--domain` flags, else `stages/pipeline.toml`, else all.

@@ -1,11 +1,10 @@
 //! `tracer run | status | validate | list | bench`.
 
 use super::{CliError, resolve_domains, resolve_seed};
-use crate::config::{self, Paths, PipelineConfig};
+use crate::config::Paths;
 use crate::domain::{self, ToolKind};
-use crate::pipeline::{Dag, Freshness, Runner};
+use crate::pipeline::{Freshness, Runner};
 use clap::Args;
-use std::collections::BTreeSet;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -83,7 +82,7 @@ fn runner<'a>(
 ) -> Result<Runner<'a>, CliError> {
     let seed = resolve_seed(paths, seed)?;
     let domains = resolve_domains(paths, domains)?;
-    let mut r = Runner::new(paths, seed, &[])?;
+    let mut r = Runner::new(paths, crate::stage::dag(), seed, &[])?;
     r.domains = domains;
     Ok(r)
 }
@@ -91,6 +90,12 @@ fn runner<'a>(
 pub fn run(paths: &Paths, args: RunArgs) -> Result<(), CliError> {
     let mut r = runner(paths, &args.domains, args.seed)?;
     r.force = args.force;
+    // Check before touching the output, then hold it for the whole run.
+    r.validate(&args.stage)?;
+    let _lock = super::lock_output(paths)?;
+    for note in r.recover()? {
+        eprintln!("tracer: recovered: {note}");
+    }
     eprintln!(
         "tracer: running '{}' (seed {}, domains {})",
         args.stage,
@@ -102,6 +107,9 @@ pub fn run(paths: &Paths, args: RunArgs) -> Result<(), CliError> {
             .join(", ")
     );
     r.run(&args.stage, |step| {
+        for note in &step.notes {
+            eprintln!("tracer: {note}");
+        }
         let verb = if step.ran { "ran  " } else { "fresh" };
         eprintln!(
             "  {verb} {:<8} {:<10} {}",
@@ -114,21 +122,19 @@ pub fn run(paths: &Paths, args: RunArgs) -> Result<(), CliError> {
 pub fn status(paths: &Paths, args: StatusArgs) -> Result<(), CliError> {
     let r = runner(paths, &args.domains, args.seed)?;
     println!("| stage | domain | status |\n|---|---|---|");
-    for stage in r.dag.topo_order() {
-        for &d in &r.domains {
-            let state = match r.freshness(stage, d)? {
-                Freshness::Fresh => "fresh".to_string(),
-                Freshness::Stale(why) => format!("stale ({why})"),
-            };
-            println!("| {} | {} | {state} |", stage.name(), d.name());
-        }
+    for (stage, domain, state) in r.status(&r.dag.topo_order())? {
+        let state = match state {
+            Freshness::Fresh => "fresh".to_string(),
+            Freshness::Stale(why) => format!("stale ({why})"),
+        };
+        println!("| {stage} | {domain} | {state} |");
     }
     Ok(())
 }
 
 pub fn list() -> Result<(), CliError> {
     println!("stages (dependency order):");
-    for s in Dag::default().topo_order() {
+    for s in crate::stage::dag().topo_order() {
         println!("  {:<10} <- {}", s.name(), s.inputs().join(", "));
     }
     println!("domains:");
@@ -142,6 +148,10 @@ pub fn list() -> Result<(), CliError> {
             reads,
             specs.len() - reads
         );
+        for (i, r) in d.rulesets().iter().enumerate() {
+            let default = if i == 0 { " (default)" } else { "" };
+            println!("    ruleset {}{default}: {}", r.name, r.description);
+        }
         for s in specs {
             let end = if s.terminates { ", ends episode" } else { "" };
             println!("    {:<34} {}{end}", s.name, s.kind.as_str());
@@ -150,96 +160,17 @@ pub fn list() -> Result<(), CliError> {
     Ok(())
 }
 
-const READ_PREFIXES: &[&str] = &["get_", "list_", "search_", "check_", "find_"];
-
-/// Every check of `tracer validate`, as a list of problems (empty = valid).
+/// Every check of `tracer validate`, as a list of problems (empty = valid): the shared
+/// validation path over every stage and every registered domain.
 pub fn validation_problems(paths: &Paths) -> Vec<String> {
-    let mut problems = Vec::new();
-    let dag = Dag::default();
-    problems.extend(crate::emotion::validation_problems(&paths.root));
-    match PipelineConfig::load(paths) {
-        Ok(p) => {
-            for d in &p.domains {
-                if let Err(e) = domain::find(d) {
-                    problems.push(format!(
-                        "{}: domains: {e}",
-                        paths.stage_config("pipeline").display()
-                    ));
-                }
-            }
-        }
-        Err(e) => problems.push(e.to_string()),
-    }
-    for stage in dag.stages() {
-        let path = paths.stage_config(stage.name());
-        let checked = config::read_table(&path).and_then(|t| stage.validate_config(&path, &t));
-        if let Err(e) = checked {
-            problems.push(e.to_string());
-        }
-    }
-    let names: BTreeSet<&str> = domain::registry().iter().map(|d| d.name()).collect();
-    for d in domain::registry() {
-        let specs = d.tool_specs();
-        let mut seen = BTreeSet::new();
-        for s in &specs {
-            if !seen.insert(s.name) {
-                problems.push(format!("domain {}: duplicate tool '{}'", d.name(), s.name));
-            }
-            if s.parameters.get("type").and_then(|t| t.as_str()) != Some("object") {
-                problems.push(format!(
-                    "domain {}: tool '{}': parameters schema must be an object",
-                    d.name(),
-                    s.name
-                ));
-            }
-            if READ_PREFIXES.iter().any(|p| s.name.starts_with(p)) && s.kind != ToolKind::Read {
-                problems.push(format!(
-                    "domain {}: tool '{}' is named like a read tool but declared write",
-                    d.name(),
-                    s.name
-                ));
-            }
-        }
-        let policy = paths.policy_file(d.name());
-        match std::fs::read_to_string(&policy) {
-            Ok(text) if text.trim().is_empty() => {
-                problems.push(format!("{}: policy is empty", policy.display()))
-            }
-            Ok(_) => {}
-            Err(e) => problems.push(format!("{}: {e}", policy.display())),
-        }
-        if let Err(e) = crate::graph::load(&paths.graph_file(d.name()), *d) {
-            problems.push(e.to_string());
-        }
-    }
-    // One name everywhere: files and modules must name registered domains, both ways.
-    for (dir, ext) in [("graphs", "json"), ("policies", "md")] {
-        if let Ok(entries) = std::fs::read_dir(paths.root.join(dir)) {
-            for e in entries.flatten() {
-                let p = e.path();
-                if p.extension().and_then(|x| x.to_str()) == Some(ext) {
-                    let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-                    if !names.contains(stem) {
-                        problems.push(format!("{}: no registered domain '{stem}'", p.display()));
-                    }
-                }
-            }
-        }
-    }
-    if let Ok(entries) = std::fs::read_dir(paths.root.join("src/domain")) {
-        for e in entries.flatten() {
-            if e.path().is_dir() {
-                let name = e.file_name().to_string_lossy().to_string();
-                // `kit/` holds what domains share; it is not a domain.
-                if name != "kit" && !names.contains(name.as_str()) {
-                    problems.push(format!(
-                        "src/domain/{name}/: module is not in the domain registry"
-                    ));
-                }
-            }
-        }
-    }
-    problems
+    let dag = crate::stage::dag();
+    crate::pipeline::validate::problems(
+        paths,
+        &crate::pipeline::validate::Scope {
+            stages: dag.stages(),
+            domains: domain::registry(),
+        },
+    )
 }
 
 pub fn validate(paths: &Paths) -> Result<(), CliError> {
@@ -247,7 +178,7 @@ pub fn validate(paths: &Paths) -> Result<(), CliError> {
     if problems.is_empty() {
         println!(
             "ok: {} stage configs, {} domains (graphs, policies, tools) are valid",
-            Dag::default().stages().len(),
+            crate::stage::dag().stages().len(),
             domain::registry().len()
         );
         Ok(())

@@ -4,7 +4,9 @@
 //! checked against here, so the model-facing contract and the enforced one cannot drift.
 //! Supported schema keywords: `type` (object, string, integer, number, boolean, array),
 //! `properties`, `required`, `enum`, `items`. Unknown arguments are rejected, as a Python
-//! function rejects an unexpected keyword argument.
+//! function rejects an unexpected keyword argument. An integer must fit a 64-bit signed
+//! integer: `1e308` or `2**64` is an argument error, never silently clamped to `i64::MAX`
+//! (a departure from Python, whose integers are unbounded; no real call needs them).
 //!
 //! Architecture invariant: nothing here knows a domain; errors are plain strings that become
 //! the tool's `Error: ...` observation.
@@ -29,6 +31,28 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
+/// An integral JSON number as i64: `None` when it is not integral, `Some(Err)` when it is
+/// but does not fit (so it is reported, never saturated).
+fn integer(v: &Value) -> Option<Result<i64, ()>> {
+    if let Some(i) = v.as_i64() {
+        return Some(Ok(i));
+    }
+    if v.as_u64().is_some() {
+        return Some(Err(()));
+    }
+    let f = v.as_f64()?;
+    if f.fract() != 0.0 {
+        return None;
+    }
+    // -2^63 is exact in f64; 2^63 is the first value past i64::MAX.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    Some(if (-LIMIT..LIMIT).contains(&f) {
+        Ok(f as i64)
+    } else {
+        Err(())
+    })
+}
+
 fn join(path: &str, key: &str) -> String {
     if path.is_empty() {
         key.to_string()
@@ -43,9 +67,15 @@ fn validate_at(schema: &Value, value: &Value, path: &str) -> Result<(), String> 
         let actual = type_name(value);
         let ok = match expected {
             "number" => matches!(actual, "number" | "integer"),
-            "integer" => {
-                actual == "integer" || value.as_f64().map(|f| f.fract() == 0.0).unwrap_or(false)
-            }
+            "integer" => match integer(value) {
+                Some(Ok(_)) => true,
+                Some(Err(())) => {
+                    return Err(format!(
+                        "argument '{label}' is out of range for an integer, got {value}"
+                    ));
+                }
+                None => false,
+            },
             other => actual == other,
         };
         if !ok {
@@ -131,9 +161,13 @@ impl<'a> Args<'a> {
         let v = self
             .value(key)
             .ok_or_else(|| format!("missing required argument '{key}'"))?;
-        v.as_i64()
-            .or_else(|| v.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64))
-            .ok_or_else(|| format!("argument '{key}' must be an integer"))
+        match integer(v) {
+            Some(Ok(i)) => Ok(i),
+            Some(Err(())) => Err(format!(
+                "argument '{key}' is out of range for an integer, got {v}"
+            )),
+            None => Err(format!("argument '{key}' must be an integer")),
+        }
     }
 
     pub fn f64(&self, key: &str) -> Result<f64, String> {
@@ -225,5 +259,31 @@ mod tests {
                 .contains("unexpected argument 'zz'")
         );
         assert!(validate(&schema(), &json!("nope")).is_err());
+    }
+
+    #[test]
+    fn integers_out_of_range_are_errors_not_saturated() {
+        let huge: Value = serde_json::from_str(r#"{"id": "a", "n": 1e308}"#).unwrap();
+        let two_64: Value =
+            serde_json::from_str(r#"{"id": "a", "n": 18446744073709551616}"#).unwrap();
+        let u64_max: Value =
+            serde_json::from_str(r#"{"id": "a", "n": 18446744073709551615}"#).unwrap();
+        for args in [&huge, &two_64, &u64_max] {
+            let err = validate(&schema(), args).unwrap_err();
+            assert!(err.contains("'n' is out of range for an integer"), "{err}");
+            let err = Args::new(args).i64("n").err().unwrap();
+            assert!(err.contains("out of range"), "{err}");
+        }
+        let fine = json!({"id": "a", "n": 3.0});
+        assert!(validate(&schema(), &fine).is_ok());
+        assert_eq!(Args::new(&fine).i64("n"), Ok(3));
+        let min: Value = serde_json::from_str(r#"{"n": -9223372036854775808}"#).unwrap();
+        assert_eq!(Args::new(&min).i64("n"), Ok(i64::MIN));
+        assert!(
+            Args::new(&json!({"n": 2.5}))
+                .i64("n")
+                .unwrap_err()
+                .contains("must be an integer")
+        );
     }
 }

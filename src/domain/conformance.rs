@@ -5,7 +5,8 @@
 //! Covered: tool names and kinds (and intents that agree with them), hostile arguments
 //! never panic, unknown tools error, forks are isolated, generators are deterministic,
 //! every tool has a proposal that succeeds, identity facts come first, and a write's
-//! request sentence names no internal id and leaves no needed value unstated.
+//! request sentence names no internal id and leaves no needed value unstated; a domain's
+//! rulesets apply, survive forks, and keep every tool groundable.
 
 use super::{Environment, GroundingContext, Intent, Split, ToolKind, registry};
 use rand::SeedableRng;
@@ -278,10 +279,44 @@ fn write_requests_name_no_internal_id_and_state_what_is_needed() {
                 if v.is_empty() || internal.iter().any(|i| i == v) || enums.contains(v) {
                     continue;
                 }
+                // Normalised as verification normalises (`in_progress` is stated as "in
+                // progress"), so this test and the tasks stage agree.
+                let norm = |s: &str| s.to_lowercase().replace('_', " ");
                 assert!(
-                    known.to_lowercase().contains(&v.to_lowercase()),
+                    norm(&known).contains(&norm(v)),
                     "{at}: argument value '{v}' is neither in the request nor the customer's facts \
                      or records\nrequest: {request}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn rulesets_apply_survive_forks_and_unknown_names_fail() {
+    for d in registry() {
+        let default = d.rulesets().first().map(|r| r.name);
+        assert_eq!(
+            eval_db(*d).ruleset(),
+            default,
+            "{}: the generated database runs under the default ruleset",
+            d.name()
+        );
+        assert_eq!(super::resolve_ruleset(*d, None).unwrap(), default);
+        assert!(super::resolve_ruleset(*d, Some("no-such-ruleset")).is_err());
+        for r in d.rulesets() {
+            let at = format!("{}[{}]", d.name(), r.name);
+            let env = super::apply_ruleset(*d, eval_db(*d), Some(r.name)).unwrap();
+            assert_eq!(env.ruleset(), Some(r.name), "{at}");
+            assert_eq!(env.fork().ruleset(), Some(r.name), "{at}: forks keep it");
+            for spec in env.tool_specs() {
+                if spec.terminates || spec.intent == Intent::Helper {
+                    continue;
+                }
+                assert!(
+                    succeeding_call(env.as_ref(), spec.name).is_some(),
+                    "{at}/{}: no proposal succeeds",
+                    spec.name
                 );
             }
         }

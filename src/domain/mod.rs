@@ -23,6 +23,7 @@ pub mod table;
 
 pub mod airline;
 pub mod retail;
+pub mod telecom;
 pub mod telehealth;
 
 pub use args::Args;
@@ -36,7 +37,12 @@ use std::path::Path;
 
 /// The registry: one line per domain. Order is the order of `tracer list` and of stages.
 pub fn registry() -> &'static [&'static dyn Domain] {
-    static DOMAINS: &[&dyn Domain] = &[&airline::Airline, &retail::Retail, &telehealth::Telehealth];
+    static DOMAINS: &[&dyn Domain] = &[
+        &airline::Airline,
+        &retail::Retail,
+        &telecom::Telecom,
+        &telehealth::Telehealth,
+    ];
     DOMAINS
 }
 
@@ -206,6 +212,18 @@ impl Split {
             Split::Eval => "eval",
         }
     }
+}
+
+/// A named variant of a domain's rules, for domains whose reference environments disagree
+/// (retail's order lifecycle as tau-emotion-bench ships it, or as tau-bench does). A domain
+/// lists its rulesets with [`Domain::rulesets`], the default first; the active one is a
+/// property of the environment (forks keep it), chosen per run by `stages/db.toml`'s
+/// `[rulesets]` table or a command's `--ruleset`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ruleset {
+    pub name: &'static str,
+    /// One line for `tracer list` and error messages.
+    pub description: &'static str,
 }
 
 /// The single description of a tool.
@@ -398,6 +416,18 @@ pub trait Database: Clone + Send + Sync + 'static {
         let _ = user_id;
         Vec::new()
     }
+
+    /// The active ruleset's name; `None` for domains with a single set of rules.
+    fn ruleset(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Switch to the ruleset `name` (one of the domain's [`Domain::rulesets`]); tools,
+    /// proposals and policy checks follow it from then on. Callers go through
+    /// [`apply_ruleset`], which checks the name first.
+    fn set_ruleset(&mut self, name: &str) -> Result<(), String> {
+        Err(format!("no ruleset '{name}'"))
+    }
 }
 
 /// The object-safe environment the pipeline drives.
@@ -420,6 +450,8 @@ pub trait Environment: Send + Sync {
     fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String>;
     fn required_outputs(&self, tool: &str, args: &Value, output: &str) -> Vec<String>;
     fn customer_records(&self, user_id: &str) -> Vec<String>;
+    fn ruleset(&self) -> Option<&'static str>;
+    fn set_ruleset(&mut self, name: &str) -> Result<(), String>;
 }
 
 impl<D: Database> Environment for D {
@@ -496,6 +528,12 @@ impl<D: Database> Environment for D {
     fn customer_records(&self, user_id: &str) -> Vec<String> {
         Database::customer_records(self, user_id)
     }
+    fn ruleset(&self) -> Option<&'static str> {
+        Database::ruleset(self)
+    }
+    fn set_ruleset(&mut self, name: &str) -> Result<(), String> {
+        Database::set_ruleset(self, name)
+    }
 }
 
 /// A registry entry.
@@ -511,11 +549,137 @@ pub trait Domain: Send + Sync {
         false
     }
 
-    /// The deterministic synthetic database at the paper's scale.
+    /// The variants of this domain's rules, the default first; empty when it has one.
+    fn rulesets(&self) -> &'static [Ruleset] {
+        &[]
+    }
+
+    /// The deterministic synthetic database at the paper's scale, under the default ruleset.
     fn generate(&self, seed: u64, split: Split) -> Box<dyn Environment>;
 
-    /// Read a tau-bench-format database directory (e.g. users.json, flights.json, ...).
-    fn import_tau_bench(&self, dir: &Path) -> Result<Box<dyn Environment>, DomainError>;
+    /// Build an environment from reference-format tables: table name (a tau-bench file
+    /// stem, or a top-level key of a tau2 `db.json`) -> JSON. Domains that only read
+    /// tau-bench directories keep the default, which says so.
+    fn import_tables(
+        &self,
+        tables: BTreeMap<String, Value>,
+        origin: &Path,
+    ) -> Result<Box<dyn Environment>, DomainError> {
+        let _ = tables;
+        Err(DomainError::Import {
+            path: origin.display().to_string(),
+            message: format!(
+                "the {} domain imports tau-bench directories, not a single tables file",
+                self.name()
+            ),
+        })
+    }
+
+    /// Read a tau-bench-format database directory (e.g. users.json, flights.json, ...):
+    /// by default every `<table>.json` of the directory, handed to [`Domain::import_tables`].
+    fn import_tau_bench(&self, dir: &Path) -> Result<Box<dyn Environment>, DomainError> {
+        self.import_tables(read_table_dir(dir)?, dir)
+    }
+}
+
+/// Every `<stem>.json` of a directory as stem -> JSON (sorted by stem).
+pub fn read_table_dir(dir: &Path) -> Result<BTreeMap<String, Value>, DomainError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| DomainError::Import {
+        path: dir.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let mut tables = BTreeMap::new();
+    for e in entries.flatten() {
+        let path = e.path();
+        let Some(stem) = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".json"))
+        else {
+            continue;
+        };
+        tables.insert(stem.to_string(), read_json_file(dir, stem)?);
+    }
+    if tables.is_empty() {
+        return Err(DomainError::Import {
+            path: dir.display().to_string(),
+            message: "no <table>.json files".into(),
+        });
+    }
+    Ok(tables)
+}
+
+/// A tau2 `db.json`: one JSON object whose top-level keys are the tables.
+pub fn read_tau2_db(path: &Path) -> Result<BTreeMap<String, Value>, DomainError> {
+    let err = |message: String| DomainError::Import {
+        path: path.display().to_string(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+    match serde_json::from_str::<Value>(&text).map_err(|e| err(format!("invalid JSON: {e}")))? {
+        Value::Object(map) => Ok(map.into_iter().collect()),
+        _ => Err(err(
+            "expected a JSON object whose keys are the tables".into()
+        )),
+    }
+}
+
+/// Import a reference database from either form: a tau2 `db.json` file or a tau-bench
+/// directory of `<table>.json` files.
+pub fn import_reference(
+    domain: &dyn Domain,
+    path: &Path,
+) -> Result<Box<dyn Environment>, DomainError> {
+    if path.is_file() {
+        domain.import_tables(read_tau2_db(path)?, path)
+    } else {
+        domain.import_tau_bench(path)
+    }
+}
+
+/// The ruleset a run uses: `name` checked against the domain's list, or the domain's
+/// default when `name` is `None`; `None` for a domain with a single set of rules. The error
+/// names the domain and lists the known rulesets.
+pub fn resolve_ruleset(
+    domain: &dyn Domain,
+    name: Option<&str>,
+) -> Result<Option<&'static str>, DomainError> {
+    let known = domain.rulesets();
+    match name {
+        None => Ok(known.first().map(|r| r.name)),
+        Some(n) => known
+            .iter()
+            .find(|r| r.name == n)
+            .map(|r| Some(r.name))
+            .ok_or_else(|| {
+                DomainError::Other(if known.is_empty() {
+                    format!(
+                        "domain '{}' has no rulesets (asked for '{n}')",
+                        domain.name()
+                    )
+                } else {
+                    format!(
+                        "domain '{}': unknown ruleset '{n}' (known: {})",
+                        domain.name(),
+                        known.iter().map(|r| r.name).collect::<Vec<_>>().join(", ")
+                    )
+                })
+            }),
+    }
+}
+
+/// Put `env` under the ruleset `name` (see [`resolve_ruleset`]); a domain without rulesets
+/// is returned unchanged when `name` is `None`.
+pub fn apply_ruleset(
+    domain: &dyn Domain,
+    mut env: Box<dyn Environment>,
+    name: Option<&str>,
+) -> Result<Box<dyn Environment>, DomainError> {
+    if let Some(r) = resolve_ruleset(domain, name)? {
+        env.set_ruleset(r)
+            .map_err(|e| DomainError::Other(format!("domain '{}': {e}", domain.name())))?;
+    }
+    Ok(env)
 }
 
 /// Read and parse one JSON file of a tau-bench database directory.

@@ -35,7 +35,9 @@ pub struct TrainConfig {
     pub input_init: f32,
     /// Probability of dropping each input feature in a training step (rescaling the rest):
     /// forces the model to spread over many words, which is what carries over from the
-    /// anchors' wording to a feeler's.
+    /// anchors' wording to a feeler's. Measured on the evaluation sets' dev half (mean of
+    /// family, emotion and the three dimensions, encoder + n-gram view, heads): 0.2 -> 71.8%,
+    /// 0.5 -> 76.0%, 0.7 (with 10 epochs) -> 78.0%.
     pub input_dropout: f32,
     pub seed: u64,
 }
@@ -44,11 +46,11 @@ impl Default for TrainConfig {
     fn default() -> Self {
         TrainConfig {
             hidden: 128,
-            epochs: 8,
+            epochs: 10,
             learning_rate: 0.1,
             final_lr_fraction: 0.1,
             input_init: 1.0,
-            input_dropout: 0.5,
+            input_dropout: 0.7,
             seed: 7,
         }
     }
@@ -284,6 +286,15 @@ struct Header<M> {
 
 /// Save a model with its metadata (`M`: fingerprint, configs, metrics) atomically.
 pub fn save<M: Serialize>(path: &Path, model: &Classifier, meta: &M) -> Result<(), EmotionError> {
+    let bytes = encode(model, meta)?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| EmotionError::file(dir, e))?;
+    }
+    crate::artifact::write_atomic(path, &bytes).map_err(|e| EmotionError::file(path, e.to_string()))
+}
+
+/// The file bytes of a model and its metadata.
+pub fn encode<M: Serialize>(model: &Classifier, meta: &M) -> Result<Vec<u8>, EmotionError> {
     let header = Header {
         input_dim: model.input_dim,
         hidden: model.hidden,
@@ -295,15 +306,20 @@ pub fn save<M: Serialize>(path: &Path, model: &Classifier, meta: &M) -> Result<(
     bytes.extend_from_slice(&(json.len() as u64).to_le_bytes());
     bytes.extend_from_slice(&json);
     bytes.extend_from_slice(&model.weight_bytes());
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| EmotionError::file(dir, e))?;
-    }
-    crate::artifact::write_atomic(path, &bytes).map_err(|e| EmotionError::file(path, e.to_string()))
+    Ok(bytes)
 }
 
 /// Load a model and its metadata; a truncated or foreign file is an error naming the path.
 pub fn load<M: serde::de::DeserializeOwned>(path: &Path) -> Result<(Classifier, M), EmotionError> {
     let bytes = std::fs::read(path).map_err(|e| EmotionError::file(path, e))?;
+    decode(path, &bytes)
+}
+
+/// Read a model from file bytes (`path` names it in errors).
+pub fn decode<M: serde::de::DeserializeOwned>(
+    path: &Path,
+    bytes: &[u8],
+) -> Result<(Classifier, M), EmotionError> {
     let bad = |m: &str| EmotionError::File {
         path: path.display().to_string(),
         message: m.to_string(),

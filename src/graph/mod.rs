@@ -14,6 +14,7 @@
 pub mod build;
 pub mod demonstrate;
 pub mod dot;
+pub mod sample;
 
 use crate::domain::{Domain, ToolKind};
 use petgraph::graphmap::DiGraphMap;

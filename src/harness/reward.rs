@@ -1,6 +1,8 @@
 //! The reward of an episode (PAPER_FACTS, "Harness and reward"): -1 when the user ended
 //! with `###UNSATISFIED###`; otherwise 1 iff the final database state equals the state the
-//! reference actions produce and every required output was told to the user; else 0.
+//! reference actions produce and every required output was told to the user; else 0. An
+//! episode cut short by an error (the agent's malformed output, or an endpoint failure) is
+//! never a success, whatever state it reached: it did not finish the conversation.
 
 use super::{Episode, Termination};
 use serde::{Deserialize, Serialize};
@@ -34,9 +36,13 @@ pub fn score(
         .count();
     let state_match = episode.final_hash == reference_hash;
     let unsatisfied = episode.termination == Termination::UserUnsatisfied;
+    let errored = matches!(
+        episode.termination,
+        Termination::AgentError | Termination::EndpointError
+    );
     let reward = if unsatisfied {
         -1
-    } else if state_match && told == required_outputs.len() {
+    } else if !errored && state_match && told == required_outputs.len() {
         1
     } else {
         0
@@ -102,5 +108,9 @@ mod tests {
             cut.reward, 1,
             "state and outputs decide, whatever ended the episode"
         );
+        for broken in [Termination::AgentError, Termination::EndpointError] {
+            let e = score(&episode(broken, "h", "HAT030"), "h", &outputs);
+            assert_eq!((e.reward, e.state_match), (0, true), "{broken:?}");
+        }
     }
 }

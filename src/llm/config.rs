@@ -26,10 +26,12 @@ pub enum Role {
     Agent,
     Judge,
     GraphProposer,
+    /// Writes emotion anchors for `tracer anchors generate` (`emotion_anchors/writer.toml`).
+    AnchorWriter,
 }
 
 impl Role {
-    pub const ALL: [Role; 7] = [
+    pub const ALL: [Role; 8] = [
         Role::Grounder,
         Role::Refiner,
         Role::Feeler,
@@ -37,6 +39,7 @@ impl Role {
         Role::Agent,
         Role::Judge,
         Role::GraphProposer,
+        Role::AnchorWriter,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -48,6 +51,7 @@ impl Role {
             Role::Agent => "agent",
             Role::Judge => "judge",
             Role::GraphProposer => "graph_proposer",
+            Role::AnchorWriter => "anchor_writer",
         }
     }
 
@@ -135,6 +139,13 @@ pub struct RoleConfig {
     /// Merged into every request body, e.g. `chat_template_kwargs = { enable_thinking = true }`.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub extra_body: Map<String, Value>,
+    /// Which answers of the response cache this role may reuse: requests are cached under
+    /// (namespace, request body). Default: the role's base URL(s), so pointing a role at
+    /// another server never silently reuses the old server's answers. Set a name (e.g.
+    /// `"qwen3-8b"`) to keep answers across a server move or a changed replica list; `""`
+    /// is the namespace of caches written before namespaces existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_namespace: Option<String>,
 }
 
 /// `[roles]` of a stage TOML: one table per role; roles left out are scripted.
@@ -199,6 +210,15 @@ impl RoleConfig {
         Duration::from_secs_f64(self.retry_max_secs.unwrap_or(DEFAULT_RETRY_MAX_SECS))
     }
 
+    /// The response-cache namespace: `cache_namespace`, else the endpoints in the order
+    /// given (replicas listed together share answers).
+    pub fn cache_namespace(&self) -> String {
+        match &self.cache_namespace {
+            Some(ns) => ns.clone(),
+            None => self.endpoints().join(" "),
+        }
+    }
+
     /// Pure checks; the error names the field.
     pub fn validate(&self, context: &str) -> Result<(), LlmError> {
         let bad = |message: String| LlmError::Config {
@@ -217,6 +237,7 @@ impl RoleConfig {
             note("model", self.model.is_some());
             note("api_key_env", self.api_key_env.is_some());
             note("extra_body", !self.extra_body.is_empty());
+            note("cache_namespace", self.cache_namespace.is_some());
             if let Some(field) = set.first() {
                 return Err(bad(format!(
                     "field `{field}` needs provider = \"openai\" (this role is scripted)"
@@ -278,9 +299,23 @@ impl RoleConfig {
         range("min_p", self.min_p, 0.0, 1.0)?;
         range("timeout_secs", self.timeout_secs, 0.001, 86_400.0)?;
         range("retry_max_secs", self.retry_max_secs, 0.0, 3_600.0)?;
-        if self.concurrency == Some(0) {
-            return Err(bad("field `concurrency`: must be at least 1".to_string()));
-        }
+        let count = |field: &str, v: Option<u64>, lo: u64, hi: u64| -> Result<(), LlmError> {
+            match v {
+                Some(x) if !(lo..=hi).contains(&x) => {
+                    Err(bad(format!("field `{field}`: {x} is outside {lo}..={hi}")))
+                }
+                _ => Ok(()),
+            }
+        };
+        let max_concurrency = crate::config::MAX_CONCURRENCY as u64;
+        count(
+            "concurrency",
+            self.concurrency.map(|c| c as u64),
+            1,
+            max_concurrency,
+        )?;
+        count("max_retries", self.max_retries.map(u64::from), 0, 100)?;
+        count("retry_initial_ms", self.retry_initial_ms, 0, 600_000)?;
         if self.max_tokens == Some(0) {
             return Err(bad("field `max_tokens`: must be at least 1".to_string()));
         }

@@ -12,8 +12,24 @@
 //! directory and swapped into place only when the stage succeeded, so a failed or killed
 //! run leaves the previous artifacts untouched and never a partial one.
 //!
+//! Failure semantics (README, "Failure semantics"): one writer per output root
+//! ([`lock`]); the swap is crash-safe — a kill at any instant leaves either the old or the
+//! new complete output, and [`Runner::recover`] finishes or undoes a half-done swap and
+//! removes leftovers before the next run; a stage's journal ([`journal`]) is deleted only
+//! after its output is in place; staleness is transitive (a stage downstream of a stale one
+//! is stale); configs are checked by one shared path ([`validate`]).
+//!
 //! Architecture invariant: the pipeline knows stages only through the [`Stage`] trait and
-//! the registry in `crate::stage`; it knows nothing of what a stage computes.
+//! the registry it is handed ([`Dag::new`]); it imports no stage module and knows nothing
+//! of what a stage computes.
+
+pub mod failpoint;
+pub mod journal;
+pub mod lock;
+pub mod validate;
+
+pub use journal::{Journal, JournalError, JournalKey, OnMismatch, Resumed};
+pub use lock::{LockError, OutputLock};
 
 use crate::artifact::{ArtifactError, Provenance, sha256_file, sha256_hex, write_atomic};
 use crate::config::{self, ConfigError, Paths};
@@ -42,6 +58,13 @@ pub enum PipelineError {
         domain: String,
         message: String,
     },
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// The shared validation found problems: the first, and how many more.
+    #[error("{0}")]
+    Invalid(String),
 }
 
 /// What a stage sees while it runs for one domain.
@@ -88,23 +111,33 @@ impl StageContext<'_> {
     /// A journal file for resumable stages: it lives outside the temporary output
     /// directory (so a killed run keeps it) and is keyed by everything that determines the
     /// stage's result (inputs, config, seed, code), so a stale journal is never reused.
+    /// The runner deletes it once the stage's output is in place.
     pub fn journal_path(&self) -> PathBuf {
-        let key = fingerprint_material(
+        journal_path(
+            &self.paths.output,
             self.stage,
+            self.domain.name(),
             &config::config_hash(&self.config),
             self.seed,
             &self.inputs,
-        );
-        let name = format!(
-            "domain={}-{}.jsonl",
-            self.domain.name(),
-            &sha256_hex(key.as_bytes())[..16]
-        );
-        self.paths
-            .output
-            .join(".journal")
-            .join(self.stage)
-            .join(name)
+        )
+    }
+
+    /// The key written into this stage's journal (checked again when it is resumed).
+    pub fn journal_key(&self) -> JournalKey {
+        let inputs = serde_json::to_string(&self.inputs).unwrap_or_default();
+        [
+            ("stage", self.stage.to_string()),
+            ("domain", self.domain.name().to_string()),
+            ("config", config::config_hash(&self.config)),
+            ("seed", self.seed.to_string()),
+            ("inputs", sha256_hex(inputs.as_bytes())),
+            ("code", env!("TRACER_CODE_HASH").to_string()),
+            ("tool", env!("CARGO_PKG_VERSION").to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
     }
 
     pub fn fail(&self, message: impl Into<String>) -> PipelineError {
@@ -121,8 +154,15 @@ pub trait Stage: Sync {
     fn name(&self) -> &'static str;
     /// Upstream stages whose outputs this stage reads.
     fn inputs(&self) -> &'static [&'static str];
-    /// Project files (relative to the root) this stage reads for a domain.
-    fn source_files(&self, _domain: &str) -> Vec<PathBuf> {
+    /// Project files (relative to the root) this stage reads for a domain; `config` is the
+    /// stage's TOML table (a config may name files, e.g. a reference database).
+    fn source_files(&self, _domain: &str, _config: &toml::Table) -> Vec<PathBuf> {
+        Vec::new()
+    }
+    /// Problems in the project files this stage reads (beyond its TOML, which
+    /// `validate_config` checks) for the given domains, one line each: a graph that does
+    /// not load, anchors that do not parse. Part of the one validation path.
+    fn validate_sources(&self, _paths: &Paths, _domains: &[&'static dyn Domain]) -> Vec<String> {
         Vec::new()
     }
     /// Bump when the stage's code changes what it writes.
@@ -161,17 +201,55 @@ pub fn read_manifest(dir: &Path) -> Option<Manifest> {
     serde_json::from_str(&text).ok()
 }
 
+fn journal_dir(output: &Path, stage: &str) -> PathBuf {
+    output.join(".journal").join(stage)
+}
+
+fn journal_path(
+    output: &Path,
+    stage: &str,
+    domain: &str,
+    config_hash: &str,
+    seed: u64,
+    inputs: &BTreeMap<String, String>,
+) -> PathBuf {
+    let key = fingerprint_material(stage, domain, config_hash, seed, inputs);
+    let name = format!(
+        "domain={domain}-{}.jsonl",
+        &sha256_hex(key.as_bytes())[..16]
+    );
+    journal_dir(output, stage).join(name)
+}
+
+/// Remove the journals of (stage, domain) except `keep`; the removed paths.
+fn remove_journals(output: &Path, stage: &str, domain: &str, keep: Option<&Path>) -> Vec<PathBuf> {
+    let prefix = format!("domain={domain}-");
+    let mut removed = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(journal_dir(output, stage)) {
+        for e in entries.flatten() {
+            let path = e.path();
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.starts_with(&prefix)
+                && name.ends_with(".jsonl")
+                && Some(path.as_path()) != keep
+                && std::fs::remove_file(&path).is_ok()
+            {
+                removed.push(path);
+            }
+        }
+    }
+    removed
+}
+
+/// True when `dir` holds a complete stage output: a manifest whose every file hashes as
+/// recorded.
+fn is_complete(dir: &Path) -> bool {
+    read_manifest(dir).is_some_and(|m| hash_outputs(dir).is_ok_and(|o| o == m.outputs))
+}
+
 /// The stage registry as a DAG.
 pub struct Dag {
     stages: &'static [&'static dyn Stage],
-}
-
-impl Default for Dag {
-    fn default() -> Self {
-        Dag {
-            stages: crate::stage::registry(),
-        }
-    }
 }
 
 /// Freshness of one (stage, domain).
@@ -182,6 +260,11 @@ pub enum Freshness {
 }
 
 impl Dag {
+    /// The DAG of a stage registry (the caller injects it: `crate::stage::registry()`).
+    pub fn new(stages: &'static [&'static dyn Stage]) -> Dag {
+        Dag { stages }
+    }
+
     pub fn stages(&self) -> &'static [&'static dyn Stage] {
         self.stages
     }
@@ -261,6 +344,7 @@ fn collect_inputs(
     paths: &Paths,
     stage: &dyn Stage,
     domain: &str,
+    config: &toml::Table,
 ) -> Result<BTreeMap<String, String>, Result<PipelineError, String>> {
     let mut inputs = BTreeMap::new();
     for upstream in stage.inputs() {
@@ -271,7 +355,7 @@ fn collect_inputs(
             inputs.insert(format!("{upstream}/domain={domain}/{file}"), hash);
         }
     }
-    for rel in stage.source_files(domain) {
+    for rel in stage.source_files(domain, config) {
         let path = paths.root.join(&rel);
         let hash = sha256_file(&path).map_err(|e| Ok(PipelineError::Artifact(e)))?;
         inputs.insert(rel.display().to_string(), hash);
@@ -279,15 +363,28 @@ fn collect_inputs(
     Ok(inputs)
 }
 
+include!(concat!(env!("OUT_DIR"), "/domain_code_hashes.rs"));
+
+/// The source hash a stage's run for `domain` depends on: the shared code plus that
+/// domain's own folder (see build.rs), so editing one domain leaves the others fresh.
+pub fn code_hash(domain: &str) -> String {
+    let own = DOMAIN_CODE_HASHES
+        .iter()
+        .find(|(d, _)| *d == domain)
+        .map_or("", |(_, h)| h);
+    format!("{}-{own}", env!("TRACER_CODE_HASH"))
+}
+
 fn fingerprint_material(
     stage: &str,
+    domain: &str,
     config_hash: &str,
     seed: u64,
     inputs: &BTreeMap<String, String>,
 ) -> String {
     serde_json::json!({
         "tool": env!("CARGO_PKG_VERSION"),
-        "code": env!("TRACER_CODE_HASH"),
+        "code": code_hash(domain),
         "stage": stage,
         "config": config_hash,
         "seed": seed,
@@ -298,11 +395,12 @@ fn fingerprint_material(
 
 fn fingerprint(
     stage: &dyn Stage,
+    domain: &str,
     config_hash: &str,
     seed: u64,
     inputs: &BTreeMap<String, String>,
 ) -> String {
-    let material = fingerprint_material(stage.name(), config_hash, seed, inputs);
+    let material = fingerprint_material(stage.name(), domain, config_hash, seed, inputs);
     sha256_hex(format!("{material}|{}", stage.version()).as_bytes())
 }
 
@@ -347,11 +445,14 @@ pub struct StepReport {
     pub domain: &'static str,
     pub ran: bool,
     pub summary: String,
+    /// Housekeeping done on the way (journals of other runs removed), to log.
+    pub notes: Vec<String>,
 }
 
 impl<'a> Runner<'a> {
     pub fn new(
         paths: &'a Paths,
+        dag: Dag,
         seed: u64,
         domain_names: &[String],
     ) -> Result<Self, PipelineError> {
@@ -367,7 +468,7 @@ impl<'a> Runner<'a> {
             paths,
             seed,
             domains,
-            dag: Dag::default(),
+            dag,
             force: false,
         })
     }
@@ -390,7 +491,7 @@ impl<'a> Runner<'a> {
             return Ok(Freshness::Stale("never run".into()));
         };
         let (_, table) = self.stage_config(stage)?;
-        let inputs = match collect_inputs(self.paths, stage, domain.name()) {
+        let inputs = match collect_inputs(self.paths, stage, domain.name(), &table) {
             Ok(i) => i,
             Err(Err(why)) => return Ok(Freshness::Stale(why)),
             Err(Ok(e)) => return Err(e),
@@ -405,7 +506,9 @@ impl<'a> Runner<'a> {
         if manifest.inputs != inputs {
             return Ok(Freshness::Stale("inputs changed".into()));
         }
-        if manifest.fingerprint != fingerprint(stage, &config_hash, self.seed, &inputs) {
+        if manifest.fingerprint
+            != fingerprint(stage, domain.name(), &config_hash, self.seed, &inputs)
+        {
             return Ok(Freshness::Stale("code changed".into()));
         }
         match hash_outputs(&dir) {
@@ -414,12 +517,174 @@ impl<'a> Runner<'a> {
         }
     }
 
+    /// Fresh or stale for each of `stages` (in dependency order) and each domain, where a
+    /// stage downstream of a stale one is stale too, as `run` treats it.
+    pub fn status(
+        &self,
+        stages: &[&'static dyn Stage],
+    ) -> Result<Vec<(&'static str, &'static str, Freshness)>, PipelineError> {
+        let mut stale: std::collections::BTreeSet<(&str, &str)> = Default::default();
+        let mut out = Vec::new();
+        for &stage in stages {
+            for &domain in &self.domains {
+                let mut state = self.freshness(stage, domain)?;
+                if state == Freshness::Fresh
+                    && let Some(up) = stage
+                        .inputs()
+                        .iter()
+                        .find(|i| stale.contains(&(**i, domain.name())))
+                {
+                    state = Freshness::Stale(format!("upstream '{up}' is stale"));
+                }
+                if state != Freshness::Fresh {
+                    stale.insert((stage.name(), domain.name()));
+                }
+                out.push((stage.name(), domain.name(), state));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The path of `file` in the output of (`stage`, `domain`), after checking that it
+    /// still hashes as its manifest records and (unless `allow_stale`) that the stage is
+    /// fresh, upstream included. For readers that hand artifacts on (`tracer export`).
+    pub fn checked_output(
+        &self,
+        stage: &str,
+        domain: &'static dyn Domain,
+        file: &str,
+        allow_stale: bool,
+    ) -> Result<PathBuf, PipelineError> {
+        let fail = |message: String| PipelineError::Stage {
+            stage: stage.to_string(),
+            domain: domain.name().to_string(),
+            message,
+        };
+        let dir = stage_dir(&self.paths.output, stage, domain.name());
+        let path = dir.join(file);
+        let manifest = read_manifest(&dir)
+            .ok_or_else(|| fail(format!("never run; `tracer run {stage}` first")))?;
+        let recorded = manifest
+            .outputs
+            .get(file)
+            .ok_or_else(|| fail(format!("{}: not in its manifest", path.display())))?;
+        if sha256_file(&path).ok().as_ref() != Some(recorded) {
+            return Err(fail(format!(
+                "{}: does not match its manifest (edited or corrupted); `tracer run {stage}` regenerates it",
+                path.display()
+            )));
+        }
+        if !allow_stale {
+            let plan = self.dag.plan(stage)?;
+            let this_domain = Runner {
+                paths: self.paths,
+                seed: self.seed,
+                domains: vec![domain],
+                dag: Dag {
+                    stages: self.dag.stages,
+                },
+                force: false,
+            };
+            // The plan ends with `stage` itself, after everything upstream of it.
+            if let Some((_, _, Freshness::Stale(why))) = this_domain.status(&plan)?.pop() {
+                return Err(fail(format!(
+                    "stale ({why}); `tracer run {stage}` first, or pass --allow-stale"
+                )));
+            }
+        }
+        Ok(path)
+    }
+
+    /// Check the configs of the stages `target` plans and the project files of this run's
+    /// domains (the path `tracer validate` takes); the first problem, counting the rest.
+    pub fn validate(&self, target: &str) -> Result<(), PipelineError> {
+        let plan = self.dag.plan(target)?;
+        let problems = validate::problems(
+            self.paths,
+            &validate::Scope {
+                stages: &plan,
+                domains: &self.domains,
+            },
+        );
+        match problems.as_slice() {
+            [] => Ok(()),
+            [one] => Err(PipelineError::Invalid(one.clone())),
+            [first, rest @ ..] => Err(PipelineError::Invalid(format!(
+                "{first} (and {} more problem(s); `tracer validate` lists them)",
+                rest.len()
+            ))),
+        }
+    }
+
+    /// Finish or undo what killed runs left behind in every stage directory, and remove
+    /// leftovers: a stage output that is missing is restored from a complete temporary
+    /// directory (the new output, its swap was cut short) or else from the directory moved
+    /// aside (the old one); every other `.tmp-*` / `.old-*` directory is removed. Call it
+    /// holding the output lock (another writer's temporary directory looks the same). Returns
+    /// one line per action, to log.
+    pub fn recover(&self) -> Result<Vec<String>, PipelineError> {
+        let mut notes = Vec::new();
+        for stage in self.dag.stages() {
+            let stage_root = self.paths.output.join(stage.name());
+            let Ok(entries) = std::fs::read_dir(&stage_root) else {
+                continue;
+            };
+            let mut leftovers: BTreeMap<String, (Vec<PathBuf>, Vec<PathBuf>)> = BTreeMap::new();
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().to_string();
+                for (prefix, is_tmp) in [(".tmp-", true), (".old-", false)] {
+                    if let Some((target, _pid)) =
+                        name.strip_prefix(prefix).and_then(|r| r.rsplit_once('-'))
+                    {
+                        let slot = leftovers.entry(target.to_string()).or_default();
+                        if is_tmp {
+                            slot.0.push(e.path());
+                        } else {
+                            slot.1.push(e.path());
+                        }
+                    }
+                }
+            }
+            for (target, (mut tmps, mut olds)) in leftovers {
+                tmps.sort();
+                olds.sort();
+                let dir = stage_root.join(&target);
+                if !dir.exists() {
+                    let restore = tmps
+                        .iter()
+                        .position(|t| is_complete(t))
+                        .map(|i| (tmps.remove(i), "finished the interrupted swap with"))
+                        .or_else(|| olds.pop().map(|o| (o, "restored the previous output from")));
+                    if let Some((from, what)) = restore {
+                        std::fs::rename(&from, &dir).map_err(|e| ArtifactError::io(&dir, e))?;
+                        notes.push(format!("{}: {what} {}", dir.display(), from.display()));
+                    }
+                }
+                for left in tmps.iter().chain(&olds) {
+                    std::fs::remove_dir_all(left).map_err(|e| ArtifactError::io(left, e))?;
+                    notes.push(format!("removed leftover {}", left.display()));
+                }
+            }
+        }
+        // Temporary files of atomic writes outside stage directories (the emotion model).
+        if let Ok(entries) = std::fs::read_dir(self.paths.output.join("emotion")) {
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.extension().is_some_and(|x| x == "tmp") && std::fs::remove_file(&p).is_ok() {
+                    notes.push(format!("removed leftover {}", p.display()));
+                }
+            }
+        }
+        Ok(notes)
+    }
+
     /// Run `target` and whatever is stale upstream of it.
     pub fn run(
         &self,
         target: &str,
         mut on_step: impl FnMut(&StepReport),
     ) -> Result<Vec<StepReport>, PipelineError> {
+        self.validate(target)?;
         let plan = self.dag.plan(target)?;
         // Preflight every stage that may run (stale now, or downstream of one that is), so
         // a missing key or a dead endpoint is one error before any work starts.
@@ -459,25 +724,37 @@ impl<'a> Runner<'a> {
         domain: &'static dyn Domain,
     ) -> Result<StepReport, PipelineError> {
         let dir = stage_dir(&self.paths.output, stage.name(), domain.name());
+        let mut notes = Vec::new();
         if !self.force && self.freshness(stage, domain)? == Freshness::Fresh {
             let summary = read_manifest(&dir).map(|m| m.summary).unwrap_or_default();
+            // A journal of a finished stage is what a kill between the swap and its
+            // deletion leaves: the output holds all of it.
+            for p in remove_journals(&self.paths.output, stage.name(), domain.name(), None) {
+                notes.push(format!(
+                    "removed the journal of the finished stage: {}",
+                    p.display()
+                ));
+            }
             return Ok(StepReport {
                 stage: stage.name(),
                 domain: domain.name(),
                 ran: false,
                 summary,
+                notes,
             });
         }
         let (config_path, table) = self.stage_config(stage)?;
-        let inputs = collect_inputs(self.paths, stage, domain.name()).map_err(|e| match e {
-            Ok(err) => err,
-            Err(why) => PipelineError::Stage {
-                stage: stage.name().into(),
-                domain: domain.name().into(),
-                message: why,
-            },
-        })?;
+        let inputs =
+            collect_inputs(self.paths, stage, domain.name(), &table).map_err(|e| match e {
+                Ok(err) => err,
+                Err(why) => PipelineError::Stage {
+                    stage: stage.name().into(),
+                    domain: domain.name().into(),
+                    message: why,
+                },
+            })?;
         // Leftovers of killed runs (any pid) are never reused: the stage starts clean.
+        // (`recover` has normally removed them already; this also serves library callers.)
         let prefix = format!(".tmp-domain={}-", domain.name());
         if let Some(parent) = dir.parent()
             && let Ok(entries) = std::fs::read_dir(parent)
@@ -500,6 +777,19 @@ impl<'a> Runner<'a> {
             out_dir: tmp.clone(),
             inputs: inputs.clone(),
         };
+        let journal = ctx.journal_path();
+        for p in remove_journals(
+            &self.paths.output,
+            stage.name(),
+            domain.name(),
+            Some(&journal),
+        ) {
+            notes.push(format!(
+                "removed the journal of a run with other inputs, config or code: {}",
+                p.display()
+            ));
+        }
+        failpoint::hit("stage-started", stage.name());
         let started = Instant::now();
         let result = stage.run(&ctx);
         let summary = match result {
@@ -509,11 +799,12 @@ impl<'a> Runner<'a> {
                 return Err(e);
             }
         };
+        failpoint::hit("outputs-written", stage.name());
         let config_hash = config::config_hash(&ctx.config);
         let manifest = Manifest {
             stage: stage.name().to_string(),
             domain: domain.name().to_string(),
-            fingerprint: fingerprint(stage, &config_hash, self.seed, &inputs),
+            fingerprint: fingerprint(stage, domain.name(), &config_hash, self.seed, &inputs),
             seed: self.seed,
             config_hash,
             inputs,
@@ -522,19 +813,27 @@ impl<'a> Runner<'a> {
         };
         let json = serde_json::to_vec_pretty(&manifest).unwrap_or_default();
         write_atomic(&tmp.join(MANIFEST), &json)?;
-        swap_into_place(&tmp, &dir)?;
+        failpoint::hit("manifest-written", stage.name());
+        swap_into_place(&tmp, &dir, stage.name())?;
+        // Only now that the new output is in place may the journal go: a kill before this
+        // line resumes from it, a kill after finds the stage fresh.
+        if journal.exists() {
+            std::fs::remove_file(&journal).map_err(|e| ArtifactError::io(&journal, e))?;
+        }
         Ok(StepReport {
             stage: stage.name(),
             domain: domain.name(),
             ran: true,
             summary: format!("{summary} ({:.2}s)", started.elapsed().as_secs_f64()),
+            notes,
         })
     }
 }
 
-/// Replace `dir` by `tmp`: the old directory is moved aside first and removed last, so at
-/// every instant either the old or the new complete output is in place.
-fn swap_into_place(tmp: &Path, dir: &Path) -> Result<(), ArtifactError> {
+/// Replace `dir` by `tmp`: the old directory is moved aside first and removed last. Between
+/// the two renames `dir` is missing; a kill there leaves a complete `tmp` (its manifest is
+/// written before the swap starts), which [`Runner::recover`] moves into place.
+fn swap_into_place(tmp: &Path, dir: &Path, stage: &str) -> Result<(), ArtifactError> {
     let old = dir.with_file_name(format!(
         ".old-{}-{}",
         dir.file_name().and_then(|n| n.to_str()).unwrap_or("out"),
@@ -543,7 +842,37 @@ fn swap_into_place(tmp: &Path, dir: &Path) -> Result<(), ArtifactError> {
     if dir.exists() {
         std::fs::rename(dir, &old).map_err(|e| ArtifactError::io(dir, e))?;
     }
+    failpoint::hit("swap-half-done", stage);
     std::fs::rename(tmp, dir).map_err(|e| ArtifactError::io(dir, e))?;
+    failpoint::hit("swap-done", stage);
     let _ = std::fs::remove_dir_all(&old);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_domain_has_its_own_code_hash_on_top_of_the_shared_one() {
+        let shared = env!("TRACER_CODE_HASH");
+        let mut seen = std::collections::BTreeSet::new();
+        for d in domain::registry() {
+            assert!(
+                DOMAIN_CODE_HASHES.iter().any(|(n, _)| *n == d.name()),
+                "{}: build.rs found no src/domain/{}/ folder to hash",
+                d.name(),
+                d.name()
+            );
+            let h = code_hash(d.name());
+            assert!(h.starts_with(shared), "{h}");
+            assert!(
+                seen.insert(h),
+                "{}: same code hash as another domain",
+                d.name()
+            );
+        }
+        // The kit is shared code, never a domain of its own.
+        assert!(DOMAIN_CODE_HASHES.iter().all(|(n, _)| *n != "kit"));
+    }
 }

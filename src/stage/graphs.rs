@@ -74,14 +74,6 @@ pub fn edge_records(graph: &ToolGraph, demos: &[EdgeDemo]) -> Vec<EdgeRecord> {
         .collect()
 }
 
-/// The verified graph of a finished `graphs` stage.
-pub fn load_verified(
-    graphs_dir: &Path,
-    domain: &dyn crate::domain::Domain,
-) -> Result<ToolGraph, graph::GraphError> {
-    graph::load(&graphs_dir.join("graph.json"), domain)
-}
-
 impl Stage for GraphsStage {
     fn name(&self) -> &'static str {
         "graphs"
@@ -89,11 +81,25 @@ impl Stage for GraphsStage {
     fn inputs(&self) -> &'static [&'static str] {
         &["db"]
     }
-    fn source_files(&self, domain: &str) -> Vec<PathBuf> {
+    fn validate_sources(
+        &self,
+        paths: &crate::config::Paths,
+        domains: &[&'static dyn crate::domain::Domain],
+    ) -> Vec<String> {
+        domains
+            .iter()
+            .filter_map(|d| graph::load(&paths.graph_file(d.name()), *d).err())
+            .map(|e| e.to_string())
+            .collect()
+    }
+    fn source_files(&self, domain: &str, _config: &toml::Table) -> Vec<PathBuf> {
         vec![PathBuf::from(format!("graphs/{domain}.json"))]
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-        crate::config::parse_typed::<GraphsConfig>(path, table).map(|_| ())
+        let cfg: GraphsConfig = crate::config::parse_typed(path, table)?;
+        let c = crate::config::Check::new(path);
+        c.count("customers", cfg.customers, 1, 100_000)?;
+        c.count("proposals", cfg.proposals, 1, 10_000)
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: GraphsConfig = ctx.typed_config()?;

@@ -6,7 +6,6 @@
 
 pub mod db;
 pub mod emotions;
-pub mod eval;
 pub mod feelings;
 pub mod graphs;
 pub mod grounded;
@@ -19,6 +18,12 @@ pub mod trajectories;
 
 use crate::pipeline::Stage;
 
+/// The stage DAG the CLI runs: the registry below, handed to the pipeline.
+pub fn dag() -> crate::pipeline::Dag {
+    crate::pipeline::Dag::new(registry())
+}
+
+/// The registry: one line per stage, in a topological order.
 pub fn registry() -> &'static [&'static dyn Stage] {
     static STAGES: &[&dyn Stage] = &[
         &db::DbStage,
@@ -29,9 +34,9 @@ pub fn registry() -> &'static [&'static dyn Stage] {
         &feelings::FeelingsStage,
         &emotions::EmotionsStage,
         &tasks::TasksStage,
-        &rollouts::RolloutsStage,
+        &rollouts::ROLLOUTS,
         &trajectories::TrajectoriesStage,
-        &eval::EvalStage,
+        &rollouts::EVAL,
     ];
     STAGES
 }

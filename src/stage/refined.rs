@@ -213,7 +213,11 @@ impl Stage for RefinedStage {
         &["db", "grounded"]
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-        crate::config::parse_typed::<RefinedConfig>(path, table).map(|_| ())
+        let cfg: RefinedConfig = crate::config::parse_typed(path, table)?;
+        let c = crate::config::Check::new(path);
+        c.share("preference_rate", cfg.preference_rate)?;
+        c.share("ambiguity_rate", cfg.ambiguity_rate)?;
+        super::roles::check_roles(path, &cfg.roles, &[crate::llm::Role::Refiner])
     }
     fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
         let cfg: RefinedConfig =
@@ -226,7 +230,7 @@ impl Stage for RefinedStage {
             &ctx.input_dir("grounded").join("part-00000.parquet"),
         )?;
         let db_dir = ctx.input_dir("db");
-        let envs = super::tasks::SplitEnvs::load(&db_dir, ctx.domain)?;
+        let envs = super::db::SplitEnvs::load(&db_dir, ctx.domain)?;
         let specs = ctx.domain.tool_specs();
         let is_read = |tool: &str| {
             specs
@@ -281,9 +285,9 @@ impl Stage for RefinedStage {
         for ((task, facts), instruction) in grounded.into_iter().zip(&facts).zip(instructions) {
             let env = envs.for_split(&task.split);
             let checked = instruction.and_then(|instruction| {
-                super::tasks::check_no_internal_ids(env, &task, &instruction)
+                crate::verify::check_no_internal_ids(env, &task, &instruction)
                     .map_err(|e| format!("forbidden_id: {e}"))?;
-                super::tasks::check_information(env, &task, facts, &instruction)
+                crate::verify::check_information(env, &task, facts, &instruction)
                     .map_err(|e| format!("information: {e}"))?;
                 Ok(instruction)
             });

@@ -2,21 +2,51 @@
 //! resolved to scripted stand-ins or preflighted endpoints sharing one response cache
 //! (`output/.llm-cache.redb`, so a re-run or resume never pays twice).
 
-use crate::config::Paths;
-use crate::llm::{self, Provider, Role, RoleModel, RolesConfig};
+use crate::config::{Check, ConfigError, Paths};
+use crate::llm::{self, LlmError, Provider, Role, RoleConfig, RoleModel, RolesConfig};
 use crate::pipeline::{PipelineError, StageContext};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub fn cache_path(paths: &Paths) -> PathBuf {
     paths.output.join(".llm-cache.redb")
 }
 
-/// A tokio runtime for a stage's endpoint calls.
-pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("tokio runtime: {e}"))
+/// Check the `[roles.*]` tables of a stage config without side effects: only roles the
+/// stage uses (`used`), each one valid. Errors name the file and the table.
+pub fn check_roles(path: &Path, roles: &RolesConfig, used: &[Role]) -> Result<(), ConfigError> {
+    let c = Check::new(path);
+    for (role, cfg) in roles {
+        let field = format!("roles.{role}");
+        if !used.contains(role) {
+            let names: Vec<&str> = used.iter().map(|r| r.as_str()).collect();
+            return Err(c.error(
+                &field,
+                if names.is_empty() {
+                    "this stage uses no LLM role".to_string()
+                } else {
+                    format!(
+                        "this stage has no {role} role (it uses: {})",
+                        names.join(", ")
+                    )
+                },
+            ));
+        }
+        check_role_table(&c, &field, &role.context(), cfg)?;
+    }
+    Ok(())
+}
+
+/// Check one role-shaped table (`[roles.<role>]`, `[embedder]`).
+pub fn check_role_table(
+    c: &Check,
+    field: &str,
+    context: &str,
+    cfg: &RoleConfig,
+) -> Result<(), ConfigError> {
+    cfg.validate(context).map_err(|e| match e {
+        LlmError::Config { message, .. } => c.error(field, message),
+        other => c.error(field, other),
+    })
 }
 
 /// Check every endpoint role of a config before any work (key set, reachable, model served).
@@ -28,7 +58,7 @@ pub fn preflight_roles(roles: &RolesConfig) -> Result<(), String> {
     if endpoints.is_empty() {
         return Ok(());
     }
-    let rt = runtime()?;
+    let rt = crate::llm::runtime()?;
     for (role, cfg) in endpoints {
         rt.block_on(llm::preflight(*role, cfg))
             .map_err(|e| e.to_string())?;
@@ -51,7 +81,7 @@ pub fn open_role(
 pub fn run_all<T: Send + 'static>(
     futures: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send>>>,
 ) -> Result<Vec<T>, String> {
-    let rt = runtime()?;
+    let rt = crate::llm::runtime()?;
     rt.block_on(async move {
         let mut set = tokio::task::JoinSet::new();
         for (i, f) in futures.into_iter().enumerate() {

@@ -3,6 +3,8 @@
 //!
 //! - [`calc`]: the one `calculate` (Python's `round(x, 2)` exactly).
 //! - [`pyjson`]: outputs as the references print them (`json.dumps`, tau2's `to_json_str`).
+//! - [`python`]: Python value semantics (insertion-ordered dicts, hash-canonical rows,
+//!   `float(str)`, `%.2f`, `repr`, tables read in file order).
 //! - [`pytext`]: hand-written text outputs as Python-f-string templates over a row.
 //! - [`schema`]: JSON Schema builders and the [`schema::tool`] constructor (intent inferred).
 //! - [`ids`]: id minting (length counters, max+1 over a prefix, fixed slot lists).
@@ -33,6 +35,7 @@ pub mod policy;
 pub mod propose;
 pub mod pyjson;
 pub mod pytext;
+pub mod python;
 pub mod schema;
 pub mod specs;
 pub mod strptime;

@@ -12,6 +12,11 @@
 //! One sentence is chosen per call, deterministically from the call's content; a sentence
 //! with a placeholder that has no value is skipped in favour of the next one.
 //!
+//! A tool whose request reads differently by case (an order with or without a tracking
+//! number) keeps one table per case, `[<tool>.<case>]` (TOML: `[get_order_details.tracked]`),
+//! and the domain renders `"<tool>.<case>"`; the choice among a case's sentences depends on
+//! the tool and the call, as for a plain table.
+//!
 //! Architecture invariant: parsing and substitution only; knows no domain.
 
 use super::text::variant;
@@ -29,7 +34,20 @@ impl Templates {
     pub fn parse(source: &str) -> Result<Templates, String> {
         let table: toml::Table = source.parse().map_err(|e| format!("requests.toml: {e}"))?;
         let mut by_tool = BTreeMap::new();
+        let mut entries: Vec<(String, toml::Value)> = Vec::new();
         for (tool, entry) in table {
+            // `[tool.case]` tables: a tool table without `say` whose entries are cases.
+            match entry.as_table() {
+                Some(t) if !t.contains_key("say") && t.values().all(toml::Value::is_table) => {
+                    entries.extend(
+                        t.iter()
+                            .map(|(case, e)| (format!("{tool}.{case}"), e.clone())),
+                    );
+                }
+                _ => entries.push((tool, entry)),
+            }
+        }
+        for (tool, entry) in entries {
             let say = entry
                 .get("say")
                 .and_then(toml::Value::as_array)
@@ -73,7 +91,8 @@ impl Templates {
         vars: &BTreeMap<&str, String>,
     ) -> Option<String> {
         let sentences = self.by_tool.get(tool)?;
-        let start = variant(&format!("{tool}\0{args}"), sentences.len());
+        let name = tool.split_once('.').map_or(tool, |(t, _)| t);
+        let start = variant(&format!("{name}\0{args}"), sentences.len());
         (0..sentences.len())
             .map(|i| &sentences[(start + i) % sentences.len()])
             .find_map(|s| fill(s, args, vars))
@@ -163,6 +182,42 @@ mod tests {
         assert!(s == "Cancel A1 for Ann." || s == "Cancel A1.");
         assert!(t.render("other", &args, &vars).is_none());
         assert_eq!(placeholders("a {x} b {y}"), ["x", "y"]);
+    }
+
+    #[test]
+    fn cases_of_a_tool_choose_like_the_tool() {
+        let t = Templates::parse(
+            r#"
+            [ask]
+            say = ["a0 {id}", "a1 {id}", "a2 {id}"]
+            [ask_cased.one]
+            say = ["a0 {id}", "a1 {id}", "a2 {id}"]
+            [ask_cased.two]
+            say = ["b {id}"]
+            "#,
+        )
+        .unwrap();
+        let vars = BTreeMap::new();
+        for id in ["x", "y", "z", "w"] {
+            let args = json!({"id": id});
+            // Same choice as a plain table of the same tool name would make.
+            let plain = t.render("ask", &args, &vars).unwrap();
+            let cased = Templates::parse(
+                r#"
+                [ask.one]
+                say = ["a0 {id}", "a1 {id}", "a2 {id}"]
+                "#,
+            )
+            .unwrap()
+            .render("ask.one", &args, &vars)
+            .unwrap();
+            assert_eq!(plain, cased);
+            assert_eq!(
+                t.render("ask_cased.two", &args, &vars).unwrap(),
+                format!("b {id}")
+            );
+        }
+        assert!(t.render("ask_cased", &json!({"id": "x"}), &vars).is_none());
     }
 
     #[test]

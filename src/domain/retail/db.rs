@@ -23,6 +23,70 @@ pub mod status {
     pub const CANCELLED: &str = "cancelled";
     pub const EXCHANGE_REQUESTED: &str = "exchange requested";
     pub const RETURN_REQUESTED: &str = "return requested";
+    /// tau-emotion-bench's spellings: the request keeps the order `delivered...`.
+    pub const DELIVERED_EXCHANGE_REQUESTED: &str = "delivered (exchange requested)";
+    pub const DELIVERED_RETURN_REQUESTED: &str = "delivered (return requested)";
+}
+
+/// The order lifecycle the tools follow: retail's rulesets. The two reference harnesses
+/// differ in three tools only (modify items, return, exchange); everything else is shared.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Lifecycle {
+    /// tau-emotion-bench (the default): modifying items leaves an order `pending` (so it can
+    /// be changed again or cancelled); returns and exchanges accept any status that begins
+    /// with `delivered` and set `delivered (return requested)` / `delivered (exchange
+    /// requested)`.
+    #[default]
+    TauEmotionBench,
+    /// tau-bench: modifying items sets `pending (item modified)`, which ends all changes;
+    /// returns and exchanges need exactly `delivered` and set `return requested` /
+    /// `exchange requested`.
+    TauBench,
+}
+
+impl Lifecycle {
+    pub const ALL: [Lifecycle; 2] = [Lifecycle::TauEmotionBench, Lifecycle::TauBench];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Lifecycle::TauEmotionBench => "tau-emotion-bench",
+            Lifecycle::TauBench => "tau-bench",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Lifecycle> {
+        Self::ALL.into_iter().find(|l| l.name() == name)
+    }
+
+    /// The status an order has after its items were modified.
+    pub fn after_item_modification(self) -> &'static str {
+        match self {
+            Lifecycle::TauEmotionBench => status::PENDING,
+            Lifecycle::TauBench => status::PENDING_ITEM_MODIFIED,
+        }
+    }
+
+    /// Whether a return or an exchange may start from `order_status`.
+    pub fn accepts_return_or_exchange(self, order_status: &str) -> bool {
+        match self {
+            Lifecycle::TauEmotionBench => order_status.starts_with(status::DELIVERED),
+            Lifecycle::TauBench => order_status == status::DELIVERED,
+        }
+    }
+
+    pub fn return_requested(self) -> &'static str {
+        match self {
+            Lifecycle::TauEmotionBench => status::DELIVERED_RETURN_REQUESTED,
+            Lifecycle::TauBench => status::RETURN_REQUESTED,
+        }
+    }
+
+    pub fn exchange_requested(self) -> &'static str {
+        match self {
+            Lifecycle::TauEmotionBench => status::DELIVERED_EXCHANGE_REQUESTED,
+            Lifecycle::TauBench => status::EXCHANGE_REQUESTED,
+        }
+    }
 }
 
 /// The only cancellation reasons the cancel tool accepts.
@@ -179,17 +243,20 @@ impl Order {
     }
 }
 
-/// Round money to cents, as tau-bench does after every balance update.
+/// Round money to cents exactly as tau-bench's `round(x, 2)` does after every balance update
+/// (half-even on the double's exact value: 0.125 -> 0.12).
 pub fn round2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
+    crate::domain::kit::calc::py_round(x, 2)
 }
 
-/// The whole retail state.
+/// The whole retail state, and the lifecycle its tools follow (a rule, not data: it is not
+/// part of the state hash or the exported files).
 #[derive(Clone)]
 pub struct RetailDb {
     pub users: Table<User>,
     pub products: Table<Product>,
     pub orders: Table<Order>,
+    pub lifecycle: Lifecycle,
 }
 
 impl RetailDb {
@@ -202,6 +269,7 @@ impl RetailDb {
             users: Table::new("users", users),
             products: Table::new("products", products),
             orders: Table::new("orders", orders),
+            lifecycle: Lifecycle::default(),
         }
     }
 }
@@ -248,13 +316,7 @@ impl Database for RetailDb {
     }
 
     fn check_policy(&self, tool: &str, args: &Value) -> Result<(), crate::domain::PolicyViolation> {
-        // Until the rules are declared one by one, the tool names the rule.
-        let rule = Self::tools()
-            .iter()
-            .find(|t| t.spec.name == tool)
-            .map_or("policy", |t| t.spec.name);
-        super::ground::check_policy(self, tool, args)
-            .map_err(|detail| crate::domain::PolicyViolation::new(rule, detail))
+        crate::domain::kit::policy::check_rules(super::policy::RULES, self, tool, args)
     }
 
     fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
@@ -275,5 +337,15 @@ impl Database for RetailDb {
 
     fn customer_records(&self, user_id: &str) -> Vec<String> {
         super::hooks::customer_records(self, user_id)
+    }
+
+    fn ruleset(&self) -> Option<&'static str> {
+        Some(self.lifecycle.name())
+    }
+
+    fn set_ruleset(&mut self, name: &str) -> Result<(), String> {
+        self.lifecycle =
+            Lifecycle::from_name(name).ok_or_else(|| format!("no ruleset '{name}'"))?;
+        Ok(())
     }
 }

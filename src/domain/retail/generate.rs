@@ -1,7 +1,8 @@
 //! The deterministic synthetic retail database: 527 users, 50 products with 5-20 variant
 //! items each, 1,075 orders, all drawn from a ChaCha8 stream seeded by the caller.
 //!
-//! Vocabulary (names, streets, cities, product catalogue) is our own. The database is
+//! Vocabulary (names, streets, cities, product catalogue) is our own, kept as data in
+//! `vocabulary.toml`. The database is
 //! internally consistent: every order's user lists it, every order item is a variant of its
 //! product with the variant's price and options, every payment uses one of the owner's
 //! payment methods, gift-card balances are non-negative, fulfilments match the status
@@ -22,659 +23,37 @@ use super::db::{
 };
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::LazyLock;
 
 pub const USERS: usize = 527;
 pub const ORDERS: usize = 1_075;
 
-pub const FIRST_NAMES: &[&str] = &[
-    "Adele",
-    "Bruno",
-    "Camila",
-    "Dmitri",
-    "Elena",
-    "Farah",
-    "Gideon",
-    "Hana",
-    "Idris",
-    "Juno",
-    "Kofi",
-    "Leila",
-    "Marcus",
-    "Nadia",
-    "Oren",
-    "Priya",
-    "Quentin",
-    "Rosa",
-    "Soren",
-    "Tamsin",
-    "Umar",
-    "Vera",
-    "Wendell",
-    "Ximena",
-    "Yusuf",
-    "Zara",
-    "Aurelio",
-    "Beatrix",
-    "Cyrus",
-    "Delphine",
-    "Emeka",
-    "Fiona",
-    "Gustavo",
-    "Helga",
-    "Ines",
-    "Jasper",
-    "Keiko",
-    "Lorcan",
-    "Mirela",
-    "Nikolai",
-    "Odette",
-    "Pablo",
-    "Rhea",
-    "Silas",
-    "Talia",
-    "Ulrich",
-    "Valentina",
-    "Wilder",
-    "Yara",
-    "Zeke",
-    "Anouk",
-    "Bastien",
-    "Cleo",
-    "Darius",
-    "Esme",
-    "Felix",
-    "Greta",
-    "Hugo",
-    "Isla",
-    "Joaquin",
-];
+/// The vocabulary the generator draws from, kept as data in `vocabulary.toml`.
+#[derive(Debug, Default, Deserialize)]
+struct Vocabulary {
+    first_names: Vec<String>,
+    last_names: Vec<String>,
+    streets: Vec<String>,
+    /// (city, state, first three zip digits).
+    cities: Vec<(String, String, String)>,
+    card_brands: Vec<String>,
+    products: Vec<CatalogueEntry>,
+}
 
-pub const LAST_NAMES: &[&str] = &[
-    "Abernathy",
-    "Baptiste",
-    "Castellano",
-    "Drummond",
-    "Eriksen",
-    "Fairweather",
-    "Galloway",
-    "Hollis",
-    "Ibarra",
-    "Jablonski",
-    "Kowalczyk",
-    "Lindqvist",
-    "Mbeki",
-    "Nakagawa",
-    "Okonkwo",
-    "Pemberton",
-    "Quiroga",
-    "Rasmussen",
-    "Sandoval",
-    "Thorne",
-    "Underwood",
-    "Valdivia",
-    "Whitaker",
-    "Yamada",
-    "Zielinski",
-    "Achebe",
-    "Beaumont",
-    "Calloway",
-    "Delacroix",
-    "Ellison",
-    "Ferreira",
-    "Grimaldi",
-    "Hargrove",
-    "Iverson",
-    "Jovanovic",
-    "Kaminski",
-    "Lachance",
-    "Moreau",
-    "Novak",
-    "Oyelaran",
-    "Prescott",
-    "Renwick",
-    "Sorensen",
-    "Tanaka",
-    "Vasquez",
-    "Winslow",
-];
+/// One catalogue entry: name, price range in dollars, option dimensions (name, values...).
+#[derive(Debug, Deserialize)]
+struct CatalogueEntry {
+    name: String,
+    price: (f64, f64),
+    options: Vec<Vec<String>>,
+}
 
-pub const STREETS: &[&str] = &[
-    "Juniper Lane",
-    "Harbor View Road",
-    "Quarry Street",
-    "Millbrook Avenue",
-    "Sparrow Court",
-    "Lantern Way",
-    "Copperfield Drive",
-    "Orchard Row",
-    "Beacon Hill Road",
-    "Willow Bend",
-    "Granite Street",
-    "Foxglove Terrace",
-    "Saltmarsh Road",
-    "Kingfisher Lane",
-    "Tamarack Avenue",
-    "Ridgeback Drive",
-    "Bluebell Close",
-    "Cobblestone Way",
-    "Heron Point Road",
-    "Aspen Circle",
-    "Larkspur Street",
-    "Meridian Avenue",
-    "Stonebridge Road",
-    "Thistle Lane",
-    "Wharf Street",
-];
-
-/// (city, state, first three digits of its zip codes)
-pub const CITIES: &[(&str, &str, &str)] = &[
-    ("Portland", "OR", "972"),
-    ("Boise", "ID", "837"),
-    ("Tucson", "AZ", "857"),
-    ("Albuquerque", "NM", "871"),
-    ("Omaha", "NE", "681"),
-    ("Madison", "WI", "537"),
-    ("Richmond", "VA", "232"),
-    ("Savannah", "GA", "314"),
-    ("Spokane", "WA", "992"),
-    ("Tulsa", "OK", "741"),
-    ("Raleigh", "NC", "276"),
-    ("Burlington", "VT", "054"),
-    ("Providence", "RI", "029"),
-    ("Lexington", "KY", "405"),
-    ("Des Moines", "IA", "503"),
-    ("Anchorage", "AK", "995"),
-    ("Baton Rouge", "LA", "708"),
-    ("Chattanooga", "TN", "374"),
-    ("Fort Collins", "CO", "805"),
-    ("Ann Arbor", "MI", "481"),
-    ("Santa Fe", "NM", "875"),
-    ("Reno", "NV", "895"),
-    ("Duluth", "MN", "558"),
-    ("Charleston", "SC", "294"),
-    ("Pittsburgh", "PA", "152"),
-];
-
-const CARD_BRANDS: &[&str] = &["visa", "mastercard", "amex", "discover"];
-
-/// One catalogue entry: name, price range in dollars, option dimensions and their values.
-type CatalogueEntry = (
-    &'static str,
-    f64,
-    f64,
-    &'static [(&'static str, &'static [&'static str])],
-);
-
-pub const CATALOGUE: &[CatalogueEntry] = &[
-    (
-        "Rain Jacket",
-        40.0,
-        120.0,
-        &[
-            ("size", &["S", "M", "L", "XL"]),
-            ("color", &["navy", "olive", "yellow", "black"]),
-            ("hood", &["packable", "fixed"]),
-        ],
-    ),
-    (
-        "Wool Socks",
-        12.0,
-        35.0,
-        &[
-            ("size", &["S", "M", "L"]),
-            ("pattern", &["solid", "striped", "argyle"]),
-            ("pack", &["3-pack", "6-pack"]),
-        ],
-    ),
-    (
-        "Denim Jeans",
-        45.0,
-        110.0,
-        &[
-            ("waist", &["28", "30", "32", "34", "36"]),
-            ("fit", &["slim", "straight", "relaxed"]),
-            ("wash", &["light", "dark"]),
-        ],
-    ),
-    (
-        "Trail Running Shoes",
-        80.0,
-        170.0,
-        &[
-            ("size", &["7", "8", "9", "10", "11", "12"]),
-            ("color", &["grey", "blue", "orange"]),
-            ("width", &["regular", "wide"]),
-        ],
-    ),
-    (
-        "Winter Gloves",
-        18.0,
-        60.0,
-        &[
-            ("size", &["S", "M", "L"]),
-            ("material", &["leather", "fleece", "wool"]),
-            ("touchscreen", &["yes", "no"]),
-        ],
-    ),
-    (
-        "Canvas Tote",
-        15.0,
-        45.0,
-        &[
-            ("color", &["natural", "black", "red"]),
-            ("size", &["small", "large"]),
-            ("closure", &["open", "zip"]),
-        ],
-    ),
-    (
-        "Ceramic Mug Set",
-        20.0,
-        60.0,
-        &[
-            ("color", &["white", "speckled", "blue"]),
-            ("pieces", &["2", "4", "6"]),
-        ],
-    ),
-    (
-        "Chef Knife",
-        35.0,
-        180.0,
-        &[
-            ("blade length", &["6 inch", "8 inch", "10 inch"]),
-            ("handle", &["wood", "composite", "steel"]),
-        ],
-    ),
-    (
-        "Cast Iron Skillet",
-        25.0,
-        120.0,
-        &[
-            ("diameter", &["8 inch", "10 inch", "12 inch"]),
-            ("finish", &["pre-seasoned", "enamel"]),
-        ],
-    ),
-    (
-        "Blender",
-        50.0,
-        260.0,
-        &[
-            ("capacity", &["1L", "1.5L", "2L"]),
-            ("power", &["600W", "1000W", "1500W"]),
-            ("color", &["black", "silver", "red"]),
-        ],
-    ),
-    (
-        "Toaster",
-        25.0,
-        110.0,
-        &[
-            ("slots", &["2", "4"]),
-            ("color", &["white", "black", "chrome"]),
-            ("bagel mode", &["yes", "no"]),
-        ],
-    ),
-    (
-        "Rice Cooker",
-        30.0,
-        190.0,
-        &[
-            ("capacity", &["3 cup", "6 cup", "10 cup"]),
-            ("control", &["basic", "fuzzy logic"]),
-        ],
-    ),
-    (
-        "Stand Mixer",
-        180.0,
-        520.0,
-        &[
-            ("bowl size", &["4.5 qt", "5.5 qt"]),
-            ("color", &["red", "cream", "graphite", "teal"]),
-        ],
-    ),
-    (
-        "Air Fryer",
-        60.0,
-        200.0,
-        &[
-            ("capacity", &["3 qt", "5 qt", "8 qt"]),
-            ("display", &["dial", "touch"]),
-        ],
-    ),
-    (
-        "Food Storage Set",
-        20.0,
-        70.0,
-        &[
-            ("material", &["glass", "plastic"]),
-            ("pieces", &["10", "18", "24"]),
-        ],
-    ),
-    (
-        "Bath Towel Set",
-        30.0,
-        90.0,
-        &[
-            ("color", &["white", "sand", "slate", "sage"]),
-            ("material", &["cotton", "bamboo"]),
-        ],
-    ),
-    (
-        "Duvet Cover",
-        50.0,
-        200.0,
-        &[
-            ("size", &["twin", "queen", "king"]),
-            ("color", &["white", "grey", "blue"]),
-            ("material", &["linen", "percale"]),
-        ],
-    ),
-    (
-        "Memory Foam Pillow",
-        30.0,
-        90.0,
-        &[
-            ("firmness", &["soft", "medium", "firm"]),
-            ("size", &["standard", "king"]),
-        ],
-    ),
-    (
-        "Floor Lamp",
-        45.0,
-        220.0,
-        &[
-            ("color", &["black", "brass", "white"]),
-            ("bulb type", &["LED", "incandescent"]),
-            ("height", &["5 ft", "6 ft"]),
-        ],
-    ),
-    (
-        "Throw Blanket",
-        25.0,
-        80.0,
-        &[
-            ("material", &["fleece", "knit", "sherpa"]),
-            ("color", &["cream", "charcoal", "rust"]),
-        ],
-    ),
-    (
-        "Area Rug",
-        70.0,
-        420.0,
-        &[
-            ("size", &["4x6 ft", "5x8 ft", "8x10 ft"]),
-            ("style", &["modern", "vintage", "solid"]),
-        ],
-    ),
-    (
-        "Standing Desk",
-        250.0,
-        750.0,
-        &[
-            ("top size", &["48 inch", "60 inch"]),
-            ("color", &["walnut", "white", "black"]),
-            ("motor", &["single", "dual"]),
-        ],
-    ),
-    (
-        "Monitor",
-        130.0,
-        700.0,
-        &[
-            ("size", &["24 inch", "27 inch", "32 inch"]),
-            ("resolution", &["1080p", "1440p", "4K"]),
-            ("refresh rate", &["60Hz", "144Hz"]),
-        ],
-    ),
-    (
-        "Webcam",
-        30.0,
-        200.0,
-        &[
-            ("resolution", &["720p", "1080p", "4K"]),
-            ("microphone", &["mono", "stereo"]),
-        ],
-    ),
-    (
-        "USB-C Hub",
-        20.0,
-        90.0,
-        &[("ports", &["4", "7", "10"]), ("color", &["grey", "silver"])],
-    ),
-    (
-        "Wireless Mouse",
-        18.0,
-        90.0,
-        &[
-            ("color", &["black", "white", "pink"]),
-            ("connectivity", &["bluetooth", "receiver"]),
-            ("grip", &["ambidextrous", "right-handed"]),
-        ],
-    ),
-    (
-        "Noise Cancelling Headphones",
-        90.0,
-        400.0,
-        &[
-            ("color", &["black", "silver", "blue"]),
-            ("style", &["over-ear", "on-ear"]),
-        ],
-    ),
-    (
-        "Portable Projector",
-        120.0,
-        600.0,
-        &[
-            ("resolution", &["720p", "1080p"]),
-            ("brightness", &["300 lumen", "600 lumen", "1000 lumen"]),
-        ],
-    ),
-    (
-        "Smart Plug",
-        12.0,
-        60.0,
-        &[
-            ("pack", &["1-pack", "2-pack", "4-pack"]),
-            ("protocol", &["wifi", "zigbee"]),
-        ],
-    ),
-    (
-        "Robot Vacuum",
-        150.0,
-        800.0,
-        &[
-            ("navigation", &["random", "lidar", "camera"]),
-            ("bin", &["standard", "self-emptying"]),
-        ],
-    ),
-    (
-        "Fitness Tracker",
-        40.0,
-        180.0,
-        &[
-            ("color", &["black", "rose", "green"]),
-            ("band", &["silicone", "fabric"]),
-            ("gps", &["yes", "no"]),
-        ],
-    ),
-    (
-        "Camera Drone",
-        250.0,
-        1200.0,
-        &[
-            ("camera", &["2.7K", "4K"]),
-            ("battery", &["single", "triple"]),
-            ("color", &["grey", "white"]),
-        ],
-    ),
-    (
-        "Drawing Tablet",
-        50.0,
-        400.0,
-        &[
-            ("size", &["small", "medium", "large"]),
-            ("pen", &["standard", "pro"]),
-        ],
-    ),
-    (
-        "Power Bank",
-        20.0,
-        90.0,
-        &[
-            ("capacity", &["10000mAh", "20000mAh", "26800mAh"]),
-            ("color", &["black", "white", "blue"]),
-        ],
-    ),
-    (
-        "Camping Tent",
-        80.0,
-        450.0,
-        &[
-            ("capacity", &["2-person", "4-person", "6-person"]),
-            ("season", &["3-season", "4-season"]),
-        ],
-    ),
-    (
-        "Sleeping Bag",
-        50.0,
-        320.0,
-        &[
-            ("temperature rating", &["20F", "35F", "50F"]),
-            ("fill", &["down", "synthetic"]),
-            ("length", &["regular", "long"]),
-        ],
-    ),
-    (
-        "Trekking Poles",
-        30.0,
-        150.0,
-        &[
-            ("material", &["aluminum", "carbon"]),
-            ("lock", &["twist", "lever"]),
-            ("color", &["black", "blue"]),
-        ],
-    ),
-    (
-        "Kayak Paddle",
-        60.0,
-        300.0,
-        &[
-            ("length", &["220 cm", "230 cm", "240 cm"]),
-            ("shaft", &["aluminum", "fiberglass", "carbon"]),
-        ],
-    ),
-    (
-        "Road Helmet",
-        40.0,
-        220.0,
-        &[
-            ("size", &["S", "M", "L"]),
-            ("color", &["white", "black", "red"]),
-            ("ventilation", &["standard", "aero"]),
-        ],
-    ),
-    (
-        "Tennis Racket",
-        80.0,
-        260.0,
-        &[
-            ("weight", &["270g", "285g", "300g"]),
-            ("grip size", &["2", "3", "4"]),
-        ],
-    ),
-    (
-        "Resistance Bands",
-        10.0,
-        45.0,
-        &[
-            ("level", &["light", "medium", "heavy", "set"]),
-            ("material", &["latex", "fabric"]),
-        ],
-    ),
-    (
-        "Kettlebell",
-        25.0,
-        120.0,
-        &[
-            ("weight", &["8 kg", "12 kg", "16 kg", "20 kg", "24 kg"]),
-            ("finish", &["cast iron", "vinyl"]),
-        ],
-    ),
-    (
-        "Board Game",
-        20.0,
-        90.0,
-        &[
-            ("theme", &["strategy", "party", "cooperative"]),
-            ("edition", &["standard", "deluxe"]),
-        ],
-    ),
-    (
-        "Acrylic Paint Set",
-        12.0,
-        70.0,
-        &[
-            ("colors", &["12", "24", "48"]),
-            ("finish", &["matte", "gloss"]),
-        ],
-    ),
-    (
-        "Fountain Pen",
-        25.0,
-        200.0,
-        &[
-            ("nib", &["fine", "medium", "broad"]),
-            ("color", &["black", "burgundy", "green"]),
-        ],
-    ),
-    (
-        "Plant Pot",
-        12.0,
-        110.0,
-        &[
-            ("diameter", &["6 inch", "10 inch", "14 inch"]),
-            ("material", &["terracotta", "ceramic", "fiberglass"]),
-            ("color", &["natural", "white", "black"]),
-        ],
-    ),
-    (
-        "Bird Feeder",
-        15.0,
-        70.0,
-        &[
-            ("style", &["tube", "platform", "window"]),
-            ("capacity", &["1 lb", "3 lb"]),
-        ],
-    ),
-    (
-        "Cordless Drill",
-        60.0,
-        260.0,
-        &[
-            ("voltage", &["12V", "18V", "20V"]),
-            ("battery", &["1 battery", "2 batteries"]),
-            ("kit", &["bare", "with case"]),
-        ],
-    ),
-    (
-        "Tool Box",
-        20.0,
-        110.0,
-        &[
-            ("size", &["16 inch", "19 inch", "22 inch"]),
-            ("material", &["plastic", "steel"]),
-        ],
-    ),
-    (
-        "Dog Harness",
-        18.0,
-        60.0,
-        &[
-            ("size", &["XS", "S", "M", "L", "XL"]),
-            ("color", &["black", "red", "blue", "camo"]),
-        ],
-    ),
-];
+/// The built-in vocabulary; a broken file is a bug the generator tests catch (an empty
+/// vocabulary generates nothing), so this never panics at run time.
+static VOCABULARY: LazyLock<Vocabulary> =
+    LazyLock::new(|| toml::from_str(include_str!("vocabulary.toml")).unwrap_or_default());
 
 fn pick<'a, T>(rng: &mut ChaCha8Rng, items: &'a [T]) -> &'a T {
     // Every list passed here is a non-empty constant or checked by the caller.
@@ -705,9 +84,9 @@ fn money(rng: &mut ChaCha8Rng, low: f64, high: f64) -> f64 {
 
 /// A random street address in one of our cities (also used by grounding for new addresses).
 pub fn random_address(rng: &mut ChaCha8Rng) -> Address {
-    let (city, state, zip3) = *pick(rng, CITIES);
+    let (city, state, zip3) = pick(rng, &VOCABULARY.cities);
     let number = rng.random_range(10..2000u32);
-    let street = pick(rng, STREETS);
+    let street = pick(rng, &VOCABULARY.streets);
     let address2 = match rng.random_range(0..3u8) {
         0 => String::new(),
         1 => format!("Apt {}", rng.random_range(1..500u32)),
@@ -716,9 +95,9 @@ pub fn random_address(rng: &mut ChaCha8Rng) -> Address {
     Address {
         address1: format!("{number} {street}"),
         address2,
-        city: city.into(),
+        city: city.clone(),
         country: "USA".into(),
-        state: state.into(),
+        state: state.clone(),
         zip: format!("{zip3}{}", digits(rng, 2)),
     }
 }
@@ -728,7 +107,15 @@ fn generate_products(
     used: &mut BTreeSet<String>,
 ) -> BTreeMap<String, Product> {
     let mut products = BTreeMap::new();
-    for &(name, low, high, dims) in CATALOGUE {
+    for entry in &VOCABULARY.products {
+        let (low, high) = entry.price;
+        // (dimension, values): the first string names the dimension.
+        let dims: Vec<(&String, &[String])> = entry
+            .options
+            .iter()
+            .filter_map(|d| d.split_first())
+            .filter(|(_, values)| !values.is_empty())
+            .collect();
         let product_id = unique_id(rng, used, "", 10);
         let combos: usize = dims.iter().map(|(_, vals)| vals.len()).product();
         let wanted = rng.random_range(5..=20usize).min(combos);
@@ -740,10 +127,10 @@ fn generate_products(
         for (n, combo) in chosen.into_iter().enumerate() {
             let mut rest = combo;
             let mut options = BTreeMap::new();
-            for (key, vals) in dims {
-                let value = vals.get(rest % vals.len()).copied().unwrap_or_default();
+            for (key, vals) in &dims {
+                let value = vals.get(rest % vals.len()).cloned().unwrap_or_default();
                 rest /= vals.len();
-                options.insert(key.to_string(), value.to_string());
+                options.insert(key.to_string(), value);
             }
             let item_id = unique_id(rng, used, "", 10);
             // The first two variants stay available so every product can be exchanged.
@@ -761,7 +148,7 @@ fn generate_products(
         products.insert(
             product_id.clone(),
             Product {
-                name: name.into(),
+                name: entry.name.clone(),
                 product_id,
                 variants,
             },
@@ -774,8 +161,8 @@ fn generate_users(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> BTreeMap
     let mut users = BTreeMap::new();
     let mut name_zip: BTreeSet<(String, String, String)> = BTreeSet::new();
     while users.len() < USERS {
-        let first = *pick(rng, FIRST_NAMES);
-        let last = *pick(rng, LAST_NAMES);
+        let first = pick(rng, &VOCABULARY.first_names);
+        let last = pick(rng, &VOCABULARY.last_names);
         let address = random_address(rng);
         let key = (first.to_string(), last.to_string(), address.zip.clone());
         let suffix = digits(rng, 4);
@@ -808,7 +195,7 @@ fn generate_users(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> BTreeMap
             let method = match source {
                 "credit_card" => PaymentMethod {
                     source: source.into(),
-                    brand: Some(pick(rng, CARD_BRANDS).to_string()),
+                    brand: Some(pick(rng, &VOCABULARY.card_brands).clone()),
                     last_four: Some(digits(rng, 4)),
                     balance: None,
                     id: id.clone(),

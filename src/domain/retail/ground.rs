@@ -1,5 +1,5 @@
-//! Grounding hooks for retail: candidate arguments per tool (`propose_calls`), learning ids
-//! from outputs (`observe`) and the machine-checkable policy rules (`check_policy`).
+//! Grounding hooks for retail: candidate arguments per tool (`propose_calls`) and learning
+//! ids from outputs (`observe`); the policy rules they respect are in `policy.rs`.
 //!
 //! Proposals are about the context's customer: entities the context already knows come
 //! first (the order the customer just looked at), then the customer's other entities in a
@@ -11,9 +11,10 @@
 
 use super::db::{CANCEL_REASONS, Order, PaymentMethod, RetailDb, User, round2, status};
 use super::generate::random_address;
+use super::policy::requested;
 use crate::domain::GroundingContext;
+use crate::domain::kit::propose;
 use rand::RngExt;
-use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
 
@@ -37,26 +38,19 @@ fn ranked_orders<'a>(
     rng: &mut ChaCha8Rng,
     keep: impl Fn(&Order) -> bool,
 ) -> Vec<&'a Order> {
-    let belongs = |o: &Order| user_id.is_none_or(|u| o.user_id == u);
-    let mut ranked: Vec<&Order> = ctx
-        .values("order_id")
+    let own = user_id
+        .and_then(|u| db.users.get(u))
+        .map(|u| u.orders.clone())
+        .unwrap_or_default();
+    let fits = |id: &str| {
+        db.orders
+            .get(id)
+            .is_some_and(|o| user_id.is_none_or(|u| o.user_id == u) && keep(o))
+    };
+    propose::ranked(ctx, "order_id", own, fits, rng)
         .iter()
         .filter_map(|id| db.orders.get(id))
-        .filter(|o| belongs(o) && keep(o))
-        .collect();
-    let mut rest: Vec<&Order> = user_id
-        .and_then(|u| db.users.get(u))
-        .map(|u| {
-            u.orders
-                .iter()
-                .filter_map(|id| db.orders.get(id))
-                .filter(|o| keep(o) && !ranked.iter().any(|r| r.order_id == o.order_id))
-                .collect()
-        })
-        .unwrap_or_default();
-    rest.shuffle(rng);
-    ranked.extend(rest);
-    ranked
+        .collect()
 }
 
 /// A payment method of `user` that may pay `amount` (gift cards need the balance), the
@@ -83,7 +77,7 @@ fn covering_method<'a>(
 fn swaps(db: &RetailDb, order: &Order, rng: &mut ChaCha8Rng) -> Vec<(String, String, f64)> {
     let mut out = Vec::new();
     for item in &order.items {
-        if out.iter().any(|(old, _, _)| *old == item.item_id) {
+        if out.iter().any(|(old, _, _)| *old == item.item_id) || requested(order, &item.item_id) {
             continue;
         }
         let Some(product) = db.products.get(&item.product_id) else {
@@ -224,7 +218,7 @@ pub fn propose_calls(
             swap_proposals(db, &orders, rng, &mut out);
         }
         "exchange_delivered_order_items" => {
-            let orders = ranked_orders(db, ctx, uid, rng, |o| o.status == status::DELIVERED);
+            let orders = ranked_orders(db, ctx, uid, rng, |o| exchangeable(db, o));
             swap_proposals(db, &orders, rng, &mut out);
         }
         "modify_pending_order_payment" => {
@@ -255,7 +249,7 @@ pub fn propose_calls(
             }
         }
         "return_delivered_order_items" => {
-            for o in ranked_orders(db, ctx, uid, rng, |o| o.status == status::DELIVERED) {
+            for o in ranked_orders(db, ctx, uid, rng, |o| returnable(db, o)) {
                 let Some(owner) = db.users.get(&o.user_id) else {
                     continue;
                 };
@@ -270,16 +264,17 @@ pub fn propose_calls(
                         refund_to.push(&m.id);
                     }
                 }
-                let Some(item) = o.items.first() else {
+                let all: Vec<&str> = o
+                    .items
+                    .iter()
+                    .map(|i| i.item_id.as_str())
+                    .filter(|id| !requested(o, id))
+                    .collect();
+                let Some(item) = all.first().copied() else {
                     continue;
                 };
-                let all: Vec<&str> = o.items.iter().map(|i| i.item_id.as_str()).collect();
                 for (n, method) in refund_to.iter().enumerate().take(2) {
-                    let items = if n == 0 {
-                        vec![item.item_id.as_str()]
-                    } else {
-                        all.clone()
-                    };
+                    let items = if n == 0 { vec![item] } else { all.clone() };
                     out.push(json!({"order_id": o.order_id, "item_ids": items,
                         "payment_method_id": method}));
                 }
@@ -289,6 +284,17 @@ pub fn propose_calls(
     }
     out.truncate(MAX_PROPOSALS);
     out
+}
+
+/// A return may start: the lifecycle reads the order as delivered, and no return request is
+/// open (the policy's `one_open_request`).
+fn returnable(db: &RetailDb, order: &Order) -> bool {
+    db.lifecycle.accepts_return_or_exchange(&order.status) && order.return_items.is_none()
+}
+
+/// An exchange may start: as [`returnable`], for exchange requests.
+fn exchangeable(db: &RetailDb, order: &Order) -> bool {
+    db.lifecycle.accepts_return_or_exchange(&order.status) && order.exchange_items.is_none()
 }
 
 pub fn observe(tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
@@ -337,223 +343,4 @@ pub fn observe(tool: &str, args: &Value, output: &str, ctx: &mut GroundingContex
         }
         _ => {}
     }
-}
-
-fn arg_str<'a>(args: &'a Value, key: &str) -> &'a str {
-    args.get(key).and_then(Value::as_str).unwrap_or("")
-}
-
-fn arg_list<'a>(args: &'a Value, key: &str) -> Vec<&'a str> {
-    args.get(key)
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default()
-}
-
-fn order_with_status<'a>(
-    db: &'a RetailDb,
-    args: &Value,
-    required: &str,
-    rule: &str,
-) -> Result<&'a Order, String> {
-    let id = arg_str(args, "order_id");
-    let order = db
-        .orders
-        .get(id)
-        .ok_or_else(|| format!("order {id} does not exist"))?;
-    if order.status != required {
-        return Err(format!("{rule} (order {id} is '{}')", order.status));
-    }
-    Ok(order)
-}
-
-/// Rules shared by item modification and exchange: same product, available, different
-/// option, and a payment method of the owner that can cover the difference.
-fn check_swap(db: &RetailDb, order: &Order, args: &Value) -> Result<(), String> {
-    let old = arg_list(args, "item_ids");
-    let new = arg_list(args, "new_item_ids");
-    if old.is_empty() {
-        return Err("at least one item must be listed for the change".into());
-    }
-    if old.len() != new.len() {
-        return Err("each item to change needs exactly one replacement item".into());
-    }
-    let mut diff = 0.0;
-    for (o, n) in old.iter().zip(&new) {
-        let item = order
-            .items
-            .iter()
-            .find(|i| i.item_id == *o)
-            .ok_or_else(|| format!("item {o} is not part of order {}", order.order_id))?;
-        if o == n {
-            return Err(format!(
-                "replacement for item {o} must be a different option of the product"
-            ));
-        }
-        let variant = db
-            .products
-            .get(&item.product_id)
-            .and_then(|p| p.variants.get(*n))
-            .ok_or_else(|| {
-                format!("item {n} is not a variant of the same product as {o}; product types cannot change")
-            })?;
-        if !variant.available {
-            return Err(format!("replacement item {n} is not available"));
-        }
-        diff += variant.price - item.price;
-    }
-    let present = order.item_ids();
-    for id in &old {
-        if old.iter().filter(|x| *x == id).count() > present.iter().filter(|x| *x == id).count() {
-            return Err(format!(
-                "item {id} is listed more often than it was ordered"
-            ));
-        }
-    }
-    check_payment_covers(db, order, arg_str(args, "payment_method_id"), round2(diff))
-}
-
-fn check_payment_covers(
-    db: &RetailDb,
-    order: &Order,
-    method_id: &str,
-    amount: f64,
-) -> Result<(), String> {
-    let method = db
-        .users
-        .get(&order.user_id)
-        .and_then(|u| u.payment_methods.get(method_id))
-        .ok_or_else(|| {
-            format!("payment method {method_id} does not belong to the order's customer")
-        })?;
-    if method.is_gift_card() && method.balance_amount() < amount {
-        return Err(format!(
-            "gift card {method_id} must have enough balance to cover {amount:.2}"
-        ));
-    }
-    Ok(())
-}
-
-pub fn check_policy(db: &RetailDb, tool: &str, args: &Value) -> Result<(), String> {
-    match tool {
-        "cancel_pending_order" => {
-            order_with_status(
-                db,
-                args,
-                status::PENDING,
-                "only pending orders can be cancelled",
-            )?;
-            let reason = arg_str(args, "reason");
-            if !CANCEL_REASONS.contains(&reason) {
-                return Err(format!(
-                    "cancellation reason must be 'no longer needed' or 'ordered by mistake', not '{reason}'"
-                ));
-            }
-            Ok(())
-        }
-        "modify_pending_order_address" => {
-            order_with_status(
-                db,
-                args,
-                status::PENDING,
-                "only pending orders can be modified",
-            )?;
-            check_address(args)
-        }
-        "modify_pending_order_items" => {
-            let order = order_with_status(
-                db,
-                args,
-                status::PENDING,
-                "only pending orders can be modified, and items only once",
-            )?;
-            check_swap(db, order, args)
-        }
-        "modify_pending_order_payment" => {
-            let order = order_with_status(
-                db,
-                args,
-                status::PENDING,
-                "only pending orders can be modified",
-            )?;
-            let paid =
-                match order.payment_history.as_slice() {
-                    [only] if only.transaction_type == "payment" => only,
-                    _ => return Err(
-                        "the payment can only be changed while the order has exactly one payment"
-                            .into(),
-                    ),
-                };
-            let method_id = arg_str(args, "payment_method_id");
-            if paid.payment_method_id == method_id {
-                return Err("the new payment method must differ from the current one".into());
-            }
-            check_payment_covers(db, order, method_id, paid.amount)
-        }
-        "return_delivered_order_items" => {
-            let order = order_with_status(
-                db,
-                args,
-                status::DELIVERED,
-                "only delivered orders can be returned",
-            )?;
-            let items = arg_list(args, "item_ids");
-            if items.is_empty() {
-                return Err("at least one item must be listed for the return".into());
-            }
-            let present = order.item_ids();
-            for id in &items {
-                if items.iter().filter(|x| *x == id).count()
-                    > present.iter().filter(|x| *x == id).count()
-                {
-                    return Err(format!(
-                        "item {id} is not part of order {} (or listed too often)",
-                        order.order_id
-                    ));
-                }
-            }
-            let method_id = arg_str(args, "payment_method_id");
-            let owner = db.users.get(&order.user_id);
-            let method = owner
-                .and_then(|u| u.payment_methods.get(method_id))
-                .ok_or_else(|| {
-                    format!("payment method {method_id} does not belong to the order's customer")
-                })?;
-            let original = order.first_payment().map(|p| p.payment_method_id.as_str());
-            if !method.is_gift_card() && original != Some(method_id) {
-                return Err(
-                    "refunds go to the original payment method or a gift card of the customer"
-                        .into(),
-                );
-            }
-            Ok(())
-        }
-        "exchange_delivered_order_items" => {
-            let order = order_with_status(
-                db,
-                args,
-                status::DELIVERED,
-                "only delivered orders can be exchanged",
-            )?;
-            check_swap(db, order, args)
-        }
-        "modify_user_address" => {
-            let id = arg_str(args, "user_id");
-            if !db.users.contains(id) {
-                return Err(format!("user {id} does not exist"));
-            }
-            check_address(args)
-        }
-        _ => Ok(()),
-    }
-}
-
-/// A new address must be complete (only the second line may be empty).
-fn check_address(args: &Value) -> Result<(), String> {
-    for key in ["address1", "city", "state", "country", "zip"] {
-        if arg_str(args, key).trim().is_empty() {
-            return Err(format!("a new address needs a non-empty '{key}'"));
-        }
-    }
-    Ok(())
 }

@@ -1,7 +1,8 @@
 //! Refinement and verification hooks for retail: what a customer knows about themself
-//! (`user_facts`), what they ask of each call (`describe_request`), which argument values
-//! they could never know (`internal_ids`), what the agent must tell them (`required_outputs`)
-//! and what the agent can look up once they are identified (`customer_records`).
+//! (`user_facts`), what they ask of each call (`describe_request`: the sentences live in
+//! `requests.toml`, this module computes their variables), which argument values they could
+//! never know (`internal_ids`), what the agent must tell them (`required_outputs`) and what
+//! the agent can look up once they are identified (`customer_records`).
 //!
 //! Customers authenticate by email (or by name + zip code), so user ids, payment method ids
 //! and item ids are internal: a request names payment methods the way a customer knows them
@@ -16,49 +17,21 @@
 
 use super::db::{Order, OrderItem, PaymentMethod, RetailDb, User};
 use crate::domain::UserFact;
+use crate::domain::kit::facts::{self, Identity};
+use crate::domain::kit::templates::Templates;
+use crate::domain::kit::text::{arg_list, arg_str, brand_name, count_word, dollars, join_and};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
-/// A deterministic choice among `n` phrasings, driven by the call's content.
-fn variant(tool: &str, args: &Value, n: usize) -> usize {
-    // FNV-1a over the call: stable across platforms and runs.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in format!("{tool}\0{args}").bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    (h % n.max(1) as u64) as usize
-}
+static REQUESTS: LazyLock<Templates> =
+    LazyLock::new(|| Templates::builtin(include_str!("requests.toml")));
 
-fn arg_str<'a>(args: &'a Value, key: &str) -> &'a str {
-    args.get(key).and_then(Value::as_str).unwrap_or("")
-}
-
-fn arg_list<'a>(args: &'a Value, key: &str) -> Vec<&'a str> {
-    args.get(key)
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default()
-}
-
-fn brand_name(brand: &str) -> String {
-    match brand.to_lowercase().as_str() {
-        "visa" => "Visa".into(),
-        "mastercard" => "Mastercard".into(),
-        "amex" => "American Express".into(),
-        "discover" => "Discover".into(),
-        other => {
-            let mut c = other.chars();
-            c.next()
-                .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
-                .unwrap_or_default()
-        }
-    }
-}
-
-/// A dollar amount as a customer says it ("$120.00").
-fn dollars(x: f64) -> String {
-    format!("${x:.2}")
+fn gift_cards(user: &User) -> usize {
+    user.payment_methods
+        .values()
+        .filter(|m| m.is_gift_card())
+        .count()
 }
 
 /// How the customer refers to a payment method, e.g. "your Visa credit card ending in
@@ -71,21 +44,11 @@ fn payment_phrase(user: &User, method: &PaymentMethod) -> String {
             method.last_four.as_deref().unwrap_or("")
         ),
         "paypal" => "your PayPal account".into(),
-        "gift_card" => {
-            let cards = user
-                .payment_methods
-                .values()
-                .filter(|m| m.is_gift_card())
-                .count();
-            if cards > 1 {
-                format!(
-                    "your gift card with a balance of {}",
-                    dollars(method.balance_amount())
-                )
-            } else {
-                "your gift card".into()
-            }
-        }
+        "gift_card" if gift_cards(user) > 1 => format!(
+            "your gift card with a balance of {}",
+            dollars(method.balance_amount())
+        ),
+        "gift_card" => "your gift card".into(),
         other => format!("your {} payment method", other.replace('_', " ")),
     }
 }
@@ -95,86 +58,55 @@ fn payment_values(user: &User, method: &PaymentMethod) -> Vec<String> {
     match method.source.as_str() {
         "credit_card" => vec![method.last_four.clone().unwrap_or_default()],
         "paypal" => vec!["PayPal".into()],
-        "gift_card" => {
-            let mut v = vec!["gift card".to_string()];
-            if user
-                .payment_methods
-                .values()
-                .filter(|m| m.is_gift_card())
-                .count()
-                > 1
-            {
-                v.push(dollars(method.balance_amount()));
-            }
-            v
+        "gift_card" if gift_cards(user) > 1 => {
+            vec!["gift card".into(), dollars(method.balance_amount())]
         }
+        "gift_card" => vec!["gift card".into()],
         other => vec![other.replace('_', " ")],
     }
 }
 
 /// "edition: deluxe, theme: party".
 fn options_text(options: &BTreeMap<String, String>) -> String {
-    options
-        .iter()
-        .map(|(k, v)| format!("{k}: {v}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+    let parts: Vec<String> = options.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+    parts.join(", ")
 }
 
 /// "board game (edition: deluxe, theme: party)".
 fn item_text(item: &OrderItem) -> String {
+    let name = item.name.to_lowercase();
     if item.options.is_empty() {
-        item.name.to_lowercase()
+        name
     } else {
-        format!(
-            "{} ({})",
-            item.name.to_lowercase(),
-            options_text(&item.options)
-        )
+        format!("{name} ({})", options_text(&item.options))
     }
 }
 
-fn count_word(n: usize) -> String {
-    match n {
-        2 => "two".into(),
-        3 => "three".into(),
-        4 => "four".into(),
-        5 => "five".into(),
-        n => n.to_string(),
+/// Distinct entries in first-seen order, with how often each occurs.
+fn counted<T: PartialEq + Copy>(items: impl IntoIterator<Item = T>) -> Vec<(T, usize)> {
+    let mut seen: Vec<(T, usize)> = Vec::new();
+    for x in items {
+        match seen.iter_mut().find(|(s, _)| *s == x) {
+            Some((_, n)) => *n += 1,
+            None => seen.push((x, 1)),
+        }
     }
-}
-
-/// "a and b", "a, b and c".
-fn join_and(parts: &[String]) -> String {
-    match parts {
-        [] => String::new(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
+    seen
 }
 
 /// The items of `order` listed by `ids` (duplicates counted), described by name and options.
 fn items_text(order: &Order, ids: &[&str]) -> String {
-    let mut seen: Vec<(&str, usize)> = Vec::new();
-    for id in ids {
-        match seen.iter_mut().find(|(s, _)| s == id) {
-            Some((_, n)) => *n += 1,
-            None => seen.push((id, 1)),
-        }
-    }
-    let parts: Vec<String> = seen
-        .iter()
+    let parts: Vec<String> = counted(ids.iter().copied())
+        .into_iter()
         .map(|(id, n)| {
             let desc = order
                 .items
                 .iter()
-                .find(|i| i.item_id == *id)
-                .map(item_text)
-                .unwrap_or_else(|| "item".into());
-            if *n > 1 {
-                format!("{} units of the {desc}", count_word(*n))
-            } else {
-                format!("the {desc}")
+                .find(|i| i.item_id == id)
+                .map_or_else(|| "item".into(), item_text);
+            match n {
+                1 => format!("the {desc}"),
+                n => format!("{} units of the {desc}", count_word(n)),
             }
         })
         .collect();
@@ -191,13 +123,13 @@ fn swap_parts(db: &RetailDb, order: &Order, old: &str, new: &str) -> (String, St
         .products
         .get(&item.product_id)
         .and_then(|p| p.variants.get(new));
-    let changed = target
+    let changed: Vec<String> = target
         .map(|v| {
             v.options
                 .iter()
                 .filter(|(k, val)| item.options.get(*k) != Some(*val))
                 .map(|(k, val)| format!("{k}: {val}"))
-                .collect::<Vec<_>>()
+                .collect()
         })
         .unwrap_or_default();
     let wanted = if changed.is_empty() {
@@ -211,43 +143,44 @@ fn swap_parts(db: &RetailDb, order: &Order, old: &str, new: &str) -> (String, St
 /// "the board game (...) for the one with edition: classic and two units of the mug (...),
 /// each for the one with color: red".
 fn swaps_text(db: &RetailDb, order: &Order, old: &[&str], new: &[&str]) -> String {
-    let mut pairs: Vec<((&str, &str), usize)> = Vec::new();
-    for pair in old.iter().copied().zip(new.iter().copied()) {
-        match pairs.iter_mut().find(|(p, _)| *p == pair) {
-            Some((_, n)) => *n += 1,
-            None => pairs.push((pair, 1)),
-        }
-    }
-    let parts: Vec<String> = pairs
-        .iter()
+    let parts: Vec<String> = counted(old.iter().copied().zip(new.iter().copied()))
+        .into_iter()
         .map(|((o, n), count)| {
             let (item, wanted) = swap_parts(db, order, o, n);
-            if *count > 1 {
-                format!(
-                    "{} units of the {item}, each for {wanted}",
-                    count_word(*count)
-                )
-            } else {
-                format!("the {item} for {wanted}")
+            match count {
+                1 => format!("the {item} for {wanted}"),
+                c => format!("{} units of the {item}, each for {wanted}", count_word(c)),
             }
         })
         .collect();
     join_and(&parts)
 }
 
-fn address_text(args: &Value) -> String {
-    let mut parts = vec![arg_str(args, "address1").to_string()];
-    if !arg_str(args, "address2").trim().is_empty() {
-        parts.push(arg_str(args, "address2").to_string());
+/// "12 Elm Street, Apt 4, Austin, TX 78701, USA" from address fields.
+fn address_text(
+    address1: &str,
+    address2: &str,
+    city: &str,
+    state_zip: String,
+    country: &str,
+) -> String {
+    let mut parts = vec![address1.to_string()];
+    if !address2.trim().is_empty() {
+        parts.push(address2.to_string());
     }
-    parts.push(arg_str(args, "city").to_string());
-    parts.push(format!(
-        "{} {}",
-        arg_str(args, "state"),
-        arg_str(args, "zip")
-    ));
-    parts.push(arg_str(args, "country").to_string());
+    parts.extend([city.to_string(), state_zip, country.to_string()]);
     parts.join(", ")
+}
+
+fn address_arg_text(args: &Value) -> String {
+    let s = |k| arg_str(args, k);
+    address_text(
+        s("address1"),
+        s("address2"),
+        s("city"),
+        format!("{} {}", s("state"), s("zip")),
+        s("country"),
+    )
 }
 
 /// The payment phrase for a method id of the order's owner.
@@ -262,298 +195,192 @@ fn order_payment_phrase(db: &RetailDb, order: &Order, method_id: &str) -> String
         .unwrap_or_else(|| "one of your saved payment methods".into())
 }
 
+/// An order output's status and first tracking number.
 fn order_status_of(output: &str) -> Option<(String, Option<String>)> {
     let v: Value = serde_json::from_str(output).ok()?;
     let status = v.get("status")?.as_str()?.to_string();
     let tracking = v
-        .get("fulfillments")
-        .and_then(Value::as_array)
-        .and_then(|f| f.first())
-        .and_then(|f| f.get("tracking_id"))
-        .and_then(Value::as_array)
-        .and_then(|t| t.first())
+        .pointer("/fulfillments/0/tracking_id/0")
         .and_then(Value::as_str)
         .map(str::to_string);
     Some((status, tracking))
 }
 
-/// A number as the tool printed it, without a trailing ".0" (so "$100" matches "100").
-fn number_text(n: &Value) -> String {
-    let s = n.to_string();
-    s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
-}
-
-/// The cheapest available variant of a product output: (options text, price text).
-fn cheapest_available(output: &str) -> Option<(String, String)> {
+/// The price of the cheapest available variant of a product output, as the tool printed it
+/// without a trailing ".0" (so "$100" matches "100").
+fn cheapest_available_price(output: &str) -> Option<String> {
     let v: Value = serde_json::from_str(output).ok()?;
-    let variants = v.get("variants")?.as_object()?;
-    variants
+    let (_, price) = v
+        .get("variants")?
+        .as_object()?
         .values()
         .filter(|x| x.get("available").and_then(Value::as_bool) == Some(true))
-        .filter_map(|x| Some((x.get("price")?.as_f64()?, x)))
-        .min_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, x)| {
-            let options: BTreeMap<String, String> = x
-                .get("options")
-                .and_then(|o| serde_json::from_value(o.clone()).ok())
-                .unwrap_or_default();
-            (
-                options_text(&options),
-                x.get("price").map(number_text).unwrap_or_default(),
-            )
-        })
+        .filter_map(|x| Some((x.get("price")?.as_f64()?, x.get("price")?)))
+        .min_by(|a, b| a.0.total_cmp(&b.0))?;
+    let s = price.to_string();
+    Some(s.strip_suffix(".0").map_or(s.clone(), str::to_string))
 }
 
 pub fn user_facts(db: &RetailDb, user_id: &str) -> Vec<UserFact> {
     let Some(user) = db.users.get(user_id) else {
         return Vec::new();
     };
-    let mut facts = vec![
-        UserFact {
-            kind: "identity".into(),
-            text: format!("Your email address is {}.", user.email),
-            values: vec![user.email.clone()],
-            ids: vec![user_id.to_string()],
-        },
-        UserFact {
-            kind: "name".into(),
-            text: format!(
-                "Your name is {} {}, and the zip code of your default address is {}.",
-                user.name.first_name, user.name.last_name, user.address.zip
+    let (first, last, zip) = (
+        &user.name.first_name,
+        &user.name.last_name,
+        &user.address.zip,
+    );
+    let mut out = vec![
+        facts::identity(Identity::Email(&user.email), &[user_id]),
+        facts::fact(
+            "name",
+            format!(
+                "Your name is {first} {last}, and the zip code of your default address is {zip}."
             ),
-            values: vec![
-                user.name.first_name.clone(),
-                user.name.last_name.clone(),
-                user.address.zip.clone(),
-            ],
-            ids: vec![user_id.to_string()],
-        },
+            vec![first.clone(), last.clone(), zip.clone()],
+            &[user_id],
+        ),
     ];
     for method in user.payment_methods.values() {
-        let phrase = payment_phrase(user, method);
         let text = match method.source.as_str() {
             "gift_card" => format!(
                 "You have a store gift card with a balance of {}.",
                 dollars(method.balance_amount())
             ),
-            _ => format!("You have {} on file.", phrase.replacen("your ", "a ", 1)),
+            _ => format!(
+                "You have {} on file.",
+                payment_phrase(user, method).replacen("your ", "a ", 1)
+            ),
         };
-        facts.push(UserFact {
-            kind: "payment".into(),
+        out.push(facts::fact(
+            "payment",
             text,
-            values: payment_values(user, method),
-            ids: vec![method.id.clone()],
-        });
+            payment_values(user, method),
+            &[&method.id],
+        ));
     }
     let a = &user.address;
-    let mut address = vec![a.address1.clone()];
-    if !a.address2.is_empty() {
-        address.push(a.address2.clone());
-    }
-    address.extend([
-        a.city.clone(),
+    let address = address_text(
+        &a.address1,
+        &a.address2,
+        &a.city,
         format!("{} {}", a.state, a.zip),
-        a.country.clone(),
-    ]);
-    facts.push(UserFact {
-        kind: "address".into(),
-        text: format!("Your default address is {}.", address.join(", ")),
-        values: vec![a.address1.clone(), a.city.clone(), a.zip.clone()],
-        ids: Vec::new(),
-    });
-    for order_id in &user.orders {
-        let Some(order) = db.orders.get(order_id) else {
-            continue;
-        };
-        let ids: Vec<&str> = order.item_ids();
-        let mut resolvable: Vec<String> = Vec::new();
+        &a.country,
+    );
+    out.push(facts::fact(
+        "address",
+        format!("Your default address is {address}."),
+        vec![a.address1.clone(), a.city.clone(), a.zip.clone()],
+        &[],
+    ));
+    for order in user.orders.iter().filter_map(|id| db.orders.get(id)) {
+        let mut resolvable: Vec<&str> = Vec::new();
         for item in &order.items {
-            let variants = db
-                .products
-                .get(&item.product_id)
-                .map(|p| p.variants.keys().cloned().collect::<Vec<_>>())
-                .unwrap_or_else(|| vec![item.item_id.clone()]);
+            let variants: Vec<&str> = match db.products.get(&item.product_id) {
+                Some(p) => p.variants.keys().map(String::as_str).collect(),
+                None => vec![item.item_id.as_str()],
+            };
             for id in variants {
                 if !resolvable.contains(&id) {
                     resolvable.push(id);
                 }
             }
         }
-        facts.push(UserFact {
-            kind: "entity".into(),
-            text: format!(
-                "Your order {order_id} contains {}.",
-                items_text(order, &ids)
-            ),
-            values: vec![order_id.clone()],
-            ids: resolvable,
-        });
+        let text = format!(
+            "Your order {} contains {}.",
+            order.order_id,
+            items_text(order, &order.item_ids())
+        );
+        out.push(facts::fact(
+            "entity",
+            text,
+            vec![order.order_id.clone()],
+            &resolvable,
+        ));
     }
-    facts
+    out
 }
 
 pub fn describe_request(db: &RetailDb, tool: &str, args: &Value, output: &str) -> Option<String> {
     let order = db.orders.get(arg_str(args, "order_id"));
-    let order_id = arg_str(args, "order_id");
-    let v = |n| variant(tool, args, n);
-    let sentence = match tool {
+    let mut vars: BTreeMap<&str, String> = BTreeMap::new();
+    let pay = |order: &Order| order_payment_phrase(db, order, arg_str(args, "payment_method_id"));
+    let swaps = |order: &Order| {
+        swaps_text(
+            db,
+            order,
+            &arg_list(args, "item_ids"),
+            &arg_list(args, "new_item_ids"),
+        )
+    };
+    let mut table = tool.to_string();
+    match tool {
         "cancel_pending_order" => {
             order?;
             let reason = match arg_str(args, "reason") {
-                "ordered by mistake" => "because it was ordered by mistake",
-                "no longer needed" => "because it is no longer needed",
-                other => return Some(format!("You want to cancel order {order_id} ({other}).")),
+                "ordered by mistake" => "because it was ordered by mistake".into(),
+                "no longer needed" => "because it is no longer needed".into(),
+                other => format!("({other})"),
             };
-            match v(2) {
-                0 => format!("You want to cancel order {order_id} {reason}."),
-                _ => format!("You would like your pending order {order_id} cancelled {reason}."),
-            }
+            vars.insert("reason", reason);
         }
-        "modify_pending_order_address" => {
-            let address = address_text(args);
-            match v(2) {
-                0 => format!(
-                    "You want the shipping address of order {order_id} changed to {address}."
-                ),
-                _ => format!(
-                    "Order {order_id} has not shipped yet, and you want it delivered to {address} instead."
-                ),
-            }
+        "modify_pending_order_address" | "modify_user_address" => {
+            vars.insert("address", address_arg_text(args));
         }
-        "modify_pending_order_items" => {
+        "modify_pending_order_items" | "exchange_delivered_order_items" => {
             let order = order?;
-            let swaps = swaps_text(
-                db,
-                order,
-                &arg_list(args, "item_ids"),
-                &arg_list(args, "new_item_ids"),
-            );
-            let pay = order_payment_phrase(db, order, arg_str(args, "payment_method_id"));
-            match v(2) {
-                0 => format!(
-                    "In your pending order {order_id}, you want to swap {swaps}. Any price difference should be settled with {pay}."
-                ),
-                _ => format!(
-                    "Before order {order_id} ships, you want to change {swaps}; use {pay} for any price difference."
-                ),
-            }
+            vars.insert("swaps", swaps(order));
+            vars.insert("pay", pay(order));
         }
         "modify_pending_order_payment" => {
-            let order = order?;
-            let pay = order_payment_phrase(db, order, arg_str(args, "payment_method_id"));
-            match v(2) {
-                0 => format!("You want to pay for order {order_id} with {pay} instead."),
-                _ => format!("You want to switch the payment of order {order_id} to {pay}."),
-            }
+            vars.insert("pay", pay(order?));
         }
         "return_delivered_order_items" => {
             let order = order?;
-            let items = items_text(order, &arg_list(args, "item_ids"));
-            let pay = order_payment_phrase(db, order, arg_str(args, "payment_method_id"));
-            match v(2) {
-                0 => format!(
-                    "You want to return {items} from your delivered order {order_id}, with the refund going to {pay}."
-                ),
-                _ => format!(
-                    "Order {order_id} has arrived, and you want to return {items} from it, with the money refunded to {pay}."
-                ),
-            }
-        }
-        "exchange_delivered_order_items" => {
-            let order = order?;
-            let swaps = swaps_text(
-                db,
-                order,
-                &arg_list(args, "item_ids"),
-                &arg_list(args, "new_item_ids"),
-            );
-            let pay = order_payment_phrase(db, order, arg_str(args, "payment_method_id"));
-            match v(2) {
-                0 => format!(
-                    "You want to exchange {swaps} from your delivered order {order_id}, settling any price difference with {pay}."
-                ),
-                _ => format!(
-                    "Order {order_id} has arrived, and you want to exchange {swaps}; any price difference goes through {pay}."
-                ),
-            }
-        }
-        "modify_user_address" => {
-            let address = address_text(args);
-            match v(2) {
-                0 => format!(
-                    "You have moved and want the default address on your account updated to {address}."
-                ),
-                _ => format!("You want your default address changed to {address}."),
-            }
+            vars.insert("items", items_text(order, &arg_list(args, "item_ids")));
+            vars.insert("pay", pay(order));
         }
         "get_order_details" => {
             let (_, tracking) = order_status_of(output)?;
-            match (tracking.is_some(), v(2)) {
-                (true, 0) => format!(
-                    "You want to know the status of order {order_id} and its tracking number."
-                ),
-                (true, _) => format!(
-                    "You are wondering where order {order_id} is: you want its current status and the tracking number."
-                ),
-                (false, 0) => format!("You want to know the current status of order {order_id}."),
-                (false, _) => {
-                    format!("You would like an update on the status of order {order_id}.")
-                }
-            }
+            let case = if tracking.is_some() {
+                "tracked"
+            } else {
+                "untracked"
+            };
+            table = format!("{tool}.{case}");
         }
         "get_product_details" => {
-            let name: String = serde_json::from_str::<Value>(output)
-                .ok()?
-                .get("name")?
-                .as_str()?
-                .to_lowercase();
-            match v(2) {
-                0 => format!(
-                    "You are interested in the {name} and want to know the price of its cheapest variant that is available right now."
-                ),
-                _ => format!(
-                    "You want to know which options of the {name} are in stock and how much the cheapest available one costs."
-                ),
-            }
+            let v: Value = serde_json::from_str(output).ok()?;
+            vars.insert("name", v.get("name")?.as_str()?.to_lowercase());
         }
-        "list_all_product_types" => {
-            "You want to know what kinds of products the store sells.".into()
-        }
-        "transfer_to_human_agents" => "You want to talk to a human agent about your issue.".into(),
-        // Agent-side lookups and notes: the customer does not ask for these.
-        _ => return None,
-    };
-    Some(sentence)
+        _ => {}
+    }
+    // Tools without sentences (agent-side lookups and notes) give `None`.
+    REQUESTS.render(&table, args, &vars)
 }
 
 pub fn internal_ids(tool: &str, args: &Value) -> Vec<String> {
-    let mut ids: Vec<String> = Vec::new();
-    let mut push = |s: &str| {
-        if !s.is_empty() && !ids.iter().any(|i| i == s) {
-            ids.push(s.to_string());
-        }
-    };
-    match tool {
+    let mut ids: Vec<&str> = match tool {
         "modify_pending_order_items" | "exchange_delivered_order_items" => {
-            for id in arg_list(args, "item_ids")
-                .into_iter()
-                .chain(arg_list(args, "new_item_ids"))
-            {
-                push(id);
-            }
-            push(arg_str(args, "payment_method_id"));
+            let mut v = arg_list(args, "item_ids");
+            v.extend(arg_list(args, "new_item_ids"));
+            v.push(arg_str(args, "payment_method_id"));
+            v
         }
         "return_delivered_order_items" => {
-            for id in arg_list(args, "item_ids") {
-                push(id);
-            }
-            push(arg_str(args, "payment_method_id"));
+            let mut v = arg_list(args, "item_ids");
+            v.push(arg_str(args, "payment_method_id"));
+            v
         }
-        "modify_pending_order_payment" => push(arg_str(args, "payment_method_id")),
-        "get_user_details" | "modify_user_address" => push(arg_str(args, "user_id")),
-        _ => {}
-    }
-    ids
+        "modify_pending_order_payment" => vec![arg_str(args, "payment_method_id")],
+        "get_user_details" | "modify_user_address" => vec![arg_str(args, "user_id")],
+        _ => Vec::new(),
+    };
+    ids.retain(|s| !s.is_empty());
+    counted(ids)
+        .into_iter()
+        .map(|(s, _)| s.to_string())
+        .collect()
 }
 
 pub fn required_outputs(tool: &str, output: &str) -> Vec<String> {
@@ -561,9 +388,7 @@ pub fn required_outputs(tool: &str, output: &str) -> Vec<String> {
         "get_order_details" => order_status_of(output)
             .map(|(status, tracking)| std::iter::once(status).chain(tracking).collect())
             .unwrap_or_default(),
-        "get_product_details" => cheapest_available(output)
-            .map(|(_, price)| vec![price])
-            .unwrap_or_default(),
+        "get_product_details" => cheapest_available_price(output).into_iter().collect(),
         _ => Vec::new(),
     }
 }

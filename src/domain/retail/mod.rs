@@ -7,7 +7,9 @@
 //! - `tools.rs`: tool specs and behaviour; the calculator is the kit's.
 //! - `generate.rs`: the deterministic synthetic database (527 users, 50 products, 1,075 orders).
 //! - `tau_bench.rs`: import/export of tau-bench's `users/products/orders.json`.
-//! - `ground.rs`: grounding proposals, id learning and the machine-checkable policy rules.
+//! - `ground.rs`: grounding proposals and id learning.
+//! - `policy.rs`: the machine-checkable policy rules, as named kit rows per write tool.
+//! - `requests.toml`: the request sentences a customer says for each tool.
 //! - `hooks.rs`: refinement/verification hooks: user facts, request sentences, internal ids,
 //!   required outputs and the records an agent can look up.
 //!
@@ -21,6 +23,7 @@ pub mod db;
 pub mod generate;
 mod ground;
 mod hooks;
+mod policy;
 pub mod tau_bench;
 mod tools;
 
@@ -29,7 +32,7 @@ mod tests;
 
 pub use db::RetailDb;
 
-use super::{Database, Domain, DomainError, Environment, Split, ToolSpec};
+use super::{Database, Domain, DomainError, Environment, Ruleset, Split, ToolSpec};
 use std::path::Path;
 
 /// The simulation clock of this domain. tau-bench's retail logic has no dates, so nothing
@@ -45,6 +48,21 @@ impl Domain for Retail {
 
     fn tool_specs(&self) -> Vec<&'static ToolSpec> {
         RetailDb::tools().iter().map(|t| &t.spec).collect()
+    }
+
+    /// The order lifecycle: the authors' harness first (the default), tau-bench's second
+    /// (its own task files need it). Names are [`db::Lifecycle::name`].
+    fn rulesets(&self) -> &'static [Ruleset] {
+        &[
+            Ruleset {
+                name: "tau-emotion-bench",
+                description: "modifying items keeps an order pending; returns and exchanges accept any 'delivered...' status",
+            },
+            Ruleset {
+                name: "tau-bench",
+                description: "modifying items is final ('pending (item modified)'); returns and exchanges need 'delivered'",
+            },
+        ]
     }
 
     /// One database for both splits (the paper reuses tau-bench's retail database).

@@ -19,6 +19,13 @@ fn fixture() -> RetailDb {
     tau_bench::import(&fixture_dir()).expect("fixture imports")
 }
 
+/// The fixture under a ruleset other than the default.
+fn fixture_under(ruleset: &str) -> RetailDb {
+    let mut db = fixture();
+    Database::set_ruleset(&mut db, ruleset).expect("known ruleset");
+    db
+}
+
 fn call(db: &mut RetailDb, tool: &str, args: Value) -> ToolOutput {
     Environment::invoke(db, tool, &args)
 }
@@ -395,8 +402,43 @@ fn modify_pending_order_address_only_while_pending() {
 }
 
 #[test]
-fn modify_pending_order_items_once_with_gift_card_difference() {
+fn modify_pending_order_items_pays_the_difference_and_follows_the_lifecycle() {
+    // tau-emotion-bench (default): the order stays pending, so it can be modified again and
+    // cancelled afterwards.
     let mut db = fixture();
+    assert_eq!(Database::ruleset(&db), Some("tau-emotion-bench"));
+    let out = ok_json(
+        &mut db,
+        "modify_pending_order_items",
+        json!({"order_id": "#W1000001", "item_ids": ["1100000001"], "new_item_ids": ["1100000002"],
+            "payment_method_id": "gift_card_4410022"}),
+    );
+    assert_eq!(out["status"], status::PENDING);
+    assert!(
+        Database::check_policy(
+            &db,
+            "cancel_pending_order",
+            &json!({"order_id": "#W1000001", "reason": "no longer needed"})
+        )
+        .is_ok()
+    );
+    let out = ok_json(
+        &mut db,
+        "modify_pending_order_items",
+        json!({"order_id": "#W1000001", "item_ids": ["1100000002"], "new_item_ids": ["1100000001"],
+            "payment_method_id": "gift_card_4410022"}),
+    );
+    assert_eq!(out["status"], status::PENDING);
+    assert_eq!(out["payment_history"].as_array().unwrap().len(), 3);
+    let out = ok_json(
+        &mut db,
+        "cancel_pending_order",
+        json!({"order_id": "#W1000001", "reason": "no longer needed"}),
+    );
+    assert_eq!(out["status"], status::CANCELLED);
+
+    // tau-bench: the modification is final.
+    let mut db = fixture_under("tau-bench");
     let out = ok_json(
         &mut db,
         "modify_pending_order_items",
@@ -692,9 +734,37 @@ fn return_delivered_order_items_rules() {
         json!({"order_id": "#W1000002", "item_ids": ["3300000001", "2200000001"],
             "payment_method_id": "gift_card_4410022"}),
     );
-    assert_eq!(out["status"], "return requested");
+    assert_eq!(out["status"], status::DELIVERED_RETURN_REQUESTED);
     assert_eq!(out["return_items"], json!(["2200000001", "3300000001"]));
     assert_eq!(out["return_payment_method_id"], "gift_card_4410022");
+    // The authors' tools accept a second return of a `delivered (...)` order and replace
+    // the first request's items; our policy refuses it, so no task does that.
+    let again = json!({"order_id": "#W1000002", "item_ids": ["2200000001"], "payment_method_id": "gift_card_4410022"});
+    let violation =
+        Database::check_policy(&db, "return_delivered_order_items", &again).unwrap_err();
+    assert!(
+        violation.detail.contains("already has a return request"),
+        "{violation}"
+    );
+    let out = ok_json(&mut db, "return_delivered_order_items", again);
+    assert_eq!(out["return_items"], json!(["2200000001"]));
+    // An exchange may follow a return (of other items).
+    let exchange = json!({"order_id": "#W1000002", "item_ids": ["3300000001"], "new_item_ids": ["3300000002"], "payment_method_id": "gift_card_4410022"});
+    let violation = Database::check_policy(&db, "exchange_delivered_order_items", &json!({"order_id": "#W1000002", "item_ids": ["2200000001"], "new_item_ids": ["2200000003"], "payment_method_id": "credit_card_4410021"})).unwrap_err();
+    assert!(violation.detail.contains("already part of"), "{violation}");
+    assert!(Database::check_policy(&db, "exchange_delivered_order_items", &exchange).is_ok());
+    let out = ok_json(&mut db, "exchange_delivered_order_items", exchange);
+    assert_eq!(out["status"], status::DELIVERED_EXCHANGE_REQUESTED);
+
+    // tau-bench: exactly `delivered`, and the request ends returns and exchanges.
+    let mut db = fixture_under("tau-bench");
+    let out = ok_json(
+        &mut db,
+        "return_delivered_order_items",
+        json!({"order_id": "#W1000002", "item_ids": ["3300000001", "2200000001"],
+            "payment_method_id": "gift_card_4410022"}),
+    );
+    assert_eq!(out["status"], status::RETURN_REQUESTED);
     assert_eq!(
         err(
             &mut db,
@@ -755,7 +825,7 @@ fn exchange_delivered_order_items_rules() {
         json!({"order_id": "#W1000002", "item_ids": ["2200000001"], "new_item_ids": ["2200000003"],
             "payment_method_id": "credit_card_4410021"}),
     );
-    assert_eq!(out["status"], "exchange requested");
+    assert_eq!(out["status"], status::DELIVERED_EXCHANGE_REQUESTED);
     assert_eq!(out["exchange_items"], json!(["2200000001"]));
     assert_eq!(out["exchange_new_items"], json!(["2200000003"]));
     assert_eq!(out["exchange_price_difference"], 5.85);
@@ -763,6 +833,26 @@ fn exchange_delivered_order_items_rules() {
         out["items"][0]["item_id"], "2200000001",
         "items change only when the exchange completes"
     );
+    // tau-emotion-bench: a return of other items may follow; a second exchange is refused
+    // by our policy (the tool would replace the first request).
+    let second = json!({"order_id": "#W1000002", "item_ids": ["3300000001"], "new_item_ids": ["3300000002"], "payment_method_id": "credit_card_4410021"});
+    assert!(Database::check_policy(&db, "exchange_delivered_order_items", &second).is_err());
+    let ret = json!({"order_id": "#W1000002", "item_ids": ["3300000001"], "payment_method_id": "gift_card_4410022"});
+    assert!(Database::check_policy(&db, "return_delivered_order_items", &ret).is_ok());
+    assert_eq!(
+        ok_json(&mut db, "return_delivered_order_items", ret)["status"],
+        status::DELIVERED_RETURN_REQUESTED
+    );
+
+    // tau-bench: the exchange request ends it.
+    let mut db = fixture_under("tau-bench");
+    let out = ok_json(
+        &mut db,
+        "exchange_delivered_order_items",
+        json!({"order_id": "#W1000002", "item_ids": ["2200000001"], "new_item_ids": ["2200000003"],
+            "payment_method_id": "credit_card_4410021"}),
+    );
+    assert_eq!(out["status"], status::EXCHANGE_REQUESTED);
     assert_eq!(
         err(
             &mut db,
@@ -1899,4 +1989,160 @@ fn customer_records_are_what_the_read_tools_print() {
     // Nothing about another customer's orders.
     assert!(!records.iter().any(|r| r.contains("#W1000004")));
     assert!(Database::customer_records(&db, "nobody_0000").is_empty());
+}
+
+// ---------- the authors' gold tasks under each ruleset (opt-in) ----------
+
+/// Replays every gold task of tau-emotion-bench's retail (test + train) on their database,
+/// once per ruleset, and compares each output and each task's changed rows with the
+/// reference implementation of that ruleset (tau-emotion-bench's own tools; tau-bench's).
+/// Needs a directory made by `scripts/reference/gold_rulesets.sh retail <teb> <tau-bench> <dir>`:
+/// `TRACER_GOLD_DIR=<dir> cargo test --lib retail::tests::gold -- --ignored --nocapture`.
+#[test]
+#[ignore = "needs the reference checkouts (see doc comment)"]
+fn gold_tasks_replay_like_the_reference_under_each_ruleset() {
+    use crate::domain::reference::{changed_rows, json_equal, outputs_equal};
+    let dir = PathBuf::from(std::env::var("TRACER_GOLD_DIR").expect("set TRACER_GOLD_DIR"));
+    let read_lines = |name: &str| -> Vec<Value> {
+        std::fs::read_to_string(dir.join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let calls = read_lines("calls.jsonl");
+    let mut failures = Vec::new();
+    for ruleset in ["tau-emotion-bench", "tau-bench"] {
+        let expected = read_lines(&format!("expected-{ruleset}.jsonl"));
+        assert_eq!(calls.len(), expected.len());
+        let mut base = tau_bench::import(&dir.join("data")).unwrap();
+        Database::set_ruleset(&mut base, ruleset).unwrap();
+        let initial: Value = Database::to_tau_bench(&base)
+            .into_iter()
+            .collect::<serde_json::Map<_, _>>()
+            .into();
+        let (mut same_state, mut same_outputs, mut ours_ok, mut theirs_ok) = (0, 0, 0, 0);
+        for (i, (seq, exp)) in calls.iter().zip(&expected).enumerate() {
+            let mut db = base.clone();
+            let (mut outputs_match, mut all_ok) = (true, true);
+            for (j, call) in seq.as_array().unwrap().iter().enumerate() {
+                let out =
+                    Environment::invoke(&mut db, call["name"].as_str().unwrap(), &call["kwargs"]);
+                all_ok &= !out.is_error;
+                let theirs = exp["outputs"][j].as_str().unwrap();
+                if !outputs_equal(&out.text, theirs) {
+                    outputs_match = false;
+                    failures.push(format!(
+                        "{ruleset} task {i} call {j} {}: ours {} / theirs {theirs}",
+                        call["name"], out.text
+                    ));
+                }
+            }
+            let after: Value = Database::to_tau_bench(&db)
+                .into_iter()
+                .collect::<serde_json::Map<_, _>>()
+                .into();
+            if json_equal(&changed_rows(&initial, &after), &exp["changed"]) {
+                same_state += 1;
+            } else {
+                failures.push(format!("{ruleset} task {i}: final state differs"));
+            }
+            same_outputs += usize::from(outputs_match);
+            ours_ok += usize::from(all_ok);
+            theirs_ok += usize::from(
+                exp["outputs"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|o| !o.as_str().unwrap_or("").starts_with("Error")),
+            );
+        }
+        eprintln!(
+            "{ruleset}: {} tasks; final state equal {same_state}, every output equal {same_outputs}; \
+             every gold action succeeds: ours {ours_ok}, reference {theirs_ok}",
+            calls.len()
+        );
+    }
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures[..failures.len().min(20)].join("\n")
+    );
+}
+
+#[test]
+fn policy_violations_name_their_rule() {
+    let db = fixture();
+    let rule = |tool: &str, args: Value| Database::check_policy(&db, tool, &args).unwrap_err().rule;
+    assert_eq!(
+        rule(
+            "cancel_pending_order",
+            json!({"order_id": "#W1000002", "reason": "no longer needed"})
+        ),
+        "order_is_pending"
+    );
+    assert_eq!(
+        rule(
+            "cancel_pending_order",
+            json!({"order_id": "#W1000001", "reason": "meh"})
+        ),
+        "cancel_reason"
+    );
+    assert_eq!(
+        rule(
+            "return_delivered_order_items",
+            json!({"order_id": "#W1000001", "item_ids": ["1100000001"], "payment_method_id": "gift_card_4410022"})
+        ),
+        "order_is_delivered"
+    );
+    assert_eq!(
+        rule(
+            "return_delivered_order_items",
+            json!({"order_id": "#W1000002", "item_ids": ["2200000001"], "payment_method_id": "credit_card_4410021"})
+        ),
+        "refund_destination"
+    );
+    assert_eq!(
+        rule(
+            "modify_pending_order_items",
+            json!({"order_id": "#W1000001", "item_ids": ["1100000001"], "new_item_ids": ["3300000002"], "payment_method_id": "credit_card_4410021"})
+        ),
+        "same_product_swap"
+    );
+    assert_eq!(
+        rule(
+            "modify_pending_order_payment",
+            json!({"order_id": "#W1000001", "payment_method_id": "credit_card_4410021"})
+        ),
+        "new_payment_method"
+    );
+    assert_eq!(
+        rule(
+            "modify_user_address",
+            json!({"user_id": MARA, "address1": "", "address2": "", "city": "x", "state": "x", "country": "x", "zip": "1"})
+        ),
+        "complete_address"
+    );
+}
+
+#[test]
+fn tool_intents_say_what_the_customer_wants() {
+    use crate::domain::Intent;
+    let intent = |name: &str| {
+        Retail
+            .tool_specs()
+            .into_iter()
+            .find(|s| s.name == name)
+            .unwrap()
+            .intent
+    };
+    assert_eq!(intent("modify_pending_order_payment"), Intent::Change);
+    assert_eq!(intent("modify_pending_order_items"), Intent::Change);
+    assert_eq!(intent("cancel_pending_order"), Intent::Cancel);
+    assert_eq!(intent("return_delivered_order_items"), Intent::Return);
+    assert_eq!(intent("exchange_delivered_order_items"), Intent::Exchange);
+    assert_eq!(intent("get_order_details"), Intent::Lookup);
+    assert_eq!(intent("transfer_to_human_agents"), Intent::Transfer);
+    assert_eq!(intent("calculate"), Intent::Helper);
 }

@@ -12,10 +12,11 @@
 //! Architecture invariant: tools see only the `RetailDb` and their validated arguments;
 //! policy rules that the tools themselves do not enforce live in `ground.rs`.
 
-use super::db::{Address, Order, RetailDb, Transaction, round2, status};
-use crate::domain::kit::calc as calculate;
-use crate::domain::{Args, Tool, ToolKind, ToolSpec};
-use serde_json::{Value, json};
+use super::db::{Address, CANCEL_REASONS, Order, RetailDb, Transaction, round2, status};
+use crate::domain::kit::calc;
+use crate::domain::kit::schema::{object, one_of, string, string_list, tool, with_intent};
+use crate::domain::{Args, Intent, Tool, ToolKind};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
@@ -25,83 +26,78 @@ pub fn all() -> &'static [Tool<RetailDb>] {
     &TOOLS
 }
 
-fn tool(
-    name: &'static str,
-    kind: ToolKind,
-    description: &'static str,
-    parameters: Value,
-    run: crate::domain::ToolFn<RetailDb>,
-) -> Tool<RetailDb> {
-    Tool {
-        spec: ToolSpec {
-            name,
-            kind,
-            description,
-            parameters,
-            terminates: name == "transfer_to_human_agents",
-            intent: crate::domain::Intent::infer(name, kind),
-        },
-        run,
-    }
-}
-
 const ORDER_ID: &str = "Order id including its leading '#', e.g. '#W4218837'.";
 const PAYMENT_ID: &str = "Id of one of the customer's stored payment methods (e.g. 'gift_card_3310247' or 'credit_card_5501864') used to pay or receive the price difference; look it up in the user or order details.";
+const ITEM_IDS: &str =
+    "Item ids in the order to change, e.g. '6021489373'; repeat an id to change several units.";
+const NEW_ITEM_IDS: &str = "Replacement item ids, position by position matching item_ids; each must be an available variant of the same product.";
 
-fn string(description: &str) -> Value {
-    json!({"type": "string", "description": description})
+/// An address-changing tool's schema: the id argument, then the six address fields.
+fn address_schema(id_key: &str, id_description: &str) -> Value {
+    let fields = [
+        (
+            "address1",
+            "Street line of the address, e.g. '48 Juniper Lane'.",
+        ),
+        (
+            "address2",
+            "Second address line such as a unit or suite, or '' when none.",
+        ),
+        ("city", "City, e.g. 'Portland'."),
+        ("state", "State abbreviation, e.g. 'OR'."),
+        ("country", "Country, e.g. 'USA'."),
+        ("zip", "Postal code, e.g. '97205'."),
+    ];
+    let mut props = vec![(id_key, string(id_description))];
+    props.extend(fields.iter().map(|(k, d)| (*k, string(d))));
+    let required: Vec<&str> = props.iter().map(|(k, _)| *k).collect();
+    object(&props, &required)
 }
 
-fn string_list(description: &str) -> Value {
-    json!({"type": "array", "items": {"type": "string"}, "description": description})
+/// modify-items and exchange share one argument shape.
+fn swap_schema(item_ids: &str) -> Value {
+    object(
+        &[
+            ("order_id", string(ORDER_ID)),
+            ("item_ids", string_list(item_ids)),
+            ("new_item_ids", string_list(NEW_ITEM_IDS)),
+            ("payment_method_id", string(PAYMENT_ID)),
+        ],
+        &["order_id", "item_ids", "new_item_ids", "payment_method_id"],
+    )
 }
-
-fn object(properties: Value, required: &[&str]) -> Value {
-    json!({"type": "object", "properties": properties, "required": required})
-}
-
-fn address_properties(id_key: &str, id_description: &str) -> Value {
-    json!({
-        id_key: string(id_description),
-        "address1": string("Street line of the address, e.g. '48 Juniper Lane'."),
-        "address2": string("Second address line such as a unit or suite, or '' when none."),
-        "city": string("City, e.g. 'Portland'."),
-        "state": string("State abbreviation, e.g. 'OR'."),
-        "country": string("Country, e.g. 'USA'."),
-        "zip": string("Postal code, e.g. '97205'."),
-    })
-}
-
-const ADDRESS_REQUIRED: [&str; 6] = ["address1", "address2", "city", "state", "country", "zip"];
 
 fn build() -> Vec<Tool<RetailDb>> {
     use ToolKind::{Read, Write};
-    let with_address = |id_key: &'static str| {
-        let mut req = vec![id_key];
-        req.extend(ADDRESS_REQUIRED);
-        req
-    };
     vec![
         tool(
             "calculate",
             Read,
             "Evaluate an arithmetic expression and return the result rounded to two decimals. Only digits, + - * /, parentheses, decimal points and spaces are allowed.",
             object(
-                json!({"expression": string("Arithmetic to evaluate, e.g. '129.99 + 24.5 - 10'.")}),
+                &[(
+                    "expression",
+                    string("Arithmetic to evaluate, e.g. '129.99 + 24.5 - 10'."),
+                )],
                 &["expression"],
             ),
-            calculate_tool,
+            |_, a| calc::evaluate(a.str("expression")?),
         ),
         tool(
             "cancel_pending_order",
             Write,
             "Cancel an order whose status is 'pending'; orders already processed or delivered cannot be cancelled. State the order and reason to the customer and get an explicit yes first. Every payment is refunded: gift-card payments go back to the card at once, other methods within 5-7 business days. Returns the updated order.",
             object(
-                json!({
-                    "order_id": string(ORDER_ID),
-                    "reason": {"type": "string", "enum": ["no longer needed", "ordered by mistake"],
-                        "description": "Why the customer cancels: 'no longer needed' or 'ordered by mistake'."},
-                }),
+                &[
+                    ("order_id", string(ORDER_ID)),
+                    (
+                        "reason",
+                        one_of(
+                            &CANCEL_REASONS,
+                            "Why the customer cancels: 'no longer needed' or 'ordered by mistake'.",
+                        ),
+                    ),
+                ],
                 &["order_id", "reason"],
             ),
             cancel_pending_order,
@@ -109,15 +105,9 @@ fn build() -> Vec<Tool<RetailDb>> {
         tool(
             "exchange_delivered_order_items",
             Write,
-            "Request an exchange of items of a delivered order for other variants of the same products. A delivered order can be returned or exchanged only once, so gather every item first, explain the exchange and get an explicit yes. Returns the updated order.",
-            object(
-                json!({
-                    "order_id": string(ORDER_ID),
-                    "item_ids": string_list("Item ids in the order to exchange, e.g. '6021489373'; repeat an id to exchange several units."),
-                    "new_item_ids": string_list("Replacement item ids, position by position matching item_ids; each must be an available variant of the same product."),
-                    "payment_method_id": string(PAYMENT_ID),
-                }),
-                &["order_id", "item_ids", "new_item_ids", "payment_method_id"],
+            "Request an exchange of items of a delivered order for other variants of the same products. An order takes one exchange request, so gather every item into one call, explain the exchange and get an explicit yes. Returns the updated order.",
+            swap_schema(
+                "Item ids in the order to exchange, e.g. '6021489373'; repeat an id to exchange several units.",
             ),
             exchange_delivered_order_items,
         ),
@@ -126,7 +116,10 @@ fn build() -> Vec<Tool<RetailDb>> {
             Read,
             "Look up a customer's user id from their email address (case-insensitive). Returns an error when no customer has that email.",
             object(
-                json!({"email": string("The customer's email, e.g. 'jane.roe1234@example.com'.")}),
+                &[(
+                    "email",
+                    string("The customer's email, e.g. 'jane.roe1234@example.com'."),
+                )],
                 &["email"],
             ),
             find_user_id_by_email,
@@ -136,11 +129,14 @@ fn build() -> Vec<Tool<RetailDb>> {
             Read,
             "Look up a customer's user id from first name, last name and the zip code of their default address. Prefer the email lookup; use this one when the customer cannot give an email or it is not found.",
             object(
-                json!({
-                    "first_name": string("First name, e.g. 'Jane'."),
-                    "last_name": string("Last name, e.g. 'Roe'."),
-                    "zip": string("Zip code of the default address, e.g. '97205'."),
-                }),
+                &[
+                    ("first_name", string("First name, e.g. 'Jane'.")),
+                    ("last_name", string("Last name, e.g. 'Roe'.")),
+                    (
+                        "zip",
+                        string("Zip code of the default address, e.g. '97205'."),
+                    ),
+                ],
                 &["first_name", "last_name", "zip"],
             ),
             find_user_id_by_name_zip,
@@ -149,94 +145,110 @@ fn build() -> Vec<Tool<RetailDb>> {
             "get_order_details",
             Read,
             "Show an order: its items, shipping address, status, fulfilments and payment history.",
-            object(json!({"order_id": string(ORDER_ID)}), &["order_id"]),
-            get_order_details,
+            object(&[("order_id", string(ORDER_ID))], &["order_id"]),
+            |db, a| to_json(db.orders.get(a.str("order_id")?).ok_or("order not found")?),
         ),
         tool(
             "get_product_details",
             Read,
             "Show a product and all of its variant items with their options, price and availability.",
             object(
-                json!({"product_id": string("Product id, e.g. '4402178839'. Product ids and item ids are different things.")}),
+                &[(
+                    "product_id",
+                    string(
+                        "Product id, e.g. '4402178839'. Product ids and item ids are different things.",
+                    ),
+                )],
                 &["product_id"],
             ),
-            get_product_details,
+            |db, a| {
+                to_json(
+                    db.products
+                        .get(a.str("product_id")?)
+                        .ok_or("product not found")?,
+                )
+            },
         ),
         tool(
             "get_user_details",
             Read,
             "Show a customer's profile: name, email, default address, stored payment methods and order ids.",
             object(
-                json!({"user_id": string("User id, e.g. 'jane_roe_1234'.")}),
+                &[("user_id", string("User id, e.g. 'jane_roe_1234'."))],
                 &["user_id"],
             ),
-            get_user_details,
+            |db, a| to_json(db.users.get(a.str("user_id")?).ok_or("user not found")?),
         ),
         tool(
             "list_all_product_types",
             Read,
             "List every product type the store sells as a map from product name to product id.",
-            object(json!({}), &[]),
+            object(&[], &[]),
             list_all_product_types,
         ),
         tool(
             "modify_pending_order_address",
             Write,
             "Change the shipping address of an order whose status is 'pending'. Explain the change and get an explicit yes first. Returns the updated order.",
-            object(
-                address_properties("order_id", ORDER_ID),
-                &with_address("order_id"),
-            ),
+            address_schema("order_id", ORDER_ID),
             modify_pending_order_address,
         ),
         tool(
             "modify_pending_order_items",
             Write,
-            "Swap items of a pending order for other available variants of the same products, paying or refunding the price difference through the given payment method. Possible only once per order: afterwards its status is 'pending (item modified)' and it can no longer be modified or cancelled, so collect every item first, explain the change and get an explicit yes. Returns the updated order.",
-            object(
-                json!({
-                    "order_id": string(ORDER_ID),
-                    "item_ids": string_list("Item ids in the order to change, e.g. '6021489373'; repeat an id to change several units."),
-                    "new_item_ids": string_list("Replacement item ids, position by position matching item_ids; each must be an available variant of the same product."),
-                    "payment_method_id": string(PAYMENT_ID),
-                }),
-                &["order_id", "item_ids", "new_item_ids", "payment_method_id"],
-            ),
+            "Swap items of a pending order for other available variants of the same products, paying or refunding the price difference through the given payment method. Collect every item the customer wants changed into one call (the policy says whether the order can be changed again afterwards), explain the change and get an explicit yes. Returns the updated order.",
+            swap_schema(ITEM_IDS),
             modify_pending_order_items,
         ),
-        tool(
-            "modify_pending_order_payment",
-            Write,
-            "Move the payment of a pending order to a different stored payment method; the old method is refunded. A gift card must cover the whole order total. Explain the change and get an explicit yes first. Returns the updated order.",
-            object(
-                json!({
-                    "order_id": string(ORDER_ID),
-                    "payment_method_id": string("Id of the stored payment method that should pay for the order instead, e.g. 'paypal_7215409'."),
-                }),
-                &["order_id", "payment_method_id"],
+        // Switching how an order is paid is a change to the order, not a payment.
+        with_intent(
+            tool(
+                "modify_pending_order_payment",
+                Write,
+                "Move the payment of a pending order to a different stored payment method; the old method is refunded. A gift card must cover the whole order total. Explain the change and get an explicit yes first. Returns the updated order.",
+                object(
+                    &[
+                        ("order_id", string(ORDER_ID)),
+                        (
+                            "payment_method_id",
+                            string(
+                                "Id of the stored payment method that should pay for the order instead, e.g. 'paypal_7215409'.",
+                            ),
+                        ),
+                    ],
+                    &["order_id", "payment_method_id"],
+                ),
+                modify_pending_order_payment,
             ),
-            modify_pending_order_payment,
+            Intent::Change,
         ),
         tool(
             "modify_user_address",
             Write,
             "Replace a customer's default address. Explain the change and get an explicit yes first. Returns the updated profile.",
-            object(
-                address_properties("user_id", "User id, e.g. 'jane_roe_1234'."),
-                &with_address("user_id"),
-            ),
+            address_schema("user_id", "User id, e.g. 'jane_roe_1234'."),
             modify_user_address,
         ),
         tool(
             "return_delivered_order_items",
             Write,
-            "Request a return of some items of a delivered order; its status becomes 'return requested' and the customer is emailed return instructions. The refund goes to the original payment method or to one of the customer's gift cards. Explain the return and get an explicit yes first. Returns the updated order.",
+            "Request a return of some items of a delivered order; the order is marked as return requested and the customer is emailed return instructions. The refund goes to the original payment method or to one of the customer's gift cards. Explain the return and get an explicit yes first. Returns the updated order.",
             object(
-                json!({
-                    "order_id": string(ORDER_ID),
-                    "item_ids": string_list("Item ids in the order to return, e.g. '6021489373'; repeat an id to return several units."),
-                    "payment_method_id": string("Payment method to receive the refund: the order's original method or a gift card of the customer."),
-                }),
+                &[
+                    ("order_id", string(ORDER_ID)),
+                    (
+                        "item_ids",
+                        string_list(
+                            "Item ids in the order to return, e.g. '6021489373'; repeat an id to return several units.",
+                        ),
+                    ),
+                    (
+                        "payment_method_id",
+                        string(
+                            "Payment method to receive the refund: the order's original method or a gift card of the customer.",
+                        ),
+                    ),
+                ],
                 &["order_id", "item_ids", "payment_method_id"],
             ),
             return_delivered_order_items,
@@ -245,21 +257,21 @@ fn build() -> Vec<Tool<RetailDb>> {
             "think",
             Read,
             "Write down a private line of reasoning. Nothing is looked up and nothing changes; use it to plan multi-step work or keep notes.",
-            object(
-                json!({"thought": string("The note to record.")}),
-                &["thought"],
-            ),
-            think,
+            object(&[("thought", string("The note to record."))], &["thought"]),
+            |_, a| a.str("thought").map(|_| String::new()),
         ),
         tool(
             "transfer_to_human_agents",
             Read,
             "Hand the conversation to a human agent together with a summary of the issue. Use it only when the customer explicitly asks for a person or the request cannot be handled with the other tools.",
             object(
-                json!({"summary": string("Short summary of the customer's issue for the human agent.")}),
+                &[(
+                    "summary",
+                    string("Short summary of the customer's issue for the human agent."),
+                )],
                 &["summary"],
             ),
-            transfer_to_human_agents,
+            |_, a| a.str("summary").map(|_| "Transfer successful".into()),
         ),
     ]
 }
@@ -277,20 +289,6 @@ fn read_address(args: &Args) -> Result<Address, String> {
         state: args.str("state")?.to_string(),
         zip: args.str("zip")?.to_string(),
     })
-}
-
-fn calculate_tool(_db: &mut RetailDb, args: &Args) -> Result<String, String> {
-    calculate::evaluate(args.str("expression")?)
-}
-
-fn think(_db: &mut RetailDb, args: &Args) -> Result<String, String> {
-    args.str("thought")?;
-    Ok(String::new())
-}
-
-fn transfer_to_human_agents(_db: &mut RetailDb, args: &Args) -> Result<String, String> {
-    args.str("summary")?;
-    Ok("Transfer successful".into())
 }
 
 fn find_user_id_by_email(db: &mut RetailDb, args: &Args) -> Result<String, String> {
@@ -317,27 +315,6 @@ fn find_user_id_by_name_zip(db: &mut RetailDb, args: &Args) -> Result<String, St
         .ok_or_else(|| "user not found".to_string())
 }
 
-fn get_order_details(db: &mut RetailDb, args: &Args) -> Result<String, String> {
-    let order = db
-        .orders
-        .get(args.str("order_id")?)
-        .ok_or("order not found")?;
-    to_json(order)
-}
-
-fn get_product_details(db: &mut RetailDb, args: &Args) -> Result<String, String> {
-    let product = db
-        .products
-        .get(args.str("product_id")?)
-        .ok_or("product not found")?;
-    to_json(product)
-}
-
-fn get_user_details(db: &mut RetailDb, args: &Args) -> Result<String, String> {
-    let user = db.users.get(args.str("user_id")?).ok_or("user not found")?;
-    to_json(user)
-}
-
 fn list_all_product_types(db: &mut RetailDb, _args: &Args) -> Result<String, String> {
     // Later rows win on a duplicate name, as a Python dict comprehension does.
     let by_name: BTreeMap<&str, &str> = db
@@ -362,6 +339,19 @@ fn order_in_status<'a>(
     Ok(order)
 }
 
+/// The order, which must exist and be delivered as the active lifecycle reads the status.
+fn delivered_order<'a>(
+    db: &'a RetailDb,
+    order_id: &str,
+    wrong_status: &str,
+) -> Result<&'a Order, String> {
+    let order = db.orders.get(order_id).ok_or("order not found")?;
+    if !db.lifecycle.accepts_return_or_exchange(&order.status) {
+        return Err(wrong_status.to_string());
+    }
+    Ok(order)
+}
+
 fn cancel_pending_order(db: &mut RetailDb, args: &Args) -> Result<String, String> {
     let order_id = args.str("order_id")?;
     let order = order_in_status(
@@ -371,7 +361,7 @@ fn cancel_pending_order(db: &mut RetailDb, args: &Args) -> Result<String, String
         "non-pending order cannot be cancelled",
     )?;
     let reason = args.str("reason")?;
-    if !super::db::CANCEL_REASONS.contains(&reason) {
+    if !CANCEL_REASONS.contains(&reason) {
         return Err("invalid reason".into());
     }
     // One refund per history entry, as tau-bench does; gift cards are credited at once.
@@ -467,12 +457,7 @@ fn exchange_delivered_order_items(db: &mut RetailDb, args: &Args) -> Result<Stri
     let item_ids = args.str_list("item_ids")?;
     let new_item_ids = args.str_list("new_item_ids")?;
     let payment_method_id = args.str("payment_method_id")?;
-    let order = order_in_status(
-        db,
-        order_id,
-        status::DELIVERED,
-        "non-delivered order cannot be exchanged",
-    )?;
+    let order = delivered_order(db, order_id, "non-delivered order cannot be exchanged")?;
     check_items_present(order, &item_ids, |id| format!("{id} not found"))?;
     let diff = round2(price_difference(db, order, &item_ids, &new_item_ids)?);
     let user = db.users.get(&order.user_id).ok_or("user not found")?;
@@ -487,8 +472,9 @@ fn exchange_delivered_order_items(db: &mut RetailDb, args: &Args) -> Result<Stri
     old_sorted.sort();
     let mut new_sorted: Vec<String> = new_item_ids.iter().map(|s| s.to_string()).collect();
     new_sorted.sort();
+    let new_status = db.lifecycle.exchange_requested();
     let order = db.orders.get_mut(order_id).ok_or("order not found")?;
-    order.status = status::EXCHANGE_REQUESTED.into();
+    order.status = new_status.into();
     order.exchange_items = Some(old_sorted);
     order.exchange_new_items = Some(new_sorted);
     order.exchange_payment_method_id = Some(payment_method_id.to_string());
@@ -551,6 +537,7 @@ fn modify_pending_order_items(db: &mut RetailDb, args: &Args) -> Result<String, 
             pm.set_balance(round2(pm.balance_amount() - diff));
         }
     }
+    let new_status = db.lifecycle.after_item_modification();
     let order = db.orders.get_mut(order_id).ok_or("order not found")?;
     order.payment_history.push(Transaction {
         transaction_type: if diff > 0.0 { "payment" } else { "refund" }.into(),
@@ -565,7 +552,7 @@ fn modify_pending_order_items(db: &mut RetailDb, args: &Args) -> Result<String, 
             item.options = options;
         }
     }
-    order.status = status::PENDING_ITEM_MODIFIED.into();
+    order.status = new_status.into();
     to_json(order)
 }
 
@@ -635,12 +622,7 @@ fn return_delivered_order_items(db: &mut RetailDb, args: &Args) -> Result<String
     let order_id = args.str("order_id")?;
     let item_ids = args.str_list("item_ids")?;
     let payment_method_id = args.str("payment_method_id")?;
-    let order = order_in_status(
-        db,
-        order_id,
-        status::DELIVERED,
-        "non-delivered order cannot be returned",
-    )?;
+    let order = delivered_order(db, order_id, "non-delivered order cannot be returned")?;
     let user = db.users.get(&order.user_id).ok_or("user not found")?;
     if !user.payment_methods.contains_key(payment_method_id) {
         return Err("payment method not found".into());
@@ -657,8 +639,9 @@ fn return_delivered_order_items(db: &mut RetailDb, args: &Args) -> Result<String
     check_items_present(order, &item_ids, |_| "some item not found".to_string())?;
     let mut sorted: Vec<String> = item_ids.iter().map(|s| s.to_string()).collect();
     sorted.sort();
+    let new_status = db.lifecycle.return_requested();
     let order = db.orders.get_mut(order_id).ok_or("order not found")?;
-    order.status = status::RETURN_REQUESTED.into();
+    order.status = new_status.into();
     order.return_items = Some(sorted);
     order.return_payment_method_id = Some(payment_method_id.to_string());
     to_json(order)

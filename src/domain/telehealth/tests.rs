@@ -627,15 +627,27 @@ fn facts_requests_and_outputs_speak_as_the_patient_knows_things() {
 
 // ---------- the reference's own database and gold tasks (opt-in) ----------
 
-/// `TRACER_TELEHEALTH_DATA=/tmp/ref-teb/tau_emotion_bench/envs/telehealth/data`
-fn reference_data() -> PathBuf {
-    PathBuf::from(std::env::var("TRACER_TELEHEALTH_DATA").expect("set TRACER_TELEHEALTH_DATA"))
+/// The directory `TRACER_REFERENCE_TODAY=2025-12-01 scripts/reference/gold.sh telehealth
+/// <checkout> <dir>` writes: the reference's `data/`, and per split the gold actions
+/// (`calls_<split>.jsonl`) and what the reference's own tools answered and changed for them
+/// (`expected_<split>.jsonl`), its clock frozen to our simulation date.
+fn gold_dir() -> PathBuf {
+    PathBuf::from(
+        std::env::var("TRACER_TELEHEALTH_GOLD_DIR").expect("set TRACER_TELEHEALTH_GOLD_DIR"),
+    )
+}
+
+fn jsonl(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 #[test]
-#[ignore = "needs the reference's data directory (TRACER_TELEHEALTH_DATA)"]
+#[ignore = "needs a gold.sh directory (TRACER_TELEHEALTH_GOLD_DIR)"]
 fn reference_database_imports_and_exports_the_same_files() {
-    let dir = reference_data();
+    let dir = gold_dir().join("data");
     let files = Database::to_tau_bench(&db::import(&dir).unwrap());
     for stem in db::FILES {
         let raw = std::fs::read_to_string(dir.join(format!("{stem}.json"))).unwrap();
@@ -647,57 +659,63 @@ fn reference_database_imports_and_exports_the_same_files() {
     }
 }
 
-/// Replays the reference's gold tasks on our tools and compares every output and the rows
-/// each task changed with the reference's replay of the same tasks. Needs the data
-/// directory and a replay made by `scripts/reference/replay_tasks.py` (`--today
-/// 2025-12-01`), named by `TRACER_TELEHEALTH_REPLAY`:
-/// `TRACER_TELEHEALTH_DATA=... TRACER_TELEHEALTH_REPLAY=/tmp/telehealth_replay.json
-///  cargo test --lib domain::telehealth -- --ignored`.
-/// Outputs that list rows in dict order (the whole provider directory and a provider's
-/// weekly schedule) are compared as sets of lines: our tables keep keys sorted, the
-/// reference's files do not.
+/// Replays the reference's gold tasks (test and train) on our tools and compares every
+/// output and the rows each task changed with the reference's replay of the same tasks
+/// (`gold_dir`): `TRACER_TELEHEALTH_GOLD_DIR=<dir> cargo test --lib domain::telehealth --
+/// --ignored`. Outputs that list rows in dict order (the whole provider directory and a
+/// provider's weekly schedule) are compared as sets of lines: our tables keep keys sorted,
+/// the reference's files do not.
 #[test]
-#[ignore = "needs the reference's data and a reference replay (see doc comment)"]
+#[ignore = "needs a gold.sh directory (TRACER_TELEHEALTH_GOLD_DIR)"]
 fn gold_tasks_replay_like_the_reference() {
-    let base = db::import(&reference_data()).unwrap();
-    let path = std::env::var("TRACER_TELEHEALTH_REPLAY").expect("set TRACER_TELEHEALTH_REPLAY");
-    let replay: Value =
-        serde_json::from_str(&std::fs::read_to_string(Path::new(&path)).unwrap()).unwrap();
+    let dir = gold_dir();
+    let base = db::import(&dir.join("data")).unwrap();
     let initial = as_json(&base);
     let lines = |s: &str| s.lines().map(str::to_string).collect::<BTreeSet<_>>();
-    let (mut calls, mut reordered, mut failures) = (0, 0, Vec::new());
-    for task in replay.as_array().unwrap() {
-        let label = format!("{} #{}", task["split"], task["index"]);
-        let mut db = base.clone();
-        let outputs = task["outputs"].as_array().unwrap();
-        for (action, expected) in task["actions"].as_array().unwrap().iter().zip(outputs) {
-            calls += 1;
-            let name = action["name"].as_str().unwrap();
-            let ours = call(&mut db, name, action["kwargs"].clone()).text;
-            let theirs = expected.as_str().unwrap();
-            if outputs_equal(&ours, theirs) {
-                continue;
+    let (mut tasks, mut calls, mut reordered, mut failures) = (0, 0, 0, Vec::new());
+    for split in ["test", "train"] {
+        let sequences = jsonl(&dir.join(format!("calls_{split}.jsonl")));
+        let expected = jsonl(&dir.join(format!("expected_{split}.jsonl")));
+        assert_eq!(
+            sequences.len(),
+            expected.len(),
+            "{split}: one answer per task"
+        );
+        for (index, (actions, task)) in sequences.iter().zip(&expected).enumerate() {
+            tasks += 1;
+            let label = format!("{split} #{index}");
+            let mut db = base.clone();
+            let outputs = task["outputs"].as_array().unwrap();
+            for (action, theirs) in actions.as_array().unwrap().iter().zip(outputs) {
+                calls += 1;
+                let name = action["name"].as_str().unwrap();
+                let ours = call(&mut db, name, action["kwargs"].clone()).text;
+                let theirs = theirs.as_str().unwrap();
+                if outputs_equal(&ours, theirs) {
+                    continue;
+                }
+                if lines(&ours) == lines(theirs) {
+                    reordered += 1;
+                } else {
+                    failures.push(format!(
+                        "{label} {name}\n  ours:   {ours}\n  theirs: {theirs}"
+                    ));
+                }
             }
-            if lines(&ours) == lines(theirs) {
-                reordered += 1;
-            } else {
+            let changed = changed_rows(&initial, &as_json(&db));
+            if !json_equal(&changed, &task["changed"]) {
                 failures.push(format!(
-                    "{label} {name}\n  ours:   {ours}\n  theirs: {theirs}"
+                    "{label} changed rows\n  ours:   {changed}\n  theirs: {}",
+                    task["changed"]
                 ));
             }
         }
-        let changed = changed_rows(&initial, &as_json(&db));
-        if !json_equal(&changed, &task["changed"]) {
-            failures.push(format!(
-                "{label} changed rows\n  ours:   {changed}\n  theirs: {}",
-                task["changed"]
-            ));
-        }
     }
     eprintln!(
-        "{calls} gold calls, {reordered} outputs equal up to line order, {} mismatches",
+        "{tasks} gold tasks, {calls} calls, {reordered} outputs equal up to line order, {} mismatches",
         failures.len()
     );
+    assert!(tasks > 0, "no gold tasks in {}", dir.display());
     assert!(
         failures.is_empty(),
         "{}",

@@ -365,6 +365,30 @@ enum CallKind {
     Embeddings,
 }
 
+/// A `Retry-After` longer than this client waits: the error says so.
+fn giving_up_on_retry_after(err: LlmError, after: Duration) -> LlmError {
+    match err {
+        LlmError::Status {
+            context,
+            endpoint,
+            status,
+            retry_after,
+            message,
+        } => LlmError::Status {
+            context,
+            endpoint,
+            status,
+            retry_after,
+            message: format!(
+                "{message} (the server asked to retry after {:.0}s, longer than the {}s this client waits; not retried)",
+                after.as_secs_f64(),
+                MAX_RETRY_AFTER.as_secs()
+            ),
+        },
+        other => other,
+    }
+}
+
 /// One role's OpenAI-compatible endpoint(s).
 pub struct OpenAiModel {
     context: String,
@@ -375,6 +399,8 @@ pub struct OpenAiModel {
     retry: RetryPolicy,
     timeout: Duration,
     cache: ResponseCache,
+    /// Which server's answers this role reads and writes in the cache.
+    cache_namespace: String,
     stats: Arc<RoleStats>,
     secret: Option<Secret>,
 }
@@ -437,6 +463,7 @@ impl OpenAiModel {
             },
             timeout,
             cache: ResponseCache::open(cache_path)?,
+            cache_namespace: cfg.cache_namespace(),
             stats: Arc::new(RoleStats::default()),
             secret: key.map(Secret),
         })
@@ -589,10 +616,13 @@ impl OpenAiModel {
                 Err(e) => self.scrub(classify(&self.context, &endpoint.base_url, self.timeout, e)),
             };
             let retry_after = err.retry_after();
-            if err.is_retryable()
-                && retry < self.retry.max_retries
-                && retry_after.is_none_or(|d| d <= MAX_RETRY_AFTER)
+            if let (Some(after), true) = (retry_after, err.is_retryable())
+                && after > MAX_RETRY_AFTER
             {
+                // Say why we stop rather than fail as if the retries had run out.
+                return Err(self.fail(giving_up_on_retry_after(err, after)));
+            }
+            if err.is_retryable() && retry < self.retry.max_retries {
                 self.stats.record_error(err.kind());
                 retry += 1;
                 self.stats.record_retry();
@@ -606,7 +636,7 @@ impl OpenAiModel {
     async fn chat_call(&self, req: ChatRequest) -> Result<ChatResponse, LlmError> {
         self.stats.record_call();
         let body = self.chat_body(&req);
-        let key = request_key("chat", &body);
+        let key = request_key("chat", &self.cache_namespace, &body);
         if let Some(hit) = self.cached::<ChatResponse>(key).await? {
             self.stats.record_cache_hit();
             return Ok(ChatResponse {
@@ -628,7 +658,7 @@ impl OpenAiModel {
         }
         self.stats.record_call();
         let body = self.embeddings_body(texts);
-        let key = request_key("embeddings", &body);
+        let key = request_key("embeddings", &self.cache_namespace, &body);
         if let Some(hit) = self.cached::<Vec<Vec<f32>>>(key).await? {
             self.stats.record_cache_hit();
             return Ok(hit);

@@ -1,0 +1,339 @@
+//! Grounding (the paper's stage 3): turn a sampled trace into a reference trajectory whose
+//! every call executes on the domain's database, for one coherent customer.
+//!
+//! The scripted grounder is a seeded depth-first search with backtracking: customers are
+//! tried in an order drawn from the trace's own RNG; at each step the domain proposes
+//! policy-compliant arguments from what earlier calls revealed (`propose_calls` /
+//! `observe`), each proposal is executed on a fork, and a dead end backtracks to the
+//! previous step's next proposal, within an expansion budget. A trace no customer can carry
+//! through is rejected with its reason. Randomness is per trace, so the result does not
+//! depend on thread count. The LLM grounder ([`llm_ground_trace`]) has a tool-calling model
+//! do the same work on a fork, advancing only on executed, policy-compliant calls.
+//!
+//! Architecture invariant: knows domains through `Environment`, models through
+//! `llm::ChatModel`; nothing of stages or the pipeline.
+
+use crate::artifact::{TaskRecord, TraceRecord, sha256_hex};
+use crate::domain::{Environment, GroundingContext, UserFact};
+use crate::seed::derive_rng;
+use rand::RngExt;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// How hard the scripted search tries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub struct SearchLimits {
+    /// Customers tried per trace.
+    pub max_customers: usize,
+    /// Argument proposals tried per step.
+    pub max_proposals: usize,
+    /// Tool executions allowed per customer before giving up on them.
+    pub max_expansions: usize,
+}
+
+impl Default for SearchLimits {
+    fn default() -> Self {
+        SearchLimits {
+            max_customers: 24,
+            max_proposals: 6,
+            max_expansions: 400,
+        }
+    }
+}
+
+/// The LLM grounder's instructions (our own words).
+pub const GROUNDER_PROMPT: &str = "You ground a customer-service task on a live test \
+environment. You act for the agent, on behalf of the given customer. Call the tools in \
+exactly the order given, one call per turn, with real arguments for this customer: look \
+ids up with the read tools' outputs, and choose values that the tools accept and that a \
+customer could really ask for. If a call fails, read the error and call the same tool again \
+with better arguments. When every listed call has succeeded, answer DONE.";
+
+/// Ground one trace with a tool-calling model working on a fork of the environment. Only
+/// calls of the expected next tool that execute and obey the policy advance the trace; the
+/// result therefore replays by construction.
+pub async fn llm_ground_trace(
+    model: std::sync::Arc<dyn crate::llm::ChatModel>,
+    env: std::sync::Arc<dyn Environment>,
+    intents: Vec<Vec<String>>,
+    user_id: String,
+    seed: u64,
+) -> Result<Grounding, String> {
+    use crate::llm::{ChatMessage, ChatRequest};
+    let steps: Vec<(usize, String)> = intents
+        .iter()
+        .enumerate()
+        .flat_map(|(i, w)| w.iter().map(move |t| (i, t.clone())))
+        .collect();
+    let tools: Vec<Value> = env
+        .tool_specs()
+        .iter()
+        .filter(|s| !s.terminates)
+        .map(|s| s.openai())
+        .collect();
+    let plan: Vec<String> = steps.iter().map(|(_, t)| t.clone()).collect();
+    let mut messages = vec![
+        ChatMessage::system(GROUNDER_PROMPT),
+        ChatMessage::user(format!(
+            "Customer user id: {user_id}\nCalls, in order: {}",
+            plan.join(", ")
+        )),
+    ];
+    let mut state = env.fork();
+    let mut path: Vec<GroundedStep> = Vec::new();
+    for turn in 0..steps.len() * 3 {
+        let Some((intent, expected)) = steps.get(path.len()).cloned() else {
+            break;
+        };
+        let req = ChatRequest::new(messages.clone())
+            .with_tools(tools.clone())
+            .with_seed(seed.wrapping_add(turn as u64));
+        let r = model
+            .chat(req)
+            .await
+            .map_err(|e| format!("grounder endpoint: {e}"))?;
+        let Some(call) = r.message.tool_calls.first().cloned() else {
+            return Err(format!(
+                "the grounder stopped calling tools after {} of {} calls",
+                path.len(),
+                steps.len()
+            ));
+        };
+        messages.push(ChatMessage::assistant_tool_calls(
+            r.message.content.clone(),
+            vec![call.clone()],
+        ));
+        let observation = if call.name != expected {
+            format!("Error: the next call must be {expected}, not {}", call.name)
+        } else {
+            match call.arguments_json() {
+                Err(e) => format!("Error: arguments are not valid JSON: {e}"),
+                Ok(args) => match state.check_policy(&call.name, &args) {
+                    Err(rule) => format!("Error: the policy forbids this call: {rule}"),
+                    Ok(()) => {
+                        let mut next = state.fork();
+                        let out = next.invoke(&call.name, &args);
+                        if !out.is_error {
+                            let last_of_intent =
+                                steps.get(path.len() + 1).is_none_or(|(i, _)| *i != intent);
+                            let read_only = intents[intent]
+                                .iter()
+                                .all(|t| tool_is_read(state.as_ref(), t));
+                            path.push(GroundedStep {
+                                intent,
+                                tool: call.name.clone(),
+                                request: state.describe_request(&call.name, &args, &out.text),
+                                required_outputs: if last_of_intent && read_only {
+                                    state.required_outputs(&call.name, &args, &out.text)
+                                } else {
+                                    Vec::new()
+                                },
+                                args,
+                                output: out.text.clone(),
+                            });
+                            state = next;
+                        }
+                        out.text
+                    }
+                },
+            }
+        };
+        messages.push(ChatMessage::tool(
+            call.id.clone(),
+            call.name.clone(),
+            observation,
+        ));
+    }
+    if path.len() < steps.len() {
+        return Err(format!(
+            "the grounder completed {} of {} calls",
+            path.len(),
+            steps.len()
+        ));
+    }
+    Ok(Grounding {
+        facts: env.user_facts(&user_id),
+        user_id,
+        steps: path,
+        final_hash: state.state_hash().to_hex(),
+    })
+}
+
+/// One executed reference step.
+#[derive(Clone, Debug)]
+pub struct GroundedStep {
+    pub intent: usize,
+    pub tool: String,
+    pub args: Value,
+    pub output: String,
+    /// The customer's request sentence for this call, if the customer asked for it.
+    pub request: Option<String>,
+    /// Values the agent must tell the customer after this call.
+    pub required_outputs: Vec<String>,
+}
+
+/// A trace grounded for one customer.
+pub struct Grounding {
+    pub user_id: String,
+    pub steps: Vec<GroundedStep>,
+    pub facts: Vec<UserFact>,
+    pub final_hash: String,
+}
+
+struct Search<'a> {
+    steps: &'a [(usize, &'a str)],
+    intents: &'a [Vec<String>],
+    limits: &'a SearchLimits,
+    budget: usize,
+    path: Vec<GroundedStep>,
+}
+
+impl Search<'_> {
+    /// Depth-first search from step `pos` on `env`; returns the final state on success.
+    fn dfs(
+        &mut self,
+        env: &dyn Environment,
+        pos: usize,
+        ctx: &GroundingContext,
+        rng: &mut rand_chacha::ChaCha8Rng,
+    ) -> Option<Box<dyn Environment>> {
+        if pos == self.steps.len() {
+            return Some(env.fork());
+        }
+        let (intent, tool) = self.steps[pos];
+        let last_of_intent = self.steps.get(pos + 1).is_none_or(|(i, _)| *i != intent);
+        let read_only_intent = self.intents[intent].iter().all(|t| tool_is_read(env, t));
+        for args in env
+            .propose_calls(tool, ctx, rng)
+            .into_iter()
+            .take(self.limits.max_proposals)
+        {
+            if self.budget == 0 {
+                return None;
+            }
+            self.budget -= 1;
+            if env.check_policy(tool, &args).is_err() {
+                continue;
+            }
+            let mut next = env.fork();
+            let out = next.invoke(tool, &args);
+            if out.is_error {
+                continue;
+            }
+            let mut ctx_next = ctx.clone();
+            next.observe(tool, &args, &out.text, &mut ctx_next);
+            let required_outputs = if last_of_intent && read_only_intent {
+                env.required_outputs(tool, &args, &out.text)
+            } else {
+                Vec::new()
+            };
+            self.path.push(GroundedStep {
+                intent,
+                tool: tool.to_string(),
+                request: env.describe_request(tool, &args, &out.text),
+                args,
+                output: out.text,
+                required_outputs,
+            });
+            if let Some(done) = self.dfs(next.as_ref(), pos + 1, &ctx_next, rng) {
+                return Some(done);
+            }
+            self.path.pop();
+        }
+        None
+    }
+}
+
+fn tool_is_read(env: &dyn Environment, tool: &str) -> bool {
+    env.tool_specs()
+        .iter()
+        .any(|s| s.name == tool && s.kind == crate::domain::ToolKind::Read)
+}
+
+/// Ground one trace; `Err` carries the rejection reason.
+pub fn ground_trace(
+    env: &dyn Environment,
+    domain: &str,
+    trace_id: &str,
+    intents: &[Vec<String>],
+    seed: u64,
+    limits: &SearchLimits,
+) -> Result<Grounding, String> {
+    let steps: Vec<(usize, &str)> = intents
+        .iter()
+        .enumerate()
+        .flat_map(|(i, walk)| walk.iter().map(move |t| (i, t.as_str())))
+        .collect();
+    let customers = env.customers();
+    if customers.is_empty() {
+        return Err("the database has no customers".into());
+    }
+    let mut rng = derive_rng(seed, &["grounded", domain, trace_id]);
+    for _ in 0..limits.max_customers.min(customers.len()) {
+        let user = &customers[rng.random_range(0..customers.len())];
+        let mut search = Search {
+            steps: &steps,
+            intents,
+            limits,
+            budget: limits.max_expansions,
+            path: Vec::new(),
+        };
+        let ctx = GroundingContext::for_user(user);
+        if let Some(done) = search.dfs(env, 0, &ctx, &mut rng) {
+            return Ok(Grounding {
+                user_id: user.clone(),
+                facts: env.user_facts(user),
+                steps: search.path,
+                final_hash: done.state_hash().to_hex(),
+            });
+        }
+    }
+    Err(format!(
+        "no executable, policy-compliant grounding for {} among {} customers tried",
+        intents
+            .iter()
+            .map(|w| w.join(">"))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        limits.max_customers.min(customers.len())
+    ))
+}
+
+/// The task row of a grounded trace.
+pub fn task_record(trace: &TraceRecord, g: &Grounding) -> TaskRecord {
+    let actions: Vec<Value> = g
+        .steps
+        .iter()
+        .map(|s| json!({"name": s.tool, "kwargs": s.args}))
+        .collect();
+    let actions_json = serde_json::to_string(&actions).unwrap_or_default();
+    let task_id = sha256_hex(
+        format!(
+            "{}\0{}\0{}\0{}",
+            trace.domain, trace.trace_id, g.user_id, actions_json
+        )
+        .as_bytes(),
+    )[..16]
+        .to_string();
+    let requests: Vec<&Option<String>> = g.steps.iter().map(|s| &s.request).collect();
+    TaskRecord {
+        task_id,
+        domain: trace.domain.clone(),
+        split: trace.split.clone(),
+        trace_id: trace.trace_id.clone(),
+        user_id: g.user_id.clone(),
+        intents: trace.intents.clone(),
+        actions: actions_json,
+        action_intents: g.steps.iter().map(|s| s.intent as i32).collect(),
+        outputs: g
+            .steps
+            .iter()
+            .flat_map(|s| s.required_outputs.iter().cloned())
+            .collect(),
+        user_facts: serde_json::to_string(&g.facts).unwrap_or_default(),
+        requests: serde_json::to_string(&requests).unwrap_or_default(),
+        reference_hash: g.final_hash.clone(),
+        grounder: crate::llm::scripted_model_id(crate::llm::Role::Grounder),
+        ..Default::default()
+    }
+}
