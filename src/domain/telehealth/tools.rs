@@ -135,12 +135,21 @@ pub fn next_appointment_number(db: &TelehealthDb) -> u64 {
     n
 }
 
-/// Python's `limit is not None and limit > 0`.
-fn limit(args: &Args) -> Result<Option<usize>, String> {
-    match args.value("limit") {
-        None => Ok(None),
-        Some(_) => Ok(usize::try_from(args.i64("limit")?).ok().filter(|n| *n > 0)),
+/// Python's `if limit is not None and limit > 0: items = items[:limit]`. The schema lets an
+/// integral float such as `5.0` through as an integer; Python refuses to slice with it, so
+/// a positive float fails here, where the reference's slice would.
+fn take<T>(items: &mut Vec<T>, args: &Args) -> Result<(), String> {
+    let Some(v) = args.value("limit") else {
+        return Ok(());
+    };
+    if v.as_f64().is_none_or(|x| x <= 0.0) {
+        return Ok(());
     }
+    if v.is_f64() {
+        return Err("slice indices must be integers or None or have an __index__ method".into());
+    }
+    items.truncate(usize::try_from(args.i64("limit")?).unwrap_or(usize::MAX));
+    Ok(())
 }
 
 /// An optional string argument, `None` when absent or empty (Python's falsy check).
@@ -362,7 +371,6 @@ fn get_regimen_options(db: &mut TelehealthDb, args: &Args) -> Result<String, Str
 
 fn list_patient_medical_records(db: &mut TelehealthDb, args: &Args) -> Result<String, String> {
     let id = args.str("patient_id")?;
-    let limit = limit(args)?;
     let mut records: Vec<(i64, &MedicalRecord)> = Vec::new();
     for (_, r) in db
         .medical_records
@@ -377,7 +385,7 @@ fn list_patient_medical_records(db: &mut TelehealthDb, args: &Args) -> Result<St
     }
     // Newest first; the stable sort keeps ties in table order, as Python's does.
     records.sort_by_key(|r| std::cmp::Reverse(r.0));
-    records.truncate(limit.unwrap_or(usize::MAX));
+    take(&mut records, args)?;
     let mut out = String::from("Medical records (newest first):");
     for (_, r) in records {
         let meds: Vec<&str> = r
@@ -463,7 +471,7 @@ fn list_patient_appointments(db: &mut TelehealthDb, args: &Args) -> Result<Strin
 
 fn list_medication_suppliers(db: &mut TelehealthDb, args: &Args) -> Result<String, String> {
     let medication = args.str("medication")?;
-    let (country, limit) = (opt(args, "country_filter"), limit(args)?);
+    let country = opt(args, "country_filter");
     // Matched case-insensitively; on a clash of spellings the last key wins, as in a dict
     // comprehension.
     let key = db
@@ -488,7 +496,7 @@ fn list_medication_suppliers(db: &mut TelehealthDb, args: &Args) -> Result<Strin
         return Ok(format!("No suppliers in {c} for {medication}."));
     }
     chosen.sort_by(|a, b| a.price_usd.total_cmp(&b.price_usd));
-    chosen.truncate(limit.unwrap_or(usize::MAX));
+    take(&mut chosen, args)?;
     let mut out = format!("Suppliers for {medication}:");
     for o in chosen {
         let (company, country, brand) = (&o.company, &o.country, &o.brand_name);
@@ -502,14 +510,14 @@ fn list_medication_suppliers(db: &mut TelehealthDb, args: &Args) -> Result<Strin
 
 fn list_telemetry_uploads(db: &mut TelehealthDb, args: &Args) -> Result<String, String> {
     let device = args.str("device_id")?;
-    let (start, end, limit) = (opt(args, "start_date"), opt(args, "end_date"), limit(args)?);
+    let (start, end) = (opt(args, "start_date"), opt(args, "end_date"));
     let in_window = |d: &str| start.is_none_or(|s| d >= s) && end.is_none_or(|e| d <= e);
     let uploads = db.telemetry_uploads.iter().map(|(_, u)| u);
     let mut chosen: Vec<_> = uploads
         .filter(|u| u.device_id == device && in_window(&u.date))
         .collect();
     chosen.sort_by(|a, b| a.date.cmp(&b.date));
-    chosen.truncate(limit.unwrap_or(usize::MAX));
+    take(&mut chosen, args)?;
     if chosen.is_empty() {
         return Ok(format!(
             "No telemetry uploads found for device {device} in the specified window."
@@ -519,7 +527,7 @@ fn list_telemetry_uploads(db: &mut TelehealthDb, args: &Args) -> Result<String, 
 }
 
 fn list_telemetry_devices(db: &mut TelehealthDb, args: &Args) -> Result<String, String> {
-    let (status, limit) = (opt(args, "status_filter"), limit(args)?);
+    let status = opt(args, "status_filter");
     if db.telemetry_inventory.is_empty() {
         return Ok("Telemetry inventory is empty.".into());
     }
@@ -531,7 +539,7 @@ fn list_telemetry_devices(db: &mut TelehealthDb, args: &Args) -> Result<String, 
         return Ok(format!("No telemetry devices with status {s}."));
     }
     chosen.sort_by(|a, b| a.device_id.cmp(&b.device_id));
-    chosen.truncate(limit.unwrap_or(usize::MAX));
+    take(&mut chosen, args)?;
     let mut out = String::from("Telemetry devices:");
     for d in chosen {
         let (id, status, audit, notes) = (&d.device_id, &d.status, &d.last_audit, &d.notes);
