@@ -72,6 +72,35 @@ fn twenty_three_tools_eighteen_read_five_write() {
     Templates::parse(include_str!("requests.toml")).unwrap();
 }
 
+/// The scripted feeler reads each tool's intent: a reschedule is a change, not a booking,
+/// although its name holds `schedule`; every other read tool is a lookup.
+#[test]
+fn each_tool_carries_the_intent_a_patient_means() {
+    use crate::domain::Intent;
+    let intent = |name: &str| {
+        let specs = Telehealth.tool_specs();
+        specs.iter().find(|s| s.name == name).map(|s| s.intent)
+    };
+    let want = [
+        ("schedule_appointment", Intent::Book),
+        ("cancel_appointment", Intent::Cancel),
+        ("reschedule_appointment", Intent::Change),
+        ("update_prescription_supplier", Intent::Change),
+        ("update_medical_record_note", Intent::Change),
+        ("transfer_to_human_support", Intent::Transfer),
+        ("calculate", Intent::Helper),
+        ("think", Intent::Helper),
+    ];
+    for (name, expected) in want {
+        assert_eq!(intent(name), Some(expected), "{name}");
+    }
+    for s in Telehealth.tool_specs() {
+        if s.kind == ToolKind::Read && !want.iter().any(|(n, _)| *n == s.name) {
+            assert_eq!(s.intent, Intent::Lookup, "{}", s.name);
+        }
+    }
+}
+
 /// Sequences on the hand-written fixture that reach the reference's edge cases (missing
 /// keys, duplicate prescriptions, lenient dates, an empty weekday, case-insensitive names,
 /// ties in sorting), with the outputs and changed rows the reference's own tools produced
@@ -133,6 +162,27 @@ fn not_found_sentences_are_errors_without_a_prefix_and_empty_results_are_answers
         json!({"appointment_id": "APPT005"}),
     );
     assert!(quirk.is_error && quirk.text == "Error: 'meeting_link'");
+}
+
+/// Python slices with `limit` only when it is positive, and cannot slice with a float: an
+/// integral float passes our schema as an integer, so the tool itself must refuse it.
+#[test]
+fn a_positive_float_limit_fails_as_the_reference_slice_does() {
+    let mut db = fixture();
+    let all = call(&mut db, "list_telemetry_devices", json!({}));
+    let two = call(&mut db, "list_telemetry_devices", json!({"limit": 2}));
+    assert_eq!(two.text.lines().count(), 3, "a header and two devices");
+    let float = call(&mut db, "list_telemetry_devices", json!({"limit": 2.0}));
+    assert!(float.is_error);
+    assert_eq!(
+        float.text,
+        "Error: slice indices must be integers or None or have an __index__ method"
+    );
+    let negative = call(&mut db, "list_telemetry_devices", json!({"limit": -2.0}));
+    assert_eq!(
+        negative.text, all.text,
+        "no slice when the limit is not positive"
+    );
 }
 
 #[test]
