@@ -5,6 +5,8 @@
 # <out>/tasks_<split>.json (converted task file), <out>/calls_<split>.jsonl (each task's gold
 # actions as one call sequence) and <out>/expected_<split>.jsonl (the reference's outputs
 # and changed rows per task). Nothing here is committed; the tests read <out>.
+# TRACER_REFERENCE_TODAY=YYYY-MM-DD freezes the reference tools' wall clock to a domain's
+# simulation date (telehealth: 2025-12-01), as for record.sh.
 set -euo pipefail
 domain=$1 repo=$2 out=$3
 shift 3
@@ -21,6 +23,7 @@ with open(sys.argv[2], "w") as f:
     for task in json.load(open(sys.argv[1])):
         f.write(json.dumps(task["actions"]) + "\n")' "$out/tasks_$split.json" "$out/calls_$split.jsonl"
   python3 "$here/reference.py" record --repo "$repo" --domain "$domain" --data "$out/data" \
-    --calls "$out/calls_$split.jsonl" --out "$out/expected_$split.jsonl"
+    --calls "$out/calls_$split.jsonl" --out "$out/expected_$split.jsonl" \
+    ${TRACER_REFERENCE_TODAY:+--today "$TRACER_REFERENCE_TODAY"}
 done
 echo "gold replay: $out"

@@ -6,7 +6,8 @@
 # ruleset: tests/fixtures/reference/<domain>-<ruleset>/, the database under that rule
 # variant, e.g. retail's tau-bench lifecycle against tau-bench's own tools); the
 # exported database goes to a temporary directory (the test regenerates it from the seed).
-# Needs a built tracer (target/debug/tracer or $TRACER) and python3.
+# Needs a built tracer (target/debug/tracer or $TRACER) and python3. TRACER_REFERENCE_TODAY
+# (YYYY-MM-DD) freezes the reference tools' wall clock to the domain's simulation date.
 set -euo pipefail
 domain=$1 repo=$2 family=${3:-tau} count=${4:-150} ruleset=${5:-}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -27,7 +28,8 @@ meta["sequences"] = sum(1 for _ in open(sys.argv[2]))
 json.dump(meta, open(sys.argv[1], "w"), indent=2)' "$work/meta.json" "$work/calls.jsonl"
 fi
 python3 "$root/scripts/reference/reference.py" record --family "$family" --repo "$repo" \
-  --domain "$domain" --data "$work/data" --calls "$work/calls.jsonl" --out "$work/expected.jsonl"
+  --domain "$domain" --data "$work/data" --calls "$work/calls.jsonl" --out "$work/expected.jsonl" \
+  ${TRACER_REFERENCE_TODAY:+--today "$TRACER_REFERENCE_TODAY"}
 mkdir -p "$fixture"
 cp "$work/meta.json" "$work/calls.jsonl" "$work/expected.jsonl" "$fixture/"
 echo "fixture: $fixture"

@@ -11,6 +11,10 @@ supply and never copies them. Two subcommands:
   tasks    convert a tau-emotion-bench task module (tasks_<split>.py) to a JSON task file
            that `tracer replay` / `tracer rollout` read.
 
+`record --today YYYY-MM-DD` freezes the reference tools' `datetime.now()` to that day, for
+tools that stamp the wall clock where Tracer stamps its simulation clock (telehealth's
+cancellation date).
+
 Families (--family):
   tau      tau-bench / tau-emotion-bench: <repo>/<package>/envs/<domain>/tools/ with
            `Tool.invoke(data, **kwargs) -> str`; exceptions become "Error: <e>" as the
@@ -80,6 +84,35 @@ def tau_tools(repo, domain):
     _stub_package(f"{pkg}.envs.{domain}", ddir)
     tools = _load_package(f"{pkg}.envs.{domain}.tools", os.path.join(ddir, "tools"))
     return {t.get_info()["function"]["name"]: t for t in tools.ALL_TOOLS}
+
+
+def freeze_today(tools, today):
+    """Make the tools' wall clock read `today` (YYYY-MM-DD, 09:00): where a reference tool
+    stamps `datetime.now()`, Tracer stamps its simulation clock, and the recording should
+    compare everything else."""
+    import datetime as real
+
+    y, m, d = (int(x) for x in today.split("-"))
+
+    class Frozen(real.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return cls(y, m, d, 9, 0, 0, tzinfo=tz)
+
+        @classmethod
+        def today(cls):
+            return cls(y, m, d, 9, 0, 0)
+
+    proxy = types.ModuleType("datetime")
+    proxy.__dict__.update(real.__dict__)
+    proxy.datetime = Frozen
+    for tool in tools.values():
+        mod = sys.modules[tool.__module__]
+        value = getattr(mod, "datetime", None)
+        if value is real.datetime:
+            mod.datetime = Frozen
+        elif value is real:
+            mod.datetime = proxy
 
 
 def tau2_stubs():
@@ -243,6 +276,8 @@ def record(args):
     if args.family != "tau":
         sys.exit(f"unknown family {args.family}")
     tools = tau_tools(args.repo, args.domain)
+    if args.today:
+        freeze_today(tools, args.today)
     base = load_data(args.data)
     n = 0
     with open(args.calls) as src, open(args.out, "w") as dst:
@@ -292,6 +327,7 @@ def main():
     r.add_argument("--data", required=True, help="database directory (reference format)")
     r.add_argument("--calls", required=True, help="JSON lines from `tracer reference calls`")
     r.add_argument("--out", required=True)
+    r.add_argument("--today", help="freeze the tools' wall clock to this date (YYYY-MM-DD)")
     r.set_defaults(func=record)
     t = sub.add_parser("tasks")
     t.add_argument("--repo", required=True)

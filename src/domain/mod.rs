@@ -24,6 +24,7 @@ pub mod table;
 pub mod airline;
 pub mod retail;
 pub mod telecom;
+pub mod telehealth;
 
 pub use args::Args;
 pub use table::{StateHash, Table};
@@ -36,7 +37,12 @@ use std::path::Path;
 
 /// The registry: one line per domain. Order is the order of `tracer list` and of stages.
 pub fn registry() -> &'static [&'static dyn Domain] {
-    static DOMAINS: &[&dyn Domain] = &[&airline::Airline, &retail::Retail, &telecom::Telecom];
+    static DOMAINS: &[&dyn Domain] = &[
+        &airline::Airline,
+        &retail::Retail,
+        &telecom::Telecom,
+        &telehealth::Telehealth,
+    ];
     DOMAINS
 }
 
@@ -248,6 +254,17 @@ pub type ToolFn<D> = fn(&mut D, &Args) -> Result<String, String>;
 pub struct Tool<D> {
     pub spec: ToolSpec,
     pub run: ToolFn<D>,
+}
+
+/// Marks a tool error that the caller sees verbatim, without the `Error: ` prefix (see
+/// [`plain_error`]).
+const PLAIN_ERROR: char = '\u{1}';
+
+/// A tool error observed exactly as `sentence` reads: for reference tools that report a
+/// failure as a plain sentence ("Patient with ID x not found.") rather than `Error: ...`.
+/// The call still counts as failed (`is_error`), so grounding and replay treat it as one.
+pub fn plain_error(sentence: impl Into<String>) -> String {
+    format!("{PLAIN_ERROR}{}", sentence.into())
 }
 
 /// What a tool call returns to the caller. Errors are observations, never panics.
@@ -470,7 +487,10 @@ impl<D: Database> Environment for D {
                 is_error: false,
             },
             Err(msg) => ToolOutput {
-                text: format!("Error: {msg}"),
+                text: match msg.strip_prefix(PLAIN_ERROR) {
+                    Some(sentence) => sentence.to_string(),
+                    None => format!("Error: {msg}"),
+                },
                 is_error: true,
             },
         }

@@ -5,6 +5,7 @@
 //! - [`pyjson`]: outputs as the references print them (`json.dumps`, tau2's `to_json_str`).
 //! - [`python`]: Python value semantics (insertion-ordered dicts, hash-canonical rows,
 //!   `float(str)`, `%.2f`, `repr`, tables read in file order).
+//! - [`pytext`]: hand-written text outputs as Python-f-string templates over a row.
 //! - [`schema`]: JSON Schema builders and the [`schema::tool`] constructor (intent inferred).
 //! - [`ids`]: id minting (length counters, max+1 over a prefix, fixed slot lists).
 //! - [`clock`]: the simulation clock and calendar arithmetic (no wall clock anywhere).
@@ -15,6 +16,10 @@
 //! - [`policy`]: named policy rules per write tool, shared by grounding, graph
 //!   verification and task verification.
 //! - [`text`]: small phrasing helpers.
+//! - [`specs`]: tool specs as data (`src/domain/<name>/tools.toml`) bound to their
+//!   functions.
+//! - [`strptime`]: Python's `datetime.strptime` for the numeric date formats reference
+//!   tools parse (what they accept and refuse).
 //!
 //! The conformance suite (`domain::conformance`, tests only) runs over every registered
 //! domain, so a new domain inherits those tests.
@@ -29,7 +34,10 @@ pub mod ids;
 pub mod policy;
 pub mod propose;
 pub mod pyjson;
+pub mod pytext;
 pub mod python;
 pub mod schema;
+pub mod specs;
+pub mod strptime;
 pub mod templates;
 pub mod text;

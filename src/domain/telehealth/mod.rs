@@ -1,0 +1,124 @@
+//! The telehealth domain: a virtual clinic's patients, providers and their weekly schedules,
+//! appointments, medical records with prescriptions, a medication supplier catalogue, drug
+//! interactions, regimen plans and remote-monitoring devices, with the 23 tools of
+//! tau-emotion-bench's telehealth environment (same names, arguments, texts and error
+//! strings) and the policy in `policies/telehealth.md`.
+//!
+//! Code map:
+//! - `db.rs`: typed rows of the reference's nine data files, the tables, import/export.
+//! - `tools.rs`: tool specs and behaviour (the calculator is the kit's).
+//! - `generate.rs`: the deterministic synthetic clinic (239 patients, 114 providers, 214
+//!   appointments, 149 records, telemetry).
+//! - `hooks.rs`: grounding proposals, id learning, the named policy rules, user facts,
+//!   request sentences (`requests.toml`), internal ids, required outputs, customer records.
+//!
+//! New ids: `schedule_appointment` mints `APPT{n:03d}` with `n` one past the largest number
+//! of `APPTnnn` and `APPT_tracer_nnn` keys, and `AUTH{n:06d}` when insurance is billed,
+//! as the reference does (the reference database gives APPT224).
+//!
+//! Architecture invariant: knows nothing about stages, artifacts, LLMs or the CLI.
+
+pub mod db;
+pub mod generate;
+mod hooks;
+mod tools;
+
+#[cfg(test)]
+mod tests;
+
+pub use db::TelehealthDb;
+
+use super::kit::clock::SimClock;
+use super::{
+    Database, Domain, DomainError, Environment, GroundingContext, PolicyViolation, Split,
+    StateHash, Tool, ToolSpec, UserFact,
+};
+use rand_chacha::ChaCha8Rng;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The clinic's "now": a Monday morning. Generated visits lie around it, proposals book
+/// after it, and `cancel_appointment` stamps its date where the reference reads the wall
+/// clock.
+pub const CLOCK: SimClock = SimClock::new("2025-12-01T09:00:00");
+
+pub struct Telehealth;
+
+impl Domain for Telehealth {
+    fn name(&self) -> &'static str {
+        "telehealth"
+    }
+
+    fn tool_specs(&self) -> Vec<&'static ToolSpec> {
+        TelehealthDb::tools().iter().map(|t| &t.spec).collect()
+    }
+
+    /// One database for both splits, as the reference ships one for all its task files.
+    fn generate(&self, seed: u64, _split: Split) -> Box<dyn Environment> {
+        Box::new(generate::generate(seed))
+    }
+
+    fn import_tau_bench(&self, dir: &Path) -> Result<Box<dyn Environment>, DomainError> {
+        Ok(Box::new(db::import(dir)?))
+    }
+}
+
+impl Database for TelehealthDb {
+    fn tools() -> &'static [Tool<Self>] {
+        tools::all()
+    }
+
+    fn state_hash(&self) -> StateHash {
+        self.hash()
+    }
+
+    fn tables(&self) -> Vec<(&'static str, Vec<(String, Value)>)> {
+        self.json_tables()
+    }
+
+    fn to_tau_bench(&self) -> BTreeMap<String, Value> {
+        self.export()
+    }
+
+    fn customers(&self) -> Vec<String> {
+        self.patients.keys().map(str::to_string).collect()
+    }
+
+    fn propose_calls(
+        &self,
+        tool: &str,
+        ctx: &GroundingContext,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<Value> {
+        hooks::propose_calls(self, tool, ctx, rng)
+    }
+
+    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
+        hooks::observe(self, tool, args, output, ctx)
+    }
+
+    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation> {
+        super::kit::policy::check_rules(hooks::RULES, self, tool, args)
+    }
+
+    fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
+        hooks::user_facts(self, user_id)
+    }
+
+    fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String> {
+        hooks::describe_request(self, tool, args, output)
+    }
+
+    fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String> {
+        hooks::internal_ids(tool, args)
+    }
+
+    fn required_outputs(&self, tool: &str, args: &Value, output: &str) -> Vec<String> {
+        hooks::required_outputs(self, tool, args, output)
+    }
+
+    fn customer_records(&self, user_id: &str) -> Vec<String> {
+        hooks::customer_records(self, user_id)
+    }
+}
