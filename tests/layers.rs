@@ -23,6 +23,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "harness",
         &["artifact", "config", "domain", "llm", "seed", "parallel"],
     ),
+    (
+        "analysis",
+        &[
+            "artifact", "domain", "harness", "llm", "parallel", "seed", "verify",
+        ],
+    ),
     ("replay", &["artifact", "domain"]),
     ("verify", &["artifact", "domain"]),
     (
@@ -46,9 +52,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "seed",
             "grounding",
             "verify",
+            "analysis",
         ],
     ),
-    ("stats", &["artifact", "config", "pipeline", "harness"]),
+    (
+        "stats",
+        &["artifact", "config", "pipeline", "harness", "analysis"],
+    ),
     (
         "bench",
         &[
