@@ -7,7 +7,8 @@
 //! the reward compares; hand-overs are the `transfer` detector's. A reference write is
 //! *matched* by the first successful call of the same tool with equal arguments (numbers
 //! by value); an unmatched one is *attempted* by the first unused call of its tool with
-//! other arguments (run or refused by the tool): wrong arguments. Unmatched and unattempted
+//! other arguments: wrong arguments when the call ran or the tool refused it, a schema
+//! error (the `schema` detector's label) when the arguments broke the tool's schema. Unmatched and unattempted
 //! writes are *missed* when the agent went on to a later reference write, else they are the
 //! tail the episode stopped short of (the `early_stop` detector's). Wrong order is only
 //! judged within one intent of the trace (intents are independent requests).
@@ -60,16 +61,16 @@ pub fn align(ep: &Episode) -> Alignment {
             continue;
         }
         let r = &ep.reference[j];
-        let attempt = (0..calls.len()).find(|&k| {
-            !used[k]
-                && calls[k].name == r.name
-                && calls[k].args.is_some()
-                && !matches!(calls[k].outcome, CallOutcome::SchemaError(_))
-        });
+        let attempt = (0..calls.len())
+            .find(|&k| !used[k] && calls[k].name == r.name && calls[k].args.is_some());
         if let Some(k) = attempt {
             used[k] = true;
             attempted[j] = Some(k);
             let c = &calls[k];
+            // Arguments outside the schema are the `schema` detector's: tried, not missed.
+            if matches!(c.outcome, CallOutcome::SchemaError(_)) {
+                continue;
+            }
             let refused = match &c.outcome {
                 CallOutcome::ToolError(e) => format!(" (the tool refused: {e})"),
                 _ => String::new(),
@@ -223,6 +224,17 @@ mod tests {
         let got = detect(&s.episode("user_stop", 0));
         assert_eq!(labels(&got), [(Fault::WrongArguments, Some(step), Some(1))]);
         assert!(got[0].detail.contains("total_baggages"), "{got:?}");
+        // Outside the schema it is a schema error, neither wrong arguments nor missed.
+        let mut bad = a.1.clone();
+        bad["total_baggages"] = json!("many");
+        let mut s = f.script(std::slice::from_ref(&a));
+        s.call(&a.0, bad);
+        let al = align(&s.episode("user_stop", 0));
+        assert!(
+            al.findings.is_empty() && al.tail_missing.is_empty(),
+            "{al:?}"
+        );
+        assert_eq!(al.attempted[0], Some(0));
     }
 
     #[test]

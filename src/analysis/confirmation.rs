@@ -1,5 +1,6 @@
 //! Unconfirmed writes, a policy breach every domain policy names ("confirm before every
-//! change") but no state check can see: a write the agent executed when the customer's
+//! change") but no state check can see: a write the agent called (whether or not the tool
+//! then refused it) when the customer's
 //! latest message was not a clear yes to a question the agent had just asked. One
 //! confirmation may cover several writes the agent listed together, so only the customer's
 //! latest message before the call counts.
@@ -42,11 +43,12 @@ pub fn affirmative(text: &str) -> bool {
 
 pub fn detect(ep: &Episode) -> Vec<Finding> {
     let mut out = Vec::new();
-    for c in ep
-        .calls
-        .iter()
-        .filter(|c| c.succeeded() && c.is_action_write())
-    {
+    // The policy forbids the call itself, so a write the tool refused counts too; a call
+    // outside the schema never reached the tool.
+    let called = |c: &&super::ExecutedCall| {
+        c.is_action_write() && !matches!(c.outcome, super::CallOutcome::SchemaError(_))
+    };
+    for c in ep.calls.iter().filter(called) {
         let last_user = (0..c.step).rev().find(|&i| ep.messages[i].role == "user");
         let asked = |u: usize| {
             (0..u)
@@ -99,6 +101,16 @@ mod tests {
             [(Fault::PolicyBreach, Some(unconfirmed), Some(2))]
         );
         assert!(got[0].detail.contains("not sure"), "{got:?}");
+        // Calling the tool unasked is the breach, even when the tool refuses the call.
+        let mut s = f.script(std::slice::from_ref(&a));
+        s.user("I want to add bags.");
+        let mut refused = a.1.clone();
+        refused["reservation_id"] = serde_json::json!("NOSUCH");
+        let step = s.call(&a.0, refused);
+        assert_eq!(
+            labels(&detect(&s.episode("user_stop", 0))),
+            [(Fault::PolicyBreach, Some(step), Some(1))]
+        );
     }
 
     #[test]

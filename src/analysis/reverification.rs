@@ -6,6 +6,7 @@
 
 use super::episode::{CallOutcome, Episode, string_leaves};
 use super::{Fault, Finding};
+use crate::domain::ToolKind;
 
 pub const NAME: &str = "reverification";
 
@@ -49,9 +50,11 @@ pub fn detect(ep: &Episode) -> Vec<Finding> {
             }
             _ => {}
         }
-        // A failed lookup with the identity makes asking again legitimate.
+        // A failed lookup with the identity makes asking again legitimate (a refused write
+        // that merely carries the user id is not a lookup).
         let failed_lookup = ep.calls.iter().any(|c| {
             c.step == i
+                && c.kind == Some(ToolKind::Read)
                 && matches!(c.outcome, CallOutcome::ToolError(_))
                 && c.args.as_ref().is_some_and(|a| {
                     let mut l = Vec::new();
@@ -83,6 +86,30 @@ mod tests {
         let again = s.agent("Sorry, could you verify your identity once more?");
         let got = detect(&s.episode("user_unsatisfied", -1));
         assert_eq!(labels(&got), [(Fault::Friction, Some(again), None)]);
+        // A refused write carrying the user id is no failed lookup: asking again is still
+        // friction.
+        let mut s = f.script(std::slice::from_ref(&a));
+        s.user("Add a bag.");
+        s.agent("Could you please verify your identity?");
+        s.user(&format!("My user id is {}.", f.user_id));
+        s.call(
+            "send_certificate",
+            serde_json::json!({"user_id": f.user_id, "amount": -5}),
+        );
+        let again = s.agent("Sorry, could you verify your identity once more?");
+        let got = detect(&s.episode("user_unsatisfied", -1));
+        assert_eq!(labels(&got), [(Fault::Friction, Some(again), None)]);
+        // After a failed lookup, asking again is legitimate.
+        let mut s = f.script(std::slice::from_ref(&a));
+        s.user("Add a bag.");
+        s.agent("Could you please verify your identity?");
+        s.user(&format!("My user id is {}.", f.user_id));
+        s.call(
+            "get_user_details",
+            serde_json::json!({"user_id": f.user_id.to_uppercase()}),
+        );
+        s.agent("I could not find that id. Could you verify your identity again?");
+        assert!(detect(&s.episode("user_stop", 0)).is_empty());
         // Asking once is the policy.
         let mut s = f.script(std::slice::from_ref(&a));
         s.user("Add a bag.");
