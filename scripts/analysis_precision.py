@@ -8,7 +8,9 @@ with reward below 1, or every scored one with `scope = "all"`), how many episode
 fault label the mistake should produce (precision: of the labelled episodes, how many had
 the mistake; recall: of the episodes with the mistake, how many were labelled).
 
-Usage: scripts/analysis_precision.py [OUTPUT_DIR] [--json]
+Usage: scripts/analysis_precision.py [OUTPUT_DIR] [--all] [--json]
+  --all: the analysis ran with `scope = "all"` (stages/analysis.toml): measure over every
+         scored episode, successes included, instead of the failed ones.
 """
 import json
 import sys
@@ -34,7 +36,7 @@ def table(path):
                       exclude_invalid_files=True).to_table().to_pylist()
 
 
-def measure(out):
+def measure(out, all_scored=False):
     faults = defaultdict(set)  # (source, domain, task, trial) -> {(fault, detector)}
     analysed = set()
     for r in table(out + "/analysis"):
@@ -42,14 +44,20 @@ def measure(out):
         analysed.add(key)
         faults[key].add((r["fault"], r["detector"]))
     injected = {}
+    population = set()
     for source in ("rollouts", "eval"):
         for r in table(f"{out}/{source}"):
             key = (source, r["domain"], r["task_id"], r["trial"])
             injected[key] = set(json.loads(r["injected_mistakes"] or "[]"))
+            scored = r["termination"] != "endpoint_error"
+            if scored and (all_scored or r["reward"] < 1):
+                population.add(key)
+    stray = analysed - population
+    assert not stray, f"{len(stray)} analysed episodes outside the population (wrong --all?)"
     result = {}
-    domains = sorted({k[1] for k in analysed})
+    domains = sorted({k[1] for k in population})
     for domain in domains + ["all"]:
-        keys = [k for k in analysed if domain in ("all", k[1])]
+        keys = [k for k in population if domain in ("all", k[1])]
         for kind, (labels, detectors) in EXPECTED.items():
             # By label: any decider; by detector: only the detector meant for the mistake.
             def hit(k):
@@ -83,16 +91,17 @@ def pct(x):
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     out = args[0] if args else "output"
-    result = measure(out)
+    result = measure(out, "--all" in sys.argv)
     if "--json" in sys.argv:
         print(json.dumps({f"{d}/{k}": v for (d, k), v in result.items()}, indent=1))
         return
-    print("| domain | injected mistake | expected label | analysed episodes | with the mistake | labelled | precision | recall | precision (its detector only) |")
+    print("| domain | injected mistake | expected label | episodes | with the mistake | labelled | precision | recall | precision (its detector only) |")
     print("|---|---|---|---|---|---|---|---|---|")
     for (domain, kind), v in result.items():
-        print(f"| {domain} | {kind} | {v['label']} | {v['episodes']} | {v['injected']} | "
-              f"{v['labelled']} | {pct(v['precision'])} | {pct(v['recall'])} | "
-              f"{pct(v['detector_precision'])} |")
+        n = v["episodes"]
+        print(f"| {domain} | {kind} | {v['label']} | {n} | {v['injected']} ({pct(v['injected'] / n if n else None)}) | "
+              f"{v['labelled']} ({pct(v['labelled'] / n if n else None)}) | {pct(v['precision'])} | "
+              f"{pct(v['recall'])} | {pct(v['detector_precision'])} |")
 
 
 if __name__ == "__main__":

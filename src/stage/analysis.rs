@@ -155,3 +155,25 @@ impl Stage for AnalysisStage {
         Ok(line)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_config_names_a_bad_scope_and_a_role_the_stage_does_not_use() {
+        let path = Path::new("stages/analysis.toml");
+        let load = |text: &str| AnalysisConfig::load(path, &text.parse::<toml::Table>().unwrap());
+        assert!(load("").unwrap().scope == "failed");
+        assert!(load("scope = \"all\"").unwrap().all());
+        let e = load("scope = \"some\"").unwrap_err().to_string();
+        assert!(
+            e.contains("stages/analysis.toml") && e.contains("scope"),
+            "{e}"
+        );
+        let e = load("[roles.agent]\nprovider = \"scripted\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("roles.agent") && e.contains("judge"), "{e}");
+    }
+}
