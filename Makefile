@@ -5,6 +5,7 @@
 #   make tasks    ... -> grounded -> refined -> tasks (verification), then the funnel
 #   make trajectories  the whole pipeline: ... -> rollouts -> trajectories (+ SFT export)
 #   make eval     k trials per evaluation task -> Avg@k and Pass^k per domain
+#   make analyze  why rollouts and eval episodes fail: fault tables (tracer analyze)
 #   make test     unit + integration tests (needs python3 with pyarrow: make test-deps)
 #   make lint     rustfmt check + clippy with warnings as errors
 #   make bench    sampling, database fork/hash, harness throughput and memory (release build)
@@ -16,7 +17,7 @@ TRACER  := $(TARGET)/debug/tracer
 RELEASE := $(TARGET)/release/tracer
 ARGS    ?=
 
-.PHONY: model build traces tasks trajectories eval stats status validate graphs-render test test-deps lint bench clean smoke-llm
+.PHONY: model build traces tasks trajectories eval analyze stats status validate graphs-render test test-deps lint bench clean smoke-llm
 
 build: model
 	$(CARGO) build --bin tracer
@@ -40,6 +41,9 @@ trajectories: build
 eval: build
 	$(TRACER) run eval $(ARGS)
 	$(TRACER) stats
+
+analyze: build
+	$(TRACER) analyze $(ARGS)
 
 stats: build
 	$(TRACER) stats

@@ -16,11 +16,13 @@
 //! - [`grounding`]: the grounding search and the LLM grounder (trace -> reference calls).
 //! - [`verify`]: task verification (replay, policy, internal ids, information).
 //! - [`harness`]: episodes (agent x user x environment), reward, the offline roles.
+//! - [`analysis`]: why episodes fail: fault detectors over replayed trajectories, the judge.
 //! - [`replay`]: tau-bench task files and gold-action replay.
 //! - [`bench`]: the benchmarks behind `make bench`.
 //! - [`stats`]: the funnel and other reports of `tracer stats`.
 //! - [`llm`]: LLM roles (scripted or OpenAI-compatible endpoint), response cache, limits.
 
+pub mod analysis;
 pub mod artifact;
 pub mod bench;
 pub mod cli;

@@ -26,6 +26,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     ("task", &["artifact", "domain"]),
+    (
+        "analysis",
+        &[
+            "artifact", "domain", "harness", "llm", "parallel", "seed", "task", "verify",
+        ],
+    ),
     ("replay", &["artifact", "domain"]),
     ("verify", &["artifact", "domain", "task"]),
     (
@@ -50,9 +56,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "grounding",
             "task",
             "verify",
+            "analysis",
         ],
     ),
-    ("stats", &["artifact", "config", "pipeline", "harness"]),
+    (
+        "stats",
+        &["artifact", "config", "pipeline", "harness", "analysis"],
+    ),
     (
         "bench",
         &[

@@ -4,7 +4,9 @@
 //! the diff of `tests/snapshots/parquet_schemas.txt`.
 
 use arrow::datatypes::SchemaRef;
-use tracer::artifact::{EdgeRecord, Record, RejectRecord, RolloutRecord, TaskRecord, TraceRecord};
+use tracer::artifact::{
+    EdgeRecord, FaultRecord, Record, RejectRecord, RolloutRecord, TaskRecord, TraceRecord,
+};
 
 fn describe(name: &str, schema: &SchemaRef) -> String {
     let mut out = format!("## {name}\n");
@@ -29,6 +31,7 @@ fn parquet_schemas_match_their_snapshot() {
             "rollouts / trajectories / eval (RolloutRecord)",
             &RolloutRecord::schema(),
         ),
+        describe("analysis (FaultRecord)", &FaultRecord::schema()),
         describe(
             "trajectories _sft.parquet",
             &tracer::artifact::sft::sft_schema(),

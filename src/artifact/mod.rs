@@ -13,7 +13,9 @@ pub mod json_table;
 pub mod records;
 pub mod sft;
 
-pub use records::{EdgeRecord, Record, RejectRecord, RolloutRecord, TaskRecord, TraceRecord};
+pub use records::{
+    EdgeRecord, FaultRecord, Record, RejectRecord, RolloutRecord, TaskRecord, TraceRecord,
+};
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;

@@ -599,6 +599,12 @@ pub struct RolloutRecord {
     pub prompt_tokens: i64,
     pub completion_tokens: i64,
     pub error: Option<String>,
+    /// JSON list of the mistakes the scripted oracle agent made on purpose in this episode
+    /// (`skip_confirmation`, `redundant_question`, `wrong_argument`, `premature_transfer`);
+    /// null for model agents. Ground truth for measuring the failure analysis, which must
+    /// never read it.
+    #[serde(default)]
+    pub injected_mistakes: Option<String>,
 }
 
 impl Record for RolloutRecord {
@@ -630,6 +636,7 @@ impl Record for RolloutRecord {
             long("prompt_tokens"),
             long("completion_tokens"),
             opt_utf8("error"),
+            opt_utf8("injected_mistakes"),
         ]))
     }
 
@@ -661,6 +668,7 @@ impl Record for RolloutRecord {
                 long_column(rows.iter().map(|r| r.prompt_tokens)),
                 long_column(rows.iter().map(|r| r.completion_tokens)),
                 opt_string_column(rows.iter().map(|r| &r.error)),
+                opt_string_column(rows.iter().map(|r| &r.injected_mistakes)),
             ],
         )
     }
@@ -700,6 +708,7 @@ impl Record for RolloutRecord {
             l("completion_tokens")?,
             o("error")?,
         );
+        let injected = o("injected_mistakes")?;
         Ok((0..batch.num_rows())
             .map(|k| RolloutRecord {
                 task_id: task_id[k].clone(),
@@ -726,6 +735,146 @@ impl Record for RolloutRecord {
                 prompt_tokens: pt[k],
                 completion_tokens: ct[k],
                 error: error[k].clone(),
+                injected_mistakes: injected[k].clone(),
+            })
+            .collect())
+    }
+}
+
+fn opt_ints(batch: &RecordBatch, name: &str) -> Result<Vec<Option<i32>>, ColumnError> {
+    let col = column::<Int32Array>(batch, name)?;
+    Ok((0..col.len())
+        .map(|i| (!col.is_null(i)).then(|| col.value(i)))
+        .collect())
+}
+
+fn opt_int_column(values: impl Iterator<Item = Option<i32>>) -> ArrayRef {
+    let mut b = Int32Builder::new();
+    for v in values {
+        b.append_option(v);
+    }
+    Arc::new(b.finish())
+}
+
+/// One fault of one episode (the `analysis` stage, `tracer analyze --rollouts`): the
+/// episode's key and outcome, the fault and its taxonomy group, where the evidence is,
+/// and who decided it (a detector, or `judge:<model>` for a model label).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FaultRecord {
+    pub task_id: String,
+    pub trial: i32,
+    pub domain: String,
+    pub split: String,
+    /// The artifact the episode came from: `rollouts`, `eval`, or `rollout` (imported tasks).
+    pub source: String,
+    pub agent_model: String,
+    pub user_model: String,
+    pub reward: i32,
+    pub termination: String,
+    pub fault: String,
+    pub category: String,
+    /// Index into the episode's `messages` of the evidence (for action faults: the first
+    /// message where the agent left the reference path).
+    pub step: Option<i32>,
+    /// 1-based position of the tool call among the episode's calls, when the fault is one.
+    pub call: Option<i32>,
+    /// The detector's name, or `judge:<model>`.
+    pub detector: String,
+    /// True when a model decided the label (the judge), false for a detector's.
+    pub model_label: bool,
+    pub detail: String,
+}
+
+impl Record for FaultRecord {
+    fn schema() -> SchemaRef {
+        let int = |n: &str| Field::new(n, DataType::Int32, false);
+        let opt_int = |n: &str| Field::new(n, DataType::Int32, true);
+        Arc::new(Schema::new(vec![
+            utf8("task_id"),
+            int("trial"),
+            utf8("domain"),
+            utf8("split"),
+            utf8("source"),
+            utf8("agent_model"),
+            utf8("user_model"),
+            int("reward"),
+            utf8("termination"),
+            utf8("fault"),
+            utf8("category"),
+            opt_int("step"),
+            opt_int("call"),
+            utf8("detector"),
+            Field::new("model_label", DataType::Boolean, false),
+            utf8("detail"),
+        ]))
+    }
+
+    fn to_batch(rows: &[Self]) -> RecordBatch {
+        batch(
+            Self::schema(),
+            vec![
+                string_column(rows.iter().map(|r| &r.task_id)),
+                int_column(rows.iter().map(|r| r.trial)),
+                string_column(rows.iter().map(|r| &r.domain)),
+                string_column(rows.iter().map(|r| &r.split)),
+                string_column(rows.iter().map(|r| &r.source)),
+                string_column(rows.iter().map(|r| &r.agent_model)),
+                string_column(rows.iter().map(|r| &r.user_model)),
+                int_column(rows.iter().map(|r| r.reward)),
+                string_column(rows.iter().map(|r| &r.termination)),
+                string_column(rows.iter().map(|r| &r.fault)),
+                string_column(rows.iter().map(|r| &r.category)),
+                opt_int_column(rows.iter().map(|r| r.step)),
+                opt_int_column(rows.iter().map(|r| r.call)),
+                string_column(rows.iter().map(|r| &r.detector)),
+                bool_column(rows.iter().map(|r| r.model_label)),
+                string_column(rows.iter().map(|r| &r.detail)),
+            ],
+        )
+    }
+
+    fn from_batch(batch: &RecordBatch) -> Result<Vec<Self>, ColumnError> {
+        let s = |n: &str| strings(batch, n);
+        let i = |n: &str| ints(batch, n);
+        let (task_id, trial, domain, split, source) = (
+            s("task_id")?,
+            i("trial")?,
+            s("domain")?,
+            s("split")?,
+            s("source")?,
+        );
+        let (agent, user, reward, term) = (
+            s("agent_model")?,
+            s("user_model")?,
+            i("reward")?,
+            s("termination")?,
+        );
+        let (fault, category, step, call) = (
+            s("fault")?,
+            s("category")?,
+            opt_ints(batch, "step")?,
+            opt_ints(batch, "call")?,
+        );
+        let (detector, model_label, detail) =
+            (s("detector")?, bools(batch, "model_label")?, s("detail")?);
+        Ok((0..batch.num_rows())
+            .map(|k| FaultRecord {
+                task_id: task_id[k].clone(),
+                trial: trial[k],
+                domain: domain[k].clone(),
+                split: split[k].clone(),
+                source: source[k].clone(),
+                agent_model: agent[k].clone(),
+                user_model: user[k].clone(),
+                reward: reward[k],
+                termination: term[k].clone(),
+                fault: fault[k].clone(),
+                category: category[k].clone(),
+                step: step[k],
+                call: call[k],
+                detector: detector[k].clone(),
+                model_label: model_label[k],
+                detail: detail[k].clone(),
             })
             .collect())
     }
@@ -762,6 +911,30 @@ mod tests {
         ];
         let batch = TraceRecord::to_batch(&rows);
         assert_eq!(TraceRecord::from_batch(&batch).unwrap(), rows);
+    }
+
+    #[test]
+    fn fault_rows_round_trip_with_and_without_a_step() {
+        let rows = vec![
+            FaultRecord {
+                task_id: "t1".into(),
+                trial: 2,
+                fault: "missed_action".into(),
+                step: Some(7),
+                call: Some(2),
+                detector: "alignment".into(),
+                ..Default::default()
+            },
+            FaultRecord {
+                task_id: "t1".into(),
+                fault: "friction".into(),
+                detector: "judge:m".into(),
+                model_label: true,
+                ..Default::default()
+            },
+        ];
+        let batch = FaultRecord::to_batch(&rows);
+        assert_eq!(FaultRecord::from_batch(&batch).unwrap(), rows);
     }
 
     #[test]

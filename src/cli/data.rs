@@ -378,8 +378,19 @@ pub struct RolloutArgs {
     pub ruleset: Option<String>,
 }
 
-/// The files `tracer rollout` writes into --out (besides its journal).
-const ROLLOUT_OUTPUTS: [&str; 3] = ["rollouts.parquet", "report.json", "report.md"];
+/// The files `tracer rollout` writes into --out (besides its journal); `tasks.parquet`
+/// holds the rolled-out tasks as imported, so `tracer analyze --rollouts` can read them.
+const ROLLOUT_OUTPUTS: [&str; 5] = [
+    "rollouts.parquet",
+    "tasks.parquet",
+    "report.json",
+    "report.md",
+    "analysis.parquet",
+];
+
+/// The provenance input under which `tracer rollout` records the state hash of the
+/// database it ran on (`tracer analyze --rollouts` checks it).
+const DATABASE_INPUT: &str = "database";
 
 pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
     use crate::harness::{batch, metrics};
@@ -497,6 +508,7 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
     let crate::pipeline::Resumed {
         mut journal, done, ..
     } = resumed;
+    let database_hash = env.state_hash().to_hex();
     let rows = batch::roll_out(
         std::sync::Arc::from(env),
         std::sync::Arc::new(policy),
@@ -519,8 +531,10 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
         stage: "rollout".into(),
         domain: d.name().into(),
         seed,
+        inputs: [(DATABASE_INPUT.to_string(), database_hash)].into(),
         ..Default::default()
     };
+    artifact::write_records(&args.out.join("tasks.parquet"), &tasks, &prov)?;
     artifact::write_records(&args.out.join("rollouts.parquet"), &rows, &prov)?;
     let mut report = metrics::report(d.name(), &rows, cfg.trials);
     report.broken_gold = broken_ids;
@@ -535,5 +549,166 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
     std::fs::remove_file(&journal_path)
         .map_err(|e| CliError::Failed(format!("{}: {e}", journal_path.display())))?;
     print!("{table}");
+    Ok(())
+}
+
+#[derive(Debug, Args)]
+pub struct AnalyzeArgs {
+    /// Restrict to these domains (repeatable). Default: stages/pipeline.toml, else all.
+    #[arg(long = "domain")]
+    pub domains: Vec<String>,
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Re-run the analysis (and whatever it plans) even when fresh.
+    #[arg(long)]
+    pub force: bool,
+    /// Analyse a `tracer rollout` output directory (imported tasks) instead of the
+    /// pipeline's rollouts and eval; writes DIR/analysis.parquet.
+    #[arg(long, value_name = "DIR")]
+    pub rollouts: Option<PathBuf>,
+    /// With --rollouts: the database the rollouts ran on (default: the generated one, as
+    /// `tracer rollout` defaults).
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// With --rollouts: the rule variant the rollouts ran under.
+    #[arg(long)]
+    pub ruleset: Option<String>,
+    /// With --rollouts: scope and judge role come from this config.
+    #[arg(long, default_value = "stages/analysis.toml")]
+    pub config: PathBuf,
+}
+
+/// `tracer analyze`: the `analysis` stage (and what is stale upstream), then the fault
+/// tables; or, with `--rollouts DIR`, the same analysis of a `tracer rollout` directory.
+pub fn analyze(paths: &Paths, args: AnalyzeArgs) -> Result<(), CliError> {
+    let Some(dir) = args.rollouts.clone() else {
+        let names: Vec<String> = super::resolve_domains(paths, &args.domains)?
+            .iter()
+            .map(|d| d.name().to_string())
+            .collect();
+        super::pipeline::run(
+            paths,
+            super::pipeline::RunArgs {
+                stage: "analysis".into(),
+                domains: args.domains,
+                seed: args.seed,
+                force: args.force,
+            },
+        )?;
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let rows = crate::stats::read_faults(paths, &names)?;
+        print!("{}", crate::stats::fault_report(&rows));
+        return Ok(());
+    };
+    analyze_rollout_dir(paths, &args, &dir)
+}
+
+fn analyze_rollout_dir(paths: &Paths, args: &AnalyzeArgs, dir: &Path) -> Result<(), CliError> {
+    use crate::stage::analysis::{AnalysisConfig, analyse_source, summary};
+    let table = crate::config::read_table(&args.config)?;
+    let cfg = AnalysisConfig::load(&args.config, &table)?;
+    let rollouts_path = dir.join("rollouts.parquet");
+    let tasks_path = dir.join("tasks.parquet");
+    if !rollouts_path.is_file() {
+        return Err(CliError::Failed(format!(
+            "{}: missing; --rollouts takes a `tracer rollout --out` directory",
+            rollouts_path.display()
+        )));
+    }
+    if !tasks_path.is_file() {
+        return Err(CliError::Failed(format!(
+            "{}: missing; it is written by `tracer rollout` since the analysis exists: rerun it",
+            tasks_path.display()
+        )));
+    }
+    let (rollouts, prov) =
+        artifact::read_records::<crate::artifact::RolloutRecord>(&rollouts_path)?;
+    let (tasks, _) = artifact::read_records::<crate::artifact::TaskRecord>(&tasks_path)?;
+    let d = domain::find(&prov.domain)?;
+    if !args.domains.is_empty() && !args.domains.iter().any(|n| n == d.name()) {
+        return Err(CliError::Failed(format!(
+            "{}: rolled out on domain '{}', not {}",
+            rollouts_path.display(),
+            d.name(),
+            args.domains.join(", ")
+        )));
+    }
+    let seed = args.seed.unwrap_or(prov.seed);
+    let env = load_env(
+        paths,
+        d,
+        args.db.as_deref(),
+        Some(seed),
+        args.ruleset.as_deref(),
+    )?;
+    if let Some(recorded) = prov.inputs.get(DATABASE_INPUT)
+        && *recorded != env.state_hash().to_hex()
+    {
+        return Err(CliError::Failed(format!(
+            "{}: rolled out on another database (state {recorded}); pass the same --db, --ruleset and --seed as the rollout",
+            rollouts_path.display()
+        )));
+    }
+    let endpoint = cfg
+        .roles
+        .values()
+        .any(|r| r.provider == crate::llm::Provider::Openai);
+    let _lock = crate::pipeline::OutputLock::acquire(dir, &crate::pipeline::lock::command_line())?;
+    let _cache_lock =
+        if endpoint && std::path::absolute(&paths.output).ok() != std::path::absolute(dir).ok() {
+            Some(super::lock_output(paths)?)
+        } else {
+            None
+        };
+    crate::stage::roles::preflight_roles(&cfg.roles).map_err(CliError::Failed)?;
+    let judge_cfg = cfg
+        .roles
+        .get(&crate::llm::Role::Judge)
+        .cloned()
+        .unwrap_or_default();
+    let judge = crate::llm::build_role(
+        crate::llm::Role::Judge,
+        &judge_cfg,
+        &crate::stage::roles::cache_path(paths),
+    )
+    .map_err(|e| CliError::Failed(e.to_string()))?;
+    let tasks: std::collections::BTreeMap<String, crate::artifact::TaskRecord> =
+        tasks.into_iter().map(|t| (t.task_id.clone(), t)).collect();
+    let (rows, unreadable) = analyse_source(
+        crate::analysis::StartStates::single(env.as_ref()),
+        &tasks,
+        "rollout",
+        &rollouts,
+        cfg.all(),
+        &judge,
+        seed,
+    )
+    .map_err(|e| CliError::Failed(format!("{}: {e}", rollouts_path.display())))?;
+    let out_prov = Provenance {
+        version: env!("CARGO_PKG_VERSION").into(),
+        stage: "analyze".into(),
+        domain: d.name().into(),
+        config_hash: crate::config::config_hash(&table),
+        seed,
+        inputs: [
+            (
+                "rollouts.parquet".to_string(),
+                artifact::sha256_file(&rollouts_path)?,
+            ),
+            (
+                "tasks.parquet".to_string(),
+                artifact::sha256_file(&tasks_path)?,
+            ),
+        ]
+        .into(),
+    };
+    artifact::write_records(&dir.join("analysis.parquet"), &rows, &out_prov)?;
+    eprintln!("tracer: {}", summary(&rows));
+    if unreadable > 0 {
+        eprintln!(
+            "tracer: {unreadable} judge answers unreadable (those episodes keep the detectors' labels)"
+        );
+    }
+    print!("{}", crate::stats::fault_report(&rows));
     Ok(())
 }

@@ -69,6 +69,9 @@ pub enum Command {
     Replay(data::ReplayArgs),
     /// Roll out a tau-bench-format task file k times and score it (Avg@k, Pass^k).
     Rollout(data::RolloutArgs),
+    /// Why rollouts fail: run the `analysis` stage (or analyse a `tracer rollout` directory)
+    /// and print the fault tables.
+    Analyze(data::AnalyzeArgs),
     /// Differential testing against a reference environment: sample call sequences.
     #[command(subcommand, hide = true)]
     Reference(data::ReferenceCommand),
@@ -98,6 +101,7 @@ pub fn main() -> Result<(), CliError> {
         Command::Export(c) => data::export(&paths, c),
         Command::Replay(a) => data::replay(&paths, a),
         Command::Rollout(a) => data::rollout(&paths, a),
+        Command::Analyze(a) => data::analyze(&paths, a),
         Command::Reference(c) => data::reference(&paths, c),
         Command::Bench(a) => pipeline::bench(&paths, a),
         Command::Stats(a) => pipeline::stats(&paths, a),

@@ -56,6 +56,10 @@ pub fn stats(paths: &Paths, args: StatsArgs) -> Result<(), CliError> {
         println!("\n## Evaluation\n");
         print!("{eval}");
     }
+    print!(
+        "{}",
+        crate::stats::fault_report(&crate::stats::read_faults(paths, &names)?)
+    );
     Ok(())
 }
 

@@ -59,6 +59,10 @@ pub struct OracleAgent {
     asked_again: bool,
     awaiting_confirmation: bool,
     calls: usize,
+    /// Index of the reference action whose arguments were perturbed (when they changed).
+    perturbed: Option<usize>,
+    /// The planned mistakes that actually happened, in the order they happened.
+    made: Vec<&'static str>,
 }
 
 fn perturb(args: &mut Value) {
@@ -114,10 +118,13 @@ impl OracleAgent {
             premature_transfer: transfer_tool.is_some()
                 && rng.random_bool(rates.premature_transfer.clamp(0.0, 1.0)),
         };
+        let mut perturbed = None;
         if plan.wrong_argument
-            && let Some(a) = actions.iter_mut().find(|a| a.2)
+            && let Some((i, a)) = actions.iter_mut().enumerate().find(|(_, a)| a.2)
         {
+            let before = a.1.clone();
             perturb(&mut a.1);
+            perturbed = (a.1 != before).then_some(i);
         }
         OracleAgent {
             actions,
@@ -132,6 +139,14 @@ impl OracleAgent {
             asked_again: false,
             awaiting_confirmation: false,
             calls: 0,
+            perturbed,
+            made: Vec::new(),
+        }
+    }
+
+    fn made(&mut self, mistake: &'static str) {
+        if !self.made.contains(&mistake) {
+            self.made.push(mistake);
         }
     }
 
@@ -183,6 +198,7 @@ impl OracleAgent {
         }
         if self.plan.redundant_question && !self.asked_again && self.next > 0 {
             self.asked_again = true;
+            self.made("redundant_question");
             return Self::say(
                 "Sorry, could you verify your identity once more?",
                 "Asking again for identity (a scripted mistake: redundant question).",
@@ -197,6 +213,7 @@ impl OracleAgent {
         if self.plan.premature_transfer && self.next + 1 == self.actions.len() {
             self.plan.premature_transfer = false;
             if let Some(t) = self.transfer_tool.clone() {
+                self.made("premature_transfer");
                 return self.call(
                     &t,
                     &serde_json::json!({"summary": "Customer needs further help."}),
@@ -217,6 +234,12 @@ impl OracleAgent {
                 format!("Here is what I will do: {what}. Shall I proceed (yes/no)?"),
                 format!("Policy: confirm before the write {name}."),
             );
+        }
+        if write && !self.awaiting_confirmation {
+            self.made("skip_confirmation");
+        }
+        if self.perturbed == Some(self.next) {
+            self.made("wrong_argument");
         }
         self.awaiting_confirmation = false;
         let reasoning = format!(
@@ -265,6 +288,10 @@ impl OracleAgent {
 impl Agent for OracleAgent {
     fn model_id(&self) -> String {
         "scripted:oracle-agent".into()
+    }
+
+    fn injected_mistakes(&self) -> Option<Vec<String>> {
+        Some(self.made.iter().map(|m| m.to_string()).collect())
     }
 
     fn respond<'a>(

@@ -43,6 +43,7 @@ pub fn rollout_record(
     agent_model: String,
     user_model: String,
     emotion: bool,
+    injected_mistakes: Option<Vec<String>>,
 ) -> RolloutRecord {
     let breakdown = reward::score(ep, &task.reference_hash, &task.outputs);
     let count = |role: &str| ep.messages.iter().filter(|m| m.role == role).count() as i32;
@@ -99,6 +100,7 @@ pub fn rollout_record(
         completion_tokens: (ep.agent_usage.completion_tokens + ep.user_usage.completion_tokens)
             as i64,
         error: ep.error.clone(),
+        injected_mistakes: injected_mistakes.map(|m| serde_json::to_string(&m).unwrap_or_default()),
     }
 }
 
@@ -279,6 +281,7 @@ pub fn roll_out(
                     agent.model_id(),
                     user.model_id(),
                     ecfg.emotion,
+                    agent.injected_mistakes(),
                 )
             });
             while set.len() >= cfg.concurrency {

@@ -95,6 +95,12 @@ pub enum HarnessError {
 /// assistant message (text and/or tool calls).
 pub trait Agent: Send {
     fn model_id(&self) -> String;
+    /// The mistakes a scripted agent made on purpose in this episode, as it made them
+    /// (`None` for model agents, which cannot know). Ground truth for measuring the failure
+    /// analysis; the analysis itself never reads it.
+    fn injected_mistakes(&self) -> Option<Vec<String>> {
+        None
+    }
     fn respond<'a>(
         &'a mut self,
         transcript: &'a [Message],

@@ -4,6 +4,7 @@
 //! `StageContext`) and project source files it declares; it writes only into its own output
 //! directory. It never rewrites another stage's artifact.
 
+pub mod analysis;
 pub mod db;
 pub mod emotions;
 pub mod feelings;
@@ -37,6 +38,7 @@ pub fn registry() -> &'static [&'static dyn Stage] {
         &rollouts::ROLLOUTS,
         &trajectories::TrajectoriesStage,
         &rollouts::EVAL,
+        &analysis::AnalysisStage,
     ];
     STAGES
 }
