@@ -13,6 +13,9 @@
 //! - [`policy`]: named policy rules per write tool, shared by grounding, graph
 //!   verification and task verification.
 //! - [`text`]: small phrasing helpers.
+//! - [`generic`]: the generic tools (`think`, `transfer_to_human_agents`, `calculate`).
+//! - [`tau2`]: what the ToolOrchestra tau2-style domains share (`db.json` tables in
+//!   `model_dump()` form, `YY-MM-DD` dates, Python's `int()`, saved payment methods).
 //!
 //! The conformance suite (`domain::conformance`, tests only) runs over every registered
 //! domain, so a new domain inherits those tests.
@@ -23,10 +26,12 @@
 pub mod calc;
 pub mod clock;
 pub mod facts;
+pub mod generic;
 pub mod ids;
 pub mod policy;
 pub mod propose;
 pub mod pyjson;
 pub mod schema;
+pub mod tau2;
 pub mod templates;
 pub mod text;
