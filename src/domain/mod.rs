@@ -24,6 +24,7 @@ pub mod table;
 pub mod airline;
 pub mod retail;
 pub mod school;
+pub mod telecom;
 
 pub use args::Args;
 pub use table::{StateHash, Table};
@@ -36,7 +37,12 @@ use std::path::Path;
 
 /// The registry: one line per domain. Order is the order of `tracer list` and of stages.
 pub fn registry() -> &'static [&'static dyn Domain] {
-    static DOMAINS: &[&dyn Domain] = &[&airline::Airline, &retail::Retail, &school::School];
+    static DOMAINS: &[&dyn Domain] = &[
+        &airline::Airline,
+        &retail::Retail,
+        &telecom::Telecom,
+        &school::School,
+    ];
     DOMAINS
 }
 

@@ -9,13 +9,14 @@
 //! - their short dates: `YY-MM-DD` keys and stamps ([`short_date`], [`parse_short_date`],
 //!   [`short_today`]), read with Python's `%y` pivot;
 //! - Python's `int()` on a string ([`py_int`]), whose error text their tools surface when
-//!   they parse times such as `HH-MM`;
+//!   they parse times such as `HH-MM` (quoting with [`super::python::py_str_repr`]);
 //! - saved payment methods shaped `{source, extra_info: {brand, last_four}}`, and how a
 //!   customer names one ([`saved_method`]).
 //!
 //! Architecture invariant: knows no particular domain; pure functions of their inputs.
 
 use super::clock::{SimClock, civil_from_days, days_from_civil, parse_date};
+use super::python::py_str_repr;
 use super::text::brand_name;
 use crate::domain::DomainError;
 use serde::de::DeserializeOwned;
@@ -98,40 +99,10 @@ pub fn day_of(y: i64, m: i64, d: i64) -> i64 {
     days_from_civil(y, m, d)
 }
 
-/// Python's `repr()` of a string: single quotes unless the text holds a single quote and no
-/// double quote; backslashes, the quote and control characters escaped.
-pub fn py_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
-}
-
 /// Python's `int(s)` for a string: surrounding whitespace, an optional sign, ASCII digits
 /// with single underscores between them. The error is Python's message.
 pub fn py_int(s: &str) -> Result<i64, String> {
-    let bad = || format!("invalid literal for int() with base 10: {}", py_repr(s));
+    let bad = || format!("invalid literal for int() with base 10: {}", py_str_repr(s));
     let t = s.trim_matches(|c: char| c.is_ascii_whitespace());
     let (negative, digits) = match t.as_bytes().first() {
         Some(b'-') => (true, &t[1..]),
@@ -217,7 +188,7 @@ mod tests {
 
     /// Expected strings are CPython 3.11's.
     #[test]
-    fn int_and_repr_like_python() {
+    fn int_like_python() {
         assert_eq!(py_int("09"), Ok(9));
         assert_eq!(py_int(" -1_000 "), Ok(-1000));
         assert_eq!(py_int("+7"), Ok(7));
@@ -232,9 +203,6 @@ mod tests {
         assert!(py_int("").is_err());
         assert!(py_int("_1").is_err());
         assert!(py_int("99999999999999999999").is_err());
-        assert_eq!(py_repr("it's"), "\"it's\"");
-        assert_eq!(py_repr("a\"b'c"), "'a\"b\\'c'");
-        assert_eq!(py_repr("x\ny\u{1}"), "'x\\ny\\x01'");
     }
 
     #[test]
