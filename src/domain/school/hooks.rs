@@ -17,6 +17,7 @@
 
 use super::db::{Course, GradingOption, Registration, SchoolDb, Student, StudyLevel};
 use super::policy::difference;
+use super::tools::term_listing;
 use crate::domain::UserFact;
 use crate::domain::kit::facts;
 use crate::domain::kit::pyjson::Py;
@@ -370,13 +371,7 @@ pub fn customer_records(db: &SchoolDb, student_id: &str) -> Vec<String> {
         records.push(Py::model(c).to_json_str());
     }
     for term in db.terms() {
-        let listing: Vec<Value> = db
-            .courses
-            .iter()
-            .filter(|(_, c)| c.term == term)
-            .map(|(_, c)| serde_json::json!({"course_id": c.course_id, "course_code": c.course_code, "title": c.title}))
-            .collect();
-        records.push(Py::Plain(Value::Array(listing)).to_json_str());
+        records.push(term_listing(db, &term).to_json_str());
     }
     records
 }

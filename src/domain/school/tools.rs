@@ -121,18 +121,7 @@ fn build() -> Vec<Tool<SchoolDb>> {
             Read,
             "List the courses of a term as course id, course code and title (an unknown term gives an empty list).",
             object(&[("term", string(TERM))], &["term"]),
-            |db, a| {
-                let term = a.str("term")?;
-                let rows: Vec<Value> = db
-                    .courses
-                    .iter()
-                    .filter(|(_, c)| c.term == term)
-                    .map(|(_, c)| {
-                        json!({"course_id": c.course_id, "course_code": c.course_code, "title": c.title})
-                    })
-                    .collect();
-                Ok(Py::Plain(Value::Array(rows)).to_json_str())
-            },
+            |db, a| Ok(term_listing(db, a.str("term")?).to_json_str()),
         ),
         tool(
             "search_courses",
@@ -281,6 +270,25 @@ fn build() -> Vec<Tool<SchoolDb>> {
         generic::think(),
         generic::transfer_to_human_agents(),
     ]
+}
+
+/// A term's courses as the reference lists them: plain dicts (key order course_id,
+/// course_code, title), so every value prints as a string.
+pub fn term_listing(db: &SchoolDb, term: &str) -> Py {
+    let row = |c: &Course| {
+        Py::dict([
+            ("course_id", Py::str(&c.course_id)),
+            ("course_code", Py::str(&c.course_code)),
+            ("title", Py::str(&c.title)),
+        ])
+    };
+    Py::List(
+        db.courses
+            .iter()
+            .filter(|(_, c)| c.term == term)
+            .map(|(_, c)| row(c))
+            .collect(),
+    )
 }
 
 pub fn student<'a>(db: &'a SchoolDb, id: &str) -> Result<&'a Student, String> {
