@@ -6,6 +6,9 @@
 //!   the table and the row); [`export_tables`] writes rows back in the same shape, in
 //!   pydantic's `model_dump()` form (field names, every default filled in), which is what
 //!   tau2 hashes and what the differential recorder compares;
+//! - the order of their rows: Python lists a table in the order `db.json` holds it, which
+//!   the parsed tables (sorted maps) have lost; [`document_order`] reads it back so list
+//!   and search tools can print rows in the reference's order;
 //! - their short dates: `YY-MM-DD` keys and stamps ([`short_date`], [`parse_short_date`],
 //!   [`short_today`]), read with Python's `%y` pivot;
 //! - Python's `int()` on a string ([`py_int`]), whose error text their tools surface when
@@ -16,10 +19,11 @@
 //! Architecture invariant: knows no particular domain; pure functions of their inputs.
 
 use super::clock::{SimClock, civil_from_days, days_from_civil, parse_date};
-use super::python::py_str_repr;
+use super::python::{PyDict, py_str_repr};
 use super::text::brand_name;
 use crate::domain::DomainError;
 use serde::de::DeserializeOwned;
+use serde::de::IgnoredAny;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -49,6 +53,41 @@ pub fn parse_table<T: DeserializeOwned>(
                 .map_err(|e| err(format!("{name}['{id}']: {e}")))
         })
         .collect()
+}
+
+/// Each table's ids in the order the `db.json` at `origin` lists them (Python dicts keep
+/// that order, so the reference's list and search tools print rows in it). Empty when
+/// `origin` is not a readable tau2 file (a generated database has no document order; its
+/// tables keep id order, which is also the order our export writes).
+pub fn document_order(origin: &Path) -> BTreeMap<String, Vec<String>> {
+    let Ok(text) = std::fs::read_to_string(origin) else {
+        return BTreeMap::new();
+    };
+    let Ok(tables) = serde_json::from_str::<PyDict<PyDict<IgnoredAny>>>(&text) else {
+        return BTreeMap::new();
+    };
+    tables
+        .iter()
+        .map(|(name, rows)| (name.to_string(), rows.keys().map(str::to_string).collect()))
+        .collect()
+}
+
+/// `ids` in the order `order` lists them, then any others in id order (rows the document
+/// did not list, e.g. after an export/import round trip that sorted them).
+pub fn in_document_order<'a>(
+    ids: impl IntoIterator<Item = &'a str>,
+    order: Option<&Vec<String>>,
+) -> Vec<String> {
+    let mut rest: Vec<String> = ids.into_iter().map(str::to_string).collect();
+    let mut out = Vec::with_capacity(rest.len());
+    for id in order.into_iter().flatten() {
+        if let Some(i) = rest.iter().position(|x| x == id) {
+            out.push(rest.remove(i));
+        }
+    }
+    rest.sort();
+    out.extend(rest);
+    out
 }
 
 /// Tables (name, rows keyed by id) as the `db.json` shape: name -> object keyed by id.
@@ -237,6 +276,28 @@ mod tests {
                 .collect(),
         )]);
         assert_eq!(out["good"], tables["good"]);
+    }
+
+    #[test]
+    fn document_order_is_the_files_not_the_sorted_maps() {
+        let dir = std::env::temp_dir().join(format!("tau2-order-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("db.json");
+        std::fs::write(
+            &path,
+            r#"{"rows": {"b": {"n": 1}, "a": {"n": 2}, "c": {}}, "other": {}}"#,
+        )
+        .unwrap();
+        let order = document_order(&path);
+        assert_eq!(order["rows"], ["b", "a", "c"]);
+        assert!(order["other"].is_empty());
+        assert!(document_order(&dir.join("missing.json")).is_empty());
+        assert_eq!(
+            in_document_order(["a", "z", "b", "c"], order.get("rows")),
+            ["b", "a", "c", "z"]
+        );
+        assert_eq!(in_document_order(["b", "a"], None), ["a", "b"]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

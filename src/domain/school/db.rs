@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 /// The tables, as the top-level keys of `db.json`.
 pub const TABLES: [&str; 3] = ["courses", "students", "registrations"];
@@ -416,6 +417,9 @@ pub struct SchoolDb {
     pub courses: Table<Course>,
     pub students: Table<Student>,
     pub registrations: Table<Registration>,
+    /// Course ids in the order the reference lists them (its `db.json` order; id order for
+    /// a generated database). No tool adds or removes courses, so it never changes.
+    course_order: Arc<Vec<String>>,
 }
 
 impl SchoolDb {
@@ -424,15 +428,25 @@ impl SchoolDb {
         students: BTreeMap<String, Student>,
         registrations: BTreeMap<String, Registration>,
     ) -> Self {
+        let course_order = Arc::new(courses.keys().cloned().collect());
         SchoolDb {
             courses: Table::new("courses", courses),
             students: Table::new("students", students),
             registrations: Table::new("registrations", registrations),
+            course_order,
         }
     }
 
-    /// Read the reference's tables (`db.json` top-level keys, or one file per table) and
-    /// check that references resolve, so a tool never meets an id it cannot explain.
+    /// Courses in the reference's listing order (what its list and search tools print).
+    pub fn courses_in_order(&self) -> impl Iterator<Item = &Course> {
+        self.course_order
+            .iter()
+            .filter_map(|id| self.courses.get(id))
+    }
+
+    /// Read the reference's tables (`db.json` top-level keys) and check that references
+    /// resolve, so a tool never meets an id it cannot explain. Courses keep the order the
+    /// file at `origin` lists them in, when it is readable.
     pub fn import(tables: &BTreeMap<String, Value>, origin: &Path) -> Result<Self, DomainError> {
         let courses: BTreeMap<String, Course> = tau2::parse_table(tables, "courses", origin)?;
         let students: BTreeMap<String, Student> = tau2::parse_table(tables, "students", origin)?;
@@ -469,7 +483,12 @@ impl SchoolDb {
                 return Err(err(format!("students['{id}']: unknown registration '{r}'")));
             }
         }
-        Ok(SchoolDb::new(courses, students, registrations))
+        let order = tau2::document_order(origin);
+        let course_order =
+            tau2::in_document_order(courses.keys().map(String::as_str), order.get("courses"));
+        let mut db = SchoolDb::new(courses, students, registrations);
+        db.course_order = Arc::new(course_order);
+        Ok(db)
     }
 
     /// The student's registrations, in the order their record lists them.

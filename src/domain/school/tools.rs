@@ -12,7 +12,7 @@
 //! `cancel_registration` of a registration with no courses and nothing left to refund is
 //! refused instead of appending the negation of every refund again; enumerated arguments
 //! (study level, health insurance, grading options) outside their values are refused with
-//! our message before the tool runs.
+//! our message before anything changes (the reference fails later, or on another check).
 //!
 //! Architecture invariant: tools see only the `SchoolDb` and their validated arguments;
 //! policy rules the tools do not enforce live in `policy.rs`.
@@ -283,10 +283,9 @@ pub fn term_listing(db: &SchoolDb, term: &str) -> Py {
         ])
     };
     Py::List(
-        db.courses
-            .iter()
-            .filter(|(_, c)| c.term == term)
-            .map(|(_, c)| row(c))
+        db.courses_in_order()
+            .filter(|c| c.term == term)
+            .map(row)
             .collect(),
     )
 }
@@ -401,7 +400,7 @@ fn search_courses(db: &mut SchoolDb, a: &Args) -> Result<String, String> {
         .and_then(Value::as_bool)
         .unwrap_or(false);
     let mut found = Vec::new();
-    for (_, c) in db.courses.iter() {
+    for c in db.courses_in_order() {
         if c.term != term
             || department.is_some_and(|d| c.department != d)
             || campus.is_some_and(|x| c.location.campus != x)
