@@ -211,17 +211,27 @@ def tau2_json_str(resp):
     return json.dumps(process(resp), default=str)
 
 
+def tau2_validate(db_cls, raw):
+    """Build the pydantic DB from tables in model_dump form. Field aliases (school's
+    `date-of-birth`) are what the reference's own db.json uses, but model_dump writes field
+    names, so names are accepted too (pydantic >= 2.11; older versions need the aliases)."""
+    try:
+        return db_cls.model_validate(copy.deepcopy(raw), by_alias=True, by_name=True)
+    except TypeError:
+        return db_cls.model_validate(copy.deepcopy(raw))
+
+
 def record_tau2(args):
     db_cls, kit_cls = tau2_toolkit(args.repo, args.domain)
     raw = load_data(args.data)
     # Rows are compared in model_dump form (field names, defaults filled in), which is
     # what tau2 hashes and what our export writes.
-    base = json.loads(json.dumps(db_cls.model_validate(copy.deepcopy(raw)).model_dump(), default=str))
+    base = json.loads(json.dumps(tau2_validate(db_cls, raw).model_dump(), default=str))
     n = 0
     with open(args.calls) as src, open(args.out, "w") as dst:
         for line in src:
             seq = json.loads(line)
-            db = db_cls.model_validate(copy.deepcopy(raw))
+            db = tau2_validate(db_cls, raw)
             kit = kit_cls(db)
             names = kit.tool_names()
             outputs = []

@@ -110,6 +110,11 @@ pub enum ReferenceCommand {
         /// the one stages/db.toml selects.
         #[arg(long)]
         ruleset: Option<String>,
+        /// Draw the sequences on a reference database instead (a tau-bench directory or a
+        /// tau2 `db.json`), to compare both tool sets on the reference's own data; the
+        /// meta's `db` then names the file.
+        #[arg(long)]
+        db: Option<PathBuf>,
     },
 }
 
@@ -120,10 +125,11 @@ pub fn reference(paths: &Paths, cmd: ReferenceCommand) -> Result<(), CliError> {
         count,
         out,
         ruleset,
+        db,
     } = cmd;
     let d = domain::find(&domain)?;
     let seed = resolve_seed(paths, seed)?;
-    let env = super::with_ruleset(paths, d, d.generate(seed, Split::Eval), ruleset.as_deref())?;
+    let env = load_env(paths, d, db.as_deref(), Some(seed), ruleset.as_deref())?;
     let seqs = domain::reference::sample_sequences(env.as_ref(), seed, count);
     let mut text = String::new();
     for s in &seqs {
@@ -141,6 +147,9 @@ pub fn reference(paths: &Paths, cmd: ReferenceCommand) -> Result<(), CliError> {
     let mut meta = meta;
     if let Some(r) = env.ruleset() {
         meta["ruleset"] = r.into();
+    }
+    if let Some(path) = &db {
+        meta["db"] = path.display().to_string().into();
     }
     let meta = serde_json::to_vec_pretty(&meta).unwrap_or_default();
     artifact::write_atomic(&out.join("meta.json"), &meta)?;

@@ -23,6 +23,7 @@ pub mod table;
 
 pub mod airline;
 pub mod retail;
+pub mod school;
 pub mod telecom;
 pub mod telehealth;
 
@@ -42,6 +43,7 @@ pub fn registry() -> &'static [&'static dyn Domain] {
         &retail::Retail,
         &telecom::Telecom,
         &telehealth::Telehealth,
+        &school::School,
     ];
     DOMAINS
 }

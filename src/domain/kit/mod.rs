@@ -20,6 +20,9 @@
 //!   functions.
 //! - [`strptime`]: Python's `datetime.strptime` for the numeric date formats reference
 //!   tools parse (what they accept and refuse).
+//! - [`generic`]: the generic tools (`think`, `transfer_to_human_agents`, `calculate`).
+//! - [`tau2`]: what the ToolOrchestra tau2-style domains share (`db.json` tables in
+//!   `model_dump()` form, `YY-MM-DD` dates, Python's `int()`, saved payment methods).
 //!
 //! The conformance suite (`domain::conformance`, tests only) runs over every registered
 //! domain, so a new domain inherits those tests.
@@ -30,6 +33,7 @@
 pub mod calc;
 pub mod clock;
 pub mod facts;
+pub mod generic;
 pub mod ids;
 pub mod policy;
 pub mod propose;
@@ -39,5 +43,6 @@ pub mod python;
 pub mod schema;
 pub mod specs;
 pub mod strptime;
+pub mod tau2;
 pub mod templates;
 pub mod text;

@@ -1,0 +1,328 @@
+//! What the ToolOrchestra tau2-style domains (School, Restaurant, Travel, Movie, Basketball,
+//! Bank) share beyond the serialiser in [`super::pyjson`]:
+//!
+//! - their database file: one `db.json` whose top-level keys are the tables, each an object
+//!   keyed by id. [`parse_table`] reads one table into typed rows (the error names the file,
+//!   the table and the row); [`export_tables`] writes rows back in the same shape, in
+//!   pydantic's `model_dump()` form (field names, every default filled in), which is what
+//!   tau2 hashes and what the differential recorder compares;
+//! - the order of their rows: Python lists a table in the order `db.json` holds it, which
+//!   the parsed tables (sorted maps) have lost; [`document_order`] reads it back so list
+//!   and search tools can print rows in the reference's order;
+//! - their short dates: `YY-MM-DD` keys and stamps ([`short_date`], [`parse_short_date`],
+//!   [`short_today`]), read with Python's `%y` pivot;
+//! - Python's `int()` on a string ([`py_int`]), whose error text their tools surface when
+//!   they parse times such as `HH-MM` (quoting with [`super::python::py_str_repr`]);
+//! - saved payment methods shaped `{source, extra_info: {brand, last_four}}`, and how a
+//!   customer names one ([`saved_method`]).
+//!
+//! Architecture invariant: knows no particular domain; pure functions of their inputs.
+
+use super::clock::{SimClock, civil_from_days, days_from_civil, parse_date};
+use super::python::{PyDict, py_str_repr};
+use super::text::brand_name;
+use crate::domain::DomainError;
+use serde::de::DeserializeOwned;
+use serde::de::IgnoredAny;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One table of a tau2 database (`tables[name]`, an object keyed by id) as typed rows.
+/// A missing table, a table that is not an object, or a row that does not parse is an
+/// error naming `origin`, the table and the row.
+pub fn parse_table<T: DeserializeOwned>(
+    tables: &BTreeMap<String, Value>,
+    name: &str,
+    origin: &Path,
+) -> Result<BTreeMap<String, T>, DomainError> {
+    let err = |message: String| DomainError::Import {
+        path: origin.display().to_string(),
+        message,
+    };
+    let Some(Value::Object(rows)) = tables.get(name) else {
+        return Err(err(match tables.get(name) {
+            None => format!("table '{name}' is missing"),
+            Some(_) => format!("table '{name}' must be an object keyed by id"),
+        }));
+    };
+    rows.iter()
+        .map(|(id, row)| {
+            T::deserialize(row)
+                .map(|r| (id.clone(), r))
+                .map_err(|e| err(format!("{name}['{id}']: {e}")))
+        })
+        .collect()
+}
+
+/// Each table's ids in the order the `db.json` at `origin` lists them (Python dicts keep
+/// that order, so the reference's list and search tools print rows in it). Empty when
+/// `origin` is not a readable tau2 file (a generated database has no document order; its
+/// tables keep id order, which is also the order our export writes).
+pub fn document_order(origin: &Path) -> BTreeMap<String, Vec<String>> {
+    let Ok(text) = std::fs::read_to_string(origin) else {
+        return BTreeMap::new();
+    };
+    let Ok(tables) = serde_json::from_str::<PyDict<PyDict<IgnoredAny>>>(&text) else {
+        return BTreeMap::new();
+    };
+    tables
+        .iter()
+        .map(|(name, rows)| (name.to_string(), rows.keys().map(str::to_string).collect()))
+        .collect()
+}
+
+/// `ids` in the order `order` lists them, then any others in id order (rows the document
+/// did not list, e.g. after an export/import round trip that sorted them).
+pub fn in_document_order<'a>(
+    ids: impl IntoIterator<Item = &'a str>,
+    order: Option<&Vec<String>>,
+) -> Vec<String> {
+    let mut rest: Vec<String> = ids.into_iter().map(str::to_string).collect();
+    let mut out = Vec::with_capacity(rest.len());
+    for id in order.into_iter().flatten() {
+        if let Some(i) = rest.iter().position(|x| x == id) {
+            out.push(rest.remove(i));
+        }
+    }
+    rest.sort();
+    out.extend(rest);
+    out
+}
+
+/// Tables (name, rows keyed by id) as the `db.json` shape: name -> object keyed by id.
+pub fn export_tables(tables: Vec<(&str, Vec<(String, Value)>)>) -> BTreeMap<String, Value> {
+    tables
+        .into_iter()
+        .map(|(name, rows)| {
+            let object: serde_json::Map<String, Value> = rows.into_iter().collect();
+            (name.to_string(), Value::Object(object))
+        })
+        .collect()
+}
+
+/// A day number as `YY-MM-DD`.
+pub fn short_date(day: i64) -> String {
+    let (y, m, d) = civil_from_days(day);
+    format!("{:02}-{m:02}-{d:02}", y.rem_euclid(100))
+}
+
+/// Parse `YY-MM-DD` (exactly eight characters) into a day number; two-digit years follow
+/// Python's `%y`: 69-99 are 1969-1999, 00-68 are 2000-2068.
+pub fn parse_short_date(s: &str) -> Option<i64> {
+    if s.len() != 8 || s.as_bytes()[2] != b'-' || s.as_bytes()[5] != b'-' {
+        return None;
+    }
+    let yy: i64 = s.get(..2)?.parse().ok()?;
+    let year = if yy >= 69 { 1900 + yy } else { 2000 + yy };
+    let iso = format!("{year:04}-{}", s.get(3..)?);
+    let day = parse_date(&iso)?;
+    // Reject dates that do not exist (e.g. 25-02-30), which parse_date rolls over.
+    (short_date(day) == s).then_some(day)
+}
+
+/// The clock's day as `YY-MM-DD` (`2025-05-15T...` -> `25-05-15`).
+pub fn short_today(clock: &SimClock) -> String {
+    parse_date(clock.today()).map_or_else(|| clock.today().to_string(), short_date)
+}
+
+/// A date as `YYYY-MM-DD` from its day number (the natural form a customer says; it
+/// contains the `YY-MM-DD` form as a substring).
+pub fn long_date(day: i64) -> String {
+    let (y, m, d) = civil_from_days(day);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Day number of a civil date (re-exported for generators of tau2-style data).
+pub fn day_of(y: i64, m: i64, d: i64) -> i64 {
+    days_from_civil(y, m, d)
+}
+
+/// Python's `int(s)` for a string: surrounding whitespace, an optional sign, ASCII digits
+/// with single underscores between them. The error is Python's message.
+pub fn py_int(s: &str) -> Result<i64, String> {
+    let bad = || format!("invalid literal for int() with base 10: {}", py_str_repr(s));
+    let t = s.trim_matches(|c: char| c.is_ascii_whitespace());
+    let (negative, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let ok = !digits.is_empty()
+        && !digits.starts_with('_')
+        && !digits.ends_with('_')
+        && !digits.contains("__")
+        && digits.bytes().all(|b| b.is_ascii_digit() || b == b'_');
+    if !ok {
+        return Err(bad());
+    }
+    let value: i64 = digits.replace('_', "").parse().map_err(|_| bad())?;
+    Ok(if negative { -value } else { value })
+}
+
+/// How a customer names a saved payment method (`source`, `extra_info.brand`,
+/// `extra_info.last_four`), and the literal strings that sentence reveals: "your Visa
+/// credit card ending in 4444" (["4444"]), "your bank account ending in 0912", "your
+/// American Express credit card" (["American Express"]) when no digits are saved.
+pub fn saved_method(
+    source: &str,
+    brand: Option<&str>,
+    last_four: Option<&str>,
+) -> (String, Vec<String>) {
+    let kind = match source {
+        "credit_card" => "credit card".to_string(),
+        "debit_card" => "debit card".to_string(),
+        "bank_account" => "bank account".to_string(),
+        other => other.replace('_', " "),
+    };
+    let brand = brand
+        .filter(|b| !b.trim().is_empty() && !b.eq_ignore_ascii_case("ach"))
+        .map(brand_name);
+    let named = match brand {
+        Some(ref b) if !kind.to_lowercase().contains(&b.to_lowercase()) => format!("{b} {kind}"),
+        _ => kind.clone(),
+    };
+    match last_four.filter(|l| !l.trim().is_empty()) {
+        Some(last) => (
+            format!("your {named} ending in {last}"),
+            vec![last.to_string()],
+        ),
+        None => {
+            let value = brand.unwrap_or(kind);
+            (format!("your {named}"), vec![value])
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+    use serde_json::json;
+
+    #[test]
+    fn short_dates_use_pythons_pivot_and_reject_impossible_days() {
+        let d = parse_short_date("25-05-15").unwrap();
+        assert_eq!(long_date(d), "2025-05-15");
+        assert_eq!(short_date(d), "25-05-15");
+        assert_eq!(
+            long_date(parse_short_date("99-11-03").unwrap()),
+            "1999-11-03"
+        );
+        assert_eq!(
+            long_date(parse_short_date("68-01-01").unwrap()),
+            "2068-01-01"
+        );
+        assert_eq!(
+            long_date(parse_short_date("69-01-01").unwrap()),
+            "1969-01-01"
+        );
+        assert!(parse_short_date("25-02-30").is_none());
+        assert!(parse_short_date("2025-05-15").is_none());
+        assert!(parse_short_date("25/05/15").is_none());
+        let clock = SimClock::new("2025-05-15T15:00:00");
+        assert_eq!(short_today(&clock), "25-05-15");
+        assert_eq!(day_of(2025, 5, 15), d);
+    }
+
+    /// Expected strings are CPython 3.11's.
+    #[test]
+    fn int_like_python() {
+        assert_eq!(py_int("09"), Ok(9));
+        assert_eq!(py_int(" -1_000 "), Ok(-1000));
+        assert_eq!(py_int("+7"), Ok(7));
+        assert_eq!(
+            py_int("ab").unwrap_err(),
+            "invalid literal for int() with base 10: 'ab'"
+        );
+        assert_eq!(
+            py_int("1__0").unwrap_err(),
+            "invalid literal for int() with base 10: '1__0'"
+        );
+        assert!(py_int("").is_err());
+        assert!(py_int("_1").is_err());
+        assert!(py_int("99999999999999999999").is_err());
+    }
+
+    #[test]
+    fn tables_parse_with_named_errors_and_export_back() {
+        #[derive(Deserialize, serde::Serialize)]
+        struct Row {
+            n: i64,
+        }
+        let tables: BTreeMap<String, Value> = [
+            ("good".to_string(), json!({"a": {"n": 1}, "b": {"n": 2}})),
+            ("bad".to_string(), json!({"a": {"n": "x"}})),
+            ("list".to_string(), json!([1])),
+        ]
+        .into_iter()
+        .collect();
+        let origin = Path::new("db.json");
+        let rows: BTreeMap<String, Row> = parse_table(&tables, "good", origin).unwrap();
+        assert_eq!(rows["b"].n, 2);
+        let e = parse_table::<Row>(&tables, "bad", origin)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.starts_with("db.json: bad['a']: "), "{e}");
+        let e = parse_table::<Row>(&tables, "list", origin).err().unwrap();
+        assert!(e.to_string().contains("object keyed by id"), "{e}");
+        let e = parse_table::<Row>(&tables, "none", origin).err().unwrap();
+        assert!(e.to_string().contains("'none' is missing"), "{e}");
+        let out = export_tables(vec![(
+            "good",
+            rows.iter()
+                .map(|(k, r)| (k.clone(), serde_json::to_value(r).unwrap()))
+                .collect(),
+        )]);
+        assert_eq!(out["good"], tables["good"]);
+    }
+
+    #[test]
+    fn document_order_is_the_files_not_the_sorted_maps() {
+        let dir = std::env::temp_dir().join(format!("tau2-order-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("db.json");
+        std::fs::write(
+            &path,
+            r#"{"rows": {"b": {"n": 1}, "a": {"n": 2}, "c": {}}, "other": {}}"#,
+        )
+        .unwrap();
+        let order = document_order(&path);
+        assert_eq!(order["rows"], ["b", "a", "c"]);
+        assert!(order["other"].is_empty());
+        assert!(document_order(&dir.join("missing.json")).is_empty());
+        assert_eq!(
+            in_document_order(["a", "z", "b", "c"], order.get("rows")),
+            ["b", "a", "c", "z"]
+        );
+        assert_eq!(in_document_order(["b", "a"], None), ["a", "b"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn saved_methods_are_named_by_brand_and_last_digits() {
+        assert_eq!(
+            saved_method("credit_card", Some("visa"), Some("4444")),
+            (
+                "your Visa credit card ending in 4444".to_string(),
+                vec!["4444".to_string()]
+            )
+        );
+        assert_eq!(
+            saved_method("bank_account", Some("ACH"), Some("0912")).0,
+            "your bank account ending in 0912"
+        );
+        assert_eq!(
+            saved_method("credit_card", Some("amex"), None),
+            (
+                "your American Express credit card".to_string(),
+                vec!["American Express".to_string()]
+            )
+        );
+        assert_eq!(
+            saved_method("gift_card", None, None),
+            ("your gift card".to_string(), vec!["gift card".to_string()])
+        );
+    }
+}

@@ -1,0 +1,678 @@
+//! The thirteen school tools: the reference's eleven (same names, arguments, result shapes
+//! and error strings, checks in the same order) plus the kit's `think` and
+//! `transfer_to_human_agents` (the policy names a transfer; the reference has no tool for
+//! it). Outputs are tau2's `to_json_str` of what the reference returns: models as
+//! `model_dump()` JSON, plain lists with their scalars as strings. Descriptions are ours.
+//!
+//! Money is exact integer dollars: tuition is credits x the per-credit rate of the study
+//! level ([`StudyLevel::rate`]), plus [`HEALTH_INSURANCE_FEE`] when chosen. Every check runs
+//! before any mutation, so a failing call leaves the state untouched.
+//!
+//! Departures (README, `tests/fixtures/reference/school/departures.json`): a second
+//! `cancel_registration` of a registration with no courses and nothing left to refund is
+//! refused instead of appending the negation of every refund again; enumerated arguments
+//! (study level, health insurance, grading options) outside their values are refused with
+//! our message before anything changes (the reference fails later, or on another check).
+//!
+//! Architecture invariant: tools see only the `SchoolDb` and their validated arguments;
+//! policy rules the tools do not enforce live in `policy.rs`.
+
+use super::db::{
+    Course, EnrollmentStatus, FinancialAid, GradingOption, HEALTH_INSURANCE_FEE, Payment,
+    RegisteredCourse, Registration, STANDARD_LOAD, SchoolDb, Student, StudyLevel, YesNo,
+};
+use crate::domain::kit::clock::SimClock;
+use crate::domain::kit::generic;
+use crate::domain::kit::ids::{first_free_slot, slot_list};
+use crate::domain::kit::pyjson::Py;
+use crate::domain::kit::schema::{
+    array, boolean, integer, nullable, object, one_of, string, string_list, tool,
+};
+use crate::domain::kit::tau2::{py_int, short_today};
+use crate::domain::{Args, Tool, ToolKind};
+use serde_json::{Map, Value, json};
+use std::sync::LazyLock;
+
+/// The school's fixed "now": the reference stamps new registrations `25-05-15`.
+pub const CLOCK: SimClock = SimClock::new("2025-05-15T15:00:00");
+
+/// New registrations take the first free of these ids (the reference's fixed slots).
+pub const NEW_REGISTRATION_SLOTS: u64 = 3;
+
+/// All tools, in the order they are listed to a model.
+pub fn all() -> &'static [Tool<SchoolDb>] {
+    static TOOLS: LazyLock<Vec<Tool<SchoolDb>>> = LazyLock::new(build);
+    &TOOLS
+}
+
+const TERM: &str = "Term in the form YYYY-TERM, e.g. '2025-SPRING'.";
+const REGISTRATION_ID: &str = "Registration id, e.g. 'K3T9QZA'.";
+const COURSE_ID: &str = "Course id (not the course code), e.g. 'M4Q8ZRT'.";
+
+fn grading_schema(description: &str) -> Value {
+    nullable(json!({
+        "type": "object",
+        "description": description,
+        "additionalProperties": {"type": "string", "enum": GradingOption::NAMES},
+    }))
+}
+
+fn payment_schema() -> Value {
+    object(
+        &[
+            (
+                "payment_id",
+                string("Id of one of the student's saved payment methods."),
+            ),
+            ("amount", integer("Amount in whole dollars.")),
+        ],
+        &["payment_id", "amount"],
+    )
+}
+
+fn build() -> Vec<Tool<SchoolDb>> {
+    use ToolKind::{Read, Write};
+    vec![
+        tool(
+            "get_student_details",
+            Read,
+            "Show a student's record: name, address, email, date of birth, saved payment methods, saved contacts, program, membership and registration ids.",
+            object(
+                &[("student_id", string("Student id, e.g. 'B7XK2QD'."))],
+                &["student_id"],
+            ),
+            |db, a| Ok(Py::model(student(db, a.str("student_id")?)?).to_json_str()),
+        ),
+        tool(
+            "get_course_details",
+            Read,
+            "Show a course: department, code, title, credits, term, instructor, location, weekly meeting pattern, dated meeting records, capacity and enrollment.",
+            object(&[("course_id", string(COURSE_ID))], &["course_id"]),
+            |db, a| Ok(Py::model(course(db, a.str("course_id")?)?).to_json_str()),
+        ),
+        tool(
+            "get_registration_details",
+            Read,
+            "Show a registration: term, study level, enrollment status, courses with grading option and tuition, payment history, credits and health insurance choice.",
+            object(
+                &[("registration_id", string(REGISTRATION_ID))],
+                &["registration_id"],
+            ),
+            |db, a| Ok(Py::model(registration(db, a.str("registration_id")?)?).to_json_str()),
+        ),
+        tool(
+            "list_departments",
+            Read,
+            "List every department that offers a course, sorted and without repeats.",
+            object(&[], &[]),
+            |db, _| {
+                let mut names: Vec<&str> = db
+                    .courses
+                    .iter()
+                    .map(|(_, c)| c.department.as_str())
+                    .collect();
+                names.sort_unstable();
+                names.dedup();
+                Ok(Py::Plain(json!(names)).to_json_str())
+            },
+        ),
+        tool(
+            "list_courses_by_term",
+            Read,
+            "List the courses of a term as course id, course code and title (an unknown term gives an empty list).",
+            object(&[("term", string(TERM))], &["term"]),
+            |db, a| Ok(term_listing(db, a.str("term")?).to_json_str()),
+        ),
+        tool(
+            "search_courses",
+            Read,
+            "Find a term's courses by optional filters: department, campus, a meeting day, earliest start and latest end time (HH-MM, e.g. '09-30'), and only courses with open seats.",
+            object(
+                &[
+                    ("term", string(TERM)),
+                    (
+                        "department",
+                        nullable(string(
+                            "Department name, exactly as listed, e.g. 'Biology'.",
+                        )),
+                    ),
+                    ("campus", nullable(string("Campus name, e.g. 'Main'."))),
+                    ("day", nullable(string("Day of the week, e.g. 'Monday'."))),
+                    (
+                        "start_after",
+                        nullable(string("Earliest start time, HH-MM.")),
+                    ),
+                    ("end_before", nullable(string("Latest end time, HH-MM."))),
+                    (
+                        "open_only",
+                        boolean("Only courses whose enrollment is below capacity (default false)."),
+                    ),
+                ],
+                &["term"],
+            ),
+            search_courses,
+        ),
+        tool(
+            "get_course_meeting_status",
+            Read,
+            "Show what happened to one dated meeting of a course: held (with actual times), canceled, or rescheduled (with the new times).",
+            object(
+                &[
+                    ("course_id", string(COURSE_ID)),
+                    (
+                        "date",
+                        string("Meeting date in the form YY-MM-DD, e.g. '25-02-03'."),
+                    ),
+                ],
+                &["course_id", "date"],
+            ),
+            |db, a| {
+                let id = a.str("course_id")?;
+                let date = a.str("date")?;
+                let record = course(db, id)?
+                    .dates
+                    .get(date)
+                    .ok_or_else(|| format!("No record for course {id} on date {date}"))?;
+                Ok(Py::model(record).to_json_str())
+            },
+        ),
+        tool(
+            "register_courses",
+            Write,
+            "Create a registration for a student in one term. Courses must all be in that term, none full, with no overlapping meeting times. Tuition is credits x the per-credit rate of the study level (undergraduate $500, graduate $800, continuing_ed $400), plus $300 with health insurance; the payments, from the student's saved methods, must add up to that total exactly. List the details and get an explicit yes first. Returns the new registration.",
+            object(
+                &[
+                    ("student_id", string("Student id.")),
+                    ("term", string(TERM)),
+                    ("course_ids", string_list("Ids of the courses to take.")),
+                    (
+                        "study_level",
+                        one_of(&StudyLevel::NAMES, "The student's study level."),
+                    ),
+                    (
+                        "grading_options",
+                        grading_schema(
+                            "Course id -> grading option for courses not graded by letter (the default).",
+                        ),
+                    ),
+                    (
+                        "health_insurance",
+                        one_of(
+                            &["yes", "no"],
+                            "Whether to add the school health insurance ($300); default 'no'.",
+                        ),
+                    ),
+                    (
+                        "payment_methods",
+                        array(
+                            payment_schema(),
+                            "Payments (saved method id and amount) that add up to the total due.",
+                        ),
+                    ),
+                ],
+                &["student_id", "term", "course_ids", "study_level"],
+            ),
+            register_courses,
+        ),
+        tool(
+            "update_registration_courses",
+            Write,
+            "Add and/or drop courses of a registration, or change grading options. Courses not named in grading_options are graded by letter afterwards, so restate the option of every course that keeps another one. The tuition difference is charged to payment_id (required when tuition goes up) or refunded (to payment_id, else to the last payment's method). List the changes and get an explicit yes first. Returns the updated registration.",
+            object(
+                &[
+                    ("registration_id", string(REGISTRATION_ID)),
+                    (
+                        "add_course_ids",
+                        string_list("Ids of courses to add (may be empty)."),
+                    ),
+                    (
+                        "drop_course_ids",
+                        string_list("Ids of courses to drop (may be empty)."),
+                    ),
+                    (
+                        "grading_options",
+                        grading_schema(
+                            "Course id -> grading option for the courses of the updated registration.",
+                        ),
+                    ),
+                    (
+                        "payment_id",
+                        string("Saved payment method for an additional charge or a refund."),
+                    ),
+                ],
+                &["registration_id", "add_course_ids", "drop_course_ids"],
+            ),
+            update_registration_courses,
+        ),
+        tool(
+            "cancel_registration",
+            Write,
+            "Cancel a registration: every recorded payment is refunded (as a negative entry to the same payment id), all courses are dropped and credits go to zero; the registration stays on record. Summarise the effects and get an explicit yes first. Returns the cancelled registration.",
+            object(
+                &[("registration_id", string(REGISTRATION_ID))],
+                &["registration_id"],
+            ),
+            cancel_registration,
+        ),
+        tool(
+            "pay_registration",
+            Write,
+            "Record a payment toward a registration from one of the student's saved payment methods. Confirm the amount and method with the student first. Returns the updated registration.",
+            object(
+                &[
+                    ("registration_id", string(REGISTRATION_ID)),
+                    ("payment", payment_schema()),
+                ],
+                &["registration_id", "payment"],
+            ),
+            pay_registration,
+        ),
+        generic::think(),
+        generic::transfer_to_human_agents(),
+    ]
+}
+
+/// A term's courses as the reference lists them: plain dicts (key order course_id,
+/// course_code, title), so every value prints as a string.
+pub fn term_listing(db: &SchoolDb, term: &str) -> Py {
+    let row = |c: &Course| {
+        Py::dict([
+            ("course_id", Py::str(&c.course_id)),
+            ("course_code", Py::str(&c.course_code)),
+            ("title", Py::str(&c.title)),
+        ])
+    };
+    Py::List(
+        db.courses_in_order()
+            .filter(|c| c.term == term)
+            .map(row)
+            .collect(),
+    )
+}
+
+pub fn student<'a>(db: &'a SchoolDb, id: &str) -> Result<&'a Student, String> {
+    db.students
+        .get(id)
+        .ok_or_else(|| format!("Student {id} not found"))
+}
+
+pub fn course<'a>(db: &'a SchoolDb, id: &str) -> Result<&'a Course, String> {
+    db.courses
+        .get(id)
+        .ok_or_else(|| format!("Course {id} not found"))
+}
+
+pub fn registration<'a>(db: &'a SchoolDb, id: &str) -> Result<&'a Registration, String> {
+    db.registrations
+        .get(id)
+        .ok_or_else(|| format!("Registration {id} not found"))
+}
+
+/// `HH-MM` -> minutes since midnight, with the reference's errors.
+pub fn minutes(hhmm: &str) -> Result<i64, String> {
+    match hhmm.split('-').collect::<Vec<_>>().as_slice() {
+        [h, m] => Ok(py_int(h)? * 60 + py_int(m)?),
+        _ => Err(format!("Invalid time format: {hhmm}")),
+    }
+}
+
+/// Two courses conflict when they share a day and their times overlap.
+pub fn conflict(a: &Course, b: &Course) -> Result<bool, String> {
+    let (p, q) = (&a.meeting_pattern, &b.meeting_pattern);
+    if !p.days.iter().any(|d| q.days.contains(d)) {
+        return Ok(false);
+    }
+    let (a1, b1) = (minutes(&p.start_time_est)?, minutes(&p.end_time_est)?);
+    let (a2, b2) = (minutes(&q.start_time_est)?, minutes(&q.end_time_est)?);
+    Ok(a1 < b2 && a2 < b1)
+}
+
+/// The first pair (in list order) of conflicting courses, as the reference reports it.
+pub fn check_conflicts(courses: &[&Course]) -> Result<(), String> {
+    for (i, a) in courses.iter().enumerate() {
+        for b in &courses[i + 1..] {
+            if conflict(a, b)? {
+                return Err(format!(
+                    "Schedule conflict between courses {} and {}",
+                    a.course_code, b.course_code
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Tuition of one course at a study level.
+pub fn tuition(course: &Course, level: StudyLevel) -> i64 {
+    course.credits * level.rate()
+}
+
+/// The grading option a call gives a course (letter unless the map names it).
+fn grading_for(
+    grading: Option<&Map<String, Value>>,
+    course_id: &str,
+) -> Result<GradingOption, String> {
+    match grading.and_then(|g| g.get(course_id)) {
+        None => Ok(GradingOption::Letter),
+        Some(v) => v.as_str().and_then(GradingOption::parse).ok_or_else(|| {
+            format!("Invalid grading option {v} for course {course_id}: choose letter, pass/fail or audit")
+        }),
+    }
+}
+
+fn line(course: &Course, grading: GradingOption, level: StudyLevel) -> RegisteredCourse {
+    RegisteredCourse {
+        course_id: course.course_id.clone(),
+        course_code: course.course_code.clone(),
+        section: "001".into(),
+        title: course.title.clone(),
+        credits: course.credits,
+        grading_option: grading,
+        tuition: tuition(course, level),
+    }
+}
+
+fn payments(a: &Args, key: &str) -> Result<Vec<Payment>, String> {
+    match a.value(key) {
+        None => Ok(Vec::new()),
+        Some(_) => a.parse(key),
+    }
+}
+
+fn saved_method_check(student: &Student, payment_id: &str) -> Result<(), String> {
+    if student.payment_methods.contains_key(payment_id) {
+        Ok(())
+    } else {
+        Err(format!(
+            "Payment method {payment_id} not found for student {}",
+            student.student_id
+        ))
+    }
+}
+
+fn search_courses(db: &mut SchoolDb, a: &Args) -> Result<String, String> {
+    let term = a.str("term")?;
+    let filter = |key: &str| a.opt_str(key).filter(|s| !s.is_empty());
+    let (department, campus, day) = (filter("department"), filter("campus"), filter("day"));
+    let (start_after, end_before) = (filter("start_after"), filter("end_before"));
+    let open_only = a
+        .value("open_only")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let mut found = Vec::new();
+    for c in db.courses_in_order() {
+        if c.term != term
+            || department.is_some_and(|d| c.department != d)
+            || campus.is_some_and(|x| c.location.campus != x)
+            || day.is_some_and(|d| !c.meeting_pattern.days.iter().any(|w| w.name() == d))
+        {
+            continue;
+        }
+        if let Some(s) = start_after
+            && minutes(&c.meeting_pattern.start_time_est)? < minutes(s)?
+        {
+            continue;
+        }
+        if let Some(e) = end_before
+            && minutes(&c.meeting_pattern.end_time_est)? > minutes(e)?
+        {
+            continue;
+        }
+        if open_only && c.is_full() {
+            continue;
+        }
+        found.push(c);
+    }
+    Ok(Py::models(found).to_json_str())
+}
+
+fn register_courses(db: &mut SchoolDb, a: &Args) -> Result<String, String> {
+    let paid = payments(a, "payment_methods")?;
+    let student_id = a.str("student_id")?;
+    let student = student(db, student_id)?.clone();
+    let term = a.str("term")?;
+    let ids = a.str_list("course_ids")?;
+    let courses = ids
+        .iter()
+        .map(|id| course(db, id))
+        .collect::<Result<Vec<_>, _>>()?;
+    for c in &courses {
+        if c.term != term {
+            return Err(format!(
+                "Course {} term {} does not match requested term {term}",
+                c.course_id, c.term
+            ));
+        }
+    }
+    if let Some(c) = courses.iter().find(|c| c.is_full()) {
+        return Err(format!("Course {} is full", c.course_code));
+    }
+    check_conflicts(&courses)?;
+    let level_name = a.str("study_level")?;
+    let level = StudyLevel::parse(level_name).ok_or_else(|| format!("'{level_name}'"))?;
+    let grading = a.value("grading_options").and_then(Value::as_object);
+    let lines = courses
+        .iter()
+        .map(|c| Ok(line(c, grading_for(grading, &c.course_id)?, level)))
+        .collect::<Result<Vec<_>, String>>()?;
+    let credits: i64 = lines.iter().map(|l| l.credits).sum();
+    let insurance = match a.opt_str("health_insurance").unwrap_or("no") {
+        "yes" => YesNo::Yes,
+        _ => YesNo::No,
+    };
+    let fee = if insurance == YesNo::Yes {
+        HEALTH_INSURANCE_FEE
+    } else {
+        0
+    };
+    let total_due = lines.iter().map(|l| l.tuition).sum::<i64>() + fee;
+    for p in &paid {
+        saved_method_check(&student, &p.payment_id)?;
+    }
+    let total_paid: i64 = paid.iter().map(|p| p.amount).sum();
+    if total_paid != total_due {
+        return Err(format!(
+            "Payment amount does not add up, total due is {total_due}, but paid {total_paid}"
+        ));
+    }
+    let slots = slot_list("REG", NEW_REGISTRATION_SLOTS);
+    let slots: Vec<&str> = slots.iter().map(String::as_str).collect();
+    let id = first_free_slot(&slots, |s| db.registrations.contains(s))
+        .ok_or("Too many registrations created in this session")?;
+    let registration = Registration {
+        registration_id: id.clone(),
+        student_id: student_id.to_string(),
+        campus: courses
+            .first()
+            .map_or_else(|| "Main".to_string(), |c| c.location.campus.clone()),
+        program: format!("{} {}", student.program.degree, student.program.major),
+        study_level: level,
+        term: term.to_string(),
+        status: EnrollmentStatus::for_credits(credits),
+        courses: lines,
+        advisors: Vec::new(),
+        payment_history: paid,
+        created_at: short_today(&CLOCK),
+        total_credits: credits,
+        overload_credits: (credits - STANDARD_LOAD).max(0),
+        financial_aid: FinancialAid {
+            scholarships: 0,
+            grants: 0,
+            loans: 0,
+        },
+        health_insurance: insurance,
+    };
+    let course_ids: Vec<String> = courses.iter().map(|c| c.course_id.clone()).collect();
+    for cid in &course_ids {
+        if let Some(c) = db.courses.get_mut(cid) {
+            c.current_enrollment += 1;
+        }
+    }
+    let out = Py::model(&registration).to_json_str();
+    db.registrations.insert(id.clone(), registration);
+    if let Some(s) = db.students.get_mut(student_id) {
+        s.registrations.push(id);
+    }
+    Ok(out)
+}
+
+fn update_registration_courses(db: &mut SchoolDb, a: &Args) -> Result<String, String> {
+    let reg = registration(db, a.str("registration_id")?)?.clone();
+    let student = student(db, &reg.student_id)?.clone();
+    let add = a.str_list("add_course_ids")?;
+    let drop = a.str_list("drop_course_ids")?;
+    let grading = a.value("grading_options").and_then(Value::as_object);
+    let payment_id = a.opt_str("payment_id").unwrap_or("");
+    let current: Vec<&str> = reg.courses.iter().map(|c| c.course_id.as_str()).collect();
+    let mut target: Vec<&str> = current
+        .iter()
+        .copied()
+        .filter(|id| !drop.contains(id))
+        .collect();
+    for id in &add {
+        if !target.contains(id) {
+            target.push(id);
+        }
+    }
+    let current_courses = current
+        .iter()
+        .map(|id| course(db, id))
+        .collect::<Result<Vec<_>, _>>()?;
+    let target_courses = target
+        .iter()
+        .map(|id| course(db, id))
+        .collect::<Result<Vec<_>, _>>()?;
+    for c in &target_courses {
+        if c.term != reg.term {
+            return Err(format!(
+                "Course {} term {} does not match registration term {}",
+                c.course_id, c.term, reg.term
+            ));
+        }
+    }
+    for id in &add {
+        let c = course(db, id)?;
+        if c.is_full() {
+            return Err(format!("Course {} is full", c.course_code));
+        }
+    }
+    check_conflicts(&target_courses)?;
+    let lines = target_courses
+        .iter()
+        .map(|c| {
+            Ok(line(
+                c,
+                grading_for(grading, &c.course_id)?,
+                reg.study_level,
+            ))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let credits: i64 = lines.iter().map(|l| l.credits).sum();
+    let difference = lines.iter().map(|l| l.tuition).sum::<i64>()
+        - reg.courses.iter().map(|c| c.tuition).sum::<i64>();
+    let entry = match difference {
+        0 => None,
+        d if d > 0 => {
+            if payment_id.is_empty() {
+                return Err("payment_id is required for additional charges".into());
+            }
+            saved_method_check(&student, payment_id)?;
+            Some(Payment {
+                payment_id: payment_id.to_string(),
+                amount: d,
+            })
+        }
+        d => {
+            let to = if payment_id.is_empty() {
+                reg.payment_history
+                    .last()
+                    .map_or("adjustment", |p| p.payment_id.as_str())
+            } else {
+                payment_id
+            };
+            Some(Payment {
+                payment_id: to.to_string(),
+                amount: d,
+            })
+        }
+    };
+    // Enrollment moves once per listed course, in list order, as the reference's loops do.
+    let dropped: Vec<String> = current_courses
+        .iter()
+        .filter(|c| drop.contains(&c.course_id.as_str()))
+        .map(|c| c.course_id.clone())
+        .collect();
+    let added: Vec<String> = target_courses
+        .iter()
+        .filter(|c| add.contains(&c.course_id.as_str()))
+        .map(|c| c.course_id.clone())
+        .collect();
+    for id in &dropped {
+        if let Some(c) = db.courses.get_mut(id) {
+            c.current_enrollment = (c.current_enrollment - 1).max(0);
+        }
+    }
+    for id in &added {
+        if let Some(c) = db.courses.get_mut(id) {
+            c.current_enrollment += 1;
+        }
+    }
+    let Some(r) = db.registrations.get_mut(&reg.registration_id) else {
+        return Err(format!("Registration {} not found", reg.registration_id));
+    };
+    r.payment_history.extend(entry);
+    r.courses = lines;
+    r.total_credits = credits;
+    r.overload_credits = (credits - STANDARD_LOAD).max(0);
+    r.status = EnrollmentStatus::for_credits(credits);
+    Ok(Py::model(&*r).to_json_str())
+}
+
+fn cancel_registration(db: &mut SchoolDb, a: &Args) -> Result<String, String> {
+    let reg = registration(db, a.str("registration_id")?)?.clone();
+    // Departure: the reference negates the whole history again, refunding its own refunds.
+    if !reg.is_active() && reg.net_paid() == 0 {
+        return Err(format!(
+            "Registration {} is already cancelled",
+            reg.registration_id
+        ));
+    }
+    for c in &reg.courses {
+        course(db, &c.course_id)?;
+    }
+    for c in &reg.courses {
+        if let Some(course) = db.courses.get_mut(&c.course_id) {
+            course.current_enrollment = (course.current_enrollment - 1).max(0);
+        }
+    }
+    let Some(r) = db.registrations.get_mut(&reg.registration_id) else {
+        return Err(format!("Registration {} not found", reg.registration_id));
+    };
+    let refunds: Vec<Payment> = r
+        .payment_history
+        .iter()
+        .map(|p| Payment {
+            payment_id: p.payment_id.clone(),
+            amount: -p.amount,
+        })
+        .collect();
+    r.payment_history.extend(refunds);
+    r.courses.clear();
+    r.total_credits = 0;
+    r.overload_credits = 0;
+    r.status = EnrollmentStatus::for_credits(0);
+    Ok(Py::model(&*r).to_json_str())
+}
+
+fn pay_registration(db: &mut SchoolDb, a: &Args) -> Result<String, String> {
+    let payment: Payment = a.parse("payment")?;
+    let reg = registration(db, a.str("registration_id")?)?;
+    let student = student(db, &reg.student_id)?;
+    saved_method_check(student, &payment.payment_id)?;
+    let id = reg.registration_id.clone();
+    let Some(r) = db.registrations.get_mut(&id) else {
+        return Err(format!("Registration {id} not found"));
+    };
+    r.payment_history.push(payment);
+    Ok(Py::model(&*r).to_json_str())
+}
