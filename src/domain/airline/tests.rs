@@ -2,8 +2,9 @@
 //! hand-written tau-bench fixture), generator consistency and determinism, fork isolation,
 //! import/export round trip, each policy rule, and grounding coverage.
 
-use super::db::{AirlineDb, Money, TODAY, clock_seconds, parse_datetime};
+use super::db::{AirlineDb, CLOCK, Money};
 use super::{Airline, generate, ground, tau_bench};
+use crate::domain::kit::clock::parse_datetime;
 use crate::domain::{Database, Domain, Environment, GroundingContext, Split, ToolKind, ToolOutput};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -635,7 +636,7 @@ fn generator_has_paper_scale_and_resolving_references() {
     assert_eq!(db.users.len(), 500);
     assert_eq!(db.flights.len(), 300);
     assert_eq!(db.reservations.len(), 2000);
-    let clock = clock_seconds();
+    let clock = CLOCK.seconds();
     let mut recent_future = 0;
     for (id, r) in db.reservations.iter() {
         assert_eq!(id, r.reservation_id);
@@ -674,7 +675,7 @@ fn generator_has_paper_scale_and_resolving_references() {
             assert!(parse_datetime(&format!("{}T23:59:59", s.date)).unwrap() > created);
         }
         assert_eq!(r.flights[0].origin, r.origin);
-        if r.flights[0].date.as_str() > TODAY && clock - created < 86_400 {
+        if r.flights[0].date.as_str() > CLOCK.today() && clock - created < 86_400 {
             recent_future += 1;
         }
     }
@@ -702,20 +703,20 @@ fn generator_has_paper_scale_and_resolving_references() {
 #[test]
 fn generated_flight_statuses_follow_the_clock() {
     let db = &*GENERATED;
-    let clock = clock_seconds();
+    let clock = CLOCK.seconds();
     let mut seen = std::collections::BTreeSet::new();
     for (_, f) in db.flights.iter() {
         assert_eq!(f.dates.len(), 30);
         for (date, d) in &f.dates {
             seen.insert(d.status.clone());
             let s = d.status.as_str();
-            if date.as_str() > TODAY {
+            if date.as_str() > CLOCK.today() {
                 assert_eq!(s, "available");
                 assert!(d.prices.is_some() && d.available_seats.is_some());
             } else {
                 assert!(d.prices.is_none());
             }
-            if date.as_str() < TODAY {
+            if date.as_str() < CLOCK.today() {
                 assert!(s == "landed" || s == "cancelled", "{date}: {s}");
             }
             let t = |x: &Option<String>| x.as_deref().and_then(parse_datetime);
@@ -1372,4 +1373,70 @@ fn a_later_write_prefers_a_reservation_not_yet_changed() {
         }
     }
     assert!(checked >= 5, "only {checked} customers exercised");
+}
+
+// ---------------------------------------------------------------- the authors' gold tasks (opt-in)
+
+/// Replays every gold task of tau-emotion-bench's airline (test + train) on their database
+/// and compares each output and each task's changed rows with the authors' own tools.
+/// Needs a directory made by `scripts/reference/gold.sh airline <teb checkout> <dir>`:
+/// `TRACER_GOLD_DIR=<dir> cargo test --lib airline::tests::gold -- --ignored --nocapture`.
+/// With `TRACER_GOLD_DUMP=<file>` our outputs and changed rows are written there too.
+#[test]
+#[ignore = "needs the reference checkout (see doc comment)"]
+fn gold_tasks_replay_like_the_reference() {
+    use crate::domain::reference::{changed_rows, json_equal, outputs_equal};
+    use std::io::Write;
+    let dir = PathBuf::from(std::env::var("TRACER_GOLD_DIR").expect("set TRACER_GOLD_DIR"));
+    let read_lines = |name: &str| -> Vec<Value> {
+        std::fs::read_to_string(dir.join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let calls = read_lines("calls.jsonl");
+    let expected = read_lines("expected-tau-emotion-bench.jsonl");
+    assert_eq!(calls.len(), expected.len());
+    let mut dump = std::env::var_os("TRACER_GOLD_DUMP").map(|p| std::fs::File::create(p).unwrap());
+    let base = tau_bench::import(&dir.join("data")).unwrap();
+    let initial: Value = Database::to_tau_bench(&base)
+        .into_iter()
+        .collect::<serde_json::Map<_, _>>()
+        .into();
+    let (mut same_state, mut same_outputs, mut ours_ok, mut theirs_ok) = (0, 0, 0, 0);
+    for (seq, exp) in calls.iter().zip(&expected) {
+        let mut db = base.clone();
+        let (mut outputs_match, mut all_ok) = (true, true);
+        let mut outputs = Vec::new();
+        for (j, call) in seq.as_array().unwrap().iter().enumerate() {
+            let out = Environment::invoke(&mut db, call["name"].as_str().unwrap(), &call["kwargs"]);
+            all_ok &= !out.is_error;
+            outputs_match &= outputs_equal(&out.text, exp["outputs"][j].as_str().unwrap());
+            outputs.push(out.text);
+        }
+        let after: Value = Database::to_tau_bench(&db)
+            .into_iter()
+            .collect::<serde_json::Map<_, _>>()
+            .into();
+        let changed = changed_rows(&initial, &after);
+        same_state += usize::from(json_equal(&changed, &exp["changed"]));
+        same_outputs += usize::from(outputs_match);
+        ours_ok += usize::from(all_ok);
+        theirs_ok += usize::from(
+            exp["outputs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|o| !o.as_str().unwrap_or("").starts_with("Error")),
+        );
+        if let Some(f) = dump.as_mut() {
+            writeln!(f, "{}", json!({"outputs": outputs, "changed": changed})).unwrap();
+        }
+    }
+    eprintln!(
+        "{} tasks; final state equal {same_state}, every output equal {same_outputs}; \
+         every gold action succeeds: ours {ours_ok}, reference {theirs_ok}",
+        calls.len()
+    );
 }
