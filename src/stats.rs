@@ -91,7 +91,7 @@ pub fn rollout_table(paths: &Paths, domains: &[&str]) -> Result<String, Artifact
         // Scored episodes: all but infrastructure failures; an agent error is a failure.
         let ok: Vec<&RolloutRecord> = rows
             .iter()
-            .filter(|r| !crate::stage::rollouts::is_infrastructure_failure(r))
+            .filter(|r| !crate::harness::metrics::is_infrastructure_failure(r))
             .collect();
         let wins: Vec<&RolloutRecord> = ok
             .iter()
@@ -130,7 +130,7 @@ pub fn rollout_table(paths: &Paths, domains: &[&str]) -> Result<String, Artifact
             n(1),
             n(0),
             n(-1),
-            crate::stage::eval::percent((!ok.is_empty()).then(|| wins.len() as f64 / ok.len() as f64)),
+            crate::harness::metrics::percent((!ok.is_empty()).then(|| wins.len() as f64 / ok.len() as f64)),
             avg(&|r| f64::from(r.user_turns)),
             avg(&|r| f64::from(r.assistant_turns)),
             avg(&|r| f64::from(r.tool_calls)),
@@ -152,9 +152,9 @@ pub fn eval_table(paths: &Paths, domains: &[&str]) -> Result<Option<String>, Art
         }
         let (rows, _) = artifact::read_records::<crate::artifact::RolloutRecord>(&path)?;
         let k = rows.iter().map(|r| r.trial + 1).max().unwrap_or(0).max(0) as u32;
-        reports.push(crate::stage::eval::report(d, &rows, k));
+        reports.push(crate::harness::metrics::report(d, &rows, k));
     }
-    Ok((!reports.is_empty()).then(|| crate::stage::eval::report_table(&reports)))
+    Ok((!reports.is_empty()).then(|| crate::harness::metrics::report_table(&reports)))
 }
 
 /// The emotion mix of the verified tasks per domain: families, the most frequent emotions,

@@ -9,16 +9,13 @@ use crate::openai_server::{OpenAiServer, Reply};
 use std::collections::BTreeSet;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::sync::OnceLock;
 
 /// `tracer` with extra environment variables (a failpoint, an episode delay).
 fn tracer_env(root: &Path, output: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tracer"));
-    cmd.args(args)
-        .env("TRACER_ROOT", root)
-        .env("TRACER_OUTPUT", output)
-        .current_dir(root);
+    let mut cmd = tracer_command(root, output);
+    cmd.args(args);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -291,12 +288,9 @@ fn rollouts_resume_exactly_what_the_journal_lacks_and_one_writer_holds_the_outpu
     // the holder's pid and command; a reader is not.
     let (_, out) = from_base("two-writers");
     // Every episode of the first writer sleeps 20 s: it holds the output until killed.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tracer"))
+    let mut child = tracer_command(&root, &out)
         .args(run)
-        .env("TRACER_ROOT", &root)
-        .env("TRACER_OUTPUT", &out)
         .env("TRACER_EPISODE_DELAY_MS", "20000")
-        .current_dir(&root)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -615,34 +609,60 @@ fn staleness_is_transitive_and_exports_and_caches_are_checked() {
     std::fs::write(&part, &good).unwrap();
 
     // A corrupted emotion model is detected by its checksum and retrained (deterministic:
-    // the same model and the same labels), not used.
-    let model = out.join("emotion/model.bin");
-    let original = std::fs::read(&model).unwrap();
+    // the same model and the same labels), not used. The test trains into a cache of its
+    // own (the shared one is read by tests running beside this one).
+    let cache = root.join("emotion-cache");
+    let model_env = repo().join(".cache/models/all-MiniLM-L6-v2");
+    let model_env = model_env.to_str().unwrap();
+    let cache_env = cache.to_str().unwrap();
+    let with_cache = |args: &[&str]| {
+        tracer_env(
+            &root,
+            &out,
+            args,
+            &[
+                ("TRACER_EMBED_MODEL", model_env),
+                ("TRACER_EMOTION_CACHE", cache_env),
+            ],
+        )
+    };
+    let emotions_again = ["run", "emotions", "--domain", "airline", "--force"];
+    assert_ok(&with_cache(&emotions_again));
+    let models: Vec<PathBuf> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("mapper-")
+        })
+        .collect();
+    assert_eq!(models.len(), 1, "{models:?}");
+    let model = &models[0];
+    let original = std::fs::read(model).unwrap();
     let emotions = tree(&out.join("emotions"));
     let mut damaged = original.clone();
     let last = damaged.len() - 1;
     damaged[last] ^= 0x40;
-    std::fs::write(&model, damaged).unwrap();
-    let o = tracer(
-        &root,
-        &out,
-        &["run", "emotions", "--domain", "airline", "--force"],
-    );
+    std::fs::write(model, damaged).unwrap();
+    let o = with_cache(&emotions_again);
     assert_ok(&o);
+    let name = model.file_name().unwrap().to_string_lossy().to_string();
     assert!(
-        stderr(&o).contains("model.bin: does not match its checksum")
+        stderr(&o).contains(&format!("{name}: does not match its checksum"))
             && stderr(&o).contains("retraining"),
         "{}",
         stderr(&o)
     );
     // The model file records its training time, so compare what it decides: the weights
     // after the header (same length as the original's) and the labels it gives.
-    let retrained = std::fs::read(&model).unwrap();
+    let retrained = std::fs::read(model).unwrap();
     assert!(retrained[retrained.len() - 4096..] == original[original.len() - 4096..]);
     assert_eq!(tree(&out.join("emotions")), emotions);
     // The next user of the model trusts the retrained one: no warning.
     let mapped = out.join("mapped.jsonl").display().to_string();
-    let o = tracer(&root, &out, &["emotion", "map", "--output", &mapped]);
+    let o = with_cache(&["emotion", "map", "--output", &mapped]);
     assert_ok(&o);
     assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
 }

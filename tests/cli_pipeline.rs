@@ -230,6 +230,10 @@ fn validate_and_list_and_dag() {
         list.contains("retail (16 tools: 9 read, 7 write)"),
         "{list}"
     );
+    assert!(
+        list.contains("telecom (18 tools: 12 read, 6 write)"),
+        "{list}"
+    );
     let dot = stdout(&tracer(&repo(), &temp_dir("dag"), &["graph"]));
     assert!(dot.contains("\"graphs\" -> \"traces\""), "{dot}");
 

@@ -98,10 +98,21 @@ fn replay_audits_every_call_against_an_imported_database() {
 
 #[test]
 fn tau_bench_databases_round_trip_through_import_and_export() {
-    for (domain, stems) in [
+    let cases: [(&str, &[&str]); 3] = [
         ("airline", &["users", "flights", "reservations"]),
         ("retail", &["users", "products", "orders"]),
-    ] {
+        (
+            "telecom",
+            &[
+                "customers",
+                "billing",
+                "services",
+                "devices",
+                "support_tickets",
+            ],
+        ),
+    ];
+    for (domain, stems) in cases {
         let dir = temp_dir(&format!("roundtrip-{domain}"));
         let out = dir.join("export");
         let o = tracer(
@@ -245,4 +256,77 @@ fn a_tau_bench_task_file_rolls_out_against_an_imported_database() {
         out.join("rollouts.parquet").display().to_string()
     ));
     assert_eq!(n.trim(), "6 [0, 1]");
+}
+
+#[test]
+fn telecom_task_files_replay_and_roll_out_against_an_imported_database() {
+    let dir = temp_dir("telecom-tasks");
+    let tasks = repo()
+        .join("tests/fixtures/tau_bench/telecom/tasks.json")
+        .display()
+        .to_string();
+    let out = dir.join("replay.jsonl");
+    let o = tracer(
+        &repo(),
+        &dir,
+        &[
+            "replay",
+            "--domain",
+            "telecom",
+            "--db",
+            &fixture("telecom"),
+            "--tasks",
+            &tasks,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_ok(&o);
+    assert!(
+        stderr(&o).contains("replayed 3 task(s), 13 call(s): 3 fully succeeded"),
+        "{}",
+        stderr(&o)
+    );
+    let rows = lines(&out);
+    let outputs: Vec<&str> = rows
+        .iter()
+        .filter(|r| r["type"] == "call")
+        .map(|r| r["output"].as_str().unwrap())
+        .collect();
+    // The ticket id the reference mints (a count of the tickets, three digits wide) is the
+    // one a later gold action names.
+    assert_eq!(
+        outputs[3],
+        "Success: Created support ticket TICKET003 for customer ana_reyes_1001"
+    );
+    assert!(
+        outputs[7].contains(r#""current_balance": "0.00""#),
+        "{}",
+        outputs[7]
+    );
+    assert_eq!(
+        outputs[12],
+        "Success: Added service 'Mobile Plus' to customer cy_dubois_3003"
+    );
+
+    let run = dir.join("run");
+    let o = tracer(
+        &repo(),
+        &dir,
+        &[
+            "rollout",
+            "--domain",
+            "telecom",
+            "--db",
+            &fixture("telecom"),
+            "--tasks",
+            &tasks,
+            "--out",
+            run.to_str().unwrap(),
+        ],
+    );
+    assert_ok(&o);
+    let rep: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("report.json")).unwrap()).unwrap();
+    assert_eq!(rep["tasks"], 3, "{rep}");
 }

@@ -223,10 +223,8 @@ fn a_killed_rollout_resumes_to_the_uninterrupted_result() {
         &["run", "rollouts", "--domain", "airline"],
     ));
 
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tracer"))
+    let mut child = tracer_command(&root, &killed)
         .args(["run", "rollouts", "--domain", "airline"])
-        .env("TRACER_ROOT", &root)
-        .env("TRACER_OUTPUT", &killed)
         .env("TRACER_EPISODE_DELAY_MS", "40")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

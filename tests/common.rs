@@ -44,13 +44,26 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// The `tracer` binary set up for a project root and an output directory.
+pub fn tracer_command(root: &Path, output: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tracer"));
+    cmd.env("TRACER_ROOT", root)
+        .env("TRACER_OUTPUT", output)
+        // Every project copy shares the repository's encoder model (`make model`) and its
+        // emotion cache (anchor vectors, trained mappers), each entry keyed and checked.
+        .env(
+            "TRACER_EMBED_MODEL",
+            repo().join(".cache/models/all-MiniLM-L6-v2"),
+        )
+        .env("TRACER_EMOTION_CACHE", repo().join(".cache/emotion"))
+        .current_dir(root);
+    cmd
+}
+
 /// Run `tracer` with a project root and an output directory.
 pub fn tracer(root: &Path, output: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tracer"))
+    tracer_command(root, output)
         .args(args)
-        .env("TRACER_ROOT", root)
-        .env("TRACER_OUTPUT", output)
-        .current_dir(root)
         .output()
         .expect("run tracer")
 }

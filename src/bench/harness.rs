@@ -225,7 +225,7 @@ impl HarnessBench {
             ),
             script,
             server,
-            runtime: crate::stage::roles::runtime()?,
+            runtime: crate::llm::runtime()?,
             runs: 0,
             seed,
             write_tool: write.map(|w| w.0),

@@ -382,9 +382,8 @@ pub struct RolloutArgs {
 const ROLLOUT_OUTPUTS: [&str; 3] = ["rollouts.parquet", "report.json", "report.md"];
 
 pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
-    use crate::stage::rollouts::{
-        EpisodeRoles, RolloutsConfig, check_errored, open_journal, roll_out,
-    };
+    use crate::harness::{batch, metrics};
+    use crate::stage::rollouts::{RolloutsConfig, open_journal};
     let d = domain::find(&args.domain)?;
     let seed = resolve_seed(paths, args.seed)?;
     if args.out.exists() && !args.out.is_dir() {
@@ -425,7 +424,7 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
     // Replay the gold first: a task whose gold fails and changes nothing scores 100% for an
     // agent that does nothing.
     let broken = replay::broken_gold(env.as_ref(), &tau);
-    let all_tasks = crate::stage::eval::tasks_from_tau_bench(env.as_ref(), d.name(), &tau);
+    let all_tasks = replay::tasks_from_tau_bench(env.as_ref(), d.name(), &tau);
     let broken_ids: Vec<String> = all_tasks
         .iter()
         .zip(&broken)
@@ -438,18 +437,14 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
         .filter(|(_, b)| args.include_broken_gold || !**b)
         .map(|(t, _)| t)
         .collect();
-    let cache = crate::stage::roles::cache_path(paths);
-    let open = |role| {
-        crate::llm::build_role(
-            role,
-            &cfg.roles.get(&role).cloned().unwrap_or_default(),
-            &cache,
-        )
-    };
-    let roles = EpisodeRoles {
-        agent: open(crate::llm::Role::Agent).map_err(|e| CliError::Failed(e.to_string()))?,
-        user: open(crate::llm::Role::User).map_err(|e| CliError::Failed(e.to_string()))?,
-    };
+    // The same role set-up as the rollouts and eval stages (endpoint roles carry as many
+    // calls as there are episodes in flight unless their table says otherwise).
+    let roles = batch::open_roles(
+        &cfg.roles,
+        cfg.concurrency,
+        &crate::stage::roles::cache_path(paths),
+    )
+    .map_err(|e| CliError::Failed(e.to_string()))?;
     let policy = crate::stage::db::read_policy(paths, d, env.as_ref()).map_err(CliError::Failed)?;
     if crate::pipeline::validate::policy_is_empty(&policy) {
         return Err(CliError::Failed(format!(
@@ -499,17 +494,21 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
             let _ = std::fs::remove_file(args.out.join(file));
         }
     }
-    let rows = roll_out(
+    let crate::pipeline::Resumed {
+        mut journal, done, ..
+    } = resumed;
+    let rows = batch::roll_out(
         std::sync::Arc::from(env),
         std::sync::Arc::new(policy),
         &tasks,
-        &cfg,
+        &cfg.batch(),
         &roles,
         seed,
-        resumed,
+        done,
+        &mut |rec| journal.append(rec).map_err(|e| e.to_string()),
     )
     .map_err(CliError::Failed)?;
-    check_errored(&rows, cfg.max_errored_share).map_err(|e| {
+    metrics::check_errored(&rows, cfg.max_errored_share).map_err(|e| {
         CliError::Failed(format!(
             "{e}; finished episodes are in {}",
             journal_path.display()
@@ -523,14 +522,14 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
         ..Default::default()
     };
     artifact::write_records(&args.out.join("rollouts.parquet"), &rows, &prov)?;
-    let mut report = crate::stage::eval::report(d.name(), &rows, cfg.trials);
+    let mut report = metrics::report(d.name(), &rows, cfg.trials);
     report.broken_gold = broken_ids;
     report.broken_gold_scored = args.include_broken_gold;
     artifact::write_atomic(
         &args.out.join("report.json"),
         &serde_json::to_vec_pretty(&report).unwrap_or_default(),
     )?;
-    let table = crate::stage::eval::report_table(std::slice::from_ref(&report));
+    let table = metrics::report_table(std::slice::from_ref(&report));
     artifact::write_atomic(&args.out.join("report.md"), table.as_bytes())?;
     // Last: until here a kill resumes from the journal.
     std::fs::remove_file(&journal_path)

@@ -5,8 +5,10 @@
 
 use super::CliError;
 use crate::config::Paths;
-use crate::emotion::{self, Mapper, MapperConfig, ModelSource, Taxonomy, anchors, eval};
+use crate::emotion::mapper::View;
+use crate::emotion::{self, Mapper, ModelSource, Taxonomy, anchors, eval};
 use crate::seed::derive_rng;
+use crate::stage::emotions::EmotionsConfig;
 use clap::{Args, Subcommand};
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -42,8 +44,18 @@ pub struct GenerateArgs {
 pub enum EmotionCommand {
     /// Map feelings (plain lines, or JSONL with a `text` field) to conditions; writes JSONL.
     Map(MapArgs),
-    /// Held-out anchor accuracy and accuracy on the hand-labelled feelings fixture.
+    /// Per-register accuracy on the hand-labelled sets: every view and decision rule.
     Eval(EvalArgs),
+    /// Write the checked-in encoder vectors of every training and evaluation text
+    /// (emotion_anchors/vectors/), so a fresh clone never encodes the anchors.
+    Vectors(VectorsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct VectorsArgs {
+    /// Do not write: fail unless the checked-in file is intact and covers every text.
+    #[arg(long)]
+    pub check: bool,
 }
 
 #[derive(Debug, Args)]
@@ -54,9 +66,9 @@ pub struct MapArgs {
     /// Output file (default stdout).
     #[arg(long)]
     pub output: Option<PathBuf>,
-    /// Neighbours that vote.
-    #[arg(long, default_value_t = 10)]
-    pub k: usize,
+    /// Neighbours that vote (default: stages/emotions.toml's k).
+    #[arg(long)]
+    pub k: Option<usize>,
     /// Seed for choosing each line's anchor (default: stages/pipeline.toml).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -64,15 +76,22 @@ pub struct MapArgs {
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
-    /// The labelled feelings (JSONL: text, family, emotion, politeness, urgency, trust).
-    #[arg(long, default_value = "tests/fixtures/feelings/feelings.jsonl")]
-    pub feelings: PathBuf,
-    /// Neighbours that vote.
-    #[arg(long, default_value_t = 10)]
-    pub k: usize,
+    /// Views to compare (comma-separated: encoder, tfidf, encoder-tfidf).
+    #[arg(
+        long,
+        default_value = "encoder,tfidf,encoder-tfidf",
+        value_delimiter = ','
+    )]
+    pub views: Vec<String>,
+    /// Neighbours that vote (default: stages/emotions.toml's k).
+    #[arg(long)]
+    pub k: Option<usize>,
     /// Seed of the held-out anchor split.
     #[arg(long, default_value_t = 1)]
     pub split_seed: u64,
+    /// Skip the held-out anchor check (it trains one more model).
+    #[arg(long)]
+    pub no_heldout: bool,
     /// Print the report as JSON instead of Markdown.
     #[arg(long)]
     pub json: bool,
@@ -87,17 +106,81 @@ pub fn run(paths: &Paths, c: EmotionCommands) -> Result<(), CliError> {
         EmotionCommands::Anchors(AnchorsCommand::Generate(a)) => generate(paths, a),
         EmotionCommands::Emotion(EmotionCommand::Map(a)) => map(paths, a),
         EmotionCommands::Emotion(EmotionCommand::Eval(a)) => evaluate(paths, a),
+        EmotionCommands::Emotion(EmotionCommand::Vectors(a)) => vectors(paths, a),
     }
+}
+
+/// `emotion_anchors/writer.toml`: who writes the anchors.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WriterConfig {
+    /// `[roles.anchor_writer]`: scripted (the compositional generator, the default) or an
+    /// endpoint.
+    #[serde(default)]
+    roles: crate::llm::RolesConfig,
 }
 
 fn generate(paths: &Paths, a: GenerateArgs) -> Result<(), CliError> {
     let taxonomy = Taxonomy::load(&emotion::taxonomy_path(&paths.root)).map_err(failed)?;
-    let list = anchors::generate(&taxonomy, a.seed).map_err(failed)?;
+    let writer_path = anchors::anchors_dir(&paths.root).join("writer.toml");
+    let writer: WriterConfig = crate::config::parse_typed(
+        &writer_path,
+        &crate::config::read_table(&writer_path).map_err(failed)?,
+    )
+    .map_err(failed)?;
+    let role = crate::llm::Role::AnchorWriter;
+    let endpoint = writer
+        .roles
+        .get(&role)
+        .filter(|c| c.provider == crate::llm::Provider::Openai)
+        .cloned();
+    let (list, by) = match endpoint {
+        None => (
+            anchors::generate(&taxonomy, a.seed).map_err(failed)?,
+            "the scripted generator".to_string(),
+        ),
+        Some(cfg) => {
+            if a.check {
+                return Err(failed(format!(
+                    "{}: --check compares against the scripted generator; it cannot check an endpoint writer",
+                    writer_path.display()
+                )));
+            }
+            crate::llm::runtime()
+                .map_err(failed)?
+                .block_on(crate::llm::preflight(role, &cfg))
+                .map_err(failed)?;
+            let model =
+                match crate::llm::build_role(role, &cfg, &crate::stage::roles::cache_path(paths))
+                    .map_err(failed)?
+                {
+                    crate::llm::RoleModel::Endpoint(m) => m,
+                    crate::llm::RoleModel::Scripted(_) => {
+                        return Err(failed("anchor_writer: expected an endpoint"));
+                    }
+                };
+            let id = model.model_id().to_string();
+            (
+                emotion::writer::write_anchors(model, &taxonomy, a.seed).map_err(failed)?,
+                format!("anchor_writer {id}"),
+            )
+        }
+    };
     let problems = anchors::validate(&taxonomy, &list);
     if let Some(p) = problems.first() {
+        let at = list
+            .get(p.line.saturating_sub(1))
+            .filter(|_| p.line > 0)
+            .map(|a| format!("condition {} anchor {}", a.condition_key(), a.anchor_index))
+            .unwrap_or_else(|| "the set".into());
         return Err(failed(format!(
-            "generated anchors are invalid: line {}: {}",
-            p.line, p.message
+            "anchors written by {by} are invalid: {at}: {}{}",
+            p.message,
+            if problems.len() > 1 {
+                format!(" (and {} more problems)", problems.len() - 1)
+            } else {
+                String::new()
+            }
         )));
     }
     let text = anchors::to_jsonl(&list);
@@ -121,7 +204,7 @@ fn generate(paths: &Paths, a: GenerateArgs) -> Result<(), CliError> {
     }
     crate::artifact::write_atomic(&path, text.as_bytes()).map_err(failed)?;
     println!(
-        "wrote {} anchors ({} conditions x {}) to {}",
+        "wrote {} anchors ({} conditions x {}) by {by} to {}",
         list.len(),
         taxonomy.condition_count(),
         emotion::ANCHORS_PER_CONDITION,
@@ -130,32 +213,33 @@ fn generate(paths: &Paths, a: GenerateArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The embedder `stages/emotions.toml` configures (`None`: the offline default).
+/// The endpoint embedder `stages/emotions.toml` configures (`None`: its offline view).
 fn project_embedder(paths: &Paths) -> Result<Option<Box<dyn emotion::embed::Embedder>>, CliError> {
     let cfg = emotion::endpoint::project_config(&paths.root).map_err(failed)?;
     emotion::endpoint::from_config(cfg.as_ref(), &crate::stage::roles::cache_path(paths))
         .map_err(failed)
 }
 
-fn load_mapper(paths: &Paths, k: usize) -> Result<Mapper, CliError> {
-    let config = MapperConfig {
-        k,
-        ..MapperConfig::default()
-    };
-    let (mapper, source) = Mapper::load_or_train_with(
-        &paths.root,
-        &paths.output,
-        &config,
-        project_embedder(paths)?,
-    )
-    .map_err(failed)?;
-    let model = emotion::mapper::model_path(&paths.output);
+fn project_config(paths: &Paths, k: Option<usize>) -> Result<EmotionsConfig, CliError> {
+    let mut cfg = EmotionsConfig::of_project(&paths.root).map_err(failed)?;
+    if let Some(k) = k {
+        cfg.k = k;
+    }
+    Ok(cfg)
+}
+
+fn load_mapper(paths: &Paths, k: Option<usize>) -> Result<Mapper, CliError> {
+    let config = project_config(paths, k)?.mapper_config();
+    let (mapper, source) =
+        Mapper::load_or_train_with(&paths.root, &config, project_embedder(paths)?)
+            .map_err(failed)?;
     match source {
-        ModelSource::Cached => eprintln!("emotion model: {} (cached)", model.display()),
+        ModelSource::Cached => eprintln!("emotion model: {} (cached)", mapper.embedder().id()),
         ModelSource::Trained => eprintln!(
-            "emotion model: trained in {:.2} s, cached at {}",
+            "emotion model: {} trained in {:.2} s, cached in {}",
+            mapper.embedder().id(),
             mapper.meta().train_seconds,
-            model.display()
+            emotion::mapper::cache_dir(&paths.root).display()
         ),
     }
     Ok(mapper)
@@ -224,26 +308,34 @@ fn map(paths: &Paths, a: MapArgs) -> Result<(), CliError> {
 
 fn evaluate(paths: &Paths, a: EvalArgs) -> Result<(), CliError> {
     let taxonomy = Taxonomy::load(&emotion::taxonomy_path(&paths.root)).map_err(failed)?;
-    let list = anchors::load(&emotion::anchors_path(&paths.root), &taxonomy).map_err(failed)?;
-    let feelings_path = if a.feelings.is_absolute() {
-        a.feelings.clone()
-    } else {
-        paths.root.join(&a.feelings)
-    };
-    let feelings = eval::load_feelings(&feelings_path, &taxonomy).map_err(failed)?;
-    let mapper = load_mapper(paths, a.k)?;
-    let config = MapperConfig {
-        k: a.k,
-        ..MapperConfig::default()
-    };
+    let registers = eval::load_registers(&paths.root, &taxonomy).map_err(failed)?;
+    let views = a
+        .views
+        .iter()
+        .map(|v| {
+            View::ALL
+                .into_iter()
+                .find(|x| x.as_str() == v.trim())
+                .ok_or_else(|| {
+                    failed(format!(
+                        "--views: unknown view '{v}' (encoder, tfidf, encoder-tfidf)"
+                    ))
+                })
+        })
+        .collect::<Result<Vec<View>, CliError>>()?;
+    if views.is_empty() {
+        return Err(failed("--views: name at least one view"));
+    }
+    let config = project_config(paths, a.k)?.mapper_config();
     let report = eval::evaluate(
-        &taxonomy,
-        &list,
-        &mapper,
-        &feelings,
+        &paths.root,
         &config,
-        a.split_seed,
-        project_embedder(paths)?,
+        &registers,
+        &eval::EvalOptions {
+            views,
+            split_seed: a.split_seed,
+            heldout_anchors: !a.no_heldout,
+        },
     )
     .map_err(failed)?;
     if a.json {
@@ -251,5 +343,57 @@ fn evaluate(paths: &Paths, a: EvalArgs) -> Result<(), CliError> {
     } else {
         print!("{}", report.to_markdown());
     }
+    Ok(())
+}
+
+/// Every text the encoder sees from the project's own files: the training set (anchors and
+/// paraphrases) and the evaluation registers.
+fn project_texts(paths: &Paths) -> Result<Vec<String>, CliError> {
+    let config = emotion::mapper::MapperConfig::default();
+    let (taxonomy, training) = Mapper::training_set(&paths.root, &config).map_err(failed)?;
+    let mut texts: Vec<String> = training.into_iter().map(|a| a.text).collect();
+    for r in eval::load_registers(&paths.root, &taxonomy).map_err(failed)? {
+        texts.extend(r.examples.into_iter().map(|e| e.text));
+    }
+    Ok(texts)
+}
+
+fn vectors(paths: &Paths, a: VectorsArgs) -> Result<(), CliError> {
+    let texts = project_texts(paths)?;
+    let dir = emotion::mapper::vectors_dir(&paths.root);
+    if a.check {
+        let model = emotion::encoder::MiniLm::load(&emotion::encoder::model_dir(&paths.root))
+            .map_err(failed)?;
+        let id = emotion::embed::Embedder::id(&model);
+        let seed = emotion::embed_cache::CachedEmbedder::open(Box::new(model), &dir);
+        let path = seed.path().to_path_buf();
+        match seed.state() {
+            emotion::embed_cache::CacheState::Loaded { .. } => {}
+            emotion::embed_cache::CacheState::Missing => {
+                return Err(failed(format!(
+                    "{}: no checked-in vectors for {id}; run `tracer emotion vectors`",
+                    path.display()
+                )));
+            }
+            emotion::embed_cache::CacheState::Corrupt(why) => return Err(failed(why)),
+        }
+        let missing = seed.count_missing(&texts);
+        if missing > 0 {
+            return Err(failed(format!(
+                "{}: {missing} of {} texts have no vector; run `tracer emotion vectors`",
+                path.display(),
+                texts.len()
+            )));
+        }
+        println!("ok: {} covers all {} texts", path.display(), texts.len());
+        return Ok(());
+    }
+    let (encoder, _) = emotion::mapper::cached_encoder(&paths.root).map_err(failed)?;
+    let path = encoder.write_seed(&texts, &dir).map_err(failed)?;
+    println!(
+        "wrote the vectors of {} texts to {}",
+        texts.len(),
+        path.display()
+    );
     Ok(())
 }

@@ -23,6 +23,7 @@ pub mod table;
 
 pub mod airline;
 pub mod retail;
+pub mod telecom;
 
 pub use args::Args;
 pub use table::{StateHash, Table};
@@ -35,7 +36,7 @@ use std::path::Path;
 
 /// The registry: one line per domain. Order is the order of `tracer list` and of stages.
 pub fn registry() -> &'static [&'static dyn Domain] {
-    static DOMAINS: &[&dyn Domain] = &[&airline::Airline, &retail::Retail];
+    static DOMAINS: &[&dyn Domain] = &[&airline::Airline, &retail::Retail, &telecom::Telecom];
     DOMAINS
 }
 

@@ -4,8 +4,8 @@
 //! Recording (needs the reference sources; see `scripts/reference/README.md`):
 //! 1. [`sample_sequences`] draws call sequences on our generated database: per sequence one
 //!    customer, 1-5 calls proposed by the domain's grounding hooks on the evolving state
-//!    (often on the entity the sequence already touched), with some arguments corrupted so
-//!    error strings are compared too.
+//!    (often on the entity the sequence already touched), some of them corrupted so error
+//!    strings and edge cases are compared too, some writes repeated at once.
 //! 2. The reference's Python tools run every sequence on the same database (exported in the
 //!    reference's format) and record each output and every row a sequence changed.
 //! 3. The recording is committed as a fixture; `tests/reference.rs` replays it on our tools
@@ -30,59 +30,104 @@ pub struct Call {
     pub kwargs: Value,
 }
 
-/// A corrupted copy of an argument object, so the reference's error paths are compared too:
-/// one string argument replaced by an id that exists nowhere ("not found"), or by another
-/// value the conversation revealed for the same key (an entity in the wrong state: a
-/// delivered order where a pending one is needed, another customer's payment method), or
-/// one list argument shortened or given a repeated entry (mismatched or excess items).
+/// A corrupted copy of an argument object, so the reference's error paths and edge cases
+/// are compared too. One of:
+/// - a string argument, or a string inside a list argument, replaced by an id that exists
+///   nowhere (the "not found" messages);
+/// - a string argument replaced by another value the conversation revealed for the same
+///   key (an entity in the wrong state: a delivered order where a pending one is needed,
+///   another customer's payment method);
+/// - a list argument shortened or given a repeated entry (mismatched or excess items);
+/// - a number argument multiplied by ten or negated (limits, clamps, signs);
+/// - an optional argument dropped (defaults, "required for this action" messages).
 fn corrupt(
+    spec: &super::ToolSpec,
     args: &Value,
     alternatives: impl Fn(&str) -> Vec<String>,
     rng: &mut rand_chacha::ChaCha8Rng,
 ) -> Option<Value> {
+    const MISSING: &str = "ZZ_NOT_FOUND_0000";
     let obj = args.as_object()?;
+    let required: Vec<&str> = spec.parameters["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let keys = |keep: &dyn Fn(&Value) -> bool| -> Vec<&String> {
+        obj.iter()
+            .filter(|(_, v)| keep(v))
+            .map(|(k, _)| k)
+            .collect()
+    };
+    let strings = keys(&|v| v.is_string());
+    let lists = keys(&|v| v.as_array().is_some_and(|a| !a.is_empty()));
+    let numbers = keys(&|v| v.is_number());
+    let optional: Vec<&String> = obj
+        .keys()
+        .filter(|k| !required.contains(&k.as_str()))
+        .collect();
+    let kinds: Vec<u8> = [
+        (!strings.is_empty() || !lists.is_empty()).then_some(0),
+        (!strings.is_empty()).then_some(1),
+        (!lists.is_empty()).then_some(2),
+        (!numbers.is_empty()).then_some(3),
+        (!optional.is_empty()).then_some(4),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     let mut out = obj.clone();
-    let strings: Vec<&String> = obj
-        .iter()
-        .filter(|(_, v)| v.is_string())
-        .map(|(k, _)| k)
-        .collect();
-    let lists: Vec<&String> = obj
-        .iter()
-        .filter(|(_, v)| v.as_array().is_some_and(|a| !a.is_empty()))
-        .map(|(k, _)| k)
-        .collect();
-    match rng.random_range(0..3u8) {
-        1 if !strings.is_empty() => {
+    match kinds.choose(rng)? {
+        0 => {
+            let spots: Vec<(&String, Option<usize>)> = obj
+                .iter()
+                .flat_map(|(k, v)| match v {
+                    Value::String(_) => vec![(k, None)],
+                    Value::Array(items) => items
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, x)| x.is_string())
+                        .map(|(i, _)| (k, Some(i)))
+                        .collect(),
+                    _ => Vec::new(),
+                })
+                .collect();
+            let (key, index) = spots.choose(rng)?;
+            let missing = Value::String(MISSING.into());
+            match (index, out.get_mut(*key)) {
+                (Some(i), Some(Value::Array(items))) => items[*i] = missing,
+                _ => {
+                    out.insert((*key).clone(), missing);
+                }
+            }
+        }
+        1 => {
             let key = strings.choose(rng)?;
             let current = obj.get(*key).and_then(Value::as_str);
             let others: Vec<String> = alternatives(key)
                 .into_iter()
                 .filter(|v| Some(v.as_str()) != current)
                 .collect();
-            let value = others
-                .choose(rng)
-                .map_or("ZZ_NOT_FOUND_0000", |v| v.as_str());
+            let value = others.choose(rng).map_or(MISSING, |v| v.as_str());
             out.insert((*key).clone(), Value::String(value.to_string()));
         }
-        2 if !lists.is_empty() => {
+        2 => {
             let key = lists.choose(rng)?;
             let mut list = obj.get(*key)?.as_array()?.clone();
-            match rng.random_range(0..3u8) {
-                0 => {
-                    list.pop();
-                }
-                1 => list.push(list.first()?.clone()),
-                _ => {
-                    let i = rng.random_range(0..list.len());
-                    list[i] = Value::String("ZZ_NOT_FOUND_0000".into());
-                }
+            if rng.random_bool(0.5) {
+                list.pop();
+            } else {
+                list.push(list.first()?.clone());
             }
             out.insert((*key).clone(), Value::Array(list));
         }
+        3 => {
+            let key = numbers.choose(rng)?;
+            let x = obj[*key].as_f64()?;
+            let y = if rng.random_bool(0.5) { x * 10.0 } else { -x };
+            out.insert((*key).clone(), serde_json::json!(y));
+        }
         _ => {
-            let key = strings.choose(rng)?;
-            out.insert((*key).clone(), Value::String("ZZ_NOT_FOUND_0000".into()));
+            out.remove(*optional.choose(rng)?);
         }
     }
     Some(Value::Object(out))
@@ -91,12 +136,12 @@ fn corrupt(
 /// `count` call sequences on `env`, deterministic in `seed`. Tools that end the episode
 /// are left out (they change nothing and the references skip them on replay).
 pub fn sample_sequences(env: &dyn Environment, seed: u64, count: usize) -> Vec<Vec<Call>> {
-    let tools: Vec<&str> = env
+    let specs: Vec<&super::ToolSpec> = env
         .tool_specs()
-        .iter()
+        .into_iter()
         .filter(|s| !s.terminates)
-        .map(|s| s.name)
         .collect();
+    let tools: Vec<&str> = specs.iter().map(|s| s.name).collect();
     let customers = env.customers();
     let mut out = Vec::with_capacity(count);
     for i in 0..count {
@@ -111,9 +156,10 @@ pub fn sample_sequences(env: &dyn Environment, seed: u64, count: usize) -> Vec<V
         let mut attempts = 0;
         while seq.len() < len && attempts < 40 {
             attempts += 1;
-            let Some(tool) = tools.choose(&mut rng).copied() else {
+            let Some(spec) = specs.choose(&mut rng).copied() else {
                 break;
             };
+            let tool = spec.name;
             let proposals = state.propose_calls(tool, &ctx, &mut rng);
             // Half the time the most plausible proposal (the entity the sequence already
             // touched), so several calls act on one entity and its state changes matter.
@@ -142,7 +188,7 @@ pub fn sample_sequences(env: &dyn Environment, seed: u64, count: usize) -> Vec<V
                     vals
                 };
                 let mut corrupt_rng = rng.clone();
-                let out = corrupt(&args, alternatives, &mut corrupt_rng).unwrap_or(args);
+                let out = corrupt(spec, &args, alternatives, &mut corrupt_rng).unwrap_or(args);
                 rng = corrupt_rng;
                 out
             } else {
@@ -154,8 +200,20 @@ pub fn sample_sequences(env: &dyn Environment, seed: u64, count: usize) -> Vec<V
             }
             seq.push(Call {
                 name: tool.to_string(),
-                kwargs: args,
+                kwargs: args.clone(),
             });
+            // A write made twice in a row: "already has", "does not have", idempotence.
+            if spec.kind == super::ToolKind::Write
+                && !result.is_error
+                && seq.len() < len
+                && rng.random_bool(0.15)
+            {
+                state.invoke(tool, &args);
+                seq.push(Call {
+                    name: tool.to_string(),
+                    kwargs: args,
+                });
+            }
         }
         if !seq.is_empty() {
             out.push(seq);

@@ -2,12 +2,16 @@
 //! compositional generator behind `tracer anchors generate`, reading and writing the JSONL
 //! file, and its validation (completeness 594 x 10, uniqueness, known labels).
 //!
-//! An anchor is 2–4 second-person sentences: how the simulated user feels (the emotion, from
-//! a state phrase with an optional cause and an optional "how it shows" sentence) and how it
-//! communicates (one sentence each for politeness, urgency and trust, in a seeded order,
-//! sometimes joined with semicolons). Every random choice comes from a ChaCha stream derived
-//! from (seed, "anchors", condition key), so the file is a pure function of the seed and the
-//! phrase banks; a duplicate text is redrawn, so no two anchors are alike.
+//! An anchor says how the simulated user feels and how it communicates (politeness,
+//! urgency, trust), in one of three styles ([`Style`]): four short second-person
+//! directives, three longer situational descriptions and three in the customer's own
+//! first-person voice per condition. Dimension sentences are sometimes stated against the
+//! grain of the feeling ("however upset you are, you stay courteous") so the classifier
+//! learns them apart. Beside the published ten, [`paraphrases`] writes eight training-only
+//! texts per condition, mostly third-person descriptions — the register a feeling
+//! generator writes in. Every random choice comes from a ChaCha stream derived from (seed,
+//! stream, condition key), so both sets are pure functions of the seed and the phrase
+//! banks; a duplicate text is redrawn, so no two texts are alike.
 //!
 //! Architecture invariant: knows the taxonomy and the phrase banks, not embeddings or models.
 
@@ -24,6 +28,10 @@ use std::path::Path;
 
 /// Anchors per condition (the paper's 10).
 pub const ANCHORS_PER_CONDITION: usize = 10;
+
+/// The longest anchor in sentences (a first-person anchor is four short utterances, one
+/// of which may itself be two sentences, e.g. "Typical. This happened last time too.").
+pub const MAX_SENTENCES: usize = 6;
 
 /// One line of `anchors.jsonl`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,37 +73,84 @@ fn join_semicolon(a: &str, b: &str) -> String {
     format!("{a}; {}{}", first.unwrap_or_default(), chars.as_str())
 }
 
-/// One candidate anchor text for a condition.
-fn compose(c: &Condition, rng: &mut ChaCha8Rng) -> Result<String, EmotionError> {
-    let (_, states, shows) = banks::EMOTIONS
+/// How an anchor is written. The published ten per condition mix the first three; the
+/// fourth is only ever a training paraphrase (it is how a feeling generator writes, not an
+/// instruction to a simulated user).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Style {
+    /// Two to four second-person sentences: the feeling, then how to communicate.
+    Directive,
+    /// A longer second-person description that opens with the customer's situation.
+    Situational,
+    /// The customer's own voice: what they feel and how they talk, in the first person.
+    FirstPerson,
+    /// A third-person description of the customer ("The customer is ... They ...").
+    ThirdPerson,
+}
+
+/// Styles of the published anchors, by anchor index.
+pub const ANCHOR_STYLES: [Style; ANCHORS_PER_CONDITION] = [
+    Style::Directive,
+    Style::Directive,
+    Style::Directive,
+    Style::Directive,
+    Style::Situational,
+    Style::Situational,
+    Style::Situational,
+    Style::FirstPerson,
+    Style::FirstPerson,
+    Style::FirstPerson,
+];
+
+/// Training paraphrases per condition beside the published ten, and their styles.
+pub const PARAPHRASE_STYLES: [Style; 8] = [
+    Style::ThirdPerson,
+    Style::ThirdPerson,
+    Style::ThirdPerson,
+    Style::ThirdPerson,
+    Style::ThirdPerson,
+    Style::Directive,
+    Style::FirstPerson,
+    Style::Situational,
+];
+
+fn emotion_bank<'a>(
+    table: &'a [(&str, &'a [&str])],
+    emotion: &str,
+) -> Result<&'a [&'a str], EmotionError> {
+    bank(table, emotion)
+}
+
+/// A dimension sentence, sometimes replaced by a contrast sentence that states the level
+/// against the grain of the feeling (so the classifier learns the dimension apart from it).
+fn dimension_sentence(
+    rng: &mut ChaCha8Rng,
+    family: &str,
+    dimension: &str,
+    level: &str,
+    table: &[(&str, &[&str])],
+) -> Result<String, EmotionError> {
+    let contrast = banks::CONTRASTS
         .iter()
-        .find(|(e, _, _)| *e == c.emotion)
-        .ok_or_else(|| EmotionError::Invalid(format!("no phrase bank for '{}'", c.emotion)))?;
-    let causes = bank(banks::CAUSES, &c.family)?;
-    let frame = pick(rng, banks::STATE_FRAMES);
-    let state = format!(
-        "{}{}.",
-        frame.replace("{}", pick(rng, states)),
-        pick(rng, causes)
-    );
-    let mut units = vec![state];
-    if rng.random_bool(0.5) {
-        units.push(pick(rng, shows).to_string());
+        .find(|(d, l, families, _)| *d == dimension && *l == level && families.contains(&family));
+    if let Some((_, _, _, lines)) = contrast
+        && rng.random_bool(0.25)
+    {
+        return Ok(pick(rng, lines).to_string());
     }
-    let mut dims = vec![
-        pick(rng, bank(banks::POLITENESS, &c.politeness)?).to_string(),
-        pick(rng, bank(banks::URGENCY, &c.urgency)?).to_string(),
-        pick(rng, bank(banks::TRUST, &c.trust)?).to_string(),
-    ];
-    dims.shuffle(rng);
-    units.extend(dims);
-    // 4 or 5 units become 2..=4 sentences by joining neighbours with a semicolon; no
-    // sentence holds more than two units, so none runs on.
+    Ok(pick(rng, bank(table, level)?).to_string())
+}
+
+/// Join units into 2..=4 sentences by gluing random disjoint neighbours with semicolons.
+fn into_sentences(units: Vec<String>, rng: &mut ChaCha8Rng) -> String {
     let n = units.len();
+    if n <= 2 {
+        return units.join(" ");
+    }
     let target = rng.random_range(n.div_ceil(2).max(2)..=4usize.min(n));
-    // Choose which neighbours to join: random disjoint pairs (redrawn if a choice leaves no
-    // joinable pair, e.g. joining the middle two of four).
     let merges = n - target;
+    // Random disjoint pairs, redrawn if a choice leaves no joinable pair (e.g. joining the
+    // middle two of four).
     let joined = loop {
         let mut starts: Vec<usize> = Vec::new();
         let mut free: Vec<usize> = (0..n - 1).collect();
@@ -111,7 +166,7 @@ fn compose(c: &Condition, rng: &mut ChaCha8Rng) -> Result<String, EmotionError> 
     let mut sentences: Vec<String> = Vec::new();
     let mut i = 0;
     while i < n {
-        if joined.contains(&i) {
+        if joined.contains(&i) && !units[i].ends_with(['?', '!']) {
             sentences.push(join_semicolon(&units[i], &units[i + 1]));
             i += 2;
         } else {
@@ -119,20 +174,138 @@ fn compose(c: &Condition, rng: &mut ChaCha8Rng) -> Result<String, EmotionError> 
             i += 1;
         }
     }
-    let units = sentences;
-    Ok(units.join(" "))
+    sentences.join(" ")
+}
+
+/// One candidate anchor text for a condition in a style.
+pub fn compose(c: &Condition, style: Style, rng: &mut ChaCha8Rng) -> Result<String, EmotionError> {
+    let (_, states, shows) = banks::EMOTIONS
+        .iter()
+        .find(|(e, _, _)| *e == c.emotion)
+        .ok_or_else(|| EmotionError::Invalid(format!("no phrase bank for '{}'", c.emotion)))?;
+    match style {
+        Style::Directive | Style::Situational => {
+            let first = if style == Style::Directive {
+                let causes = bank(banks::CAUSES, &c.family)?;
+                let frame = pick(rng, banks::STATE_FRAMES);
+                format!(
+                    "{}{}.",
+                    frame.replace("{}", pick(rng, states)),
+                    pick(rng, causes)
+                )
+            } else {
+                pick(rng, bank(banks::SITUATIONS, &c.family)?).replace("{}", pick(rng, states))
+            };
+            let mut units = vec![first];
+            if style == Style::Situational || rng.random_bool(0.5) {
+                units.push(pick(rng, shows).to_string());
+            }
+            let mut dims = vec![
+                dimension_sentence(
+                    rng,
+                    &c.family,
+                    "politeness",
+                    &c.politeness,
+                    banks::POLITENESS,
+                )?,
+                dimension_sentence(rng, &c.family, "urgency", &c.urgency, banks::URGENCY)?,
+                dimension_sentence(rng, &c.family, "trust", &c.trust, banks::TRUST)?,
+            ];
+            dims.shuffle(rng);
+            units.extend(dims);
+            Ok(into_sentences(units, rng))
+        }
+        Style::FirstPerson => {
+            let mut units =
+                vec![pick(rng, emotion_bank(banks::EMOTION_FIRST, &c.emotion)?).to_string()];
+            let mut dims = vec![
+                pick(rng, bank(banks::POLITENESS_FIRST, &c.politeness)?).to_string(),
+                pick(rng, bank(banks::URGENCY_FIRST, &c.urgency)?).to_string(),
+                pick(rng, bank(banks::TRUST_FIRST, &c.trust)?).to_string(),
+            ];
+            dims.shuffle(rng);
+            units.extend(dims);
+            Ok(units.join(" "))
+        }
+        Style::ThirdPerson => {
+            let who = pick(
+                rng,
+                &[
+                    "The customer",
+                    "The caller",
+                    "This customer",
+                    "The user",
+                    "The client",
+                ],
+            );
+            let feeling = pick(rng, emotion_bank(banks::EMOTION_THIRD, &c.emotion)?);
+            let mut dims = [
+                pick(rng, bank(banks::POLITENESS_THIRD, &c.politeness)?).to_string(),
+                pick(rng, bank(banks::URGENCY_THIRD, &c.urgency)?).to_string(),
+                pick(rng, bank(banks::TRUST_THIRD, &c.trust)?).to_string(),
+            ];
+            dims.shuffle(rng);
+            Ok(if rng.random_bool(0.5) {
+                format!(
+                    "{who} {feeling}. They {}, {}, and {}.",
+                    dims[0], dims[1], dims[2]
+                )
+            } else {
+                format!(
+                    "{who} {feeling}. They {} and {}, and they {}.",
+                    dims[0], dims[1], dims[2]
+                )
+            })
+        }
+    }
 }
 
 /// Generate all anchors: 10 per condition, in condition-id then anchor-index order.
 pub fn generate(taxonomy: &Taxonomy, seed: u64) -> Result<Vec<Anchor>, EmotionError> {
-    let mut seen = BTreeSet::new();
-    let mut out = Vec::with_capacity(taxonomy.condition_count() * ANCHORS_PER_CONDITION);
+    generate_styled(
+        taxonomy,
+        seed,
+        "anchors",
+        &ANCHOR_STYLES,
+        &mut BTreeSet::new(),
+        0,
+    )
+}
+
+/// The training paraphrases beside the published anchors: [`PARAPHRASE_STYLES`] per
+/// condition, none equal to an anchor, with `anchor_index` 10.. so they are never chosen as
+/// a task's emotion instruction. A pure function of the seed and the banks.
+pub fn paraphrases(
+    taxonomy: &Taxonomy,
+    seed: u64,
+    anchors: &[Anchor],
+) -> Result<Vec<Anchor>, EmotionError> {
+    let mut seen: BTreeSet<String> = anchors.iter().map(|a| a.text.clone()).collect();
+    generate_styled(
+        taxonomy,
+        seed,
+        "paraphrases",
+        &PARAPHRASE_STYLES,
+        &mut seen,
+        ANCHORS_PER_CONDITION,
+    )
+}
+
+fn generate_styled(
+    taxonomy: &Taxonomy,
+    seed: u64,
+    stream: &str,
+    styles: &[Style],
+    seen: &mut BTreeSet<String>,
+    first_index: usize,
+) -> Result<Vec<Anchor>, EmotionError> {
+    let mut out = Vec::with_capacity(taxonomy.condition_count() * styles.len());
     for c in taxonomy.conditions() {
-        let mut rng = derive_rng(seed, &["anchors", &c.key()]);
-        for index in 0..ANCHORS_PER_CONDITION {
+        let mut rng = derive_rng(seed, &[stream, &c.key()]);
+        for (i, style) in styles.iter().enumerate() {
             let mut text = None;
             for _ in 0..10_000 {
-                let t = compose(&c, &mut rng)?;
+                let t = compose(&c, *style, &mut rng)?;
                 if seen.insert(t.clone()) {
                     text = Some(t);
                     break;
@@ -148,7 +321,7 @@ pub fn generate(taxonomy: &Taxonomy, seed: u64) -> Result<Vec<Anchor>, EmotionEr
                 politeness: c.politeness.clone(),
                 urgency: c.urgency.clone(),
                 trust: c.trust.clone(),
-                anchor_index: index,
+                anchor_index: first_index + i,
                 text,
             });
         }
@@ -209,7 +382,7 @@ pub struct AnchorProblem {
 }
 
 /// Completeness (every condition x index 0..10 exactly once), unique texts, labels that
-/// agree with the taxonomy and the condition id, and 2–4 sentences of text.
+/// agree with the taxonomy and the condition id, and 2 to [`MAX_SENTENCES`] sentences.
 pub fn validate(taxonomy: &Taxonomy, anchors: &[Anchor]) -> Vec<AnchorProblem> {
     let conditions = taxonomy.conditions();
     let mut problems = Vec::new();
@@ -249,8 +422,10 @@ pub fn validate(taxonomy: &Taxonomy, anchors: &[Anchor]) -> Vec<AnchorProblem> {
             ));
         }
         let sentences = sentence_count(&a.text);
-        if !(2..=4).contains(&sentences) {
-            bad(format!("text has {sentences} sentences, expected 2 to 4"));
+        if !(2..=MAX_SENTENCES).contains(&sentences) {
+            bad(format!(
+                "text has {sentences} sentences, expected 2 to {MAX_SENTENCES}"
+            ));
         }
         if let Some(first) = texts.insert(a.text.as_str(), line) {
             bad(format!("text duplicates line {first}"));

@@ -593,3 +593,798 @@ pub const TRUST: &[(&str, &[&str])] = &[
         ],
     ),
 ];
+
+// ---------------------------------------------------------------------------------------
+// Further registers. The anchors above are second-person directives; people also describe
+// a customer in long situational paragraphs, in the customer's own first-person voice, and
+// (a feeling generator) in the third person. Each bank below is written for one register.
+// ---------------------------------------------------------------------------------------
+
+/// (emotion, first-person lines a customer with this feeling might say or think).
+pub const EMOTION_FIRST: &[(&str, &[&str])] = &[
+    (
+        "annoyance",
+        &[
+            "Honestly, this is a bit of a nuisance.",
+            "I'm mildly irritated that I have to deal with this at all.",
+            "It's a small thing, but it bugs me.",
+            "I'm a little irked, nothing more.",
+            "This kind of hassle gets on my nerves.",
+            "I'm slightly put out that this wasn't right the first time.",
+        ],
+    ),
+    (
+        "frustration",
+        &[
+            "I keep hitting the same wall and it's frustrating.",
+            "I've tried to sort this out twice already and got nowhere.",
+            "Every time I think it's fixed, something else goes wrong.",
+            "I'm fed up with going round in circles.",
+            "Why does something this simple have to be so hard?",
+            "I feel stuck, and nothing I do seems to move it forward.",
+        ],
+    ),
+    (
+        "argumentativeness",
+        &[
+            "I don't accept that answer, and I'll tell you why.",
+            "I know what I'm entitled to, so let's not pretend otherwise.",
+            "That isn't what your own rules say, and I'm prepared to argue it.",
+            "I'm going to push back on that.",
+            "Explain to me how that's fair, because I don't see it.",
+            "I disagree, and I'm not letting this go.",
+        ],
+    ),
+    (
+        "bitterness",
+        &[
+            "Typical. This is exactly what happened last time too.",
+            "I've stopped expecting anything better from you people.",
+            "After all the money I've spent with you, this is how I'm treated.",
+            "I still haven't forgotten the last mess, and now this.",
+            "Of course it went wrong. It always does with you.",
+            "Loyal customers clearly count for nothing here.",
+        ],
+    ),
+    (
+        "exasperation",
+        &[
+            "I have had it. Enough is enough.",
+            "How many times do I have to explain this?",
+            "I'm at my wit's end with this.",
+            "I'm done. I just want this over with.",
+            "I've lost all patience with this whole thing.",
+            "Seriously, I cannot keep doing this.",
+        ],
+    ),
+    (
+        "anxiety",
+        &[
+            "I'm really worried something will go wrong with this.",
+            "What happens if this doesn't go through in time?",
+            "I can't stop thinking about it, to be honest.",
+            "Can you make sure nothing else is affected? I'm a bit on edge.",
+            "I just need to know it's going to be okay.",
+            "This has been weighing on me all week.",
+        ],
+    ),
+    (
+        "nervousness",
+        &[
+            "Sorry, I'm a bit nervous, I don't do this often.",
+            "Um, I hope I'm doing this right.",
+            "I'm a little jittery about changing anything.",
+            "Sorry if I'm rambling, I get flustered with these things.",
+            "Could you go slowly? I don't want to mess it up.",
+            "I'm not very confident with this sort of thing.",
+        ],
+    ),
+    (
+        "dread",
+        &[
+            "I have a horrible feeling this is going to end badly.",
+            "I'm bracing myself for bad news.",
+            "Please just tell me how bad it is.",
+            "I've been dreading this call.",
+            "I'm scared of what you're going to tell me.",
+            "Something tells me the worst is coming.",
+        ],
+    ),
+    (
+        "desperation",
+        &[
+            "Please, I'll take anything, I just need this to work.",
+            "You're my last hope, there's nobody else I can ask.",
+            "I'm begging you, there has to be some way.",
+            "I'm out of options and I don't know what else to do.",
+            "Whatever it takes, please, I can't let this fall through.",
+            "I'm completely desperate here.",
+        ],
+    ),
+    (
+        "dislike",
+        &[
+            "I just don't like how this was done.",
+            "To be honest, this isn't to my taste at all.",
+            "I'm not a fan of the way your company handles this.",
+            "It's not for me, and I'd rather not keep it.",
+            "I find the whole thing rather off-putting.",
+            "I don't care for it, simple as that.",
+        ],
+    ),
+    (
+        "aversion",
+        &[
+            "I want nothing more to do with this.",
+            "Just get it away from me, please.",
+            "I'd rather never deal with this again.",
+            "I don't want any alternatives, I want out.",
+            "Please keep it as short as possible, I want to be done with it.",
+            "The less involvement I have from here on, the better.",
+        ],
+    ),
+    (
+        "distaste",
+        &[
+            "Frankly, the quality is rather shoddy.",
+            "That left a bad taste in my mouth.",
+            "It all feels a bit cheap and careless.",
+            "I expected a higher standard than this.",
+            "The way this was handled is rather tacky.",
+            "It's sloppy, and I find that distasteful.",
+        ],
+    ),
+    (
+        "repugnance",
+        &[
+            "This is disgusting. No one should be treated like this.",
+            "I'm appalled by what happened.",
+            "It's revolting, and I want it on record.",
+            "Honestly, it turns my stomach.",
+            "I'm sickened by how this was handled.",
+            "That is vile and completely unacceptable.",
+        ],
+    ),
+    (
+        "disappointment",
+        &[
+            "I'm disappointed, I really expected better.",
+            "I was looking forward to this and it fell flat.",
+            "It's a shame, honestly. I feel let down.",
+            "This isn't what I was promised.",
+            "I had such high hopes for this.",
+            "I'm let down more than anything.",
+        ],
+    ),
+    (
+        "discouragement",
+        &[
+            "I've tried so many times that I'm losing heart.",
+            "I'm not sure it's even worth trying any more.",
+            "Every attempt seems to fail and it's wearing me down.",
+            "I almost didn't bother contacting you again.",
+            "I'm running out of steam with this.",
+            "Each setback makes me want to give up a bit more.",
+        ],
+    ),
+    (
+        "helplessness",
+        &[
+            "I don't know what to do, can you just take care of it?",
+            "I'm completely out of my depth here.",
+            "I can't fix this on my own, I need you to guide me.",
+            "I feel powerless, it's all in your hands.",
+            "I have no idea where to even start.",
+            "Please tell me what to do, I'm lost.",
+        ],
+    ),
+    (
+        "hopelessness",
+        &[
+            "I doubt anything can be done, but I have to ask.",
+            "It probably won't make any difference anyway.",
+            "I've pretty much given up on this working out.",
+            "There's no point, is there?",
+            "I expect the answer is no, like always.",
+            "Nothing ever gets fixed, so I'm not holding my breath.",
+        ],
+    ),
+    (
+        "sorrow",
+        &[
+            "It's been a very sad time for our family.",
+            "I'm sorry, this is hard for me to talk about.",
+            "We lost someone recently, and that's why I'm calling.",
+            "My heart just isn't in any of this right now.",
+            "I'm grieving, so please bear with me.",
+            "This trip was meant for someone who's no longer with us.",
+        ],
+    ),
+    (
+        "relief",
+        &[
+            "Oh, thank goodness, what a relief.",
+            "I can finally breathe again.",
+            "I was so worried, and now it looks like it's sorted.",
+            "That's a weight off my shoulders.",
+            "Phew, I'm so glad it worked out.",
+            "I feel so much better knowing this is handled.",
+        ],
+    ),
+    (
+        "pride",
+        &[
+            "I planned all of this myself, and I'm rather proud of it.",
+            "I've earned this, and I want it done properly.",
+            "This is a big milestone for me.",
+            "I worked hard to get here, so it matters.",
+            "I'm pleased with how well I've organised everything.",
+            "It's an achievement I'm proud of.",
+        ],
+    ),
+    (
+        "peace",
+        &[
+            "I'm quite relaxed about it, really.",
+            "No stress on my side, it'll all work out.",
+            "I'm content either way.",
+            "I'm calm, there's nothing to worry about.",
+            "It's all fine, I'm happy to take things as they come.",
+            "I'm at ease with whatever you can do.",
+        ],
+    ),
+    (
+        "excitement",
+        &[
+            "I'm so excited about this!",
+            "I can hardly wait, this is going to be amazing!",
+            "This is the thing I've been looking forward to all year!",
+            "I'm thrilled, honestly!",
+            "I'm buzzing, let's get it sorted!",
+            "Oh, this is going to be great!",
+        ],
+    ),
+];
+
+/// (emotion, third-person clauses about a customer, as a feeling generator would write
+/// them after "The customer").
+pub const EMOTION_THIRD: &[(&str, &[&str])] = &[
+    (
+        "annoyance",
+        &[
+            "is mildly irritated by the hassle",
+            "is a little irked",
+            "is put out by a minor inconvenience",
+            "finds the situation a nuisance",
+            "is slightly annoyed",
+        ],
+    ),
+    (
+        "frustration",
+        &[
+            "is frustrated at getting nowhere",
+            "feels stuck after several failed attempts",
+            "is fed up with obstacles",
+            "is frustrated that nothing moves forward",
+            "keeps running into walls and is frustrated",
+        ],
+    ),
+    (
+        "argumentativeness",
+        &[
+            "is combative and ready to argue",
+            "wants to dispute every point",
+            "is confrontational about the rules",
+            "is spoiling for an argument",
+            "insists on their own reading of the policy",
+        ],
+    ),
+    (
+        "bitterness",
+        &[
+            "is bitter about past treatment",
+            "is resentful and expects the worst from the company",
+            "still holds a grudge over an earlier let-down",
+            "is cynical and sour about the service",
+            "feels embittered by repeated failures",
+        ],
+    ),
+    (
+        "exasperation",
+        &[
+            "is exasperated and out of patience",
+            "is completely fed up",
+            "is at their wit's end",
+            "has had more than enough",
+            "is worn out and exasperated",
+        ],
+    ),
+    (
+        "anxiety",
+        &[
+            "is anxious about what could go wrong",
+            "is worried and uneasy",
+            "is preoccupied with worry",
+            "is tense and keeps imagining problems",
+            "is anxious and wants reassurance",
+        ],
+    ),
+    (
+        "nervousness",
+        &[
+            "is nervous and a bit flustered",
+            "is jittery about making a mistake",
+            "is on edge and hesitant",
+            "is nervous and unsure of themselves",
+            "is jumpy and keeps second-guessing",
+        ],
+    ),
+    (
+        "dread",
+        &[
+            "dreads what they are about to hear",
+            "is braced for the worst",
+            "has a sinking feeling about the outcome",
+            "is filled with foreboding",
+            "fears bad news is coming",
+        ],
+    ),
+    (
+        "desperation",
+        &[
+            "is desperate for any solution",
+            "feels out of options",
+            "is frantic and pleading",
+            "sees this as their last chance",
+            "is desperate and will accept anything",
+        ],
+    ),
+    (
+        "dislike",
+        &[
+            "dislikes how things were handled",
+            "is displeased with the product",
+            "is put off by the experience",
+            "does not care for the service",
+            "is unimpressed and mildly disapproving",
+        ],
+    ),
+    (
+        "aversion",
+        &[
+            "wants nothing more to do with it",
+            "wants to get rid of it and keep their distance",
+            "is reluctant to engage any further",
+            "recoils from the whole thing",
+            "wants out with as little involvement as possible",
+        ],
+    ),
+    (
+        "distaste",
+        &[
+            "finds the shoddy standard distasteful",
+            "is put off by how careless it all seems",
+            "has a bad taste left by the poor quality",
+            "is faintly disdainful of the sloppiness",
+            "finds the whole affair tacky",
+        ],
+    ),
+    (
+        "repugnance",
+        &[
+            "is disgusted by what happened",
+            "is appalled and repelled",
+            "finds the situation revolting",
+            "is sickened by the treatment",
+            "is outraged and disgusted",
+        ],
+    ),
+    (
+        "disappointment",
+        &[
+            "is disappointed",
+            "feels let down",
+            "is deflated after expecting better",
+            "is crestfallen at how it turned out",
+            "is disappointed that it fell short",
+        ],
+    ),
+    (
+        "discouragement",
+        &[
+            "is discouraged after repeated failures",
+            "is losing heart",
+            "is worn down and close to giving up",
+            "feels disheartened",
+            "is demoralised by the setbacks",
+        ],
+    ),
+    (
+        "helplessness",
+        &[
+            "feels helpless",
+            "is out of their depth and needs guidance",
+            "feels powerless to fix it alone",
+            "is lost and relying on the agent",
+            "does not know what to do",
+        ],
+    ),
+    (
+        "hopelessness",
+        &[
+            "feels it is hopeless",
+            "expects nothing to work",
+            "has given up hope of a fix",
+            "is resigned to a bad outcome",
+            "is despondent and sees no way out",
+        ],
+    ),
+    (
+        "sorrow",
+        &[
+            "is grieving",
+            "is heartbroken",
+            "is deeply sad after a loss",
+            "is sorrowful and heavy-hearted",
+            "is mourning someone close",
+        ],
+    ),
+    (
+        "relief",
+        &[
+            "is relieved",
+            "feels a weight has been lifted",
+            "is relieved the worst is over",
+            "is thankful it is finally being sorted",
+            "can breathe easy again",
+        ],
+    ),
+    (
+        "pride",
+        &[
+            "is proud of what they have achieved",
+            "is pleased with their own planning",
+            "is proud and self-assured",
+            "wants their accomplishment recognised",
+            "feels proud of the milestone",
+        ],
+    ),
+    (
+        "peace",
+        &[
+            "is calm and content",
+            "is relaxed and unbothered",
+            "is at ease",
+            "is serene about it",
+            "is settled and easygoing",
+        ],
+    ),
+    (
+        "excitement",
+        &[
+            "is excited",
+            "is thrilled and eager",
+            "can hardly wait",
+            "is buzzing with anticipation",
+            "is enthusiastic and upbeat",
+        ],
+    ),
+];
+
+/// Per family: openings of a long situational description ("{}" is the emotion's state).
+pub const SITUATIONS: &[(&str, &[&str])] = &[
+    (
+        "anger",
+        &[
+            "You are contacting support about a problem that should never have happened, and you are {}.",
+            "You have already lost time over this issue, and by now you are {}.",
+            "Something the company did has cost you trouble, and you come to the conversation {}.",
+            "You reach out after a string of small failures, {}.",
+        ],
+    ),
+    (
+        "fear",
+        &[
+            "You are getting in touch because a lot rides on this request, and you are {}.",
+            "You are reaching out about something you cannot afford to get wrong, {}.",
+            "A mistake here would have real consequences for you, so you come in {}.",
+            "You open the chat worried about what happens if this fails, {}.",
+        ],
+    ),
+    (
+        "disgust",
+        &[
+            "You are writing in about something that fell well below what you expected, {}.",
+            "What you received, or how it was handled, struck you as poor, and you are {}.",
+            "You contact the company after an experience that left you {}.",
+            "You come to support having seen how this was dealt with, {}.",
+        ],
+    ),
+    (
+        "sadness",
+        &[
+            "You are contacting support after things did not turn out as you had hoped, and you are {}.",
+            "Circumstances in your life have made this request a heavy one, and you are {}.",
+            "You reach out at a difficult moment, {}.",
+            "You come to this conversation after a setback, {}.",
+        ],
+    ),
+    (
+        "enjoyment",
+        &[
+            "You are getting in touch about something that is going well for you, and you are {}.",
+            "You contact support with good things ahead of you, {}.",
+            "You open the conversation in a good mood, {}.",
+            "You are reaching out about plans that matter to you, {}.",
+        ],
+    ),
+];
+
+/// (level, first-person sentences for each dimension level).
+pub const POLITENESS_FIRST: &[(&str, &[&str])] = &[
+    (
+        "warm",
+        &[
+            "Thank you so much for helping me with this.",
+            "I really appreciate your time, thanks.",
+            "Hello, and thanks in advance for your help!",
+            "You've been lovely, thank you.",
+            "Sorry to trouble you, and thank you for looking into it.",
+            "I know it's not your fault, and I'm grateful for your help.",
+        ],
+    ),
+    (
+        "neutral",
+        &[
+            "I need to make a change to my account.",
+            "Here are the details you asked for.",
+            "Please process the request.",
+            "I'd like to get this done.",
+            "The information is below.",
+            "Let me know what you need from me.",
+        ],
+    ),
+    (
+        "cold",
+        &[
+            "Just fix it.",
+            "Skip the pleasantries and get on with it.",
+            "I don't need the small talk.",
+            "Yes. Next.",
+            "I don't have time for chit-chat, do your job.",
+            "Don't thank me, just sort it.",
+        ],
+    ),
+];
+
+pub const URGENCY_FIRST: &[(&str, &[&str])] = &[
+    (
+        "low",
+        &[
+            "There's no rush on my end.",
+            "Take your time, I'm not in a hurry.",
+            "Whenever it's done is fine with me.",
+            "I've got all day, honestly.",
+            "It can wait until next week if needed.",
+            "No deadline here, so don't hurry on my account.",
+        ],
+    ),
+    (
+        "moderate",
+        &[
+            "I'd like to get this sorted today if possible.",
+            "I have a few other things to do, so let's keep it moving.",
+            "Sooner rather than later would be good.",
+            "It's not an emergency, but I don't want it dragging on.",
+            "I'd like it wrapped up before the end of the day.",
+            "I'm a bit pressed for time, so reasonably quick please.",
+        ],
+    ),
+    (
+        "high",
+        &[
+            "I need this done right now.",
+            "This is urgent, I'm running out of time.",
+            "Please hurry, it has to happen in the next hour.",
+            "I can't wait on this, it has to be immediate.",
+            "Every minute counts here.",
+            "My deadline is today, so it must be fixed now.",
+        ],
+    ),
+];
+
+pub const TRUST_FIRST: &[(&str, &[&str])] = &[
+    (
+        "trusting",
+        &[
+            "I'm sure you'll take care of it.",
+            "I'll go with whatever you recommend.",
+            "If you say it's done, that's good enough for me.",
+            "I trust you to get this right.",
+            "You know best, I'll follow your lead.",
+            "I don't need to check, I believe you.",
+        ],
+    ),
+    (
+        "cautious",
+        &[
+            "Could you confirm the details before you go ahead?",
+            "Just to be safe, can you read that back to me?",
+            "I'd like to double-check the amount first.",
+            "Before I agree, what exactly will change?",
+            "Please walk me through it so I know it's right.",
+            "I'll want a confirmation once it's done.",
+        ],
+    ),
+    (
+        "skeptical",
+        &[
+            "I'm not sure I believe that.",
+            "Show me where the policy actually says that.",
+            "I've been told that before and it wasn't true.",
+            "I'll believe it when I see it in writing.",
+            "That sounds convenient for you, not for me.",
+            "How do I know you won't get it wrong again?",
+        ],
+    ),
+];
+
+/// (level, third-person clauses for each dimension level, plural so they follow "They").
+pub const POLITENESS_THIRD: &[(&str, &[&str])] = &[
+    (
+        "warm",
+        &[
+            "stay friendly and thank the agent",
+            "are polite and appreciative",
+            "keep a warm, courteous tone",
+            "are gracious even while upset",
+            "greet the agent kindly and say thanks",
+        ],
+    ),
+    (
+        "neutral",
+        &[
+            "keep a neutral, businesslike tone",
+            "are matter-of-fact",
+            "stay civil without small talk",
+            "speak plainly and stick to the facts",
+            "are neither friendly nor rude",
+        ],
+    ),
+    (
+        "cold",
+        &[
+            "are curt and cold",
+            "answer tersely without pleasantries",
+            "are blunt and brusque",
+            "skip greetings and thanks",
+            "come across as frosty and short",
+        ],
+    ),
+];
+
+pub const URGENCY_THIRD: &[(&str, &[&str])] = &[
+    (
+        "low",
+        &[
+            "are in no hurry",
+            "are happy to wait",
+            "have plenty of time",
+            "do not mind how long it takes",
+            "are not pressed for time",
+        ],
+    ),
+    (
+        "moderate",
+        &[
+            "would like it done today",
+            "want steady progress without a fuss",
+            "are somewhat pressed for time",
+            "hope to wrap it up soon",
+            "would prefer not to wait long",
+        ],
+    ),
+    (
+        "high",
+        &[
+            "need it settled right away",
+            "are under severe time pressure",
+            "want it fixed immediately",
+            "are racing a deadline",
+            "cannot afford any delay",
+        ],
+    ),
+];
+
+pub const TRUST_THIRD: &[(&str, &[&str])] = &[
+    (
+        "trusting",
+        &[
+            "trust the agent to handle it",
+            "take the agent at their word",
+            "expect the agent to simply take care of it",
+            "follow the agent's suggestions readily",
+            "do not feel a need to double-check",
+        ],
+    ),
+    (
+        "cautious",
+        &[
+            "want each step confirmed",
+            "want to double-check the details",
+            "ask for a read-back before agreeing",
+            "proceed carefully",
+            "want things spelled out before saying yes",
+        ],
+    ),
+    (
+        "skeptical",
+        &[
+            "doubt the agent will get it right",
+            "suspect they are being misled",
+            "question everything they are told",
+            "want proof before believing anything",
+            "distrust the company's promises",
+        ],
+    ),
+];
+
+/// Contrast sentences: a dimension level stated against the grain of the emotion's family,
+/// so the dimensions are learned apart from the emotion ("upset, yet courteous"). Each
+/// entry: (dimension, level, the families it is written for, sentences).
+pub const CONTRASTS: &[(&str, &str, &[&str], &[&str])] = &[
+    (
+        "politeness",
+        "warm",
+        &["anger", "disgust"],
+        &[
+            "However upset you are, you stay courteous with the agent.",
+            "Your feelings do not stop you from being kind to the person helping you.",
+        ],
+    ),
+    (
+        "politeness",
+        "cold",
+        &["enjoyment", "sadness", "fear"],
+        &[
+            "Even so, you give the agent no warmth at all.",
+            "Whatever you feel, you keep the agent at arm's length and skip the niceties.",
+        ],
+    ),
+    (
+        "urgency",
+        "low",
+        &["anger", "fear"],
+        &[
+            "None of this is pressing, though: the timing hardly matters to you.",
+            "Despite everything, you are not in a hurry.",
+        ],
+    ),
+    (
+        "urgency",
+        "high",
+        &["enjoyment", "sadness", "disgust"],
+        &[
+            "On top of that, the clock is against you.",
+            "And it has to happen fast.",
+        ],
+    ),
+    (
+        "trust",
+        "trusting",
+        &["anger", "disgust"],
+        &[
+            "Still, you assume the agent means well and accept what they say.",
+            "You have no reason to doubt the agent and do not check their work.",
+        ],
+    ),
+    (
+        "trust",
+        "skeptical",
+        &["enjoyment", "sadness"],
+        &[
+            "You also doubt what the agent tells you.",
+            "And you do not believe promises until you see them kept.",
+        ],
+    ),
+];

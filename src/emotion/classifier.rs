@@ -35,7 +35,9 @@ pub struct TrainConfig {
     pub input_init: f32,
     /// Probability of dropping each input feature in a training step (rescaling the rest):
     /// forces the model to spread over many words, which is what carries over from the
-    /// anchors' wording to a feeler's.
+    /// anchors' wording to a feeler's. Measured on the evaluation sets' dev half (mean of
+    /// family, emotion and the three dimensions, encoder + n-gram view, heads): 0.2 -> 71.8%,
+    /// 0.5 -> 76.0%, 0.7 (with 10 epochs) -> 78.0%.
     pub input_dropout: f32,
     pub seed: u64,
 }
@@ -44,11 +46,11 @@ impl Default for TrainConfig {
     fn default() -> Self {
         TrainConfig {
             hidden: 128,
-            epochs: 8,
+            epochs: 10,
             learning_rate: 0.1,
             final_lr_fraction: 0.1,
             input_init: 1.0,
-            input_dropout: 0.5,
+            input_dropout: 0.7,
             seed: 7,
         }
     }

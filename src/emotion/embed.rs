@@ -265,3 +265,49 @@ impl Embedder for HashedTfidf {
         Ok(texts.iter().map(|t| self.embed_one(t)).collect())
     }
 }
+
+/// Several embedders side by side: the classifier sees their vectors concatenated (each
+/// part keeps its own unit length, so neither view drowns the other). This is how the
+/// sentence encoder and the character n-gram view are combined.
+pub struct Concat {
+    parts: Vec<Box<dyn Embedder>>,
+}
+
+impl Concat {
+    pub fn new(parts: Vec<Box<dyn Embedder>>) -> Concat {
+        Concat { parts }
+    }
+}
+
+impl Embedder for Concat {
+    fn id(&self) -> String {
+        let ids: Vec<String> = self.parts.iter().map(|p| p.id()).collect();
+        format!("concat({})", ids.join(" + "))
+    }
+
+    fn dim(&self) -> usize {
+        self.parts.iter().map(|p| p.dim()).sum()
+    }
+
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let dim = self.dim();
+        Ok(self
+            .embed_sparse(texts)?
+            .iter()
+            .map(|v| v.to_dense(dim))
+            .collect())
+    }
+
+    fn embed_sparse(&self, texts: &[String]) -> Result<Vec<SparseVec>, EmbedError> {
+        let mut out = vec![SparseVec::default(); texts.len()];
+        let mut offset = 0u32;
+        for part in &self.parts {
+            for (o, v) in out.iter_mut().zip(part.embed_sparse(texts)?) {
+                o.indices.extend(v.indices.iter().map(|i| i + offset));
+                o.values.extend(v.values);
+            }
+            offset += part.dim() as u32;
+        }
+        Ok(out)
+    }
+}

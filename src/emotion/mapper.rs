@@ -1,26 +1,38 @@
 //! Feeling text -> emotion condition + emotion instruction.
 //!
-//! The mapper embeds a feeling, projects it into the classifier's hidden layer, and lets
-//! the k nearest anchors (cosine similarity in that hidden space) vote, each with weight
-//! equal to its similarity (negative similarities count zero). The condition with the
-//! largest summed weight wins (ties: the lower condition id); its share of the total weight
-//! is the confidence. One of the winning condition's 10 anchors, drawn from the caller's
-//! RNG, becomes the emotion instruction.
+//! The mapper embeds a feeling with the configured [`View`] (the sentence encoder, the
+//! hashed n-gram TF-IDF, or both side by side), projects it into the classifier's hidden
+//! layer, and decides the condition ([`Decision`]):
+//! - `vote` — the paper's rule: the k nearest training texts (cosine similarity in the
+//!   hidden space) vote for their condition, each with weight equal to its similarity
+//!   (negative similarities count zero); the condition with the largest summed weight wins
+//!   (ties: the lower id); its share of the weight is the confidence.
+//! - `heads` — each classifier head's arg-max, combined into a condition.
+//! - `blend` — per label, the mean of the head's probability and the neighbours' weighted
+//!   vote for that label alone (a per-dimension vote: a neighbour that agrees on urgency
+//!   but not on the emotion still counts for urgency).
 //!
-//! [`Mapper::load_or_train`] is what commands and stages call: it reuses the model cached
-//! at `output/emotion/model.bin` when the file still hashes as recorded in
-//! `output/emotion/_checksums.json` and its fingerprint (taxonomy, anchors, embedder,
-//! training settings) matches, and otherwise trains and writes it. A model that fails its
-//! checksum (corrupted or edited: its labels could silently differ) is retrained, with a
-//! warning on stderr; training is deterministic, so the retrained model is the one the
-//! fingerprint stands for.
+//! The training texts are the 5,940 anchors plus the generated training paraphrases
+//! (`anchors::paraphrases`); only the published anchors are ever chosen as an emotion
+//! instruction: one of the winning condition's 10, drawn from the caller's RNG.
+//!
+//! [`Mapper::load_or_train`] is what commands and stages call: it reuses a trained model
+//! from the emotion cache (`.cache/emotion/`, see [`cache_dir`]) when the file still hashes
+//! as recorded in that directory's `_checksums.json` and its fingerprint (taxonomy, every
+//! training text and label, embedder id with its model hash, training settings) matches,
+//! and otherwise trains and writes it. A model that fails its checksum (corrupted or
+//! edited: its labels could silently differ) is retrained, with a warning on stderr;
+//! training is deterministic, so the retrained model is the one the fingerprint stands
+//! for. The sentence encoder's vectors are cached there too ([`super::embed_cache`]).
 //!
 //! Architecture invariant: the mapper never sees a task or a database — only feeling text.
 
 use super::EmotionError;
 use super::anchors::{self, ANCHORS_PER_CONDITION, Anchor};
 use super::classifier::{self, Classifier, Targets, TrainConfig, TrainReport};
-use super::embed::{Embedder, HashedTfidf, SparseVec, TfidfConfig};
+use super::embed::{Concat, Embedder, HashedTfidf, SparseVec, TfidfConfig};
+use super::embed_cache::{CacheState, CachedEmbedder};
+use super::encoder::{self, MiniLm};
 use super::taxonomy::{Condition, Taxonomy};
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
@@ -28,7 +40,57 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// Bump when the model file's meaning changes, so old caches are retrained.
-const MODEL_FORMAT: u32 = 1;
+const MODEL_FORMAT: u32 = 2;
+
+/// What the classifier reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum View {
+    /// The sentence encoder alone (all-MiniLM-L6-v2).
+    Encoder,
+    /// The hashed word + character n-gram TF-IDF alone (no model files needed).
+    Tfidf,
+    /// Both, concatenated: meaning from the encoder, explicit cues ("curt", "no rush")
+    /// from the n-grams.
+    EncoderTfidf,
+}
+
+impl View {
+    pub const ALL: [View; 3] = [View::Encoder, View::Tfidf, View::EncoderTfidf];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            View::Encoder => "encoder",
+            View::Tfidf => "tfidf",
+            View::EncoderTfidf => "encoder-tfidf",
+        }
+    }
+
+    pub fn needs_encoder(self) -> bool {
+        self != View::Tfidf
+    }
+}
+
+/// How a condition is chosen from the classifier (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    Vote,
+    Heads,
+    Blend,
+}
+
+impl Decision {
+    pub const ALL: [Decision; 3] = [Decision::Vote, Decision::Heads, Decision::Blend];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Vote => "vote",
+            Decision::Heads => "heads",
+            Decision::Blend => "blend",
+        }
+    }
+}
 
 /// Everything that decides the offline mapper.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -36,6 +98,10 @@ const MODEL_FORMAT: u32 = 1;
 pub struct MapperConfig {
     /// Neighbours that vote.
     pub k: usize,
+    pub view: View,
+    pub decision: Decision,
+    /// Train on the generated paraphrases as well as the anchors.
+    pub paraphrases: bool,
     pub tfidf: TfidfConfig,
     pub train: TrainConfig,
 }
@@ -44,10 +110,57 @@ impl Default for MapperConfig {
     fn default() -> Self {
         MapperConfig {
             k: 10,
+            view: View::EncoderTfidf,
+            decision: Decision::Heads,
+            paraphrases: true,
             tfidf: TfidfConfig::default(),
             train: TrainConfig::default(),
         }
     }
+}
+
+/// The emotion cache: `TRACER_EMOTION_CACHE`, else `.cache/emotion` under `root`.
+pub fn cache_dir(root: &Path) -> PathBuf {
+    match std::env::var_os(crate::config::ENV_EMOTION_CACHE) {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => root.join(".cache/emotion"),
+    }
+}
+
+/// The sentence encoder with its vector cache (the model must be on disk; the error says
+/// how to fetch it).
+pub fn cached_encoder(root: &Path) -> Result<(CachedEmbedder, CacheState), EmotionError> {
+    let model = MiniLm::load(&encoder::model_dir(root))?;
+    let seeds = vectors_dir(root);
+    let cached = CachedEmbedder::open_seeded(Box::new(model), &cache_dir(root), Some(&seeds));
+    for state in [cached.seed_state(), cached.state()] {
+        if let CacheState::Corrupt(why) = state {
+            eprintln!("warning: ignoring a damaged vector cache: {why}");
+        }
+    }
+    let state = cached.state().clone();
+    Ok((cached, state))
+}
+
+/// The checked-in encoder vectors of the training and evaluation texts
+/// (`emotion_anchors/vectors/`, written by `tracer emotion vectors`).
+pub fn vectors_dir(root: &Path) -> PathBuf {
+    super::anchors::anchors_dir(root).join("vectors")
+}
+
+/// The embedder of a view; the TF-IDF part is fitted on `texts` (the training texts).
+pub fn view_embedder(
+    root: &Path,
+    view: View,
+    texts: &[String],
+    tfidf: &TfidfConfig,
+) -> Result<Box<dyn Embedder>, EmotionError> {
+    let fit = || Box::new(HashedTfidf::fit(texts, tfidf.clone())) as Box<dyn Embedder>;
+    Ok(match view {
+        View::Tfidf => fit(),
+        View::Encoder => Box::new(cached_encoder(root)?.0),
+        View::EncoderTfidf => Box::new(Concat::new(vec![Box::new(cached_encoder(root)?.0), fit()])),
+    })
 }
 
 /// The result of mapping one feeling.
@@ -102,6 +215,7 @@ pub struct Mapper {
     /// Unit-length hidden vectors of `anchors`, in order.
     anchor_hidden: Vec<Vec<f32>>,
     k: usize,
+    decision: Decision,
     meta: ModelMeta,
 }
 
@@ -130,9 +244,12 @@ fn unit(v: Vec<f32>) -> Vec<f32> {
     }
 }
 
-/// The default model cache.
-pub fn model_path(output: &Path) -> PathBuf {
-    output.join("emotion").join("model.bin")
+/// Where a trained model with this fingerprint is cached.
+pub fn model_path(root: &Path, fingerprint: &str) -> PathBuf {
+    cache_dir(root).join(format!(
+        "mapper-{}.bin",
+        fingerprint.get(..16).unwrap_or(fingerprint)
+    ))
 }
 
 impl Mapper {
@@ -199,11 +316,22 @@ impl Mapper {
             classifier,
             anchor_hidden,
             k,
+            decision: Decision::Vote,
             meta,
         })
     }
 
-    /// The offline mapper: TF-IDF fitted on `anchors`, classifier trained on them.
+    /// How this mapper decides (the paper's `vote` unless set).
+    pub fn with_decision(mut self, decision: Decision) -> Mapper {
+        self.decision = decision;
+        self
+    }
+
+    pub fn decision(&self) -> Decision {
+        self.decision
+    }
+
+    /// The offline TF-IDF mapper, fitted and trained on `anchors` (needs no model files).
     pub fn train_offline(
         taxonomy: &Taxonomy,
         anchors: Vec<Anchor>,
@@ -211,51 +339,65 @@ impl Mapper {
     ) -> Result<Mapper, EmotionError> {
         let texts: Vec<String> = anchors.iter().map(|a| a.text.clone()).collect();
         let embedder = HashedTfidf::fit(&texts, config.tfidf.clone());
-        Self::train(
+        Ok(Self::train(
             taxonomy,
             anchors,
             Box::new(embedder),
             &config.train,
             config.k,
             String::new(),
-        )
+        )?
+        .with_decision(config.decision))
     }
 
-    /// Load the project's taxonomy and anchors, then reuse `output/emotion/model.bin` if its
-    /// fingerprint matches, else train the offline mapper and cache it.
+    /// The training texts of a project: its anchors, plus the paraphrases if configured.
+    pub fn training_set(
+        root: &Path,
+        config: &MapperConfig,
+    ) -> Result<(Taxonomy, Vec<Anchor>), EmotionError> {
+        let taxonomy = Taxonomy::load(&super::taxonomy_path(root))?;
+        let mut anchors = anchors::load(&super::anchors_path(root), &taxonomy)?;
+        if config.paraphrases {
+            let extra = anchors::paraphrases(&taxonomy, super::ANCHOR_SEED, &anchors)?;
+            anchors.extend(extra);
+        }
+        Ok((taxonomy, anchors))
+    }
+
+    /// Load the project's taxonomy and anchors, then reuse a cached model if its
+    /// fingerprint matches, else train the configured mapper and cache it.
     pub fn load_or_train(
         root: &Path,
-        output: &Path,
         config: &MapperConfig,
     ) -> Result<(Mapper, ModelSource), EmotionError> {
-        Self::load_or_train_with(root, output, config, None)
+        Self::load_or_train_with(root, config, None)
     }
 
-    /// [`Mapper::load_or_train`] with a given embedder (e.g. an endpoint); `None` fits the
-    /// offline hashed TF-IDF on the anchors. The cache fingerprint covers the embedder's id.
+    /// [`Mapper::load_or_train`] with a given embedder (e.g. an endpoint) in place of the
+    /// configured view. The cache fingerprint covers the embedder's id.
     pub fn load_or_train_with(
         root: &Path,
-        output: &Path,
         config: &MapperConfig,
         embedder: Option<Box<dyn Embedder>>,
     ) -> Result<(Mapper, ModelSource), EmotionError> {
-        let tax_path = super::taxonomy_path(root);
-        let anchors_path = super::anchors_path(root);
-        let taxonomy = Taxonomy::load(&tax_path)?;
-        let anchors = anchors::load(&anchors_path, &taxonomy)?;
+        let (taxonomy, anchors) = Self::training_set(root, config)?;
         let texts: Vec<String> = anchors.iter().map(|a| a.text.clone()).collect();
         let embedder: Box<dyn Embedder> = match embedder {
             Some(e) => e,
-            None => Box::new(HashedTfidf::fit(&texts, config.tfidf.clone())),
+            None => view_embedder(root, config.view, &texts, &config.tfidf)?,
         };
+        let mut labelled = Vec::with_capacity(texts.len() * 64);
+        for a in &anchors {
+            labelled.extend_from_slice(format!("{}\t{}\n", a.condition_id, a.text).as_bytes());
+        }
         let fingerprint = fingerprint(&[
-            &std::fs::read(&tax_path).map_err(|e| EmotionError::file(&tax_path, e))?,
-            &std::fs::read(&anchors_path).map_err(|e| EmotionError::file(&anchors_path, e))?,
+            &serde_json::to_vec(&taxonomy).unwrap_or_default(),
+            &labelled,
             embedder.id().as_bytes(),
             &serde_json::to_vec(&config.train).unwrap_or_default(),
             &MODEL_FORMAT.to_le_bytes(),
         ]);
-        let path = model_path(output);
+        let path = model_path(root, &fingerprint);
         let cached = match crate::artifact::read_cached(&path) {
             Ok(bytes) => bytes,
             Err(e) => {
@@ -270,7 +412,7 @@ impl Mapper {
         {
             let xs = embedder.embed_sparse(&texts)?;
             let mapper = Self::assemble(&taxonomy, anchors, embedder, model, &xs, config.k, meta)?;
-            return Ok((mapper, ModelSource::Cached));
+            return Ok((mapper.with_decision(config.decision), ModelSource::Cached));
         }
         let mapper = Self::train(
             &taxonomy,
@@ -283,7 +425,7 @@ impl Mapper {
         let bytes = classifier::encode(&mapper.classifier, &mapper.meta)?;
         crate::artifact::write_cached(&path, &bytes)
             .map_err(|e| EmotionError::Invalid(e.to_string()))?;
-        Ok((mapper, ModelSource::Trained))
+        Ok((mapper.with_decision(config.decision), ModelSource::Trained))
     }
 
     pub fn taxonomy(&self) -> &Taxonomy {
@@ -313,16 +455,8 @@ impl Mapper {
 
     /// The nearest-anchor vote for an embedded feeling.
     pub fn vote_embedded(&self, x: &SparseVec) -> Vote {
-        let q = unit(self.classifier.hidden_of(x));
-        let mut sims: Vec<(f32, usize)> = self
-            .anchor_hidden
-            .iter()
-            .enumerate()
-            .map(|(i, a)| (a.iter().zip(&q).map(|(x, y)| x * y).sum::<f32>(), i))
-            .collect();
-        // Highest similarity first; equal similarities keep file order.
-        sims.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        let top = &sims[..self.k.min(sims.len())];
+        let sims = self.neighbours(&self.classifier.hidden_of(x));
+        let top = &sims[..];
         let mut weight = vec![0.0f32; self.taxonomy.condition_count()];
         let mut total = 0.0f32;
         for &(s, i) in top {
@@ -353,12 +487,85 @@ impl Mapper {
         }
     }
 
-    /// Votes for many feelings (embedded in one batch).
+    /// The k nearest training texts: (similarity, index), most similar first.
+    fn neighbours(&self, hidden: &[f32]) -> Vec<(f32, usize)> {
+        let q = unit(hidden.to_vec());
+        let mut sims: Vec<(f32, usize)> = self
+            .anchor_hidden
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (a.iter().zip(&q).map(|(x, y)| x * y).sum::<f32>(), i))
+            .collect();
+        // Highest similarity first; equal similarities keep file order.
+        sims.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        sims.truncate(self.k);
+        sims
+    }
+
+    /// The condition for an embedded feeling under a decision rule.
+    pub fn decide_embedded(&self, x: &SparseVec, decision: Decision) -> Vote {
+        match decision {
+            Decision::Vote => self.vote_embedded(x),
+            Decision::Heads => {
+                let p = self.classifier.head_probabilities(x);
+                let l = [0, 1, 2, 3].map(|h| classifier::argmax(&p[h]));
+                let confidence = (0..4).map(|h| p[h][l[h]]).product();
+                Vote {
+                    condition_id: self.condition_of(l),
+                    confidence,
+                }
+            }
+            Decision::Blend => {
+                let hidden = self.classifier.hidden_of(x);
+                let p = self.classifier.head_probabilities(x);
+                let mut share: Vec<Vec<f32>> = p.iter().map(|h| vec![0.0; h.len()]).collect();
+                let top = self.neighbours(&hidden);
+                let total: f32 = top.iter().map(|(s, _)| s.max(0.0)).sum();
+                for &(s, i) in &top {
+                    let w = if total > 0.0 {
+                        s.max(0.0) / total
+                    } else {
+                        1.0 / top.len() as f32
+                    };
+                    let t = anchor_targets(&self.taxonomy, &self.anchors[i]);
+                    for h in 0..4 {
+                        share[h][t[h]] += w;
+                    }
+                }
+                let mut labels = [0usize; 4];
+                let mut confidence = 1.0;
+                for h in 0..4 {
+                    let blended: Vec<f32> = p[h]
+                        .iter()
+                        .zip(&share[h])
+                        .map(|(a, b)| 0.5 * (a + b))
+                        .collect();
+                    labels[h] = classifier::argmax(&blended);
+                    confidence *= blended[labels[h]];
+                }
+                Vote {
+                    condition_id: self.condition_of(labels),
+                    confidence,
+                }
+            }
+        }
+    }
+
+    fn condition_of(&self, l: [usize; 4]) -> usize {
+        self.taxonomy.condition_id(super::taxonomy::LabelIndex {
+            emotion: l[0],
+            politeness: l[1],
+            urgency: l[2],
+            trust: l[3],
+        })
+    }
+
+    /// Decisions for many feelings (embedded in one batch), under the mapper's rule.
     pub fn votes(&self, texts: &[String]) -> Result<Vec<Vote>, EmotionError> {
         Ok(self
             .embed(texts)?
             .iter()
-            .map(|x| self.vote_embedded(x))
+            .map(|x| self.decide_embedded(x, self.decision))
             .collect())
     }
 

@@ -14,7 +14,9 @@
 //! only through `TaskRecord`; it never reads or writes artifacts.
 
 pub mod agent;
+pub mod batch;
 pub mod endpoint;
+pub mod metrics;
 pub mod reward;
 pub mod user;
 

@@ -26,10 +26,12 @@ pub enum Role {
     Agent,
     Judge,
     GraphProposer,
+    /// Writes emotion anchors for `tracer anchors generate` (`emotion_anchors/writer.toml`).
+    AnchorWriter,
 }
 
 impl Role {
-    pub const ALL: [Role; 7] = [
+    pub const ALL: [Role; 8] = [
         Role::Grounder,
         Role::Refiner,
         Role::Feeler,
@@ -37,6 +39,7 @@ impl Role {
         Role::Agent,
         Role::Judge,
         Role::GraphProposer,
+        Role::AnchorWriter,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -48,6 +51,7 @@ impl Role {
             Role::Agent => "agent",
             Role::Judge => "judge",
             Role::GraphProposer => "graph_proposer",
+            Role::AnchorWriter => "anchor_writer",
         }
     }
 

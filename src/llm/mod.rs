@@ -178,3 +178,11 @@ pub fn build_embedder_with_env(
     }
     Ok(Arc::new(OpenAiModel::new(&context, cfg, cache_path, env)?))
 }
+
+/// A multi-threaded tokio runtime for endpoint calls (stages, batches, preflight).
+pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("tokio runtime: {e}"))
+}

@@ -4,10 +4,17 @@
 //! instruction. The instruction itself is left as it was: the emotion instruction is its own
 //! column, appended as a separate section wherever a user simulator reads the task, so the
 //! no-emotion variant of every task is the same row without that section.
+//!
+//! The embedder is whatever `stages/emotions.toml` says — the sentence encoder with the
+//! n-gram view by default, `view = "tfidf"` for the hashed n-grams alone, or an `[embedder]`
+//! endpoint — and nothing else: when the encoder's model files are missing the stage fails
+//! with the one line that says how to fetch them, rather than quietly mapping with a
+//! different embedder than the configuration (and so the provenance) names. The model files
+//! are among the stage's source files, so their hashes are in the provenance.
 
 use crate::artifact::{self, TaskRecord};
 use crate::config::ConfigError;
-use crate::emotion::mapper::{Mapper, MapperConfig};
+use crate::emotion::mapper::{Decision, Mapper, MapperConfig, View};
 use crate::pipeline::{PipelineError, Stage, StageContext};
 use crate::seed::derive_rng;
 use serde::Deserialize;
@@ -21,14 +28,47 @@ pub struct EmotionsConfig {
     /// Neighbouring anchors that vote.
     #[serde(default = "ten")]
     pub k: usize,
-    /// `[embedder]`: an OpenAI-compatible `/v1/embeddings` model (same fields as a role);
-    /// absent = the offline hashed TF-IDF embedder.
+    /// What the classifier reads: `encoder-tfidf` (default), `encoder` or `tfidf`.
+    #[serde(default = "default_view")]
+    pub view: View,
+    /// How the condition is chosen: `heads` (default, chosen on the dev half), `blend` or
+    /// `vote` (the paper's nearest-anchor vote).
+    #[serde(default = "default_decision")]
+    pub decision: Decision,
+    /// `[embedder]`: an OpenAI-compatible `/v1/embeddings` model (same fields as a role) in
+    /// place of `view`; absent = the offline view.
     #[serde(default)]
     pub embedder: Option<crate::llm::RoleConfig>,
 }
 
 fn ten() -> usize {
     10
+}
+
+fn default_view() -> View {
+    MapperConfig::default().view
+}
+
+fn default_decision() -> Decision {
+    MapperConfig::default().decision
+}
+
+impl EmotionsConfig {
+    /// The mapper settings this config selects.
+    pub fn mapper_config(&self) -> MapperConfig {
+        MapperConfig {
+            k: self.k,
+            view: self.view,
+            decision: self.decision,
+            ..MapperConfig::default()
+        }
+    }
+
+    /// The project's `stages/emotions.toml` (defaults when absent); errors name the file.
+    pub fn of_project(root: &Path) -> Result<EmotionsConfig, ConfigError> {
+        let path = root.join("stages/emotions.toml");
+        crate::config::parse_typed(&path, &crate::config::read_table(&path)?)
+    }
 }
 
 impl Stage for EmotionsStage {
@@ -46,10 +86,25 @@ impl Stage for EmotionsStage {
         crate::emotion::validation_problems(&paths.root)
     }
     fn source_files(&self, _domain: &str, _config: &toml::Table) -> Vec<PathBuf> {
-        vec![
+        let mut files = vec![
             PathBuf::from("emotion_anchors/taxonomy.json"),
             PathBuf::from("emotion_anchors/anchors.jsonl"),
-        ]
+        ];
+        // The encoder's files, when present (absent, a view that needs them fails in `run`
+        // with the fetch hint; a `tfidf` view does not need them).
+        // Named relative to the project root when inside it, so provenance does not depend
+        // on where the project is checked out.
+        let root = crate::config::Paths::from_env().root;
+        let dir = crate::emotion::encoder::model_dir(&root);
+        let named = dir
+            .strip_prefix(&root)
+            .map_or(dir.clone(), Path::to_path_buf);
+        for f in crate::emotion::encoder::MODEL_FILES {
+            if dir.join(f).is_file() {
+                files.push(named.join(f));
+            }
+        }
+        files
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
         let cfg: EmotionsConfig = crate::config::parse_typed(path, table)?;
@@ -71,7 +126,7 @@ impl Stage for EmotionsStage {
             .filter(|c| c.provider == crate::llm::Provider::Openai)
         {
             None => Ok(()),
-            Some(c) => super::roles::runtime()?
+            Some(c) => crate::llm::runtime()?
                 .block_on(crate::llm::preflight_with_env(
                     "embedder 'emotion'",
                     &c,
@@ -85,18 +140,14 @@ impl Stage for EmotionsStage {
         let (tasks, _) = artifact::read_records::<TaskRecord>(
             &ctx.input_dir("feelings").join("part-00000.parquet"),
         )?;
-        let mapper_cfg = MapperConfig {
-            k: cfg.k,
-            ..MapperConfig::default()
-        };
+        let mapper_cfg = cfg.mapper_config();
         let embedder = crate::emotion::endpoint::from_config(
             cfg.embedder.as_ref(),
             &super::roles::cache_path(ctx.paths),
         )
         .map_err(|e| ctx.fail(e))?;
-        let (mapper, _) =
-            Mapper::load_or_train_with(&ctx.paths.root, &ctx.paths.output, &mapper_cfg, embedder)
-                .map_err(|e| ctx.fail(e.to_string()))?;
+        let (mapper, _) = Mapper::load_or_train_with(&ctx.paths.root, &mapper_cfg, embedder)
+            .map_err(|e| ctx.fail(e.to_string()))?;
         let feelings: Vec<String> = tasks
             .iter()
             .map(|t| t.feeling.clone().unwrap_or_default())

@@ -5,13 +5,19 @@
 //! [`FeelerInput`] — plain strings built from the refined task — and this stage declares no
 //! `db` input, so no environment is ever loaded here.
 //!
-//! The scripted feeler is rule-based with seeded variation: a cancellation after a
-//! disruption, a hurried change, a refund for a damaged item, a routine lookup, a new
-//! booking, ... each lead to a family of feelings, worded in the third person the way a
-//! feeling generator would describe a customer, with politeness, urgency and trust cues.
+//! The scripted feeler reads what the customer asks for the way the paper's feeler does —
+//! the requested actions and the customer's own words — and never a tool's name: each
+//! requested tool maps, through the domain registry, to its [`Intent`] tag (cancel,
+//! return, change, book, report, pay, lookup, ...), so any registered domain works without
+//! changes here. The intents and cues in the instruction ("cancelled by the airline",
+//! "damaged", "urgent", "double-check", "again") pick a situation, the emotions that fit
+//! it, and the politeness, urgency and trust the customer most plausibly shows; the seeded
+//! RNG only varies among plausible choices and the wording. Sentences are written in the
+//! third person with singular verbs for the customer and plural ones for "they".
 
 use crate::artifact::{self, TaskRecord};
 use crate::config::ConfigError;
+use crate::domain::Intent;
 use crate::llm::{ChatMessage, ChatRequest, Role, RoleModel, RolesConfig};
 use crate::pipeline::{PipelineError, Stage, StageContext};
 use crate::seed::{derive_rng, derive_seed};
@@ -37,19 +43,37 @@ pub struct FeelerInput {
     pub instruction: String,
     /// Tool names of the requested actions, in order (what the customer wants done).
     pub requested_tools: Vec<String>,
+    /// The intent of each requested tool (from its domain's tool specs), in order.
+    pub intents: Vec<Intent>,
 }
 
 impl FeelerInput {
-    pub fn from_task(task: &TaskRecord) -> FeelerInput {
-        let actions: Vec<serde_json::Value> =
-            serde_json::from_str(&task.actions).unwrap_or_default();
-        FeelerInput {
+    /// The feeler's view of a task: its instruction and its actions' tools and intents.
+    /// A tool its domain does not list is an error naming the task and the tool.
+    pub fn from_task(task: &TaskRecord) -> Result<FeelerInput, String> {
+        let actions: Vec<serde_json::Value> = serde_json::from_str(&task.actions)
+            .map_err(|e| format!("task {}: actions: {e}", task.task_id))?;
+        let domain = crate::domain::find(&task.domain).map_err(|e| e.to_string())?;
+        let specs = domain.tool_specs();
+        let mut input = FeelerInput {
             instruction: task.instruction.clone().unwrap_or_default(),
-            requested_tools: actions
-                .iter()
-                .filter_map(|a| a["name"].as_str().map(str::to_string))
-                .collect(),
+            requested_tools: Vec::new(),
+            intents: Vec::new(),
+        };
+        for a in &actions {
+            let name = a["name"]
+                .as_str()
+                .ok_or_else(|| format!("task {}: an action has no name", task.task_id))?;
+            let spec = specs.iter().find(|s| s.name == name).ok_or_else(|| {
+                format!(
+                    "task {}: tool '{name}' is not a {} tool",
+                    task.task_id, task.domain
+                )
+            })?;
+            input.requested_tools.push(name.to_string());
+            input.intents.push(spec.intent);
         }
+        Ok(input)
     }
 }
 
@@ -59,114 +83,227 @@ describe, in two or three sentences in the third person, how this customer most 
 and how they will come across: which emotion, how polite or curt, how urgent, how much they \
 trust the agent. Use only what is given; do not invent account details.";
 
+/// What the customer is going through, as the feeler reads it.
 struct Situation {
-    /// (family, emotion) candidates for this situation.
-    feelings: &'static [(&'static str, &'static str)],
-    cause: &'static str,
+    /// Emotions that fit, most plausible first.
+    emotions: &'static [&'static str],
+    /// Why, as a clause after "because".
+    causes: &'static [&'static str],
+    /// The urgency the situation itself suggests when the customer's words do not say.
+    urgency: Level,
 }
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Level {
+    Low,
+    Moderate,
+    High,
+}
+
+fn any_of(text: &str, cues: &[&str]) -> bool {
+    cues.iter().any(|c| text.contains(c))
+}
+
+/// Something went wrong on the company's side (a disruption, a fault, a damaged item).
+const TROUBLE_CUES: &[&str] = &[
+    "cancelled by",
+    "canceled by",
+    "airline cancel",
+    "delayed",
+    "delay",
+    "weather",
+    "outage",
+    "not working",
+    "stopped working",
+    "no signal",
+    "broken",
+    "damaged",
+    "defective",
+    "faulty",
+    "wrong item",
+    "missing",
+    "overcharged",
+    "charged twice",
+    "double charged",
+];
+const LOSS_CUES: &[&str] = &[
+    "passed away",
+    "funeral",
+    "died",
+    "bereavement",
+    "in hospital",
+    "hospitalised",
+    "hospitalized",
+    "sick",
+    "illness",
+    "family emergency",
+];
+const HAPPY_CUES: &[&str] = &[
+    "honeymoon",
+    "anniversary",
+    "birthday",
+    "wedding",
+    "vacation",
+    "holiday",
+    "graduation",
+    "celebrat",
+    "gift",
+    "surprise",
+];
+const URGENT_CUES: &[&str] = &[
+    "urgent",
+    "asap",
+    "as soon as possible",
+    "right away",
+    "immediately",
+    "tonight",
+    "tomorrow",
+    "in an hour",
+    "quickly",
+    "emergency",
+    "deadline",
+    "before it ships",
+];
+const SOON_CUES: &[&str] = &["today", "this week", "soon", "this afternoon"];
+const RELAXED_CUES: &[&str] = &[
+    "no rush",
+    "no hurry",
+    "whenever",
+    "next month",
+    "not urgent",
+];
+const CAREFUL_CUES: &[&str] = &[
+    "make sure",
+    "confirm",
+    "double-check",
+    "double check",
+    "verify",
+    "exactly",
+    "check that",
+];
+const DOUBT_CUES: &[&str] = &[
+    "again",
+    "last time",
+    "previous",
+    "complain",
+    "still",
+    "promised",
+];
 
 fn situation(input: &FeelerInput) -> Situation {
     let text = input.instruction.to_lowercase();
-    let has = |p: &str| input.requested_tools.iter().any(|t| t.contains(p));
-    let only_reads = input.requested_tools.iter().all(|t| {
-        ["get_", "list_", "search_", "find_", "check_"]
-            .iter()
-            .any(|p| t.starts_with(p))
-    });
-    if has("cancel")
-        && (text.contains("cancelled by the airline")
-            || text.contains("airline cancelled")
-            || text.contains("weather"))
-    {
+    let has = |i: Intent| input.intents.contains(&i);
+    let trouble = any_of(&text, TROUBLE_CUES);
+    let writes = input
+        .intents
+        .iter()
+        .filter(|i| !matches!(i, Intent::Lookup | Intent::Helper))
+        .count();
+    if any_of(&text, LOSS_CUES) {
         return Situation {
-            feelings: &[
-                ("anger", "exasperation"),
-                ("anger", "bitterness"),
-                ("sadness", "discouragement"),
-            ],
-            cause: "after a disruption they did not cause, they now have to cancel",
+            emotions: &["sorrow", "helplessness", "discouragement"],
+            causes: &["a loss or illness in the family has upended their plans"],
+            urgency: Level::Moderate,
         };
     }
-    if has("cancel") {
+    if has(Intent::Cancel) && trouble {
         return Situation {
-            feelings: &[
-                ("sadness", "disappointment"),
-                ("anger", "frustration"),
-                ("sadness", "sorrow"),
+            emotions: &[
+                "exasperation",
+                "bitterness",
+                "frustration",
+                "discouragement",
             ],
-            cause: "their plans fell through and they have to cancel",
+            causes: &[
+                "a disruption they did not cause now forces them to cancel",
+                "something went wrong on the company's side and they have to cancel",
+            ],
+            urgency: Level::Moderate,
         };
     }
-    if has("return") {
+    if has(Intent::Cancel) {
         return Situation {
-            feelings: &[
-                ("disgust", "dislike"),
-                ("disgust", "distaste"),
-                ("anger", "annoyance"),
+            emotions: &["disappointment", "sorrow", "frustration", "aversion"],
+            causes: &[
+                "their plans fell through and they have to cancel",
+                "they no longer need what they booked and want to call it off",
             ],
-            cause: "an item they bought did not live up to what they expected and they want their money back",
+            urgency: Level::Moderate,
         };
     }
-    if has("exchange") || has("modify_pending_order_items") {
+    if has(Intent::Report) || has(Intent::Transfer) {
         return Situation {
-            feelings: &[
-                ("anger", "annoyance"),
-                ("fear", "nervousness"),
-                ("disgust", "aversion"),
+            emotions: &["frustration", "exasperation", "helplessness", "anxiety"],
+            causes: &[
+                "a service they rely on is not working and they need it fixed",
+                "they have a problem they cannot solve on their own",
             ],
-            cause: "the item they ordered is not quite right and they want a different one",
+            urgency: Level::High,
         };
     }
-    if has("update_reservation_flights") || has("modify_pending_order_address") {
+    if has(Intent::Return) && trouble {
         return Situation {
-            feelings: &[
-                ("fear", "anxiety"),
-                ("fear", "desperation"),
-                ("anger", "frustration"),
-            ],
-            cause: "they need a change made quickly before it is too late",
+            emotions: &["distaste", "repugnance", "annoyance"],
+            causes: &["what arrived was damaged or not as described"],
+            urgency: Level::Moderate,
         };
     }
-    if has("update_reservation_passengers")
-        || has("update_reservation_baggages")
-        || has("modify_pending_order_payment")
-    {
+    if has(Intent::Return) {
         return Situation {
-            feelings: &[
-                ("fear", "nervousness"),
-                ("fear", "dread"),
-                ("sadness", "helplessness"),
-            ],
-            cause: "they worry a detail of their booking or order is wrong",
+            emotions: &["dislike", "disappointment", "aversion"],
+            causes: &["an item they bought did not live up to what they expected"],
+            urgency: Level::Low,
         };
     }
-    if has("book") {
+    if has(Intent::Exchange) {
         return Situation {
-            feelings: &[
-                ("enjoyment", "excitement"),
-                ("enjoyment", "pride"),
-                ("fear", "anxiety"),
-            ],
-            cause: "they are planning a new trip",
+            emotions: &["annoyance", "dislike", "nervousness"],
+            causes: &["the item they ordered is not quite right and they want a different one"],
+            urgency: Level::Low,
         };
     }
-    if only_reads {
+    if has(Intent::Book) && any_of(&text, HAPPY_CUES) {
         return Situation {
-            feelings: &[
-                ("enjoyment", "peace"),
-                ("enjoyment", "relief"),
-                ("fear", "anxiety"),
+            emotions: &["excitement", "pride", "relief"],
+            causes: &["they are arranging something they are looking forward to"],
+            urgency: Level::Low,
+        };
+    }
+    if has(Intent::Pay) {
+        return Situation {
+            emotions: &["anxiety", "relief", "nervousness"],
+            causes: &["money is involved and they want the payment to go through correctly"],
+            urgency: Level::Moderate,
+        };
+    }
+    if writes >= 3 {
+        return Situation {
+            emotions: &["exasperation", "helplessness", "argumentativeness"],
+            causes: &["they have several things to sort out at once"],
+            urgency: Level::Moderate,
+        };
+    }
+    if has(Intent::Change) {
+        return Situation {
+            emotions: &["anxiety", "nervousness", "desperation", "frustration"],
+            causes: &[
+                "they need a change made before it is too late",
+                "a detail of what they booked or ordered has to be corrected",
             ],
-            cause: "they only want to check on something",
+            urgency: Level::High,
+        };
+    }
+    if has(Intent::Book) {
+        return Situation {
+            emotions: &["excitement", "anxiety", "pride", "peace"],
+            causes: &["they are making a new booking or appointment"],
+            urgency: Level::Moderate,
         };
     }
     Situation {
-        feelings: &[
-            ("anger", "argumentativeness"),
-            ("sadness", "hopelessness"),
-            ("disgust", "repugnance"),
-        ],
-        cause: "they have several things to sort out at once",
+        emotions: &["peace", "anxiety", "relief"],
+        causes: &["they only want to check on something"],
+        urgency: Level::Low,
     }
 }
 
@@ -174,7 +311,7 @@ fn pick<'a>(rng: &mut ChaCha8Rng, bank: &[&'a str]) -> &'a str {
     bank[rng.random_range(0..bank.len())]
 }
 
-/// Words for each emotion, phrased about a customer.
+/// How a customer with each emotion comes across, as a clause after "The customer".
 fn emotion_phrase(emotion: &str) -> &'static [&'static str] {
     match emotion {
         "annoyance" => &["is mildly irritated", "is a bit irked"],
@@ -183,31 +320,37 @@ fn emotion_phrase(emotion: &str) -> &'static [&'static str] {
             "is ready to argue every point",
             "is combative and quick to dispute",
         ],
-        "bitterness" => &["is bitter and resentful", "feels let down and resentful"],
+        "bitterness" => &[
+            "is bitter and resentful",
+            "feels resentful after past let-downs",
+        ],
         "exasperation" => &["is exasperated", "has run out of patience"],
         "anxiety" => &["is anxious", "is worried and tense"],
         "nervousness" => &["is nervous", "is uneasy and a little jittery"],
         "dread" => &["dreads what they might hear", "fears the worst"],
         "desperation" => &["is desperate", "feels they are running out of options"],
         "dislike" => &[
-            "plainly dislikes how things turned out",
+            "plainly dislikes what they got",
             "is displeased with the product",
         ],
         "aversion" => &[
             "wants nothing more to do with it",
-            "recoils from the whole thing",
+            "wants to be rid of the whole thing",
         ],
-        "distaste" => &["finds the situation distasteful", "is put off"],
-        "repugnance" => &["is repulsed by how this was handled", "finds it revolting"],
+        "distaste" => &[
+            "finds the poor quality distasteful",
+            "is put off by the sloppiness",
+        ],
+        "repugnance" => &["is disgusted by what happened", "finds it revolting"],
         "disappointment" => &["is disappointed", "feels let down"],
         "discouragement" => &["is discouraged", "feels disheartened"],
         "helplessness" => &["feels helpless", "does not know what else to do"],
         "hopelessness" => &["feels it is hopeless", "expects nothing to work"],
-        "sorrow" => &["is sad", "is quietly grieving the lost plans"],
-        "relief" => &["is relieved", "is glad it seems to be sorted"],
+        "sorrow" => &["is sad and grieving", "is heavy-hearted"],
+        "relief" => &["is relieved", "is glad it seems to be getting sorted"],
         "pride" => &[
             "is proud of planning ahead",
-            "feels pleased with themselves",
+            "is pleased with their own arrangements",
         ],
         "peace" => &["is calm and at ease", "is relaxed"],
         "excitement" => &["is excited", "is eager and upbeat"],
@@ -215,44 +358,122 @@ fn emotion_phrase(emotion: &str) -> &'static [&'static str] {
     }
 }
 
+fn family_of(emotion: &str) -> &'static str {
+    match emotion {
+        "annoyance" | "frustration" | "argumentativeness" | "bitterness" | "exasperation" => {
+            "anger"
+        }
+        "anxiety" | "nervousness" | "dread" | "desperation" => "fear",
+        "dislike" | "aversion" | "distaste" | "repugnance" => "disgust",
+        "disappointment" | "discouragement" | "helplessness" | "hopelessness" | "sorrow" => {
+            "sadness"
+        }
+        _ => "enjoyment",
+    }
+}
+
 /// The scripted feeling for one task (no database: `FeelerInput` holds strings only).
 pub fn scripted_feeling(input: &FeelerInput, rng: &mut ChaCha8Rng) -> String {
     let s = situation(input);
-    let (_, emotion) = s.feelings[rng.random_range(0..s.feelings.len())];
+    let text = input.instruction.to_lowercase();
+    // Earlier emotions are the more plausible: weight 3, 2, 1, 1, ...
+    let weights: Vec<u32> = (0..s.emotions.len())
+        .map(|i| 3u32.saturating_sub(i as u32).max(1))
+        .collect();
+    let mut roll = rng.random_range(0..weights.iter().sum::<u32>());
+    let mut emotion = s.emotions[0];
+    for (e, w) in s.emotions.iter().zip(&weights) {
+        if roll < *w {
+            emotion = e;
+            break;
+        }
+        roll -= w;
+    }
+    let family = family_of(emotion);
+    let urgency = if any_of(&text, RELAXED_CUES) {
+        Level::Low
+    } else if any_of(&text, URGENT_CUES) {
+        Level::High
+    } else if any_of(&text, SOON_CUES) {
+        Level::Moderate
+    } else if rng.random_bool(0.7) {
+        s.urgency
+    } else {
+        Level::Moderate
+    };
+    // Politeness leans with the feeling: anger and disgust run colder.
+    let roll = rng.random_range(0..10u32);
+    let politeness = if matches!(family, "anger" | "disgust") {
+        match roll {
+            0..=1 => 0,
+            2..=5 => 1,
+            _ => 2,
+        }
+    } else {
+        match roll {
+            0..=4 => 0,
+            5..=7 => 1,
+            _ => 2,
+        }
+    };
+    let trust = if any_of(&text, DOUBT_CUES) && matches!(family, "anger" | "disgust") {
+        2
+    } else if any_of(&text, CAREFUL_CUES) {
+        1
+    } else {
+        let roll = rng.random_range(0..10u32);
+        match family {
+            "anger" | "disgust" => [0, 0, 1, 1, 1, 1, 2, 2, 2, 2][roll as usize],
+            "enjoyment" => [0, 0, 0, 0, 0, 0, 0, 1, 1, 1][roll as usize],
+            _ => [0, 0, 0, 0, 1, 1, 1, 1, 1, 2][roll as usize],
+        }
+    };
     let who = pick(rng, &["The customer", "The caller", "This customer"]);
     let feeling = pick(rng, emotion_phrase(emotion));
+    let cause = pick(rng, s.causes);
     let politeness = pick(
         rng,
-        &[
-            "stays warm and thanks the agent",
-            "keeps it courteous and friendly",
-            "keeps the tone neutral and businesslike",
-            "is matter-of-fact",
-            "is curt and cold",
-            "answers tersely and without pleasantries",
-        ],
+        [
+            &[
+                "stay warm and thank the agent",
+                "keep it courteous and friendly",
+            ][..],
+            &[
+                "keep the tone neutral and businesslike",
+                "are matter-of-fact",
+            ][..],
+            &[
+                "are curt and cold",
+                "answer tersely and without pleasantries",
+            ][..],
+        ][politeness],
     );
     let urgency = pick(
         rng,
-        &[
-            "is in no hurry",
-            "would like it done today",
-            "needs it settled right away",
-            "is pressed for time",
-        ],
+        match urgency {
+            Level::Low => &["are in no hurry", "are happy to wait"][..],
+            Level::Moderate => &["would like it done today", "want steady progress"][..],
+            Level::High => &["need it settled right away", "are pressed for time"][..],
+        },
     );
     let trust = pick(
         rng,
-        &[
-            "expects the agent to simply take care of it",
-            "wants each step confirmed before believing it",
-            "doubts the agent will get it right",
-        ],
+        [
+            &[
+                "expect the agent to simply take care of it",
+                "take the agent at their word",
+            ][..],
+            &[
+                "want each step confirmed before believing it",
+                "want the details read back",
+            ][..],
+            &[
+                "doubt the agent will get it right",
+                "suspect they will be let down again",
+            ][..],
+        ][trust],
     );
-    format!(
-        "{who} {feeling} because {}. They {politeness}, {urgency}, and {trust}.",
-        s.cause
-    )
+    format!("{who} {feeling} because {cause}. They {politeness}, {urgency}, and {trust}.")
 }
 
 impl Stage for FeelingsStage {
@@ -277,7 +498,11 @@ impl Stage for FeelingsStage {
         let (tasks, _) = artifact::read_records::<TaskRecord>(
             &ctx.input_dir("refined").join("part-00000.parquet"),
         )?;
-        let inputs: Vec<FeelerInput> = tasks.iter().map(FeelerInput::from_task).collect();
+        let inputs: Vec<FeelerInput> = tasks
+            .iter()
+            .map(FeelerInput::from_task)
+            .collect::<Result<_, _>>()
+            .map_err(|e| ctx.fail(e))?;
         let feeler = super::roles::open_role(ctx, &cfg.roles, Role::Feeler)?;
         let feelings: Vec<Result<String, String>> = match &feeler {
             RoleModel::Scripted(_) => tasks
@@ -304,7 +529,13 @@ impl Stage for FeelingsStage {
                             ChatMessage::user(format!(
                                 "What the customer wants:\n{}\n\nRequested actions: {}",
                                 input.instruction,
-                                input.requested_tools.join(", ")
+                                input
+                                    .requested_tools
+                                    .iter()
+                                    .zip(&input.intents)
+                                    .map(|(t, i)| format!("{t} ({})", i.as_str()))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
                             )),
                         ])
                         .with_seed(derive_seed(ctx.seed, &["feelings", &t.task_id]));
@@ -339,38 +570,114 @@ impl Stage for FeelingsStage {
 mod tests {
     use super::*;
 
+    fn input(instruction: &str, intents: &[Intent]) -> FeelerInput {
+        FeelerInput {
+            instruction: instruction.into(),
+            requested_tools: intents
+                .iter()
+                .map(|i| format!("tool_{}", i.as_str()))
+                .collect(),
+            intents: intents.to_vec(),
+        }
+    }
+
     #[test]
-    fn the_feeler_sees_only_the_request_and_covers_all_five_families() {
+    fn the_feeler_reads_intents_not_tool_names_and_covers_all_five_families() {
         assert!(
             !FeelingsStage.inputs().contains(&"db"),
             "the feeler must not read the database"
         );
         let cases = [
-            vec!["cancel_reservation"],
-            vec!["return_delivered_order_items"],
-            vec!["update_reservation_flights"],
-            vec!["get_reservation_details"],
-            vec!["book_reservation"],
+            input(
+                "Your flight was cancelled by the airline.",
+                &[Intent::Cancel],
+            ),
+            input("The lamp arrived damaged.", &[Intent::Return]),
+            input("You need to move your appointment.", &[Intent::Change]),
+            input("You want to check your balance.", &[Intent::Lookup]),
+            input("You are planning your honeymoon.", &[Intent::Book]),
+            input("Your grandmother passed away.", &[Intent::Cancel]),
         ];
         let mut families = std::collections::BTreeSet::new();
-        for (i, tools) in cases.iter().enumerate() {
-            let input = FeelerInput {
-                instruction: "You want help.".into(),
-                requested_tools: tools.iter().map(|s| s.to_string()).collect(),
-            };
+        for (i, case) in cases.iter().enumerate() {
+            let allowed = situation(case).emotions;
             for k in 0..20 {
                 let mut rng = derive_rng(k, &["t", &i.to_string()]);
                 let mut again = derive_rng(k, &["t", &i.to_string()]);
-                let text = scripted_feeling(&input, &mut rng);
-                assert_eq!(text, scripted_feeling(&input, &mut again), "deterministic");
-                let s = situation(&input);
-                for (family, emotion) in s.feelings {
-                    if emotion_phrase(emotion).iter().any(|p| text.contains(p)) {
-                        families.insert(*family);
-                    }
-                }
+                let text = scripted_feeling(case, &mut rng);
+                assert_eq!(text, scripted_feeling(case, &mut again), "deterministic");
+                let e = allowed
+                    .iter()
+                    .find(|e| emotion_phrase(e).iter().any(|p| text.contains(p)))
+                    .unwrap_or_else(|| panic!("{text}: no emotion of {allowed:?}"));
+                families.insert(family_of(e));
             }
         }
         assert_eq!(families.len(), 5, "{families:?}");
+        // The same intents under a tool name no rule has ever seen give the same feelings.
+        let mut renamed = cases[1].clone();
+        renamed.requested_tools = vec!["send_back_parcel".into()];
+        let mut a = derive_rng(3, &["x"]);
+        let mut b = derive_rng(3, &["x"]);
+        assert_eq!(
+            scripted_feeling(&cases[1], &mut a),
+            scripted_feeling(&renamed, &mut b)
+        );
+    }
+
+    #[test]
+    fn feelings_are_grammatical_and_follow_the_customers_words() {
+        for k in 0..60 {
+            let case = input(
+                "You need this fixed right away, and please double-check the new time.",
+                &[Intent::Change],
+            );
+            let text = scripted_feeling(&case, &mut derive_rng(k, &["g"]));
+            for bad in [
+                "They is",
+                "They answers",
+                "They keeps",
+                "They stays",
+                "They needs",
+                "They wants",
+            ] {
+                assert!(!text.contains(bad), "{text}");
+            }
+            assert!(text.ends_with('.') && text.starts_with("Th"), "{text}");
+            // "right away" is an urgency cue, "double-check" a caution cue.
+            assert!(
+                text.contains("right away") || text.contains("pressed for time"),
+                "{text}"
+            );
+            assert!(
+                text.contains("confirmed") || text.contains("read back"),
+                "{text}"
+            );
+        }
+        let relaxed = input("There is no rush; whenever suits.", &[Intent::Lookup]);
+        let text = scripted_feeling(&relaxed, &mut derive_rng(1, &["g"]));
+        assert!(
+            text.contains("no hurry") || text.contains("happy to wait"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn every_registered_domain_tool_has_an_intent_the_feeler_reads() {
+        for d in crate::domain::registry() {
+            for spec in d.tool_specs() {
+                let case = FeelerInput {
+                    instruction: String::new(),
+                    requested_tools: vec![spec.name.to_string()],
+                    intents: vec![spec.intent],
+                };
+                let text = scripted_feeling(&case, &mut derive_rng(0, &[spec.name]));
+                assert!(
+                    text.starts_with("Th") && text.contains(" because "),
+                    "{}: {text}",
+                    spec.name
+                );
+            }
+        }
     }
 }

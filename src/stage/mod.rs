@@ -6,7 +6,6 @@
 
 pub mod db;
 pub mod emotions;
-pub mod eval;
 pub mod feelings;
 pub mod graphs;
 pub mod grounded;
@@ -35,9 +34,9 @@ pub fn registry() -> &'static [&'static dyn Stage] {
         &feelings::FeelingsStage,
         &emotions::EmotionsStage,
         &tasks::TasksStage,
-        &rollouts::RolloutsStage,
+        &rollouts::ROLLOUTS,
         &trajectories::TrajectoriesStage,
-        &eval::EvalStage,
+        &rollouts::EVAL,
     ];
     STAGES
 }

@@ -49,14 +49,6 @@ pub fn check_role_table(
     })
 }
 
-/// A tokio runtime for a stage's endpoint calls.
-pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("tokio runtime: {e}"))
-}
-
 /// Check every endpoint role of a config before any work (key set, reachable, model served).
 pub fn preflight_roles(roles: &RolesConfig) -> Result<(), String> {
     let endpoints: Vec<_> = roles
@@ -66,7 +58,7 @@ pub fn preflight_roles(roles: &RolesConfig) -> Result<(), String> {
     if endpoints.is_empty() {
         return Ok(());
     }
-    let rt = runtime()?;
+    let rt = crate::llm::runtime()?;
     for (role, cfg) in endpoints {
         rt.block_on(llm::preflight(*role, cfg))
             .map_err(|e| e.to_string())?;
@@ -89,7 +81,7 @@ pub fn open_role(
 pub fn run_all<T: Send + 'static>(
     futures: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send>>>,
 ) -> Result<Vec<T>, String> {
-    let rt = runtime()?;
+    let rt = crate::llm::runtime()?;
     rt.block_on(async move {
         let mut set = tokio::task::JoinSet::new();
         for (i, f) in futures.into_iter().enumerate() {

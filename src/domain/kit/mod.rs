@@ -3,6 +3,8 @@
 //!
 //! - [`calc`]: the one `calculate` (Python's `round(x, 2)` exactly).
 //! - [`pyjson`]: outputs as the references print them (`json.dumps`, tau2's `to_json_str`).
+//! - [`python`]: Python value semantics (insertion-ordered dicts, hash-canonical rows,
+//!   `float(str)`, `%.2f`, `repr`, tables read in file order).
 //! - [`schema`]: JSON Schema builders and the [`schema::tool`] constructor (intent inferred).
 //! - [`ids`]: id minting (length counters, max+1 over a prefix, fixed slot lists).
 //! - [`clock`]: the simulation clock and calendar arithmetic (no wall clock anywhere).
@@ -27,6 +29,7 @@ pub mod ids;
 pub mod policy;
 pub mod propose;
 pub mod pyjson;
+pub mod python;
 pub mod schema;
 pub mod templates;
 pub mod text;

@@ -15,6 +15,19 @@ pub struct Rule<D> {
     pub check: fn(&D, &Value) -> Result<(), String>,
 }
 
+/// Rule rows from `"tool" => check` pairs, each rule named after its check function:
+/// `static RULES: [Rule<MyDb>; 2] = policy_rules!["pay" => within_balance, "pay" => dated_today];`
+#[macro_export]
+macro_rules! policy_rules {
+    ($($tool:literal => $check:ident),* $(,)?) => {
+        [$($crate::domain::kit::policy::Rule {
+            tool: $tool,
+            name: stringify!($check),
+            check: $check,
+        }),*]
+    };
+}
+
 /// Run every rule declared for `tool`, in order; the first broken one is reported.
 pub fn check_rules<D>(
     rules: &[Rule<D>],
@@ -26,4 +39,48 @@ pub fn check_rules<D>(
         (rule.check)(db, args).map_err(|detail| PolicyViolation::new(rule.name, detail))?;
     }
     Ok(())
+}
+
+/// The common rule "`what` must be one of `allowed`": `Err` names the value and the list.
+pub fn one_of(what: &str, value: &str, allowed: &[&str]) -> Result<(), String> {
+    if allowed.contains(&value) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what} must be one of {}, not '{value}'",
+            allowed.join(", ")
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn positive(_: &(), args: &Value) -> Result<(), String> {
+        match args["n"].as_i64() {
+            Some(n) if n > 0 => Ok(()),
+            _ => Err("n must be positive".into()),
+        }
+    }
+
+    #[test]
+    fn rules_are_named_after_their_checks_and_run_per_tool() {
+        static RULES: [Rule<()>; 1] = crate::policy_rules!["pay" => positive];
+        let err = check_rules(&RULES, &(), "pay", &serde_json::json!({"n": 0})).unwrap_err();
+        assert_eq!(
+            (err.rule, err.detail.as_str()),
+            ("positive", "n must be positive")
+        );
+        assert!(check_rules(&RULES, &(), "other", &serde_json::json!({})).is_ok());
+    }
+
+    #[test]
+    fn one_of_names_the_value_and_the_choices() {
+        assert!(one_of("cycle", "monthly", &["monthly", "annual"]).is_ok());
+        assert_eq!(
+            one_of("cycle", "weekly", &["monthly", "annual"]).unwrap_err(),
+            "cycle must be one of monthly, annual, not 'weekly'"
+        );
+    }
 }

@@ -4,7 +4,7 @@
 //! and execute.
 //!
 //! A domain's `propose_calls` usually reads: build the candidate lists for the tool's
-//! arguments, [`combine`] them, then [`executable`]. Enum arguments come straight from the
+//! arguments ([`ranked`], [`tiered`]), [`combine`] them, then [`executable`]. Enum arguments come straight from the
 //! tool's JSON Schema ([`enum_values`]).
 //!
 //! Architecture invariant: deterministic for a given RNG state; reads the state only
@@ -36,6 +36,33 @@ pub fn ranked(
         .collect();
     rest.shuffle(rng);
     out.extend(rest);
+    out
+}
+
+/// Values for an argument in tiers: those the context already knows first (in the order
+/// learnt), then each tier in a seeded order (e.g. the customer's own entities, then the
+/// rest of the catalogue); `keep` filters every tier, and no value repeats.
+pub fn tiered(
+    ctx: &GroundingContext,
+    key: &str,
+    tiers: Vec<Vec<String>>,
+    keep: impl Fn(&str) -> bool,
+    rng: &mut ChaCha8Rng,
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let known = ctx.values(key).to_vec();
+    for (i, tier) in std::iter::once(known).chain(tiers).enumerate() {
+        let mut fresh: Vec<String> = Vec::new();
+        for v in tier {
+            if keep(&v) && !out.contains(&v) && !fresh.contains(&v) {
+                fresh.push(v);
+            }
+        }
+        if i > 0 {
+            fresh.shuffle(rng);
+        }
+        out.extend(fresh);
+    }
     out
 }
 
@@ -142,6 +169,25 @@ mod tests {
             distinct([json!(1), json!(2), json!(1), json!(3), json!(2)]),
             [json!(1), json!(2), json!(3)]
         );
+    }
+
+    #[test]
+    fn tiered_goes_known_then_tier_by_tier_without_repeats() {
+        let mut ctx = GroundingContext::default();
+        ctx.learn("id", "c2");
+        ctx.learn("id", "gone");
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let own = vec!["o1".to_string(), "o2".into(), "o1".into()];
+        let rest = vec!["c1".to_string(), "c2".into(), "c3".into(), "o2".into()];
+        let r = tiered(&ctx, "id", vec![own, rest], |v| v != "gone", &mut rng);
+        assert_eq!(r[0], "c2");
+        assert_eq!(r.len(), 5);
+        let mut own_part = r[1..3].to_vec();
+        own_part.sort();
+        assert_eq!(own_part, ["o1", "o2"]);
+        let mut rest_part = r[3..].to_vec();
+        rest_part.sort();
+        assert_eq!(rest_part, ["c1", "c3"]);
     }
 
     #[test]

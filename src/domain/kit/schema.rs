@@ -46,6 +46,14 @@ pub fn object(properties: &[(&str, Value)], required: &[&str]) -> Value {
     json!({"type": "object", "properties": props, "required": required})
 }
 
+/// An object schema whose arguments are all required strings, from `(name, description)`
+/// pairs (the most common tool signature).
+pub fn strings(args: &[(&str, &str)]) -> Value {
+    let props: Vec<(&str, Value)> = args.iter().map(|(k, d)| (*k, string(d))).collect();
+    let required: Vec<&str> = args.iter().map(|(k, _)| *k).collect();
+    object(&props, &required)
+}
+
 /// The same schema, also accepting JSON `null` (Python `Optional[...]` with no default).
 pub fn nullable(mut schema: Value) -> Value {
     if let Some(t) = schema.get("type").cloned() {
@@ -80,4 +88,20 @@ pub fn tool<D>(
 pub fn with_intent<D>(mut t: Tool<D>, intent: Intent) -> Tool<D> {
     t.spec.intent = intent;
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_makes_every_argument_a_required_string() {
+        let s = strings(&[("id", "The id."), ("note", "A note.")]);
+        assert_eq!(s["required"], json!(["id", "note"]));
+        assert_eq!(
+            s["properties"]["note"],
+            json!({"type": "string", "description": "A note."})
+        );
+        assert_eq!(strings(&[])["properties"], json!({}));
+    }
 }

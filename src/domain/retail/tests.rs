@@ -1996,7 +1996,7 @@ fn customer_records_are_what_the_read_tools_print() {
 /// Replays every gold task of tau-emotion-bench's retail (test + train) on their database,
 /// once per ruleset, and compares each output and each task's changed rows with the
 /// reference implementation of that ruleset (tau-emotion-bench's own tools; tau-bench's).
-/// Needs a directory made by `scripts/reference/gold.sh retail <teb> <tau-bench> <dir>`:
+/// Needs a directory made by `scripts/reference/gold_rulesets.sh retail <teb> <tau-bench> <dir>`:
 /// `TRACER_GOLD_DIR=<dir> cargo test --lib retail::tests::gold -- --ignored --nocapture`.
 #[test]
 #[ignore = "needs the reference checkouts (see doc comment)"]

@@ -1,17 +1,53 @@
-//! `eval` stage: k trials per evaluation task (default 3, at most 200 steps), scored as
-//! Avg@k (mean success over all trials) and Pass^1..k (the unbiased estimator
-//! C(c, j) / C(n, j) per task, averaged over tasks), written as `report.json` and
-//! `report.md` beside the episodes (`part-00000.parquet`).
+//! Scores of a batch of episodes: the error accounting (an infrastructure failure is not
+//! the agent's fault and is left out; an agent's malformed output is a failure), the
+//! reward mix, and the evaluation report — Avg@k (mean success over all scored trials)
+//! and Pass^1..k (the unbiased estimator C(c, j) / C(n, j) per task, averaged over tasks).
+//!
+//! Architecture invariant: pure functions of rollout records; no I/O.
 
-use super::rollouts::{RolloutsConfig, is_infrastructure_failure, reward_mix, run_stage};
-use crate::artifact::{self, RolloutRecord};
-use crate::config::ConfigError;
-use crate::pipeline::{PipelineError, Stage, StageContext};
+use crate::artifact::RolloutRecord;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::path::Path;
 
-pub struct EvalStage;
+/// Whether an episode ended on an infrastructure failure (excluded from scores, retried);
+/// an agent's own malformed output is not one.
+pub fn is_infrastructure_failure(r: &RolloutRecord) -> bool {
+    r.termination == super::Termination::EndpointError.as_str()
+}
+
+/// The errored share check: `Err` with a one-line account when infrastructure failures
+/// exceed `max_share` of the episodes, naming how many and the first cause.
+pub fn check_errored(rows: &[RolloutRecord], max_share: f64) -> Result<(), String> {
+    let errored: Vec<&RolloutRecord> = rows
+        .iter()
+        .filter(|r| is_infrastructure_failure(r))
+        .collect();
+    if errored.is_empty() || errored.len() as f64 <= max_share * rows.len() as f64 {
+        return Ok(());
+    }
+    let cause = errored[0].error.as_deref().unwrap_or("unknown cause");
+    Err(format!(
+        "{} of {} episodes errored on infrastructure (first: {cause}); the {} finished ones are kept, rerun to retry the errored ones (max_errored_share = {max_share})",
+        errored.len(),
+        rows.len(),
+        rows.len() - errored.len()
+    ))
+}
+
+/// The reward mix of some rollouts, for summaries: rewards of the scored episodes (agent
+/// errors among them, as failures), then the infrastructure failures left out.
+pub fn reward_mix(rows: &[RolloutRecord]) -> String {
+    let scored = || rows.iter().filter(|x| !is_infrastructure_failure(x));
+    let n = |r: i32| scored().filter(|x| x.reward == r).count();
+    let agent_errors = scored().filter(|x| x.error.is_some()).count();
+    let infra = rows.len() - scored().count();
+    format!(
+        "R=1 {} / R=0 {} / R=-1 {} / agent errors {agent_errors} / infrastructure errors {infra}",
+        n(1),
+        n(0),
+        n(-1),
+    )
+}
 
 /// C(n, k) as f64 (small n).
 fn choose(n: u64, k: u64) -> f64 {
@@ -169,102 +205,6 @@ pub fn report_table(reports: &[EvalReport]) -> String {
         ));
     }
     out
-}
-
-impl Stage for EvalStage {
-    fn name(&self) -> &'static str {
-        "eval"
-    }
-    fn inputs(&self) -> &'static [&'static str] {
-        &["db", "tasks"]
-    }
-    fn source_files(&self, domain: &str, _config: &toml::Table) -> Vec<std::path::PathBuf> {
-        super::db::policy_sources(domain)
-    }
-    fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-        RolloutsConfig::load(path, table).map(|_| ())
-    }
-    fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
-        let cfg = RolloutsConfig::load(path, table).map_err(|e| e.to_string())?;
-        super::roles::preflight_roles(&cfg.roles)
-    }
-    fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
-        let cfg: RolloutsConfig = ctx.typed_config()?;
-        let rows = run_stage(ctx, &cfg)?;
-        let prov = ctx.provenance();
-        artifact::write_records(&ctx.out("part-00000.parquet"), &rows, &prov)?;
-        let rep = report(ctx.domain.name(), &rows, cfg.trials);
-        let json = serde_json::to_vec_pretty(&rep).unwrap_or_default();
-        artifact::write_atomic(&ctx.out("report.json"), &json)?;
-        artifact::write_atomic(
-            &ctx.out("report.md"),
-            report_table(std::slice::from_ref(&rep)).as_bytes(),
-        )?;
-        Ok(format!(
-            "{} tasks x {} trials: Avg@{} {}, Pass^{} {} ({})",
-            rep.tasks,
-            cfg.trials,
-            cfg.trials,
-            percent(rep.avg_at_k),
-            cfg.trials,
-            percent(rep.pass_hat.last().copied().flatten()),
-            reward_mix(&rows)
-        ))
-    }
-}
-
-/// Imported tau-bench tasks as task rows, so published benchmarks run in this harness.
-/// The reference hash comes from replaying the gold actions on the given database; the
-/// scripted user states the task's instruction as its request and authenticates with the
-/// task's user id (the only fact a tau-bench task file carries).
-pub fn tasks_from_tau_bench(
-    env: &dyn crate::domain::Environment,
-    domain: &str,
-    tasks: &[crate::replay::TauTask],
-) -> Vec<crate::artifact::TaskRecord> {
-    tasks
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let (_, outcome) = crate::replay::replay_task(env, i, t);
-            let identity = crate::domain::UserFact {
-                kind: "identity".into(),
-                text: format!("Your user id is {}.", t.user_id),
-                values: vec![t.user_id.clone()],
-                ids: Vec::new(),
-            };
-            let mut requests: Vec<Option<String>> = vec![None; t.actions.len().max(1)];
-            requests[0] = Some(t.instruction.clone());
-            let actions: Vec<serde_json::Value> = t
-                .actions
-                .iter()
-                .map(|a| serde_json::json!({"name": a.name, "kwargs": a.kwargs}))
-                .collect();
-            crate::artifact::TaskRecord {
-                task_id: format!("{domain}-{i:04}"),
-                domain: domain.to_string(),
-                split: "eval".into(),
-                trace_id: String::new(),
-                user_id: t.user_id.clone(),
-                intents: vec![t.actions.iter().map(|a| a.name.clone()).collect()],
-                actions: serde_json::to_string(&actions).unwrap_or_default(),
-                action_intents: vec![0; t.actions.len()],
-                outputs: t.outputs.clone(),
-                user_facts: serde_json::to_string(&[identity]).unwrap_or_default(),
-                requests: serde_json::to_string(&requests).unwrap_or_default(),
-                reference_hash: outcome.state_hash,
-                grounder: "imported".into(),
-                instruction: Some(t.instruction.clone()),
-                refiner: Some("imported".into()),
-                emotion_family: t.emotion_family.clone(),
-                emotion: t.emotion_leaf.clone(),
-                politeness: t.dimension_politeness.clone(),
-                urgency: t.dimension_urgency.clone(),
-                trust: t.dimension_trust_in_agent.clone(),
-                ..Default::default()
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]

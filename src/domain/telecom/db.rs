@@ -1,0 +1,304 @@
+//! The telecom database: customers (with their devices), billing accounts, the service and
+//! device catalogues and support tickets, and the reference's file format.
+//!
+//! Row fields follow the key order of tau-emotion-bench's `data/*.json`, so `json.dumps` of
+//! a row (the kit's `dumps`) prints what the reference prints. Keys a tool adds to a row
+//! (a ticket's `category`, a billing account's `billing_cycle`) are optional and printed
+//! last, where Python appends them. A billing account's `monthly_charges` is an
+//! insertion-ordered [`PyDict`] (a new service's charge goes last, as in Python), and the
+//! billing row is [`Canonical`] so that order never reaches the state hash. Import reads
+//! each file in file order and rejects unknown keys, naming the file and the row.
+//!
+//! Architecture invariant: data, import/export and the `Database` glue only; tool
+//! behaviour is `tools.rs`, hooks are `hooks.rs`.
+
+use crate::domain::kit::python::{Canonical, PyDict, read_ordered_table};
+use crate::domain::{DomainError, StateHash, Table};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The reference's data files, in export order (also our table names).
+pub const FILES: [&str; 5] = [
+    "customers",
+    "billing",
+    "services",
+    "devices",
+    "support_tickets",
+];
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Name {
+    pub first_name: String,
+    pub last_name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Demographics {
+    pub date_of_birth: String,
+    pub phone: String,
+    pub email: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Address {
+    pub address1: String,
+    pub address2: String,
+    pub city: String,
+    pub state: String,
+    pub zip: String,
+    pub country: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Account {
+    pub account_number: String,
+    pub account_type: String,
+    pub created_date: String,
+    pub credit_score: i64,
+    pub payment_method: String,
+}
+
+/// A device a customer owns: `name` is a catalogue model, `service` the plan it is on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Device {
+    pub device_id: String,
+    pub name: String,
+    pub service: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BillingPreferences {
+    pub paperless: bool,
+    pub auto_pay: bool,
+    pub billing_cycle: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Customer {
+    pub customer_id: String,
+    pub name: Name,
+    pub demographics: Demographics,
+    pub address: Address,
+    pub account: Account,
+    pub services: Vec<String>,
+    pub devices: Vec<Device>,
+    pub billing_preferences: BillingPreferences,
+}
+
+/// The last payment of an account.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LastPayment {
+    pub amount: f64,
+    pub date: String,
+    pub method: String,
+    pub status: String,
+}
+
+/// One entry of an account's payment history.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PaymentRecord {
+    pub date: String,
+    pub amount: f64,
+    pub status: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Billing {
+    pub customer_id: String,
+    pub account_number: String,
+    pub current_balance: f64,
+    pub last_payment: LastPayment,
+    pub next_bill_date: String,
+    /// Charge lines: one per held service (its price) and extras (taxes, equipment rental,
+    /// discounts as negative amounts, late fees).
+    pub monthly_charges: PyDict<f64>,
+    pub payment_history: Vec<PaymentRecord>,
+    pub auto_pay: bool,
+    pub paperless: bool,
+    /// Absent until `manage_billing` writes it (the reference keeps the cycle only in the
+    /// customer's preferences until then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub billing_cycle: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Service {
+    pub service_id: String,
+    pub name: String,
+    pub category: String,
+    pub price: f64,
+}
+
+/// A catalogue model, keyed by its marketing name.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogueDevice {
+    pub category: String,
+    pub manufacturer: String,
+    pub model: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ticket {
+    pub ticket_id: String,
+    pub customer_id: String,
+    pub status: String,
+    pub priority: String,
+    /// Seeded tickets have none; `create_support_ticket` records one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+}
+
+/// The service category a device category works with (troubleshooting and the policy
+/// rule that devices go only onto a fitting plan).
+pub fn plan_category(device_category: &str) -> Option<&'static str> {
+    match device_category {
+        "mobile_phone" => Some("mobile"),
+        "networking" => Some("internet"),
+        "tv" => Some("tv"),
+        "phone" => Some("phone"),
+        "security" => Some("security"),
+        _ => None,
+    }
+}
+
+/// The whole telecom state. The catalogues never change, but live in tables too so they
+/// are hashed and exported like the rest.
+#[derive(Clone)]
+pub struct TelecomDb {
+    pub customers: Table<Customer>,
+    pub billing: Table<Canonical<Billing>>,
+    pub services: Table<Service>,
+    pub devices: Table<CatalogueDevice>,
+    pub tickets: Table<Ticket>,
+    /// Service ids in catalogue file order: `get_services` prints them in that order.
+    pub service_order: Arc<Vec<String>>,
+}
+
+impl TelecomDb {
+    pub fn new(
+        customers: PyDict<Customer>,
+        billing: PyDict<Billing>,
+        services: PyDict<Service>,
+        devices: PyDict<CatalogueDevice>,
+        tickets: PyDict<Ticket>,
+    ) -> Self {
+        let service_order = Arc::new(services.keys().map(str::to_string).collect());
+        fn table<T: Clone + Serialize>(name: &'static str, rows: PyDict<T>) -> Table<T> {
+            Table::new(name, rows.into_iter().collect::<BTreeMap<_, _>>())
+        }
+        TelecomDb {
+            customers: table("customers", customers),
+            billing: table(
+                "billing",
+                billing
+                    .into_iter()
+                    .map(|(k, v)| (k, Canonical(v)))
+                    .collect(),
+            ),
+            services: table("services", services),
+            devices: table("devices", devices),
+            tickets: table("support_tickets", tickets),
+            service_order,
+        }
+    }
+
+    pub fn state_hash(&self) -> StateHash {
+        self.customers
+            .state_hash()
+            .combine(self.billing.state_hash())
+            .combine(self.services.state_hash())
+            .combine(self.devices.state_hash())
+            .combine(self.tickets.state_hash())
+    }
+
+    pub fn tables(&self) -> Vec<(&'static str, Vec<(String, Value)>)> {
+        vec![
+            ("customers", self.customers.to_json_rows()),
+            ("billing", self.billing.to_json_rows()),
+            ("services", self.services.to_json_rows()),
+            ("devices", self.devices.to_json_rows()),
+            ("support_tickets", self.tickets.to_json_rows()),
+        ]
+    }
+
+    /// The reference's files: stem -> object keyed by id.
+    pub fn export(&self) -> BTreeMap<String, Value> {
+        self.tables()
+            .into_iter()
+            .map(|(stem, rows)| (stem.to_string(), Value::Object(rows.into_iter().collect())))
+            .collect::<BTreeMap<String, Value>>()
+    }
+
+    /// Catalogue services in file order.
+    pub fn services_in_order(&self) -> impl Iterator<Item = &Service> {
+        self.service_order
+            .iter()
+            .filter_map(|id| self.services.get(id))
+    }
+
+    /// The catalogue entry of a device model.
+    pub fn model(&self, name: &str) -> Option<&CatalogueDevice> {
+        self.devices.get(name)
+    }
+}
+
+/// Read a reference data directory; references must resolve (every billing account and
+/// ticket belongs to a customer, every row's own id equals its key).
+pub fn import(dir: &Path) -> Result<TelecomDb, DomainError> {
+    let customers: PyDict<Customer> = read_ordered_table(dir, "customers")?;
+    let billing: PyDict<Billing> = read_ordered_table(dir, "billing")?;
+    let services: PyDict<Service> = read_ordered_table(dir, "services")?;
+    let devices: PyDict<CatalogueDevice> = read_ordered_table(dir, "devices")?;
+    let tickets: PyDict<Ticket> = read_ordered_table(dir, "support_tickets")?;
+    let known = |id: &str| customers.contains_key(id);
+    // (file, row, what is wrong) of the first dangling reference or mismatched id.
+    let problem = (customers.iter())
+        .find(|(k, c)| c.customer_id != *k)
+        .map(|(k, _)| ("customers", k, "customer_id differs from its key"))
+        .or_else(|| {
+            let mut rows = billing.iter();
+            let bad = rows.find(|(k, b)| b.customer_id != *k || !known(k));
+            bad.map(|(k, _)| ("billing", k, "not the account of a known customer"))
+        })
+        .or_else(|| {
+            let bad = services.iter().find(|(k, s)| s.service_id != *k);
+            bad.map(|(k, _)| ("services", k, "service_id differs from its key"))
+        })
+        .or_else(|| {
+            let bad = tickets
+                .iter()
+                .find(|(k, t)| t.ticket_id != *k || !known(&t.customer_id));
+            bad.map(|(k, _)| {
+                (
+                    "support_tickets",
+                    k,
+                    "unknown customer_id or ticket_id differs from its key",
+                )
+            })
+        });
+    if let Some((stem, row, message)) = problem {
+        return Err(DomainError::Import {
+            path: dir.join(format!("{stem}.json")).display().to_string(),
+            message: format!("row '{row}': {message}"),
+        });
+    }
+    Ok(TelecomDb::new(
+        customers, billing, services, devices, tickets,
+    ))
+}

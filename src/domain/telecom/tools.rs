@@ -1,0 +1,583 @@
+//! The eighteen telecom tools, API-compatible with tau-emotion-bench's `envs/telecom/tools`:
+//! same names, arguments, return shapes and error strings, JSON printed as `json.dumps`
+//! prints it. Descriptions are our own.
+//!
+//! Behaviour worth knowing (and where we depart on purpose, see the README):
+//! - Tools check existence only; ownership and the policy's rules are `check_policy`'s.
+//!   `modify_support_ticket`, `manage_billing` and `record_payment` store any status,
+//!   cycle or method string, as the reference does.
+//! - `manage_service add` checks every device id before moving any (the reference moves
+//!   devices one by one and can fail half-way); a `remove` whose charge line is missing
+//!   fails before changing anything (the reference raises after unlinking the devices).
+//! - `troubleshoot_device` answers "Unknown issue" for every device/issue pair without
+//!   steps; for a TV with an issue other than `no_service` the reference crashes on a
+//!   missing enum member (`Error: NO_SIGNAL`).
+//! - New ids: tickets `TICKET{len+1:03d}` (TICKET241 after 240 tickets), devices
+//!   `str(len(devices)+1)`, as the reference mints them.
+//!
+//! Architecture invariant: tools change only the rows they name and never read a clock.
+
+use super::db::{Billing, Customer, Device, LastPayment, PaymentRecord, TelecomDb, Ticket};
+use crate::domain::kit::python::{PyDict, py_fixed2, py_float, py_max, py_repr, py_str_repr};
+use crate::domain::kit::{calc, ids, pyjson::dumps, schema as s};
+use crate::domain::{Args, Intent, Tool, ToolKind};
+use serde::Serialize;
+use std::sync::LazyLock;
+
+/// Ticket categories and priorities `create_support_ticket` accepts.
+pub const CATEGORIES: [&str; 8] = [
+    "mobile", "internet", "tv", "billing", "account", "device", "security", "phone",
+];
+pub const PRIORITIES: [&str; 4] = ["low", "medium", "high", "urgent"];
+/// The issues `troubleshoot_device` knows.
+pub const ISSUES: [&str; 3] = ["no_service", "slow_speeds", "battery_drain"];
+
+pub fn all() -> &'static [Tool<TelecomDb>] {
+    static TOOLS: LazyLock<Vec<Tool<TelecomDb>>> = LazyLock::new(build);
+    &TOOLS
+}
+
+const CUSTOMER: (&str, &str) = ("customer_id", "The customer's id, e.g. 'sage_okafor_4821'.");
+const TICKET: (&str, &str) = ("ticket_id", "The ticket id, e.g. 'TICKET00042'.");
+const MODEL: &str = "The model's catalogue name, as a customer's device list shows it.";
+
+/// `json.dumps` of a row, or the reference's "not found" error.
+fn found<T: Serialize>(
+    row: Option<&T>,
+    missing: impl FnOnce() -> String,
+) -> Result<String, String> {
+    row.map(|r| dumps(r)).ok_or_else(missing)
+}
+
+fn build() -> Vec<Tool<TelecomDb>> {
+    use ToolKind::{Read, Write};
+    vec![
+        s::tool(
+            "calculate",
+            Read,
+            "Evaluate an arithmetic expression; the result is rounded to two decimals.",
+            s::strings(&[("expression", "Numbers, + - * /, parentheses and spaces.")]),
+            |_, a| calc::evaluate(a.str("expression")?),
+        ),
+        s::tool(
+            "think",
+            Read,
+            "Write down a thought to reason step by step. Reads and changes nothing.",
+            s::strings(&[("thought", "The thought.")]),
+            |_, _| Ok(String::new()),
+        ),
+        s::tool(
+            "find_customer_by_email",
+            Read,
+            "Look up a customer's id by email address (case does not matter).",
+            s::strings(&[("email", "The email address on the account.")]),
+            find_customer_by_email,
+        ),
+        s::tool(
+            "find_customer_by_phone",
+            Read,
+            "Look up a customer's id by phone number (formatting does not matter).",
+            s::strings(&[(
+                "phone",
+                "The phone number on the account, e.g. '(555) 310-4477'.",
+            )]),
+            find_customer_by_phone,
+        ),
+        s::tool(
+            "get_customer_details",
+            Read,
+            "A customer's profile: name, contact details, address, account, plans, devices \
+             (with their ids) and billing preferences.",
+            s::strings(&[CUSTOMER]),
+            |db, a| {
+                let id = a.str("customer_id")?;
+                found(db.customers.get(id), || format!("Customer not found: {id}"))
+            },
+        ),
+        s::tool(
+            "get_service_details",
+            Read,
+            "One plan of the service catalogue: name, category and monthly price.",
+            s::strings(&[("service_id", "The plan's id, as get_services lists it.")]),
+            |db, a| {
+                let id = a.str("service_id")?;
+                found(db.services.get(id), || format!("Service not found: {id}"))
+            },
+        ),
+        s::tool(
+            "get_device_details",
+            Read,
+            "A device model of the catalogue (category, manufacturer, model), by its name.",
+            s::strings(&[("device_name", MODEL)]),
+            |db, a| {
+                let name = a.str("device_name")?;
+                found(db.model(name), || format!("Device not found: {name}"))
+            },
+        ),
+        s::tool(
+            "get_billing_details",
+            Read,
+            "A customer's billing account: balance, last payment, next bill date, monthly \
+             charge lines and payment history.",
+            s::strings(&[CUSTOMER]),
+            |db, a| {
+                let id = a.str("customer_id")?;
+                let b = db.billing.get(id).map(|b| &**b);
+                found(b, || {
+                    format!("No billing information found for customer: {id}")
+                })
+            },
+        ),
+        s::tool(
+            "manage_service",
+            Write,
+            "List, add or remove a customer's plans. 'add' can put some of the customer's \
+             devices on the new plan; 'remove' takes every device off the plan.",
+            s::object(
+                &[
+                    (CUSTOMER.0, s::string(CUSTOMER.1)),
+                    ("action", s::string("One of 'add', 'remove', 'list'.")),
+                    (
+                        "service_id",
+                        s::nullable(s::string("The plan to add or remove.")),
+                    ),
+                    (
+                        "devices_ids",
+                        s::nullable(s::string_list("For 'add': ids of devices to put on it.")),
+                    ),
+                ],
+                &["customer_id", "action"],
+            ),
+            manage_service,
+        ),
+        s::tool(
+            "troubleshoot_device",
+            Read,
+            "Standard troubleshooting steps for a device model and an issue.",
+            s::strings(&[
+                ("device_name", MODEL),
+                (
+                    "issue",
+                    "One of 'no_service', 'slow_speeds', 'battery_drain'.",
+                ),
+            ]),
+            troubleshoot_device,
+        ),
+        s::tool(
+            "create_support_ticket",
+            Write,
+            "Open a support ticket. Choose the priority from how urgent the problem is \
+             (urgent: must be handled within 24 hours).",
+            s::object(
+                &[
+                    (CUSTOMER.0, s::string(CUSTOMER.1)),
+                    (
+                        "category",
+                        s::string(
+                            "mobile, internet, tv, billing, account, device, security or phone.",
+                        ),
+                    ),
+                    (
+                        "priority",
+                        s::string("low, medium (the default), high or urgent."),
+                    ),
+                ],
+                &["customer_id", "category"],
+            ),
+            create_support_ticket,
+        ),
+        s::tool(
+            "get_support_ticket_details",
+            Read,
+            "A support ticket's customer, status, priority and category.",
+            s::strings(&[TICKET]),
+            |db, a| {
+                let id = a.str("ticket_id")?;
+                found(db.tickets.get(id), || {
+                    format!("Support ticket not found: {id}")
+                })
+            },
+        ),
+        s::tool(
+            "add_device",
+            Write,
+            "Register a new device of a catalogue model on a customer's account (on no plan).",
+            s::strings(&[CUSTOMER, ("device_name", MODEL)]),
+            add_device,
+        ),
+        s::tool(
+            "manage_billing",
+            Write,
+            "Set a customer's paperless billing, automatic payment and billing cycle.",
+            s::object(
+                &[
+                    (CUSTOMER.0, s::string(CUSTOMER.1)),
+                    ("paperless", s::boolean("Bills by email only.")),
+                    ("auto_pay", s::boolean("Pay each bill automatically.")),
+                    ("billing_cycle", s::string("monthly, quarterly or annual.")),
+                ],
+                &["customer_id", "paperless", "auto_pay", "billing_cycle"],
+            ),
+            manage_billing,
+        ),
+        s::tool(
+            "get_services",
+            Read,
+            "The whole service catalogue: every plan with its category and monthly price.",
+            s::strings(&[]),
+            |db, _| {
+                let all: PyDict<_> = db
+                    .services_in_order()
+                    .map(|sv| (sv.service_id.clone(), sv))
+                    .collect();
+                Ok(dumps(&all))
+            },
+        ),
+        s::tool(
+            "get_senior_discount",
+            Read,
+            "The price of a plan after the fixed $5 senior discount (never below zero).",
+            s::strings(&[(
+                "original_price",
+                "The price before the discount, e.g. '45.00'.",
+            )]),
+            |_, a| {
+                let price = py_float(a.str("original_price")?);
+                let price = price.ok_or("original_price must be a number")?;
+                Ok(py_fixed2(py_max(price - 5.0, 0.0)))
+            },
+        ),
+        s::with_intent(
+            s::tool(
+                "modify_support_ticket",
+                Write,
+                "Set a support ticket's status and priority.",
+                s::strings(&[
+                    TICKET,
+                    ("status", "open, in_progress, resolved or closed."),
+                    ("priority", "low, medium, high or urgent."),
+                ]),
+                modify_support_ticket,
+            ),
+            // Following up on a reported problem, not changing a purchase.
+            Intent::Report,
+        ),
+        s::tool(
+            "record_payment",
+            Write,
+            "Record a customer's payment and lower the balance by it (never below zero).",
+            s::object(
+                &[
+                    (CUSTOMER.0, s::string(CUSTOMER.1)),
+                    ("amount", s::number("The amount paid, in dollars.")),
+                    ("method", s::string("credit_card or bank_transfer.")),
+                    ("date", s::string("The payment date, YYYY-MM-DD.")),
+                ],
+                &["customer_id", "amount", "method", "date"],
+            ),
+            record_payment,
+        ),
+    ]
+}
+
+fn customer<'a>(db: &'a TelecomDb, id: &str) -> Result<&'a Customer, String> {
+    db.customers
+        .get(id)
+        .ok_or_else(|| format!("Customer not found: {id}"))
+}
+
+fn find_customer_by_email(db: &mut TelecomDb, a: &Args) -> Result<String, String> {
+    let email = a.str("email")?;
+    let wanted = email.to_lowercase();
+    db.customers
+        .iter()
+        .find(|(_, c)| c.demographics.email.to_lowercase() == wanted)
+        .map(|(id, _)| id.to_string())
+        .ok_or_else(|| format!("No customer found with email address: {email}"))
+}
+
+fn digits(s: &str) -> String {
+    s.chars().filter(char::is_ascii_digit).collect()
+}
+
+fn find_customer_by_phone(db: &mut TelecomDb, a: &Args) -> Result<String, String> {
+    let phone = a.str("phone")?;
+    let wanted = digits(phone);
+    db.customers
+        .iter()
+        .find(|(_, c)| digits(&c.demographics.phone) == wanted)
+        .map(|(id, _)| id.to_string())
+        .ok_or_else(|| format!("No customer found with phone number: {phone}"))
+}
+
+#[derive(Serialize)]
+struct ServiceList<'a> {
+    customer_id: &'a str,
+    services: Vec<&'a super::db::Service>,
+}
+
+fn manage_service(db: &mut TelecomDb, a: &Args) -> Result<String, String> {
+    let cid = a.str("customer_id")?;
+    let action = a.str("action")?;
+    let held = customer(db, cid)?.services.clone();
+    if action == "list" {
+        let services = held.iter().filter_map(|id| db.services.get(id)).collect();
+        return Ok(dumps(&ServiceList {
+            customer_id: cid,
+            services,
+        }));
+    }
+    let sid = match a.opt_str("service_id") {
+        Some(s) if !s.is_empty() => s,
+        _ => return Err(format!("Service ID is required for action: {action}")),
+    };
+    let service_name = |db: &TelecomDb| {
+        db.services
+            .get(sid)
+            .map_or(sid.to_string(), |sv| sv.name.clone())
+    };
+    match action {
+        "add" => {
+            let price = db
+                .services
+                .get(sid)
+                .map(|sv| sv.price)
+                .ok_or_else(|| format!("Service not found: {sid}"))?;
+            if held.iter().any(|h| h == sid) {
+                return Err(format!("Customer {cid} already has service: {sid}"));
+            }
+            let wanted = match a.value("devices_ids") {
+                Some(_) => a.str_list("devices_ids")?,
+                None => Vec::new(),
+            };
+            // Every id is checked before any device moves: no half-done additions.
+            let devices = &customer(db, cid)?.devices;
+            if let Some(missing) = wanted
+                .iter()
+                .find(|id| !devices.iter().any(|d| d.device_id == **id))
+            {
+                return Err(format!(
+                    "Device not found: {missing} in devices {}",
+                    py_repr(devices)
+                ));
+            }
+            let name = service_name(db);
+            let c = db.customers.get_mut(cid).ok_or("customer vanished")?;
+            for id in &wanted {
+                if let Some(d) = c.devices.iter_mut().find(|d| d.device_id == *id) {
+                    d.service = Some(sid.to_string());
+                }
+            }
+            c.services.push(sid.to_string());
+            if let Some(b) = db.billing.get_mut(cid) {
+                b.monthly_charges.insert(sid, price);
+            }
+            Ok(format!("Success: Added service '{name}' to customer {cid}"))
+        }
+        "remove" => {
+            if !held.iter().any(|h| h == sid) {
+                return Err(format!("Customer {cid} does not have service: {sid}"));
+            }
+            if db
+                .billing
+                .get(cid)
+                .is_some_and(|b| !b.monthly_charges.contains_key(sid))
+            {
+                // Python's KeyError text; raised before anything changes here.
+                return Err(py_str_repr(sid));
+            }
+            let name = service_name(db);
+            let c = db.customers.get_mut(cid).ok_or("customer vanished")?;
+            let mut unlinked: Vec<String> = Vec::new();
+            for d in c.devices.iter_mut() {
+                if d.service.as_deref() == Some(sid) {
+                    d.service = None;
+                    unlinked.push(d.name.clone());
+                }
+            }
+            if let Some(i) = c.services.iter().position(|h| h == sid) {
+                c.services.remove(i);
+            }
+            if let Some(b) = db.billing.get_mut(cid) {
+                b.monthly_charges.remove(sid);
+            }
+            Ok(format!(
+                "Success: Removed service '{name}' from customer {cid}. Devices {} are now no \
+                 longer associated with the service.",
+                py_repr(&unlinked)
+            ))
+        }
+        other => Err(format!(
+            "Invalid action: {other}. Valid actions are: add, remove, list"
+        )),
+    }
+}
+
+const PHONE_STEPS: [&str; 3] = [
+    // no_service, slow_speeds, battery_drain
+    "\nTroubleshooting steps: \n1) Restart device \n2) Check signal coverage \n3) Reset network settings \n4) Contact support if issue persists\n",
+    "\nTroubleshooting steps: \n1) Restart device \n2) Check data usage and plan limits\n3) Reset network settings \n4) Contact support if issue persists\n",
+    "\nTroubleshooting steps: \n1) Restart device \n2) Check brightness settings and reduce if needed\n3) Close background apps\n4) Contact support if issue persists\n",
+];
+const ROUTER_STEPS: [&str; 2] = [
+    "\nTroubleshooting steps: \n1) Restart router by unplugging for 30 seconds\n2) Check all cable connections \n3) Update firmware if available\n4) Contact support if needed\n",
+    "\nTroubleshooting steps: \n1) Restart router by unplugging for 30 seconds\n2) Check cable connections \n3) Run speed test \n4) Contact support if needed\n",
+];
+const TV_STEPS: &str = "\nTroubleshooting steps: \n1) Check correct input/source \n2) Verify cable connections \n3) Restart cable box \n4) Contact support if needed\n";
+
+/// The step text for a device category and an issue, `None` where no steps exist.
+pub fn steps_for(category: &str, issue: &str) -> Option<&'static str> {
+    let i = ISSUES.iter().position(|x| *x == issue)?;
+    match category {
+        "mobile_phone" | "phone" => PHONE_STEPS.get(i).copied(),
+        "networking" => ROUTER_STEPS.get(i).copied(),
+        "tv" if i == 0 => Some(TV_STEPS),
+        _ => None,
+    }
+}
+
+fn troubleshoot_device(db: &mut TelecomDb, a: &Args) -> Result<String, String> {
+    let name = a.str("device_name")?;
+    let issue = a.str("issue")?;
+    // The reference parses the issue before it looks the device up.
+    if !ISSUES.contains(&issue) {
+        return Err(format!("{} is not a valid Issue", py_str_repr(issue)));
+    }
+    let device = db
+        .model(name)
+        .ok_or_else(|| format!("Device not found: {name}"))?;
+    Ok(steps_for(&device.category, issue)
+        .unwrap_or("Unknown issue")
+        .to_string())
+}
+
+fn create_support_ticket(db: &mut TelecomDb, a: &Args) -> Result<String, String> {
+    let cid = a.str("customer_id")?;
+    customer(db, cid)?;
+    let category = a.str("category")?;
+    if !CATEGORIES.contains(&category) {
+        return Err(format!(
+            "Invalid category: {category}. Valid categories: {}",
+            CATEGORIES.join(", ")
+        ));
+    }
+    let priority = a.opt_str("priority").unwrap_or("medium");
+    if !PRIORITIES.contains(&priority) {
+        return Err(format!(
+            "Invalid priority: {priority}. Valid priorities: {}",
+            PRIORITIES.join(", ")
+        ));
+    }
+    let id = ids::counter_id("TICKET", 3, db.tickets.len() as u64 + 1);
+    // As in the reference, a minted id that already exists is overwritten (impossible on
+    // databases whose ticket ids are five-digit, like both the reference's and ours).
+    db.tickets.insert(
+        id.clone(),
+        Ticket {
+            ticket_id: id.clone(),
+            customer_id: cid.to_string(),
+            status: "open".into(),
+            priority: priority.to_string(),
+            category: Some(category.to_string()),
+        },
+    );
+    Ok(format!(
+        "Success: Created support ticket {id} for customer {cid}"
+    ))
+}
+
+fn modify_support_ticket(db: &mut TelecomDb, a: &Args) -> Result<String, String> {
+    let id = a.str("ticket_id")?;
+    let status = a.str("status")?;
+    let priority = a.str("priority")?;
+    let t = db
+        .tickets
+        .get_mut(id)
+        .ok_or_else(|| format!("Support ticket not found: {id}"))?;
+    t.status = status.to_string();
+    t.priority = priority.to_string();
+    Ok(format!(
+        "Success: Modified support ticket {id} with status {status} and priority {priority}"
+    ))
+}
+
+fn add_device(db: &mut TelecomDb, a: &Args) -> Result<String, String> {
+    let cid = a.str("customer_id")?;
+    customer(db, cid)?;
+    let name = a.str("device_name")?;
+    if db.model(name).is_none() {
+        return Err(format!("Invalid device name: {name}"));
+    }
+    let c = db.customers.get_mut(cid).ok_or("customer vanished")?;
+    // The reference's id: the list length plus one (it can repeat an id if the list ever
+    // had a gap; kept for compatibility with tasks that name the new device's id).
+    let device_id = (c.devices.len() + 1).to_string();
+    c.devices.push(Device {
+        device_id,
+        name: name.to_string(),
+        service: None,
+    });
+    Ok(format!("Success: Added device '{name}' to customer {cid}"))
+}
+
+#[derive(Serialize)]
+struct BillingUpdate<'a> {
+    customer_id: &'a str,
+    billing: &'a Billing,
+}
+
+fn manage_billing(db: &mut TelecomDb, a: &Args) -> Result<String, String> {
+    let cid = a.str("customer_id")?;
+    customer(db, cid)?;
+    let (paperless, auto_pay) = (a.bool("paperless")?, a.bool("auto_pay")?);
+    let cycle = a.str("billing_cycle")?;
+    // The reference indexes the billing table directly: a customer without an account
+    // raises KeyError.
+    let b = db.billing.get_mut(cid).ok_or_else(|| py_str_repr(cid))?;
+    b.paperless = paperless;
+    b.auto_pay = auto_pay;
+    b.billing_cycle = Some(cycle.to_string());
+    Ok(dumps(&BillingUpdate {
+        customer_id: cid,
+        billing: b,
+    }))
+}
+
+#[derive(Serialize)]
+struct PaymentReceipt<'a> {
+    customer_id: &'a str,
+    amount: String,
+    method: &'a str,
+    date: &'a str,
+    current_balance: String,
+}
+
+fn record_payment(db: &mut TelecomDb, a: &Args) -> Result<String, String> {
+    let cid = a.str("customer_id")?;
+    let b = db
+        .billing
+        .get_mut(cid)
+        .ok_or_else(|| format!("No billing information found for customer: {cid}"))?;
+    let amount = calc::py_round(a.f64("amount")?, 2);
+    let (method, date) = (a.str("method")?, a.str("date")?);
+    let balance = py_max(calc::py_round(b.current_balance - amount, 2), 0.0);
+    b.current_balance = balance;
+    b.payment_history.push(PaymentRecord {
+        date: date.to_string(),
+        amount,
+        status: "completed".into(),
+    });
+    b.last_payment = LastPayment {
+        amount,
+        date: date.to_string(),
+        method: method.to_string(),
+        status: "completed".into(),
+    };
+    Ok(dumps(&PaymentReceipt {
+        customer_id: cid,
+        amount: py_fixed2(amount),
+        method,
+        date,
+        current_balance: py_fixed2(balance),
+    }))
+}
