@@ -5,6 +5,7 @@
 use super::db::{AirlineDb, CLOCK, Money};
 use super::{Airline, generate, ground, tau_bench};
 use crate::domain::kit::clock::parse_datetime;
+use crate::domain::kit::text::arg_str;
 use crate::domain::{Database, Domain, Environment, GroundingContext, Split, ToolKind, ToolOutput};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -1378,65 +1379,110 @@ fn a_later_write_prefers_a_reservation_not_yet_changed() {
 // ---------------------------------------------------------------- the authors' gold tasks (opt-in)
 
 /// Replays every gold task of tau-emotion-bench's airline (test + train) on their database
-/// and compares each output and each task's changed rows with the authors' own tools.
-/// Needs a directory made by `scripts/reference/gold.sh airline <teb checkout> <dir>`:
-/// `TRACER_GOLD_DIR=<dir> cargo test --lib airline::tests::gold -- --ignored --nocapture`.
-/// With `TRACER_GOLD_DUMP=<file>` our outputs and changed rows are written there too.
+/// and compares each output and each task's final state with the authors' own tools. Every
+/// output that differs must be covered by a departure of the differential fixture
+/// (`tests/fixtures/reference/airline/departures.json`); every final state that differs must
+/// be one of two documented departures (README): `update_reservation_flights` records a new
+/// cabin (the state then differs in `cabin` only), and segments carrying keys the schema does
+/// not declare (`origin`, `destination`, `price`, which the reference overwrites) are refused.
+/// Prepare the directory with `scripts/reference/gold.sh airline <teb checkout> <dir>`, then
+/// `TRACER_AIRLINE_GOLD_DIR=<dir> cargo test --lib airline::tests::gold -- --ignored --nocapture`.
 #[test]
-#[ignore = "needs the reference checkout (see doc comment)"]
+#[ignore = "needs the reference's data and gold replay (see doc comment)"]
 fn gold_tasks_replay_like_the_reference() {
-    use crate::domain::reference::{changed_rows, json_equal, outputs_equal};
-    use std::io::Write;
-    let dir = PathBuf::from(std::env::var("TRACER_GOLD_DIR").expect("set TRACER_GOLD_DIR"));
-    let read_lines = |name: &str| -> Vec<Value> {
-        std::fs::read_to_string(dir.join(name))
+    use crate::domain::reference::{Departure, outputs_equal, same_state_except};
+    let dir = PathBuf::from(
+        std::env::var("TRACER_AIRLINE_GOLD_DIR").expect("set TRACER_AIRLINE_GOLD_DIR"),
+    );
+    let jsonl = |name: String| -> Vec<Value> {
+        std::fs::read_to_string(dir.join(&name))
             .unwrap_or_else(|e| panic!("{name}: {e}"))
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
     };
-    let calls = read_lines("calls.jsonl");
-    let expected = read_lines("expected-tau-emotion-bench.jsonl");
-    assert_eq!(calls.len(), expected.len());
-    let mut dump = std::env::var_os("TRACER_GOLD_DUMP").map(|p| std::fs::File::create(p).unwrap());
+    let export = |db: &AirlineDb| -> Value {
+        Value::Object(Database::to_tau_bench(db).into_iter().collect())
+    };
+    let cabin = ["cabin".to_string()];
+    let departures: Vec<Departure> = serde_json::from_str(
+        &std::fs::read_to_string(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/reference/airline/departures.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let mut departed = std::collections::BTreeMap::<String, usize>::new();
     let base = tau_bench::import(&dir.join("data")).unwrap();
-    let initial: Value = Database::to_tau_bench(&base)
-        .into_iter()
-        .collect::<serde_json::Map<_, _>>()
-        .into();
-    let (mut same_state, mut same_outputs, mut ours_ok, mut theirs_ok) = (0, 0, 0, 0);
-    for (seq, exp) in calls.iter().zip(&expected) {
-        let mut db = base.clone();
-        let (mut outputs_match, mut all_ok) = (true, true);
-        let mut outputs = Vec::new();
-        for (j, call) in seq.as_array().unwrap().iter().enumerate() {
-            let out = Environment::invoke(&mut db, call["name"].as_str().unwrap(), &call["kwargs"]);
-            all_ok &= !out.is_error;
-            outputs_match &= outputs_equal(&out.text, exp["outputs"][j].as_str().unwrap());
-            outputs.push(out.text);
+    let initial = export(&base);
+    let mut failures = Vec::new();
+    for split in ["test", "train"] {
+        let calls = jsonl(format!("calls_{split}.jsonl"));
+        let expected = jsonl(format!("expected_{split}.jsonl"));
+        assert_eq!(calls.len(), expected.len());
+        let (mut same, mut cabin_tasks, mut refused_tasks) = (0, 0, 0);
+        let (mut ours_ok, mut theirs_ok) = (0, 0);
+        for (i, (seq, exp)) in calls.iter().zip(&expected).enumerate() {
+            let mut db = base.clone();
+            let (mut cabin_changed, mut refused) = (false, false);
+            let (mut all_ours, mut all_theirs) = (true, true);
+            for (j, c) in seq.as_array().unwrap().iter().enumerate() {
+                let tool = c["name"].as_str().unwrap();
+                let before = db
+                    .reservations
+                    .get(arg_str(&c["kwargs"], "reservation_id"))
+                    .cloned();
+                let ours = Environment::invoke(&mut db, tool, &c["kwargs"]).text;
+                let theirs = exp["outputs"][j].as_str().unwrap();
+                if tool == "update_reservation_flights"
+                    && before.is_some_and(|r| r.cabin != arg_str(&c["kwargs"], "cabin"))
+                    && !ours.starts_with("Error")
+                {
+                    cabin_changed = true;
+                }
+                all_ours &= !ours.starts_with("Error");
+                all_theirs &= !theirs.starts_with("Error");
+                if ours.starts_with("Error: unexpected argument 'flights[") {
+                    refused = true;
+                }
+                if outputs_equal(&ours, theirs) || refused {
+                    continue;
+                }
+                if departures.iter().any(|d| d.covers(tool, &ours, theirs)) {
+                    *departed.entry(tool.to_string()).or_default() += 1;
+                } else {
+                    failures.push(format!(
+                        "{split} #{i} call {j} {tool}: ours {ours} | theirs {theirs}"
+                    ));
+                }
+            }
+            ours_ok += usize::from(all_ours);
+            theirs_ok += usize::from(all_theirs);
+            let after = export(&db);
+            if same_state_except(&initial, &after, &exp["changed"], &[]) {
+                same += 1;
+            } else if cabin_changed && same_state_except(&initial, &after, &exp["changed"], &cabin)
+            {
+                cabin_tasks += 1;
+            } else if refused {
+                refused_tasks += 1;
+            } else {
+                failures.push(format!("{split} #{i}: final state differs"));
+            }
         }
-        let after: Value = Database::to_tau_bench(&db)
-            .into_iter()
-            .collect::<serde_json::Map<_, _>>()
-            .into();
-        let changed = changed_rows(&initial, &after);
-        same_state += usize::from(json_equal(&changed, &exp["changed"]));
-        same_outputs += usize::from(outputs_match);
-        ours_ok += usize::from(all_ok);
-        theirs_ok += usize::from(
-            exp["outputs"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .all(|o| !o.as_str().unwrap_or("").starts_with("Error")),
+        eprintln!(
+            "{split}: {} tasks; final state equal {same}; equal but for the recorded cabin \
+             {cabin_tasks}; a gold call refused for undeclared segment keys {refused_tasks}; \
+             every gold action succeeds: ours {ours_ok}, reference {theirs_ok}",
+            calls.len()
         );
-        if let Some(f) = dump.as_mut() {
-            writeln!(f, "{}", json!({"outputs": outputs, "changed": changed})).unwrap();
-        }
     }
-    eprintln!(
-        "{} tasks; final state equal {same_state}, every output equal {same_outputs}; \
-         every gold action succeeds: ours {ours_ok}, reference {theirs_ok}",
-        calls.len()
+    eprintln!("outputs that differ as documented departures: {departed:?}");
+    assert!(
+        failures.is_empty(),
+        "{} unexplained differences:\n{}",
+        failures.len(),
+        failures[..failures.len().min(10)].join("\n")
     );
 }
