@@ -8,9 +8,10 @@
 //! departures
 //! (`departures.json`: `[{"tool", "reference_contains", "why", "affects_state"}]`). Every
 //! call's output and every sequence's changed rows must equal the reference's, except
-//! where a departure names the tool and a substring of the reference's output. A departure
-//! with `differs_only_in` (a list of field names) is narrower: it covers a call only when
-//! the two outputs are equal once those fields are dropped, and the sequence's changed
+//! where a departure names the tool and a substring of the reference's output (and, with
+//! `ours_contains`, of ours). One with `differs_only_in` (a list of field names) is
+//! narrower: it covers a call only when the two outputs are equal once those fields are
+//! dropped, and the sequence's changed
 //! rows are still compared with those fields dropped (instead of not at all).
 
 use serde_json::Value;

@@ -291,7 +291,8 @@ pub fn changed_rows(before: &Value, after: &Value) -> Value {
 
 /// A documented departure from a reference environment, as a differential fixture's
 /// `departures.json` lists them: it covers a call of `tool` whose reference output contains
-/// `reference_contains` and, when `differs_only_in` names fields, whose two outputs are
+/// `reference_contains`, whose output of ours contains `ours_contains` (default: anything)
+/// and, when `differs_only_in` names fields, whose two outputs are
 /// equal once those fields are dropped. `affects_state` says the sequence's changed rows
 /// differ too (only in `differs_only_in`, when it names fields).
 #[derive(Clone, Debug, serde::Deserialize)]
@@ -303,6 +304,8 @@ pub struct Departure {
     pub affects_state: bool,
     #[serde(default)]
     pub differs_only_in: Vec<String>,
+    #[serde(default)]
+    pub ours_contains: String,
 }
 
 impl Departure {
@@ -320,6 +323,7 @@ impl Departure {
         };
         self.tool == tool
             && theirs.contains(&self.reference_contains)
+            && ours.contains(&self.ours_contains)
             && (self.differs_only_in.is_empty() || fields_only())
     }
 }
