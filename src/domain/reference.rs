@@ -289,6 +289,112 @@ pub fn changed_rows(before: &Value, after: &Value) -> Value {
     Value::Object(out)
 }
 
+/// A documented departure from a reference environment, as a differential fixture's
+/// `departures.json` lists them: it covers a call of `tool` whose reference output contains
+/// `reference_contains`, whose output of ours contains `ours_contains` (default: anything)
+/// and, when `differs_only_in` names fields, whose two outputs are
+/// equal once those fields are dropped. `affects_state` says the sequence's changed rows
+/// differ too (only in `differs_only_in`, when it names fields).
+#[derive(Clone, Debug, serde::Deserialize)]
+pub struct Departure {
+    pub tool: String,
+    pub reference_contains: String,
+    pub why: String,
+    #[serde(default)]
+    pub affects_state: bool,
+    #[serde(default)]
+    pub differs_only_in: Vec<String>,
+    #[serde(default)]
+    pub ours_contains: String,
+}
+
+impl Departure {
+    /// Whether this departure explains our output `ours` where the reference said `theirs`.
+    pub fn covers(&self, tool: &str, ours: &str, theirs: &str) -> bool {
+        let fields_only = || {
+            let parse = |t: &str| serde_json::from_str::<Value>(t).ok();
+            match (parse(ours), parse(theirs)) {
+                (Some(a), Some(b)) => json_equal(
+                    &without_keys(&a, &self.differs_only_in),
+                    &without_keys(&b, &self.differs_only_in),
+                ),
+                _ => false,
+            }
+        };
+        self.tool == tool
+            && theirs.contains(&self.reference_contains)
+            && ours.contains(&self.ours_contains)
+            && (self.differs_only_in.is_empty() || fields_only())
+    }
+}
+
+/// `v` with the `keys` removed from every object at any depth: two values compared up to
+/// a documented departure confined to those fields.
+pub fn without_keys(v: &Value, keys: &[String]) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| !keys.contains(k))
+                .map(|(k, x)| (k.clone(), without_keys(x, keys)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(|x| without_keys(x, keys)).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The export `before` with `changed` rows (as [`changed_rows`] reports them) applied: the
+/// final state a reference recording describes.
+pub fn apply_changed_rows(before: &Value, changed: &Value) -> Value {
+    let mut out = before.clone();
+    for (table, rows) in changed.as_object().into_iter().flatten() {
+        let Some(rows) = rows.as_object() else {
+            continue;
+        };
+        if let Some(whole) = rows.get("*") {
+            out[table.as_str()] = whole.clone();
+            continue;
+        }
+        let target = out.as_object_mut().map(|o| {
+            o.entry(table.clone())
+                .or_insert_with(|| Value::Object(Default::default()))
+        });
+        let Some(Value::Object(target)) = target else {
+            continue;
+        };
+        for (id, row) in rows {
+            match row {
+                Value::Null => {
+                    target.remove(id);
+                }
+                row => {
+                    target.insert(id.clone(), row.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether our final export and the reference's changed rows describe the same state once
+/// `keys` are ignored everywhere (for a departure confined to those fields).
+pub fn same_state_except(
+    initial: &Value,
+    ours_after: &Value,
+    theirs_changed: &Value,
+    keys: &[String],
+) -> bool {
+    if keys.is_empty() {
+        return json_equal(&changed_rows(initial, ours_after), theirs_changed);
+    }
+    let theirs_after = apply_changed_rows(initial, theirs_changed);
+    let start = without_keys(initial, keys);
+    json_equal(
+        &changed_rows(&start, &without_keys(ours_after, keys)),
+        &changed_rows(&start, &without_keys(&theirs_after, keys)),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,6 +412,21 @@ mod tests {
             changed_rows(&before, &after),
             json!({"t": {"c": {"n": 3}, "b": null}, "l": {"*": [1, 2]}})
         );
+        let changed = changed_rows(&before, &after);
+        assert_eq!(apply_changed_rows(&before, &changed), after);
+        let keys = ["cabin".to_string()];
+        assert_eq!(
+            without_keys(&json!({"cabin": 1, "x": [{"cabin": 2, "y": 3}]}), &keys),
+            json!({"x": [{"y": 3}]})
+        );
+        // A departure in the ignored field only is the same state; anything else is not.
+        let start = json!({"r": {"a": {"cabin": "economy", "n": 1}}});
+        let ours = json!({"r": {"a": {"cabin": "business", "n": 2}}});
+        let theirs = json!({"r": {"a": {"cabin": "economy", "n": 2}}});
+        assert!(same_state_except(&start, &ours, &theirs, &keys));
+        assert!(!same_state_except(&start, &ours, &theirs, &[]));
+        let theirs_other = json!({"r": {"a": {"cabin": "economy", "n": 3}}});
+        assert!(!same_state_except(&start, &ours, &theirs_other, &keys));
     }
 
     #[test]

@@ -5,18 +5,17 @@
 //! is a `BTreeMap` so serialisation (and with it the state hash) is canonical. Money is kept
 //! in whole cents ([`Money`]) so sums and balances are exact.
 //!
-//! Architecture invariant: plain data plus small pure helpers (money, dates, allowances);
+//! Architecture invariant: plain data plus small pure helpers (money, allowances);
 //! nothing here knows tools, policies or generation.
 
 use crate::domain::Table;
+use crate::domain::kit::clock::SimClock;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::BTreeMap;
 use std::fmt;
 
 /// The simulation clock: "now" for every airline rule (tau-bench's airline assumes it too).
-pub const CLOCK: &str = "2024-05-15T15:00:00";
-/// The date part of [`CLOCK`].
-pub const TODAY: &str = "2024-05-15";
+pub const CLOCK: SimClock = SimClock::new("2024-05-15T15:00:00");
 
 /// The three cabins, cheapest first.
 pub const CABINS: [&str; 3] = ["basic_economy", "economy", "business"];
@@ -168,6 +167,18 @@ pub struct User {
     pub reservations: Vec<String>,
 }
 
+impl User {
+    /// The user as a traveller on a reservation.
+    pub fn as_passenger(&self) -> Passenger {
+        let name = &self.name;
+        Passenger {
+            first_name: name.first_name.clone(),
+            last_name: name.last_name.clone(),
+            dob: self.dob.clone(),
+        }
+    }
+}
+
 /// Seats or prices per cabin.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PerCabin<T> {
@@ -315,13 +326,3 @@ pub fn free_bags_per_passenger(membership: &str, cabin: &str) -> i64 {
 /// Price of one checked bag beyond the allowance, and of travel insurance per passenger.
 pub const BAG_FEE: i64 = 50;
 pub const INSURANCE_FEE: i64 = 30;
-
-pub use crate::domain::kit::clock::{
-    civil_from_days, days_from_civil, format_date, format_datetime, parse_clock, parse_date,
-    parse_datetime,
-};
-
-/// Seconds since the epoch of [`CLOCK`].
-pub fn clock_seconds() -> i64 {
-    parse_datetime(CLOCK).unwrap_or_default()
-}

@@ -16,14 +16,19 @@
 //! Architecture invariant: never reads the wall clock or anything outside its arguments.
 
 use super::db::{
-    Address, AirlineDb, BAG_FEE, CABINS, Flight, FlightDate, INSURANCE_FEE, Money, Name, Passenger,
-    Payment, PaymentMethod, PerCabin, Reservation, ReservedFlight, TODAY, User, clock_seconds,
-    format_date, format_datetime, free_bags_per_passenger, parse_clock, parse_date,
+    Address, AirlineDb, BAG_FEE, CABINS, CLOCK, Flight, FlightDate, INSURANCE_FEE, Money, Name,
+    Passenger, Payment, PaymentMethod, PerCabin, Reservation, ReservedFlight, User,
+    free_bags_per_passenger,
+};
+use crate::domain::kit::clock::{
+    days_from_civil, format_date, format_datetime, parse_clock, parse_date,
 };
 use rand::seq::IndexedRandom;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::LazyLock;
 
 pub const USERS: usize = 500;
 pub const FLIGHTS: usize = 300;
@@ -32,97 +37,34 @@ pub const RESERVATIONS: usize = 2000;
 pub const FIRST_DATE: &str = "2024-05-01";
 pub const DAYS: i64 = 30;
 
-const FIRST_NAMES: &[&str] = &[
-    "Amara", "Bruno", "Camila", "Dmitri", "Elena", "Farid", "Greta", "Hiro", "Ines", "Jonas",
-    "Kavya", "Leon", "Maya", "Nikolai", "Olga", "Pablo", "Quinn", "Rosa", "Sanjay", "Tessa",
-    "Umar", "Vera", "Wendell", "Ximena", "Yusuf", "Zara", "Abel", "Bianca", "Cyrus", "Daria",
-    "Emeka", "Freya", "Gideon", "Hana", "Ivan", "Jalen", "Keiko", "Lorenzo", "Mirela", "Nadia",
-    "Oscar", "Priya", "Rafael", "Selin", "Tobias", "Uma", "Viktor", "Willa", "Yara", "Zeke",
-];
+/// The vocabulary the generator draws from, kept as data in `vocabulary.toml`.
+#[derive(Debug, Default, Deserialize)]
+struct Vocabulary {
+    first_names: Vec<String>,
+    last_names: Vec<String>,
+    streets: Vec<String>,
+    /// (city, state, lowest zip code).
+    cities: Vec<(String, String, u32)>,
+    card_brands: Vec<String>,
+    /// (code, city) of every airport the tools know.
+    airports: Vec<(String, String)>,
+    /// The airports of the generated network.
+    network: Vec<String>,
+}
 
-const LAST_NAMES: &[&str] = &[
-    "Okafor",
-    "Lindqvist",
-    "Moreau",
-    "Tanaka",
-    "Herrera",
-    "Novak",
-    "Castillo",
-    "Brennan",
-    "Duarte",
-    "Ekstrom",
-    "Fitzgerald",
-    "Gallo",
-    "Haddad",
-    "Ivanova",
-    "Jansen",
-    "Kowalski",
-    "Laurent",
-    "Mensah",
-    "Nakamura",
-    "Oyelaran",
-    "Petrov",
-    "Quintero",
-    "Rahman",
-    "Sorensen",
-    "Takahashi",
-    "Ulloa",
-    "Varga",
-    "Whitaker",
-    "Yilmaz",
-    "Zhou",
-    "Abbott",
-    "Bergstrom",
-    "Carvalho",
-    "Delacroix",
-    "Esposito",
-    "Fontaine",
-    "Grimaldi",
-    "Holloway",
-    "Iqbal",
-    "Jovanovic",
-];
+/// The built-in vocabulary; a broken file is a bug the generator tests catch, so this never
+/// panics at run time (an empty vocabulary generates nothing).
+static VOCABULARY: LazyLock<Vocabulary> =
+    LazyLock::new(|| toml::from_str(include_str!("vocabulary.toml")).unwrap_or_default());
 
-const STREETS: &[&str] = &[
-    "Juniper Lane",
-    "Harbor View Road",
-    "Maple Crest Drive",
-    "Old Mill Way",
-    "Larkspur Court",
-    "Granite Avenue",
-    "Willow Bend",
-    "Copper Ridge Road",
-    "Bayside Terrace",
-    "Orchard Street",
-    "Foxglove Path",
-    "Summit Boulevard",
-    "Riverstone Drive",
-    "Cedar Hollow",
-    "Lantern Square",
-];
-
-const CITIES: &[(&str, &str, u32)] = &[
-    ("Portland", "OR", 97201),
-    ("Austin", "TX", 78701),
-    ("Denver", "CO", 80202),
-    ("Columbus", "OH", 43215),
-    ("Raleigh", "NC", 27601),
-    ("Madison", "WI", 53703),
-    ("Tucson", "AZ", 85701),
-    ("Boise", "ID", 83702),
-    ("Richmond", "VA", 23219),
-    ("Omaha", "NE", 68102),
-    ("Spokane", "WA", 99201),
-    ("Savannah", "GA", 31401),
-];
-
-const BRANDS: &[&str] = &["visa", "mastercard", "amex", "discover"];
-
-/// Airports of the generated network (a subset of `tools::AIRPORTS`).
-const NETWORK: &[&str] = &[
-    "ATL", "AUS", "BNA", "BOS", "CLT", "DEN", "DFW", "DTW", "EWR", "IAH", "JFK", "LAS", "LAX",
-    "MCO", "MIA", "MSP", "ORD", "PDX", "PHL", "PHX", "SAN", "SEA", "SFO", "SLC",
-];
+/// The city an airport code serves, for the codes the vocabulary knows.
+pub fn airport_city(code: &str) -> Option<&'static str> {
+    let airports = &VOCABULARY.airports;
+    airports
+        .iter()
+        .find(|(c, _)| c == code)
+        .map(|(_, city)| city.as_str())
+}
 
 /// Build the database for `seed`.
 pub fn generate(seed: u64) -> AirlineDb {
@@ -134,8 +76,8 @@ pub fn generate(seed: u64) -> AirlineDb {
     AirlineDb::from_maps(flights, reservations, users)
 }
 
-fn pick<'a>(rng: &mut ChaCha8Rng, items: &[&'a str]) -> &'a str {
-    items.choose(rng).copied().unwrap_or("")
+fn pick<'a>(rng: &mut ChaCha8Rng, items: &'a [String]) -> &'a str {
+    items.choose(rng).map(String::as_str).unwrap_or("")
 }
 
 fn first_day() -> i64 {
@@ -151,14 +93,15 @@ fn hms(secs: i64) -> String {
 
 fn gen_flights(rng: &mut ChaCha8Rng) -> BTreeMap<String, Flight> {
     // 75 airport pairs, each flown both ways twice a day: 300 flights.
+    let network = &VOCABULARY.network;
     let mut pairs: BTreeSet<(usize, usize)> = BTreeSet::new();
     // A ring first so the network is connected, then random extra pairs.
-    for i in 0..NETWORK.len() {
-        pairs.insert((i, (i + 1) % NETWORK.len()));
+    for i in 0..network.len() {
+        pairs.insert((i, (i + 1) % network.len()));
     }
     while pairs.len() < FLIGHTS / 4 {
-        let a = rng.random_range(0..NETWORK.len());
-        let b = rng.random_range(0..NETWORK.len());
+        let a = rng.random_range(0..network.len());
+        let b = rng.random_range(0..network.len());
         if a != b && !pairs.contains(&(b, a)) {
             pairs.insert((a, b));
         }
@@ -169,14 +112,14 @@ fn gen_flights(rng: &mut ChaCha8Rng) -> BTreeMap<String, Flight> {
         let base = 40 + minutes / 6 + rng.random_range(0..30i64);
         for (o, d) in [(a, b), (b, a)] {
             for _ in 0..2 {
-                legs.push((NETWORK[o], NETWORK[d], minutes, base));
+                legs.push((network[o].as_str(), network[d].as_str(), minutes, base));
             }
         }
     }
     let mut numbers: Vec<usize> = (1..=legs.len()).collect();
     rand::seq::SliceRandom::shuffle(numbers.as_mut_slice(), rng);
-    let clock = clock_seconds();
-    let today = parse_date(TODAY).unwrap_or_default();
+    let clock = CLOCK.seconds();
+    let today = parse_date(CLOCK.today()).unwrap_or_default();
     let mut flights = BTreeMap::new();
     for ((origin, destination, minutes, base), number) in legs.into_iter().zip(numbers) {
         let dep = rng.random_range(10..45i64) * 1800; // 05:00 ..= 22:00, on the half hour
@@ -294,15 +237,15 @@ fn unique_number(rng: &mut ChaCha8Rng, used: &mut BTreeSet<u32>) -> u32 {
 }
 
 fn random_dob(rng: &mut ChaCha8Rng, from_year: i64, to_year: i64) -> String {
-    let lo = super::db::days_from_civil(from_year, 1, 1);
-    let hi = super::db::days_from_civil(to_year, 12, 31);
+    let lo = days_from_civil(from_year, 1, 1);
+    let hi = days_from_civil(to_year, 12, 31);
     format_date(rng.random_range(lo..=hi))
 }
 
 fn random_person(rng: &mut ChaCha8Rng) -> Passenger {
     Passenger {
-        first_name: pick(rng, FIRST_NAMES).to_string(),
-        last_name: pick(rng, LAST_NAMES).to_string(),
+        first_name: pick(rng, &VOCABULARY.first_names).to_string(),
+        last_name: pick(rng, &VOCABULARY.last_names).to_string(),
         dob: random_dob(rng, 1945, 2015),
     }
 }
@@ -311,8 +254,8 @@ fn gen_users(rng: &mut ChaCha8Rng, used: &mut BTreeSet<u32>) -> BTreeMap<String,
     let mut users = BTreeMap::new();
     let mut suffixes = BTreeSet::new();
     while users.len() < USERS {
-        let first = pick(rng, FIRST_NAMES);
-        let last = pick(rng, LAST_NAMES);
+        let first = pick(rng, &VOCABULARY.first_names);
+        let last = pick(rng, &VOCABULARY.last_names);
         let suffix = rng.random_range(1000..10_000u32);
         if !suffixes.insert((first, last, suffix)) {
             continue;
@@ -335,7 +278,7 @@ fn gen_users(rng: &mut ChaCha8Rng, used: &mut BTreeSet<u32>) -> BTreeMap<String,
                 id.clone(),
                 PaymentMethod {
                     source: "credit_card".into(),
-                    brand: Some(pick(rng, BRANDS).to_string()),
+                    brand: Some(pick(rng, &VOCABULARY.card_brands).to_string()),
                     last_four: Some(format!("{:04}", rng.random_range(0..10_000u32))),
                     amount: None,
                     id,
@@ -357,7 +300,9 @@ fn gen_users(rng: &mut ChaCha8Rng, used: &mut BTreeSet<u32>) -> BTreeMap<String,
                 balance_method("certificate", Money::dollars(amount), id),
             );
         }
-        let (city, state, zip) = *CITIES.choose(rng).unwrap_or(&("Portland", "OR", 97201));
+        let Some((city, state, zip)) = VOCABULARY.cities.choose(rng) else {
+            break;
+        };
         let saved = (0..rng.random_range(1..=2))
             .map(|_| random_person(rng))
             .collect();
@@ -372,7 +317,11 @@ fn gen_users(rng: &mut ChaCha8Rng, used: &mut BTreeSet<u32>) -> BTreeMap<String,
                 last_name: last.to_string(),
             },
             address: Address {
-                address1: format!("{} {}", rng.random_range(10..9999), pick(rng, STREETS)),
+                address1: format!(
+                    "{} {}",
+                    rng.random_range(10..9999),
+                    pick(rng, &VOCABULARY.streets)
+                ),
                 address2: if rng.random_bool(0.5) {
                     format!("Suite {}", rng.random_range(100..999))
                 } else {
@@ -381,7 +330,7 @@ fn gen_users(rng: &mut ChaCha8Rng, used: &mut BTreeSet<u32>) -> BTreeMap<String,
                 city: city.to_string(),
                 country: "USA".to_string(),
                 state: state.to_string(),
-                zip: format!("{}", zip + rng.random_range(0..60u32)),
+                zip: format!("{}", *zip + rng.random_range(0..60u32)),
             },
             email: format!(
                 "{}.{}{}@example.com",
@@ -460,9 +409,9 @@ fn gen_reservations(
 ) -> BTreeMap<String, Reservation> {
     let flight_list: Vec<&Flight> = flights.values().collect();
     let user_ids: Vec<String> = users.keys().cloned().collect();
-    let today = parse_date(TODAY).unwrap_or_default();
+    let today = parse_date(CLOCK.today()).unwrap_or_default();
     let last_day = first_day() + DAYS - 1;
-    let clock = clock_seconds();
+    let clock = CLOCK.seconds();
     let mut out: BTreeMap<String, Reservation> = BTreeMap::new();
     while out.len() < RESERVATIONS {
         let Some(user_id) = user_ids.choose(rng) else {
@@ -527,11 +476,7 @@ fn gen_reservations(
         };
         let mut passengers = Vec::with_capacity(pax);
         if rng.random_bool(0.75) {
-            passengers.push(Passenger {
-                first_name: user.name.first_name.clone(),
-                last_name: user.name.last_name.clone(),
-                dob: user.dob.clone(),
-            });
+            passengers.push(user.as_passenger());
         }
         for p in &user.saved_passengers {
             if passengers.len() < pax {

@@ -1,20 +1,23 @@
-//! Grounding hooks of the airline domain: the machine-checkable policy rules
-//! ([`check_policy`]), id learning from tool outputs ([`observe`]) and candidate arguments
-//! for a tool call ([`propose_calls`]).
+//! Grounding hooks of the airline domain: id learning from tool outputs ([`observe`]) and
+//! candidate arguments for a tool call ([`propose_calls`]); the policy rules they respect
+//! are in `policy.rs`.
 //!
 //! Write proposals are built from the customer's own reservations and payment methods and
-//! from real bookable flights, then kept only if they obey [`check_policy`] and succeed on a
+//! from real bookable flights, then kept only if they obey the policy and succeed on a
 //! throw-away fork of the state (forking is an `Arc` clone), so every proposal returned is
 //! executable and policy-compliant.
 //!
 //! Architecture invariant: reads the state only; never mutates `self` (dry runs use forks).
 
 use super::db::{
-    AirlineDb, BAG_FEE, CABINS, INSURANCE_FEE, Money, Passenger, Reservation, TODAY, User,
-    clock_seconds, format_date, free_bags_per_passenger, parse_date, parse_datetime,
+    AirlineDb, BAG_FEE, CABINS, CLOCK, INSURANCE_FEE, Money, Passenger, Reservation, User,
 };
-use super::tools::{search_direct, search_onestop};
-use crate::domain::{Environment, GroundingContext};
+use super::policy::{airline_cancelled_a_flight, allowance, any_flown};
+use super::tools::{all_tools, change_cost, search_direct, search_onestop};
+use crate::domain::kit::clock::{format_date, parse_date};
+use crate::domain::kit::propose;
+use crate::domain::kit::text::arg_str;
+use crate::domain::{GroundingContext, ToolKind};
 use rand::RngExt;
 use rand::seq::{IndexedRandom, SliceRandom};
 use rand_chacha::ChaCha8Rng;
@@ -23,343 +26,6 @@ use std::collections::BTreeSet;
 
 /// How many proposals a call returns at most.
 const MAX_PROPOSALS: usize = 8;
-
-// ---------------------------------------------------------------- policy
-
-/// A segment is flown once its flight has left (landed or in the air) or its date is past.
-fn segment_flown(db: &AirlineDb, flight_number: &str, date: &str) -> bool {
-    match db
-        .flights
-        .get(flight_number)
-        .and_then(|f| f.dates.get(date))
-    {
-        Some(d) => matches!(d.status.as_str(), "landed" | "flying"),
-        None => date < TODAY,
-    }
-}
-
-fn any_flown(db: &AirlineDb, r: &Reservation) -> bool {
-    r.flights
-        .iter()
-        .any(|s| segment_flown(db, &s.flight_number, &s.date))
-}
-
-fn airline_cancelled_a_flight(db: &AirlineDb, r: &Reservation) -> bool {
-    r.flights.iter().any(|s| {
-        db.flights
-            .get(&s.flight_number)
-            .and_then(|f| f.dates.get(&s.date))
-            .is_some_and(|d| d.status == "cancelled")
-    })
-}
-
-fn booked_within_24h(r: &Reservation) -> bool {
-    parse_datetime(&r.created_at)
-        .map(|t| {
-            let age = clock_seconds() - t;
-            (0..86_400).contains(&age)
-        })
-        .unwrap_or(false)
-}
-
-/// Why a reservation may be cancelled under the policy, or `Err` naming the rule.
-pub fn cancellation_ground(db: &AirlineDb, r: &Reservation) -> Result<&'static str, String> {
-    if r.is_cancelled() {
-        return Err("policy: the reservation is already cancelled".into());
-    }
-    if any_flown(db, r) {
-        return Err(
-            "policy: a trip with a flown segment cannot be cancelled (transfer to a human agent)"
-                .into(),
-        );
-    }
-    if booked_within_24h(r) {
-        Ok("booked within the last 24 hours")
-    } else if airline_cancelled_a_flight(db, r) {
-        Ok("the airline cancelled a flight")
-    } else if r.cabin == "business" {
-        Ok("business cabin")
-    } else if r.insurance == "yes" {
-        Ok("travel insurance (health or weather reason)")
-    } else {
-        Err(
-            "policy: cancellation needs booking within 24 hours, an airline-cancelled flight, \
-             a business cabin or travel insurance"
-                .into(),
-        )
-    }
-}
-
-fn allowance(user: &User, cabin: &str, passengers: i64) -> i64 {
-    free_bags_per_passenger(&user.membership, cabin) * passengers
-}
-
-fn payment_source<'a>(user: &'a User, payment_id: &str) -> Option<&'a str> {
-    user.payment_methods
-        .get(payment_id)
-        .map(|m| m.source.as_str())
-}
-
-/// Whether a user may receive a goodwill certificate at all (silver/gold, or a reservation
-/// with insurance or in business).
-fn certificate_eligible(db: &AirlineDb, user: &User) -> bool {
-    user.membership == "silver"
-        || user.membership == "gold"
-        || user.reservations.iter().any(|id| {
-            db.reservations
-                .get(id)
-                .is_some_and(|r| r.insurance == "yes" || r.cabin == "business")
-        })
-}
-
-fn str_arg<'a>(args: &'a Value, key: &str) -> &'a str {
-    args.get(key).and_then(Value::as_str).unwrap_or("")
-}
-
-fn flight_refs(args: &Value) -> Vec<(String, String)> {
-    args.get("flights")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .map(|f| {
-                    (
-                        str_arg(f, "flight_number").into(),
-                        str_arg(f, "date").into(),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The airports a list of segments visits, in order, when every flight is known.
-fn itinerary(db: &AirlineDb, refs: &[(String, String)]) -> Option<Vec<(String, String)>> {
-    refs.iter()
-        .map(|(n, _)| {
-            db.flights
-                .get(n)
-                .map(|f| (f.origin.clone(), f.destination.clone()))
-        })
-        .collect()
-}
-
-/// Segments must chain, start at `origin`, and end at `destination` (one way) or reach
-/// `destination` and come back to `origin` (round trip).
-fn check_route(
-    legs: &[(String, String)],
-    origin: &str,
-    destination: &str,
-    flight_type: &str,
-) -> Result<(), String> {
-    let (Some(first), Some(last)) = (legs.first(), legs.last()) else {
-        return Err("policy: a trip needs at least one flight".into());
-    };
-    if legs.windows(2).any(|w| w[0].1 != w[1].0) {
-        return Err("policy: the flights do not connect into one itinerary".into());
-    }
-    let ok = first.0 == origin
-        && match flight_type {
-            "round_trip" => last.1 == origin && legs.iter().any(|l| l.1 == destination),
-            _ => last.1 == destination,
-        };
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "policy: the flights must match the trip {origin} -> {destination} ({flight_type})"
-        ))
-    }
-}
-
-/// The policy rules of `policies/airline.md` that the state can decide, evaluated before the
-/// call. `Err` names the rule broken.
-pub fn check_policy(db: &AirlineDb, tool: &str, args: &Value) -> Result<(), String> {
-    match tool {
-        "book_reservation" => check_booking(db, args),
-        "cancel_reservation" => {
-            let r = reservation(db, args)?;
-            cancellation_ground(db, r).map(|_| ())
-        }
-        "update_reservation_flights" => check_flight_change(db, args),
-        "update_reservation_baggages" => {
-            let r = open_reservation(db, args)?;
-            let user = db.users.get(&r.user_id).ok_or("policy: unknown user")?;
-            let total = args
-                .get("total_baggages")
-                .and_then(Value::as_i64)
-                .unwrap_or(0);
-            let nonfree = args
-                .get("nonfree_baggages")
-                .and_then(Value::as_i64)
-                .unwrap_or(0);
-            if total < r.total_baggages || nonfree < r.nonfree_baggages {
-                return Err("policy: checked bags can be added but not removed".into());
-            }
-            let expected = (total - allowance(user, &r.cabin, r.passenger_count()))
-                .max(r.nonfree_baggages)
-                .max(0);
-            if nonfree != expected {
-                return Err(format!(
-                    "policy: with {total} bags the paid bags must be {expected} (free allowance by tier and cabin)"
-                ));
-            }
-            check_update_payment(user, str_arg(args, "payment_id"))
-        }
-        "update_reservation_passengers" => {
-            let r = open_reservation(db, args)?;
-            if any_flown(db, r) {
-                return Err("policy: passengers of a trip already flown cannot change".into());
-            }
-            let n = args
-                .get("passengers")
-                .and_then(Value::as_array)
-                .map_or(0, Vec::len);
-            if n != r.passengers.len() {
-                return Err("policy: the number of passengers cannot change".into());
-            }
-            Ok(())
-        }
-        "send_certificate" => {
-            let user_id = str_arg(args, "user_id");
-            let user = db.users.get(user_id).ok_or("policy: unknown user")?;
-            if !certificate_eligible(db, user) {
-                return Err("policy: certificates only for silver/gold members or \
-                            reservations with insurance or in business"
-                    .into());
-            }
-            let amount = Money::from_f64(args.get("amount").and_then(Value::as_f64).unwrap_or(0.0));
-            let allowed = user.reservations.iter().any(|id| {
-                db.reservations.get(id).is_some_and(|r| {
-                    let n = r.passenger_count();
-                    amount == Money::dollars(50).times(n) || amount == Money::dollars(100).times(n)
-                })
-            });
-            if !allowed {
-                return Err(
-                    "policy: a certificate is $100 (cancelled flight) or $50 (delayed \
-                            flight) per passenger of one of the user's reservations"
-                        .into(),
-                );
-            }
-            Ok(())
-        }
-        _ => Ok(()),
-    }
-}
-
-fn reservation<'a>(db: &'a AirlineDb, args: &Value) -> Result<&'a Reservation, String> {
-    db.reservations
-        .get(str_arg(args, "reservation_id"))
-        .ok_or_else(|| "policy: unknown reservation".to_string())
-}
-
-fn open_reservation<'a>(db: &'a AirlineDb, args: &Value) -> Result<&'a Reservation, String> {
-    let r = reservation(db, args)?;
-    if r.is_cancelled() {
-        return Err("policy: a cancelled reservation cannot be changed".into());
-    }
-    Ok(r)
-}
-
-fn check_update_payment(user: &User, payment_id: &str) -> Result<(), String> {
-    match payment_source(user, payment_id) {
-        Some("credit_card" | "gift_card") => Ok(()),
-        Some(_) => Err(
-            "policy: changes are paid with a credit card or gift card, not a certificate".into(),
-        ),
-        None => Err("policy: the payment method must be in the user's profile".into()),
-    }
-}
-
-fn check_booking(db: &AirlineDb, args: &Value) -> Result<(), String> {
-    let user = db
-        .users
-        .get(str_arg(args, "user_id"))
-        .ok_or("policy: unknown user")?;
-    let pax = args
-        .get("passengers")
-        .and_then(Value::as_array)
-        .map_or(0, Vec::len) as i64;
-    if !(1..=5).contains(&pax) {
-        return Err("policy: a reservation has one to five passengers".into());
-    }
-    let (mut certs, mut cards, mut gifts) = (0, 0, 0);
-    for p in args
-        .get("payment_methods")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if p.get("amount").and_then(Value::as_f64).unwrap_or(0.0) <= 0.0 {
-            return Err("policy: every payment amount must be positive".into());
-        }
-        match payment_source(user, str_arg(p, "payment_id")) {
-            Some("certificate") => certs += 1,
-            Some("credit_card") => cards += 1,
-            Some("gift_card") => gifts += 1,
-            _ => return Err("policy: the payment method must be in the user's profile".into()),
-        }
-    }
-    if certs > 1 || cards > 1 || gifts > 3 {
-        return Err("policy: at most one certificate, one credit card and three gift cards".into());
-    }
-    let refs = flight_refs(args);
-    if let Some(legs) = itinerary(db, &refs) {
-        check_route(
-            &legs,
-            str_arg(args, "origin"),
-            str_arg(args, "destination"),
-            str_arg(args, "flight_type"),
-        )?;
-    }
-    let cabin = str_arg(args, "cabin");
-    let total = args
-        .get("total_baggages")
-        .and_then(Value::as_i64)
-        .unwrap_or(0);
-    let nonfree = args
-        .get("nonfree_baggages")
-        .and_then(Value::as_i64)
-        .unwrap_or(0);
-    let expected = (total - allowance(user, cabin, pax)).max(0);
-    if total < 0 || nonfree != expected {
-        return Err(format!(
-            "policy: with {total} bags the paid bags must be {expected} (free allowance by tier and cabin)"
-        ));
-    }
-    Ok(())
-}
-
-fn check_flight_change(db: &AirlineDb, args: &Value) -> Result<(), String> {
-    let r = open_reservation(db, args)?;
-    let user = db.users.get(&r.user_id).ok_or("policy: unknown user")?;
-    let refs = flight_refs(args);
-    let current: BTreeSet<(String, String)> = r
-        .flights
-        .iter()
-        .map(|s| (s.flight_number.clone(), s.date.clone()))
-        .collect();
-    let wanted: BTreeSet<(String, String)> = refs.iter().cloned().collect();
-    let cabin = str_arg(args, "cabin");
-    if current != wanted && r.cabin == "basic_economy" {
-        return Err("policy: basic economy flights cannot be changed (only the cabin)".into());
-    }
-    for s in &r.flights {
-        if segment_flown(db, &s.flight_number, &s.date) {
-            if cabin != r.cabin {
-                return Err("policy: the cabin cannot change once a segment is flown".into());
-            }
-            if !wanted.contains(&(s.flight_number.clone(), s.date.clone())) {
-                return Err("policy: a flown segment cannot be changed".into());
-            }
-        }
-    }
-    if let Some(legs) = itinerary(db, &refs) {
-        check_route(&legs, &r.origin, &r.destination, &r.flight_type)
-            .map_err(|e| format!("{e}; origin, destination and trip type cannot change"))?;
-    }
-    check_update_payment(user, str_arg(args, "payment_id"))
-}
 
 // ---------------------------------------------------------------- observe
 
@@ -422,15 +88,8 @@ fn search_key(onestop: bool, origin: &str, destination: &str, date: &str) -> Str
 }
 
 fn is_write(tool: &str) -> bool {
-    matches!(
-        tool,
-        "book_reservation"
-            | "cancel_reservation"
-            | "update_reservation_baggages"
-            | "update_reservation_flights"
-            | "update_reservation_passengers"
-            | "send_certificate"
-    )
+    let spec = all_tools().iter().map(|t| &t.spec).find(|s| s.name == tool);
+    spec.is_some_and(|s| s.kind == ToolKind::Write)
 }
 
 fn remember_conversation(tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
@@ -438,18 +97,18 @@ fn remember_conversation(tool: &str, args: &Value, output: &str, ctx: &mut Groun
         ctx.known.insert(key.to_string(), vals);
     };
     set(ctx, LAST_TOOL, vec![tool.to_string()]);
-    let touched = if tool == "book_reservation" {
-        serde_json::from_str::<Value>(output).ok().and_then(|v| {
-            v.get("reservation_id")
-                .and_then(Value::as_str)
-                .map(String::from)
-        })
+    // A booking touches the reservation it creates (its id is in the output).
+    let booked = serde_json::from_str::<Value>(output).unwrap_or_default();
+    let holder = if tool == "book_reservation" {
+        &booked
     } else {
-        args.get("reservation_id")
-            .and_then(Value::as_str)
-            .map(String::from)
+        args
     };
-    if let Some(id) = touched {
+    if let Some(id) = holder
+        .get("reservation_id")
+        .and_then(Value::as_str)
+        .map(String::from)
+    {
         set(ctx, LAST_RESERVATION, vec![id.clone()]);
         if is_write(tool) {
             ctx.learn(CHANGED, &id);
@@ -460,7 +119,7 @@ fn remember_conversation(tool: &str, args: &Value, output: &str, ctx: &mut Groun
     if tool.starts_with("search_") {
         let route: Vec<String> = ["origin", "destination", "date"]
             .iter()
-            .map(|k| str_arg(args, k).to_string())
+            .map(|k| arg_str(args, k).to_string())
             .collect();
         let date = route[2].clone();
         let key = search_key(tool == "search_onestop_flight", &route[0], &route[1], &date);
@@ -476,9 +135,9 @@ fn remember_conversation(tool: &str, args: &Value, output: &str, ctx: &mut Groun
                 let legs: Vec<Value> = match o.as_array() {
                     Some(pair) => pair
                         .iter()
-                        .map(|l| json!({"flight_number": str_arg(l, "flight_number"), "date": str_arg(l, "date")}))
+                        .map(|l| json!({"flight_number": arg_str(l, "flight_number"), "date": arg_str(l, "date")}))
                         .collect(),
-                    None => vec![json!({"flight_number": str_arg(o, "flight_number"), "date": date})],
+                    None => vec![json!({"flight_number": arg_str(o, "flight_number"), "date": date})],
                 };
                 Value::Array(legs).to_string()
             })
@@ -489,38 +148,34 @@ fn remember_conversation(tool: &str, args: &Value, output: &str, ctx: &mut Groun
 
 // ---------------------------------------------------------------- proposals
 
-/// Reservations to talk about, most plausible first: ones the context already knows (the
-/// customer's before others), then the customer's other reservations in a seeded order.
+/// Reservations to talk about, most plausible first: the customer's reservations the
+/// context already knows, the customer's other reservations in a seeded order, then other
+/// reservations the context knows.
 fn candidate_reservations<'a>(
     db: &'a AirlineDb,
     ctx: &GroundingContext,
     rng: &mut ChaCha8Rng,
 ) -> Vec<&'a Reservation> {
     let user_id = ctx.user_id.as_deref().unwrap_or("");
-    let known: Vec<&Reservation> = ctx
-        .values("reservation_id")
+    let own = db
+        .users
+        .get(user_id)
+        .map(|u| u.reservations.clone())
+        .unwrap_or_default();
+    let owned = |id: &str| {
+        db.reservations
+            .get(id)
+            .is_some_and(|r| r.user_id == user_id)
+    };
+    let mut out: Vec<&Reservation> = propose::ranked(ctx, "reservation_id", own, owned, rng)
         .iter()
         .filter_map(|id| db.reservations.get(id))
         .collect();
-    let mut out: Vec<&Reservation> = known
+    for r in ctx
+        .values("reservation_id")
         .iter()
-        .copied()
-        .filter(|r| r.user_id == user_id)
-        .collect();
-    let mut own: Vec<&Reservation> = db
-        .users
-        .get(user_id)
-        .map(|u| {
-            u.reservations
-                .iter()
-                .filter_map(|id| db.reservations.get(id))
-                .filter(|r| !out.iter().any(|o| o.reservation_id == r.reservation_id))
-                .collect()
-        })
-        .unwrap_or_default();
-    own.shuffle(rng);
-    out.extend(own);
-    for r in known {
+        .filter_map(|id| db.reservations.get(id))
+    {
         if !out.iter().any(|o| o.reservation_id == r.reservation_id) {
             out.push(r);
         }
@@ -585,26 +240,13 @@ fn reservations_for<'a>(
 }
 
 fn future_dates() -> Vec<String> {
-    let today = parse_date(TODAY).unwrap_or_default();
+    let today = parse_date(CLOCK.today()).unwrap_or_default();
     (1..=15).map(|k| format_date(today + k)).collect()
 }
 
 /// Keep the candidates that obey the policy and succeed on a fork, deduplicated, capped.
 fn executable(db: &AirlineDb, tool: &str, candidates: Vec<Value>) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::new();
-    for c in candidates {
-        if out.len() >= MAX_PROPOSALS {
-            break;
-        }
-        if out.contains(&c) || check_policy(db, tool, &c).is_err() {
-            continue;
-        }
-        let mut fork = db.clone();
-        if !fork.invoke(tool, &c).is_error {
-            out.push(c);
-        }
-    }
-    out
+    propose::executable(db, tool, propose::distinct(candidates), MAX_PROPOSALS)
 }
 
 /// Candidate arguments for `tool` (see the module comment).
@@ -695,11 +337,7 @@ pub fn propose_calls(
                     continue;
                 };
                 let mut people: Vec<Passenger> = owner.saved_passengers.clone();
-                people.push(Passenger {
-                    first_name: owner.name.first_name.clone(),
-                    last_name: owner.name.last_name.clone(),
-                    dob: owner.dob.clone(),
-                });
+                people.push(owner.as_passenger());
                 for p in people {
                     if r.passengers.contains(&p) {
                         continue;
@@ -764,7 +402,7 @@ fn propose_searches(
             .flights
             .iter()
             .map(|s| s.date.clone())
-            .filter(|d| d.as_str() > TODAY)
+            .filter(|d| d.as_str() > CLOCK.today())
             .collect();
         preferred.extend(dates.iter().cloned());
         routes.push((r.origin.clone(), r.destination.clone(), preferred.clone()));
@@ -902,6 +540,41 @@ fn booking_args(db: &AirlineDb, user_id: &str, user: &User, trip: Trip) -> Vec<V
         .collect()
 }
 
+/// A booking's random choices: the cabin to try first, checked bags, insurance.
+fn draw_choices(rng: &mut ChaCha8Rng) -> (&'static str, i64, &'static str) {
+    let cabin = *CABINS.choose(rng).unwrap_or(&"economy");
+    let bags = rng.random_range(0..=2i64);
+    let insurance = if rng.random_bool(0.5) { "yes" } else { "no" };
+    (cabin, bags, insurance)
+}
+
+/// One-way bookings of `legs` in the drawn cabin, then economy and business: for the
+/// customer alone (`group[0]`, with the drawn insurance) and for the whole group (without).
+fn one_way_bookings(
+    db: &AirlineDb,
+    user_id: &str,
+    user: &User,
+    legs: &[(String, String)],
+    group: &[Passenger],
+    (cabin, bags, insurance): (&str, i64, &str),
+) -> Vec<Value> {
+    let mut out = Vec::new();
+    for c in [cabin, "economy", "business"] {
+        for (passengers, insurance) in [(&group[..1], insurance), (group, "no")] {
+            let trip = Trip {
+                legs,
+                flight_type: "one_way",
+                cabin: c,
+                passengers,
+                bags,
+                insurance,
+            };
+            out.extend(booking_args(db, user_id, user, trip));
+        }
+    }
+    out
+}
+
 fn propose_bookings(
     db: &AirlineDb,
     user_id: &str,
@@ -909,12 +582,8 @@ fn propose_bookings(
     ctx: &GroundingContext,
     rng: &mut ChaCha8Rng,
 ) -> Vec<Value> {
-    let me = Passenger {
-        first_name: user.name.first_name.clone(),
-        last_name: user.name.last_name.clone(),
-        dob: user.dob.clone(),
-    };
-    let mut group = vec![me.clone()];
+    // The customer first, then their first saved passenger.
+    let mut group = vec![user.as_passenger()];
     group.extend(user.saved_passengers.iter().take(1).cloned());
     let dates = future_dates();
     // Flights the context revealed first (with the dates it saw), then random bookable ones.
@@ -937,29 +606,13 @@ fn propose_bookings(
             .iter()
             .map(|l| {
                 (
-                    str_arg(l, "flight_number").to_string(),
-                    str_arg(l, "date").to_string(),
+                    arg_str(l, "flight_number").into(),
+                    arg_str(l, "date").into(),
                 )
             })
             .collect();
-        let cabin = *CABINS.choose(rng).unwrap_or(&"economy");
-        let bags = rng.random_range(0..=2i64);
-        let insurance = if rng.random_bool(0.5) { "yes" } else { "no" };
-        for c in [cabin, "economy", "business"] {
-            for (passengers, insurance) in
-                [(std::slice::from_ref(&me), insurance), (&group[..], "no")]
-            {
-                let trip = Trip {
-                    legs: &legs,
-                    flight_type: "one_way",
-                    cabin: c,
-                    passengers,
-                    bags,
-                    insurance,
-                };
-                out.extend(booking_args(db, user_id, user, trip));
-            }
-        }
+        let choices = draw_choices(rng);
+        out.extend(one_way_bookings(db, user_id, user, &legs, &group, choices));
     }
     let all: Vec<String> = db.flights.keys().map(str::to_string).collect();
     for _ in 0..6 {
@@ -974,7 +627,7 @@ fn propose_bookings(
             continue;
         };
         let Some(date) = dates.iter().find(|d| {
-            d.as_str() > TODAY
+            d.as_str() > CLOCK.today()
                 && f.dates.get(d.as_str()).is_some_and(|x| {
                     x.status == "available"
                         && x.available_seats
@@ -984,25 +637,9 @@ fn propose_bookings(
         }) else {
             continue;
         };
-        let cabin = *CABINS.choose(rng).unwrap_or(&"economy");
-        let bags = rng.random_range(0..=2i64);
-        let insurance = if rng.random_bool(0.5) { "yes" } else { "no" };
-        for c in [cabin, "economy", "business"] {
-            let legs = [(number.clone(), date.clone())];
-            for (passengers, insurance) in
-                [(std::slice::from_ref(&me), insurance), (&group[..], "no")]
-            {
-                let trip = Trip {
-                    legs: &legs,
-                    flight_type: "one_way",
-                    cabin: c,
-                    passengers,
-                    bags,
-                    insurance,
-                };
-                out.extend(booking_args(db, user_id, user, trip));
-            }
-        }
+        let choices @ (_, bags, insurance) = draw_choices(rng);
+        let legs = [(number.clone(), date.clone())];
+        out.extend(one_way_bookings(db, user_id, user, &legs, &group, choices));
         // A round trip back on a later day, when a return flight exists.
         let back = db
             .flights
@@ -1019,7 +656,7 @@ fn propose_bookings(
                 legs: &legs,
                 flight_type: "round_trip",
                 cabin: "economy",
-                passengers: std::slice::from_ref(&me),
+                passengers: &group[..1],
                 bags,
                 insurance,
             };
@@ -1063,7 +700,7 @@ fn propose_flight_changes(
                     .iter()
                     .map(|s| {
                         let d = format_date(parse_date(&s.date)? + shift);
-                        (d.as_str() > TODAY)
+                        (d.as_str() > CLOCK.today())
                             .then(|| json!({"flight_number": s.flight_number, "date": d}))
                     })
                     .collect();
@@ -1094,37 +731,4 @@ fn propose_flight_changes(
         }
     }
     c
-}
-
-/// The fare difference a flight change would charge (as the tool computes it).
-pub(super) fn change_cost(
-    db: &AirlineDb,
-    r: &Reservation,
-    cabin: &str,
-    flights: &[Value],
-) -> Option<Money> {
-    let pax = r.passenger_count();
-    let mut total = Money(0);
-    for f in flights {
-        let n = str_arg(f, "flight_number");
-        let d = str_arg(f, "date");
-        let kept = r
-            .flights
-            .iter()
-            .find(|s| s.flight_number == n && s.date == d && cabin == r.cabin);
-        let price = match kept {
-            Some(s) => s.price,
-            None => db
-                .flights
-                .get(n)?
-                .dates
-                .get(d)?
-                .prices
-                .as_ref()?
-                .get(cabin)?,
-        };
-        total = total + price.times(pax);
-    }
-    let old: Money = r.flights.iter().map(|s| s.price).sum();
-    Some(total - old.times(pax))
 }

@@ -1,23 +1,27 @@
-//! The airline domain: book, change and cancel flight reservations (tau-bench's airline).
+//! The airline domain: book, change and cancel flight reservations (tau-bench's airline,
+//! as the authors' tau-emotion-bench ships it).
 //!
-//! - [`db`]: the typed state (users, flights with per-date status, reservations) and the
-//!   simulation clock, 2024-05-15 15:00 EST.
-//! - [`tools`]: the 14 tools with tau-bench's names, arguments, outputs and errors.
-//! - [`generate`]: the deterministic synthetic database (500 users, 300 flights, 2,000
-//!   reservations).
-//! - [`tau_bench`]: import / export of tau-bench's `users.json`, `flights.json`,
+//! Code map:
+//! - `db.rs`: the typed state (users, flights with per-date status, reservations), money in
+//!   cents, the free bag allowance and the simulation clock, 2024-05-15 15:00 EST.
+//! - `tools.rs`: the 14 tools with tau-bench's names, arguments, outputs and errors.
+//! - `generate.rs`: the deterministic synthetic database (500 users, 300 flights, 2,000
+//!   reservations); its vocabulary (names, cities, airports) is data in `vocabulary.toml`.
+//! - `tau_bench.rs`: import / export of tau-bench's `users.json`, `flights.json`,
 //!   `reservations.json`.
-//! - [`ground`]: grounding hooks — call proposals, id learning and the machine-checkable
-//!   policy rules of `policies/airline.md`.
-//! - [`request`]: refinement hooks — user facts, request sentences, internal ids, required
+//! - `ground.rs`: grounding hooks: call proposals and id learning.
+//! - `policy.rs`: the machine-checkable rules of `policies/airline.md`, as named kit rows.
+//! - `requests.toml`: the request sentences a customer says for each tool.
+//! - `hooks.rs`: refinement hooks: user facts, request sentences, internal ids, required
 //!   outputs and the customer's records.
 //!
 //! Architecture invariant: nothing here knows stages, artifacts, LLMs or the CLI.
 
 pub mod db;
 pub mod generate;
-pub mod ground;
-pub mod request;
+mod ground;
+mod hooks;
+mod policy;
 pub mod tau_bench;
 pub mod tools;
 
@@ -26,9 +30,10 @@ mod tests;
 
 pub use db::AirlineDb;
 
+use super::kit::policy::check_rules;
 use super::{
-    Database, Domain, DomainError, Environment, GroundingContext, Split, StateHash, Tool, ToolSpec,
-    UserFact,
+    Database, Domain, DomainError, Environment, GroundingContext, PolicyViolation, Split,
+    StateHash, Tool, ToolSpec, UserFact,
 };
 use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
@@ -96,33 +101,27 @@ impl Database for AirlineDb {
         ground::observe(self, tool, args, output, ctx)
     }
 
-    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), crate::domain::PolicyViolation> {
-        // Until the rules are declared one by one, the tool names the rule.
-        let rule = Self::tools()
-            .iter()
-            .find(|t| t.spec.name == tool)
-            .map_or("policy", |t| t.spec.name);
-        ground::check_policy(self, tool, args)
-            .map_err(|detail| crate::domain::PolicyViolation::new(rule, detail))
+    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation> {
+        check_rules(policy::RULES, self, tool, args)
     }
 
     fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
-        request::user_facts(self, user_id)
+        hooks::user_facts(self, user_id)
     }
 
     fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String> {
-        request::describe_request(self, tool, args, output)
+        hooks::describe_request(self, tool, args, output)
     }
 
-    fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String> {
-        request::internal_ids(tool, args)
+    fn internal_ids(&self, _tool: &str, args: &Value) -> Vec<String> {
+        hooks::internal_ids(args)
     }
 
-    fn required_outputs(&self, tool: &str, args: &Value, output: &str) -> Vec<String> {
-        request::required_outputs(tool, args, output)
+    fn required_outputs(&self, tool: &str, _args: &Value, output: &str) -> Vec<String> {
+        hooks::required_outputs(tool, output)
     }
 
     fn customer_records(&self, user_id: &str) -> Vec<String> {
-        request::customer_records(self, user_id)
+        hooks::customer_records(self, user_id)
     }
 }

@@ -1,8 +1,10 @@
-//! The fourteen airline tools: specs (name, kind, description, JSON Schema) and their code.
+//! The fourteen airline tools: specs (name, kind, description, JSON Schema, built with the
+//! kit's schema builders) and their code.
 //!
 //! Names, arguments, return shapes and error messages follow tau-bench's public airline
-//! environment, so its tasks replay here. Departures (each a fix of an evident defect) are
-//! listed in the module's report and marked `Departure:` below.
+//! environment (as the authors' tau-emotion-bench ships it), so its tasks replay here.
+//! Departures (each a fix of an evident defect) are listed in the README and marked
+//! `Departure:` below.
 //!
 //! New ids are derived from the state, never from a clock or a global counter:
 //! - a booked reservation takes the first unused id of `HATHAT`, `HATHAU`, `HATHAV` (the
@@ -11,326 +13,326 @@
 //!   in the receiving user's profile.
 //!
 //! Architecture invariant: tools see only the database and their validated arguments; they
-//! never check the policy (that is `ground::check_policy`) — as in tau-bench, the agent is
+//! never check the policy (that is `policy.rs`) — as in tau-bench, the agent is
 //! responsible for the rules the API does not enforce.
 
 use super::db::{
     AirlineDb, BAG_FEE, CLOCK, Flight, FlightDate, INSURANCE_FEE, Money, Passenger, Payment,
-    Reservation, ReservedFlight, format_date, parse_date,
+    PaymentMethod, Reservation, ReservedFlight, User,
 };
-use crate::domain::{Args, Tool, ToolKind, ToolSpec};
+use super::generate::airport_city;
+use crate::domain::kit::clock::{format_date, parse_date};
+use crate::domain::kit::schema::{array, integer, number, object, string, tool};
+use crate::domain::kit::text::arg_str;
+use crate::domain::kit::{calc, ids};
+use crate::domain::{Args, Tool, ToolKind};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-/// Airport codes our generator and tau-bench's data use, with the city each serves.
-pub const AIRPORTS: &[(&str, &str)] = &[
-    ("ATL", "Atlanta"),
-    ("AUS", "Austin"),
-    ("BNA", "Nashville"),
-    ("BOS", "Boston"),
-    ("CLT", "Charlotte"),
-    ("DEN", "Denver"),
-    ("DFW", "Dallas"),
-    ("DTW", "Detroit"),
-    ("EWR", "Newark"),
-    ("IAH", "Houston"),
-    ("JFK", "New York"),
-    ("LAS", "Las Vegas"),
-    ("LAX", "Los Angeles"),
-    ("LGA", "LaGuardia"),
-    ("MCO", "Orlando"),
-    ("MIA", "Miami"),
-    ("MSP", "Minneapolis"),
-    ("ORD", "Chicago"),
-    ("PDX", "Portland"),
-    ("PHL", "Philadelphia"),
-    ("PHX", "Phoenix"),
-    ("SAN", "San Diego"),
-    ("SEA", "Seattle"),
-    ("SFO", "San Francisco"),
-    ("SLC", "Salt Lake City"),
-];
-
-fn obj(props: Value, required: &[&str]) -> Value {
-    json!({"type": "object", "properties": props, "required": required})
+/// A string restricted to `values`, without a description (as tau-bench's enums are).
+fn choice(values: &[&str]) -> Value {
+    json!({"type": "string", "enum": values})
 }
 
-fn passenger_schema() -> Value {
-    json!({"type": "array", "items": obj(json!({
-        "first_name": {"type": "string", "description": "Given name as on the passenger's ID."},
-        "last_name": {"type": "string", "description": "Family name as on the passenger's ID."},
-        "dob": {"type": "string", "description": "Date of birth, YYYY-MM-DD."}
-    }), &["first_name", "last_name", "dob"])})
+fn passengers_schema() -> Value {
+    let person = object(
+        &[
+            ("first_name", string("Given name as on the passenger's ID.")),
+            ("last_name", string("Family name as on the passenger's ID.")),
+            ("dob", string("Date of birth, YYYY-MM-DD.")),
+        ],
+        &["first_name", "last_name", "dob"],
+    );
+    json!({"type": "array", "items": person})
 }
 
 fn flights_schema() -> Value {
-    json!({"type": "array", "description": "Every segment of the trip, in travel order.",
-        "items": obj(json!({
-            "flight_number": {"type": "string", "description": "Flight number such as 'HAT123'."},
-            "date": {"type": "string", "description": "Departure date of this segment, YYYY-MM-DD."}
-        }), &["flight_number", "date"])})
+    let leg = object(
+        &[
+            ("flight_number", string("Flight number such as 'HAT123'.")),
+            (
+                "date",
+                string("Departure date of this segment, YYYY-MM-DD."),
+            ),
+        ],
+        &["flight_number", "date"],
+    );
+    array(leg, "Every segment of the trip, in travel order.")
 }
 
 fn cabin_schema() -> Value {
-    json!({"type": "string", "enum": ["basic_economy", "economy", "business"]})
+    choice(&["basic_economy", "economy", "business"])
 }
 
-fn spec(
-    name: &'static str,
-    kind: ToolKind,
-    description: &'static str,
-    parameters: Value,
-) -> ToolSpec {
-    ToolSpec {
-        name,
-        kind,
-        description,
-        parameters,
-        terminates: false,
-        intent: crate::domain::Intent::infer(name, kind),
-    }
-}
-
-static TOOLS: LazyLock<Vec<Tool<AirlineDb>>> = LazyLock::new(|| {
-    use ToolKind::{Read, Write};
-    let route = obj(
-        json!({
-            "origin": {"type": "string", "description": "Three-letter code of the departure airport, e.g. 'SEA'."},
-            "destination": {"type": "string", "description": "Three-letter code of the arrival airport, e.g. 'BOS'."},
-            "date": {"type": "string", "description": "Departure date, YYYY-MM-DD."}
-        }),
-        &["origin", "destination", "date"],
-    );
-    let reservation_only = obj(
-        json!({"reservation_id": {"type": "string", "description": "Six-character reservation code, e.g. 'ZFA04Y'."}}),
-        &["reservation_id"],
-    );
-    vec![
-        Tool {
-            spec: spec(
-                "book_reservation",
-                Write,
-                "Create a new reservation for a user: the flights, cabin, passengers, checked bags, \
-                 insurance choice, and how the total is split across the user's saved payment methods.",
-                obj(
-                    json!({
-                        "user_id": {"type": "string", "description": "Id of the booking user, e.g. 'maya_okafor_1234'."},
-                        "origin": {"type": "string", "description": "Airport code where the trip starts."},
-                        "destination": {"type": "string", "description": "Airport code of the trip's destination."},
-                        "flight_type": {"type": "string", "enum": ["one_way", "round_trip"]},
-                        "cabin": cabin_schema(),
-                        "flights": flights_schema(),
-                        "passengers": passenger_schema(),
-                        "payment_methods": {"type": "array", "description": "Payment ids from the user's profile with the amount charged to each; the amounts must add up to the total price.",
-                            "items": obj(json!({
-                                "payment_id": {"type": "string", "description": "Id such as 'credit_card_1234567'."},
-                                "amount": {"type": "number", "description": "Dollars charged to this method."}
-                            }), &["payment_id", "amount"])},
-                        "total_baggages": {"type": "integer", "description": "Checked bags for the whole reservation."},
-                        "nonfree_baggages": {"type": "integer", "description": "How many of those bags are paid (beyond the free allowance)."},
-                        "insurance": {"type": "string", "enum": ["yes", "no"]}
-                    }),
-                    &[
-                        "user_id",
-                        "origin",
-                        "destination",
-                        "flight_type",
-                        "cabin",
-                        "flights",
-                        "passengers",
-                        "payment_methods",
-                        "total_baggages",
-                        "nonfree_baggages",
-                        "insurance",
-                    ],
-                ),
-            ),
-            run: book_reservation,
-        },
-        Tool {
-            spec: spec(
-                "calculate",
-                Read,
-                "Evaluate an arithmetic expression (numbers, + - * / and parentheses) and return \
-                 the result rounded to two decimals.",
-                obj(
-                    json!({"expression": {"type": "string", "description": "For example '(249 + 118) * 2'."}}),
-                    &["expression"],
-                ),
-            ),
-            run: calculate,
-        },
-        Tool {
-            spec: spec(
-                "cancel_reservation",
-                Write,
-                "Cancel a whole reservation; every payment on it is reversed to its original method.",
-                reservation_only.clone(),
-            ),
-            run: cancel_reservation,
-        },
-        Tool {
-            spec: spec(
-                "get_reservation_details",
-                Read,
-                "Look up one reservation by its code: route, segments, passengers, payments, bags and insurance.",
-                reservation_only.clone(),
-            ),
-            run: get_reservation_details,
-        },
-        Tool {
-            spec: spec(
-                "get_user_details",
-                Read,
-                "Look up a user's profile: name, contact details, membership tier, saved payment \
-                 methods and passengers, and reservation codes.",
-                obj(
-                    json!({"user_id": {"type": "string", "description": "Id such as 'maya_okafor_1234'."}}),
-                    &["user_id"],
-                ),
-            ),
-            run: get_user_details,
-        },
-        Tool {
-            spec: spec(
-                "list_all_airports",
-                Read,
-                "List the airports the airline serves, each code with its city.",
-                obj(json!({}), &[]),
-            ),
-            run: list_all_airports,
-        },
-        Tool {
-            spec: spec(
-                "search_direct_flight",
-                Read,
-                "Find nonstop flights between two airports that can still be booked on a date, \
-                 with seats left and prices per cabin.",
-                route.clone(),
-            ),
-            run: search_direct_flight,
-        },
-        Tool {
-            spec: spec(
-                "search_onestop_flight",
-                Read,
-                "Find two-segment itineraries with one connection between two airports that can \
-                 still be booked, departing on a date.",
-                route,
-            ),
-            run: search_onestop_flight,
-        },
-        Tool {
-            spec: spec(
-                "send_certificate",
-                Write,
-                "Add a travel certificate of the given value to a user's payment methods, as compensation.",
-                obj(
-                    json!({
-                        "user_id": {"type": "string", "description": "Id of the user to compensate."},
-                        "amount": {"type": "number", "description": "Value of the certificate in dollars."}
-                    }),
-                    &["user_id", "amount"],
-                ),
-            ),
-            run: send_certificate,
-        },
-        Tool {
-            spec: spec(
-                "think",
-                Read,
-                "Write down reasoning for yourself; nothing is looked up or changed.",
-                obj(
-                    json!({"thought": {"type": "string", "description": "The reasoning to note."}}),
-                    &["thought"],
-                ),
-            ),
-            run: think,
-        },
-        Tool {
-            spec: ToolSpec {
-                terminates: true,
-                ..spec(
-                    "transfer_to_human_agents",
-                    Read,
-                    "Hand the conversation to a human agent with a short summary of the user's \
-                     problem. Only for requests outside what the tools and policy allow.",
-                    obj(
-                        json!({"summary": {"type": "string", "description": "What the user needs and what has been done so far."}}),
-                        &["summary"],
-                    ),
-                )
-            },
-            run: transfer_to_human_agents,
-        },
-        Tool {
-            spec: spec(
-                "update_reservation_baggages",
-                Write,
-                "Set a reservation's checked-bag counts; paid bags added beyond those already paid \
-                 are charged to the given payment method.",
-                obj(
-                    json!({
-                        "reservation_id": {"type": "string", "description": "Six-character reservation code."},
-                        "total_baggages": {"type": "integer", "description": "New total of checked bags."},
-                        "nonfree_baggages": {"type": "integer", "description": "New number of paid bags."},
-                        "payment_id": {"type": "string", "description": "Credit card or gift card id from the user's profile."}
-                    }),
-                    &[
-                        "reservation_id",
-                        "total_baggages",
-                        "nonfree_baggages",
-                        "payment_id",
-                    ],
-                ),
-            ),
-            run: update_reservation_baggages,
-        },
-        Tool {
-            spec: spec(
-                "update_reservation_flights",
-                Write,
-                "Replace a reservation's segments and/or cabin. Pass every segment of the new \
-                 itinerary, including unchanged ones; the fare difference is charged or refunded \
-                 through the given payment method.",
-                obj(
-                    json!({
-                        "reservation_id": {"type": "string", "description": "Six-character reservation code."},
-                        "cabin": cabin_schema(),
-                        "flights": flights_schema(),
-                        "payment_id": {"type": "string", "description": "Credit card or gift card id from the user's profile."}
-                    }),
-                    &["reservation_id", "cabin", "flights", "payment_id"],
-                ),
-            ),
-            run: update_reservation_flights,
-        },
-        Tool {
-            spec: spec(
-                "update_reservation_passengers",
-                Write,
-                "Replace the passenger details of a reservation; the number of passengers must stay the same.",
-                obj(
-                    json!({
-                        "reservation_id": {"type": "string", "description": "Six-character reservation code."},
-                        "passengers": passenger_schema()
-                    }),
-                    &["reservation_id", "passengers"],
-                ),
-            ),
-            run: update_reservation_passengers,
-        },
-    ]
-});
+const RESERVATION_ID: &str = "Six-character reservation code.";
+const PAYMENT_ID: &str = "Credit card or gift card id from the user's profile.";
 
 pub fn all_tools() -> &'static [Tool<AirlineDb>] {
+    static TOOLS: LazyLock<Vec<Tool<AirlineDb>>> = LazyLock::new(build);
     &TOOLS
+}
+
+fn build() -> Vec<Tool<AirlineDb>> {
+    use ToolKind::{Read, Write};
+    let route = object(
+        &[
+            (
+                "origin",
+                string("Three-letter code of the departure airport, e.g. 'SEA'."),
+            ),
+            (
+                "destination",
+                string("Three-letter code of the arrival airport, e.g. 'BOS'."),
+            ),
+            ("date", string("Departure date, YYYY-MM-DD.")),
+        ],
+        &["origin", "destination", "date"],
+    );
+    let reservation_only = object(
+        &[(
+            "reservation_id",
+            string("Six-character reservation code, e.g. 'ZFA04Y'."),
+        )],
+        &["reservation_id"],
+    );
+    let payment = object(
+        &[
+            ("payment_id", string("Id such as 'credit_card_1234567'.")),
+            ("amount", number("Dollars charged to this method.")),
+        ],
+        &["payment_id", "amount"],
+    );
+    vec![
+        tool(
+            "book_reservation",
+            Write,
+            "Create a new reservation for a user: the flights, cabin, passengers, checked bags, \
+             insurance choice, and how the total is split across the user's saved payment methods.",
+            object(
+                &[
+                    (
+                        "user_id",
+                        string("Id of the booking user, e.g. 'maya_okafor_1234'."),
+                    ),
+                    ("origin", string("Airport code where the trip starts.")),
+                    (
+                        "destination",
+                        string("Airport code of the trip's destination."),
+                    ),
+                    ("flight_type", choice(&["one_way", "round_trip"])),
+                    ("cabin", cabin_schema()),
+                    ("flights", flights_schema()),
+                    ("passengers", passengers_schema()),
+                    (
+                        "payment_methods",
+                        array(
+                            payment,
+                            "Payment ids from the user's profile with the amount charged to each; the amounts must add up to the total price.",
+                        ),
+                    ),
+                    (
+                        "total_baggages",
+                        integer("Checked bags for the whole reservation."),
+                    ),
+                    (
+                        "nonfree_baggages",
+                        integer("How many of those bags are paid (beyond the free allowance)."),
+                    ),
+                    ("insurance", choice(&["yes", "no"])),
+                ],
+                &[
+                    "user_id",
+                    "origin",
+                    "destination",
+                    "flight_type",
+                    "cabin",
+                    "flights",
+                    "passengers",
+                    "payment_methods",
+                    "total_baggages",
+                    "nonfree_baggages",
+                    "insurance",
+                ],
+            ),
+            book_reservation,
+        ),
+        tool(
+            "calculate",
+            Read,
+            "Evaluate an arithmetic expression (numbers, + - * / and parentheses) and return \
+             the result rounded to two decimals.",
+            object(
+                &[("expression", string("For example '(249 + 118) * 2'."))],
+                &["expression"],
+            ),
+            |_, a| calc::evaluate(a.str("expression")?),
+        ),
+        tool(
+            "cancel_reservation",
+            Write,
+            "Cancel a whole reservation; every payment on it is reversed to its original method.",
+            reservation_only.clone(),
+            cancel_reservation,
+        ),
+        tool(
+            "get_reservation_details",
+            Read,
+            "Look up one reservation by its code: route, segments, passengers, payments, bags and insurance.",
+            reservation_only,
+            // Departure: tau-bench answers "user not found" for an unknown reservation (a
+            // copy slip); we name what is missing.
+            |db, a| match db.reservations.get(a.str("reservation_id")?) {
+                Some(r) => to_json(r),
+                None => Err("reservation not found".into()),
+            },
+        ),
+        tool(
+            "get_user_details",
+            Read,
+            "Look up a user's profile: name, contact details, membership tier, saved payment \
+             methods and passengers, and reservation codes.",
+            object(
+                &[("user_id", string("Id such as 'maya_okafor_1234'."))],
+                &["user_id"],
+            ),
+            |db, a| match db.users.get(a.str("user_id")?) {
+                Some(u) => to_json(u),
+                None => Err("user not found".into()),
+            },
+        ),
+        tool(
+            "list_all_airports",
+            Read,
+            "List the airports the airline serves, each code with its city.",
+            object(&[], &[]),
+            list_all_airports,
+        ),
+        tool(
+            "search_direct_flight",
+            Read,
+            "Find nonstop flights between two airports that can still be booked on a date, \
+             with seats left and prices per cabin.",
+            route.clone(),
+            |db, a| {
+                let (o, d, date) = route_args(a)?;
+                to_json(&search_direct(db, o, d, date))
+            },
+        ),
+        tool(
+            "search_onestop_flight",
+            Read,
+            "Find two-segment itineraries with one connection between two airports that can \
+             still be booked, departing on a date.",
+            route,
+            |db, a| {
+                let (o, d, date) = route_args(a)?;
+                to_json(&search_onestop(db, o, d, date))
+            },
+        ),
+        tool(
+            "send_certificate",
+            Write,
+            "Add a travel certificate of the given value to a user's payment methods, as compensation.",
+            object(
+                &[
+                    ("user_id", string("Id of the user to compensate.")),
+                    ("amount", number("Value of the certificate in dollars.")),
+                ],
+                &["user_id", "amount"],
+            ),
+            send_certificate,
+        ),
+        tool(
+            "think",
+            Read,
+            "Write down reasoning for yourself; nothing is looked up or changed.",
+            object(
+                &[("thought", string("The reasoning to note."))],
+                &["thought"],
+            ),
+            |_, a| a.str("thought").map(|_| String::new()),
+        ),
+        tool(
+            "transfer_to_human_agents",
+            Read,
+            "Hand the conversation to a human agent with a short summary of the user's \
+             problem. Only for requests outside what the tools and policy allow.",
+            object(
+                &[(
+                    "summary",
+                    string("What the user needs and what has been done so far."),
+                )],
+                &["summary"],
+            ),
+            |_, a| a.str("summary").map(|_| "Transfer successful".to_string()),
+        ),
+        tool(
+            "update_reservation_baggages",
+            Write,
+            "Set a reservation's checked-bag counts; paid bags added beyond those already paid \
+             are charged to the given payment method.",
+            object(
+                &[
+                    ("reservation_id", string(RESERVATION_ID)),
+                    ("total_baggages", integer("New total of checked bags.")),
+                    ("nonfree_baggages", integer("New number of paid bags.")),
+                    ("payment_id", string(PAYMENT_ID)),
+                ],
+                &[
+                    "reservation_id",
+                    "total_baggages",
+                    "nonfree_baggages",
+                    "payment_id",
+                ],
+            ),
+            update_reservation_baggages,
+        ),
+        tool(
+            "update_reservation_flights",
+            Write,
+            "Replace a reservation's segments and/or cabin. Pass every segment of the new \
+             itinerary, including unchanged ones; the fare difference is charged or refunded \
+             through the given payment method.",
+            object(
+                &[
+                    ("reservation_id", string(RESERVATION_ID)),
+                    ("cabin", cabin_schema()),
+                    ("flights", flights_schema()),
+                    ("payment_id", string(PAYMENT_ID)),
+                ],
+                &["reservation_id", "cabin", "flights", "payment_id"],
+            ),
+            update_reservation_flights,
+        ),
+        tool(
+            "update_reservation_passengers",
+            Write,
+            "Replace the passenger details of a reservation; the number of passengers must stay the same.",
+            object(
+                &[
+                    ("reservation_id", string(RESERVATION_ID)),
+                    ("passengers", passengers_schema()),
+                ],
+                &["reservation_id", "passengers"],
+            ),
+            update_reservation_passengers,
+        ),
+    ]
 }
 
 fn to_json<T: Serialize>(v: &T) -> Result<String, String> {
     serde_json::to_string(v).map_err(|e| format!("could not serialise the result: {e}"))
+}
+
+/// `(origin, destination, date)` of a search.
+fn route_args<'a>(args: &Args<'a>) -> Result<(&'a str, &'a str, &'a str), String> {
+    Ok((
+        args.str("origin")?,
+        args.str("destination")?,
+        args.str("date")?,
+    ))
 }
 
 #[derive(Deserialize)]
@@ -347,24 +349,6 @@ struct PaymentArg {
 
 // ---------------------------------------------------------------- read tools
 
-fn get_user_details(db: &mut AirlineDb, args: &Args) -> Result<String, String> {
-    let id = args.str("user_id")?;
-    db.users
-        .get(id)
-        .ok_or_else(|| "user not found".to_string())
-        .and_then(to_json)
-}
-
-/// Departure: tau-bench answers "user not found" for an unknown reservation (a copy slip);
-/// we name what is missing.
-fn get_reservation_details(db: &mut AirlineDb, args: &Args) -> Result<String, String> {
-    let id = args.str("reservation_id")?;
-    db.reservations
-        .get(id)
-        .ok_or_else(|| "reservation not found".to_string())
-        .and_then(to_json)
-}
-
 /// Airports that appear in the flight table, with their cities (unknown codes map to
 /// themselves). Departure: tau-bench returns a fixed list; deriving it from the data keeps it
 /// true for generated and imported databases alike.
@@ -372,11 +356,7 @@ fn list_all_airports(db: &mut AirlineDb, _args: &Args) -> Result<String, String>
     let mut out = BTreeMap::new();
     for (_, f) in db.flights.iter() {
         for code in [&f.origin, &f.destination] {
-            let city = AIRPORTS
-                .iter()
-                .find(|(c, _)| c == code)
-                .map(|(_, city)| *city)
-                .unwrap_or(code.as_str());
+            let city = airport_city(code).unwrap_or(code.as_str());
             out.insert(code.clone(), city.to_string());
         }
     }
@@ -472,47 +452,14 @@ pub fn search_onestop<'a>(
     out
 }
 
-fn search_direct_flight(db: &mut AirlineDb, args: &Args) -> Result<String, String> {
-    let (o, d, date) = (
-        args.str("origin")?,
-        args.str("destination")?,
-        args.str("date")?,
-    );
-    to_json(&search_direct(db, o, d, date))
-}
-
-fn search_onestop_flight(db: &mut AirlineDb, args: &Args) -> Result<String, String> {
-    let (o, d, date) = (
-        args.str("origin")?,
-        args.str("destination")?,
-        args.str("date")?,
-    );
-    to_json(&search_onestop(db, o, d, date))
-}
-
-fn think(_db: &mut AirlineDb, args: &Args) -> Result<String, String> {
-    args.str("thought")?;
-    Ok(String::new())
-}
-
-fn transfer_to_human_agents(_db: &mut AirlineDb, args: &Args) -> Result<String, String> {
-    args.str("summary")?;
-    Ok("Transfer successful".to_string())
-}
-
-fn calculate(_db: &mut AirlineDb, args: &Args) -> Result<String, String> {
-    crate::domain::kit::calc::evaluate(args.str("expression")?)
-}
-
 // ---------------------------------------------------------------- write tools
 
 /// The id a newly booked reservation receives (see the module comment for the rule).
 pub fn next_reservation_id(db: &AirlineDb) -> String {
     const DIGITS: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-    for id in ["HATHAT", "HATHAU", "HATHAV"] {
-        if !db.reservations.contains(id) {
-            return id.to_string();
-        }
+    let taken = |id: &str| db.reservations.contains(id);
+    if let Some(id) = ids::first_free_slot(&["HATHAT", "HATHAU", "HATHAV"], taken) {
+        return id;
     }
     let mut n = 0usize;
     loop {
@@ -521,7 +468,7 @@ pub fn next_reservation_id(db: &AirlineDb) -> String {
             .map(|&k| char::from(DIGITS.get(k % 36).copied().unwrap_or(b'0')))
             .collect();
         let id = format!("HAT{id}");
-        if !db.reservations.contains(&id) || n >= 36 * 36 * 36 {
+        if !taken(&id) || n >= 36 * 36 * 36 {
             return id;
         }
         n += 1;
@@ -636,7 +583,7 @@ fn book_reservation(db: &mut AirlineDb, args: &Args) -> Result<String, String> {
         flights: segments,
         passengers,
         payment_history: history,
-        created_at: CLOCK.to_string(),
+        created_at: CLOCK.now.to_string(),
         total_baggages,
         nonfree_baggages,
         insurance: insurance.to_string(),
@@ -790,7 +737,7 @@ fn update_reservation_passengers(db: &mut AirlineDb, args: &Args) -> Result<Stri
 }
 
 /// The id a new certificate for `user` receives (see the module comment for the rule).
-pub fn next_certificate_id(user: &super::db::User) -> String {
+pub fn next_certificate_id(user: &User) -> String {
     (3_221_322u64..)
         .map(|n| format!("certificate_{n}"))
         .find(|id| !user.payment_methods.contains_key(id))
@@ -806,7 +753,7 @@ fn send_certificate(db: &mut AirlineDb, args: &Args) -> Result<String, String> {
     let payment_id = next_certificate_id(user);
     user.payment_methods.insert(
         payment_id.clone(),
-        super::db::PaymentMethod {
+        PaymentMethod {
             source: "certificate".to_string(),
             brand: None,
             last_four: None,
@@ -817,4 +764,37 @@ fn send_certificate(db: &mut AirlineDb, args: &Args) -> Result<String, String> {
     Ok(format!(
         "Certificate {payment_id} added to user {user_id} with amount {amount}."
     ))
+}
+
+/// The fare difference [`update_reservation_flights`] would charge for a change (negative:
+/// a refund), without the tool's availability checks; `None` when a new segment has no fare.
+pub fn change_cost(
+    db: &AirlineDb,
+    r: &Reservation,
+    cabin: &str,
+    flights: &[Value],
+) -> Option<Money> {
+    let pax = r.passenger_count();
+    let mut total = Money(0);
+    for f in flights {
+        let (n, d) = (arg_str(f, "flight_number"), arg_str(f, "date"));
+        let kept = r
+            .flights
+            .iter()
+            .find(|s| s.flight_number == n && s.date == d && cabin == r.cabin);
+        let price = match kept {
+            Some(s) => s.price,
+            None => db
+                .flights
+                .get(n)?
+                .dates
+                .get(d)?
+                .prices
+                .as_ref()?
+                .get(cabin)?,
+        };
+        total = total + price.times(pax);
+    }
+    let old: Money = r.flights.iter().map(|s| s.price).sum();
+    Some(total - old.times(pax))
 }

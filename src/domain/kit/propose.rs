@@ -126,6 +126,18 @@ pub fn executable(
         .collect()
 }
 
+/// The items without repeats, first occurrences kept in order (candidate lists built from
+/// several sources often propose one call twice).
+pub fn distinct(items: impl IntoIterator<Item = Value>) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for item in items {
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    out
+}
+
 /// Strings of a JSON list as `Value`s.
 pub fn values<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> Vec<Value> {
     items
@@ -153,6 +165,10 @@ mod tests {
         assert_eq!(x.len(), 6);
         assert_eq!(x[0], json!({"a": "a1", "b": 1}));
         assert!(combine(&[("a", vec![])], 5, &mut r1).is_empty());
+        assert_eq!(
+            distinct([json!(1), json!(2), json!(1), json!(3), json!(2)]),
+            [json!(1), json!(2), json!(3)]
+        );
     }
 
     #[test]

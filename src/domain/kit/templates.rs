@@ -90,9 +90,23 @@ impl Templates {
         args: &Value,
         vars: &BTreeMap<&str, String>,
     ) -> Option<String> {
-        let sentences = self.by_tool.get(tool)?;
         let name = tool.split_once('.').map_or(tool, |(t, _)| t);
-        let start = variant(&format!("{name}\0{args}"), sentences.len());
+        self.render_keyed(tool, &format!("{name}\0{args}"), args, vars)
+    }
+
+    /// [`Templates::render`] with the choice among the sentences driven by `key` instead of
+    /// the tool and the call: for a domain whose phrasing varies with something else (the
+    /// arguments alone, so a sentence and the phrases inside it vary together), and for
+    /// tables of phrases that are not a tool's (`[cancel_reason.weather]`).
+    pub fn render_keyed(
+        &self,
+        table: &str,
+        key: &str,
+        args: &Value,
+        vars: &BTreeMap<&str, String>,
+    ) -> Option<String> {
+        let sentences = self.by_tool.get(table)?;
+        let start = variant(key, sentences.len());
         (0..sentences.len())
             .map(|i| &sentences[(start + i) % sentences.len()])
             .find_map(|s| fill(s, args, vars))
@@ -218,6 +232,30 @@ mod tests {
             );
         }
         assert!(t.render("ask_cased", &json!({"id": "x"}), &vars).is_none());
+    }
+
+    #[test]
+    fn a_key_chooses_the_sentence_when_given() {
+        let t = Templates::parse(
+            r#"
+            [pick]
+            say = ["s0 {id}", "s1 {id}", "s2 {id}"]
+            "#,
+        )
+        .unwrap();
+        let vars = BTreeMap::new();
+        let args = json!({"id": "x"});
+        for key in ["a", "b", "c", "d", "e"] {
+            let i = variant(key, 3);
+            assert_eq!(
+                t.render_keyed("pick", key, &args, &vars).unwrap(),
+                format!("s{i} x")
+            );
+        }
+        assert_eq!(
+            t.render("pick", &args, &vars),
+            t.render_keyed("pick", &format!("pick\0{args}"), &args, &vars)
+        );
     }
 
     #[test]

@@ -37,6 +37,14 @@ pub fn join_and(parts: &[String]) -> String {
     }
 }
 
+/// "a", "a and b", "a, b, and c" (with the serial comma).
+pub fn join_and_serial(parts: &[String]) -> String {
+    match parts {
+        [init @ .., last] if init.len() >= 2 => format!("{}, and {last}", init.join(", ")),
+        _ => join_and(parts),
+    }
+}
+
 /// "two", "three", ... for small counts; digits otherwise.
 pub fn count_word(n: usize) -> String {
     match n {
@@ -109,6 +117,12 @@ mod tests {
             "a, b and c"
         );
         assert_eq!(join_and(&["a".into()]), "a");
+        assert_eq!(
+            join_and_serial(&["a".into(), "b".into(), "c".into()]),
+            "a, b, and c"
+        );
+        assert_eq!(join_and_serial(&["a".into(), "b".into()]), "a and b");
+        assert_eq!(join_and_serial(&[]), "");
         assert_eq!(dollars(12.5), "$12.50");
         assert_eq!(brand_name("amex"), "American Express");
         assert_eq!(title_case("follow_up visit"), "Follow_Up Visit");
