@@ -48,6 +48,8 @@ pub struct Cli {
 pub enum Command {
     /// Run a stage and whatever is stale upstream of it.
     Run(pipeline::RunArgs),
+    /// Merge the shard parts of an item-parallel stage into its ordinary output.
+    Merge(pipeline::MergeArgs),
     /// Show fresh/stale per stage and domain.
     Status(pipeline::StatusArgs),
     /// Print the stage DAG as DOT.
@@ -86,6 +88,7 @@ pub fn main() -> Result<(), CliError> {
     let paths = crate::config::Paths::from_env();
     match cli.command {
         Command::Run(a) => pipeline::run(&paths, a),
+        Command::Merge(a) => pipeline::merge(&paths, a),
         Command::Status(a) => pipeline::status(&paths, a),
         Command::Graph => {
             print!("{}", crate::stage::dag().to_dot());

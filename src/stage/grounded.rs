@@ -1,5 +1,7 @@
 //! `grounded` stage: ground the first N traces of each split (the algorithms are in
-//! [`crate::grounding`]) and write the task rows and the rejections.
+//! [`crate::grounding`]) and write the task rows and the rejections. Item-parallel: a
+//! shard grounds the selected traces whose id it owns; a merge puts the rows back in
+//! selection order.
 
 use crate::artifact::{self, RejectRecord, TaskRecord, TraceRecord};
 use crate::config::ConfigError;
@@ -10,7 +12,7 @@ use crate::pipeline::{PipelineError, Stage, StageContext};
 use crate::seed::{derive_rng, derive_seed};
 use rand::RngExt;
 use serde::Deserialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub struct GroundedStage;
 
@@ -54,6 +56,40 @@ impl GroundedConfig {
     }
 }
 
+/// The traces a run grounds, in order: the first `max_train` training traces, then the
+/// first `max_eval` evaluation traces (the cap applies before any sharding).
+fn select_traces<'a>(traces: &'a [TraceRecord], cfg: &GroundedConfig) -> Vec<&'a TraceRecord> {
+    let mut selected: Vec<&TraceRecord> = Vec::new();
+    for (split, cap) in [("train", cfg.max_train), ("eval", cfg.max_eval)] {
+        selected.extend(traces.iter().filter(|t| t.split == split).take(cap));
+    }
+    selected
+}
+
+fn read_traces(ctx: &StageContext) -> Result<Vec<TraceRecord>, PipelineError> {
+    Ok(
+        artifact::read_records::<TraceRecord>(&ctx.input_dir("traces").join("part-00000.parquet"))?
+            .0,
+    )
+}
+
+/// Write the task rows and rejections (one of the two per grounded trace); the summary.
+fn write_grounded(
+    ctx: &StageContext,
+    tasks: &[TaskRecord],
+    rejects: &[RejectRecord],
+) -> Result<String, PipelineError> {
+    let prov = ctx.provenance();
+    artifact::write_records(&ctx.out("part-00000.parquet"), tasks, &prov)?;
+    artifact::write_records(&ctx.out("_rejects.parquet"), rejects, &prov)?;
+    Ok(format!(
+        "{} of {} traces grounded ({} rejected)",
+        tasks.len(),
+        tasks.len() + rejects.len(),
+        rejects.len()
+    ))
+}
+
 impl Stage for GroundedStage {
     fn name(&self) -> &'static str {
         "grounded"
@@ -79,13 +115,9 @@ impl Stage for GroundedStage {
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: GroundedConfig = ctx.typed_config()?;
-        let (traces, _) = artifact::read_records::<TraceRecord>(
-            &ctx.input_dir("traces").join("part-00000.parquet"),
-        )?;
-        let mut selected: Vec<&TraceRecord> = Vec::new();
-        for (split, cap) in [("train", cfg.max_train), ("eval", cfg.max_eval)] {
-            selected.extend(traces.iter().filter(|t| t.split == split).take(cap));
-        }
+        let traces = read_traces(ctx)?;
+        let mut selected = select_traces(&traces, &cfg);
+        selected.retain(|t| ctx.owns(&t.trace_id));
         let db_dir = ctx.input_dir("db");
         let train = super::db::load_db(&db_dir, ctx.domain, Split::Train)?;
         let eval = super::db::load_db(&db_dir, ctx.domain, Split::Eval)?;
@@ -157,14 +189,25 @@ impl Stage for GroundedStage {
                 }),
             }
         }
-        let prov = ctx.provenance();
-        artifact::write_records(&ctx.out("part-00000.parquet"), &tasks, &prov)?;
-        artifact::write_records(&ctx.out("_rejects.parquet"), &rejects, &prov)?;
-        Ok(format!(
-            "{} of {} traces grounded ({} rejected)",
-            tasks.len(),
-            selected.len(),
-            rejects.len()
-        ))
+        write_grounded(ctx, &tasks, &rejects)
+    }
+    fn shardable(&self) -> bool {
+        true
+    }
+    fn merge(&self, ctx: &StageContext, parts: &[PathBuf]) -> Result<String, PipelineError> {
+        let cfg: GroundedConfig = ctx.typed_config()?;
+        let traces = read_traces(ctx)?;
+        let order = super::positions(
+            select_traces(&traces, &cfg)
+                .iter()
+                .map(|t| t.trace_id.as_str()),
+        );
+        let tasks = super::merge_rows(ctx, parts, "part-00000.parquet", |t: &TaskRecord| {
+            order.get(&t.trace_id).copied()
+        })?;
+        let rejects = super::merge_rows(ctx, parts, "_rejects.parquet", |r: &RejectRecord| {
+            order.get(&r.trace_id).copied()
+        })?;
+        write_grounded(ctx, &tasks, &rejects)
     }
 }
