@@ -8,6 +8,10 @@
 #   make test     unit + integration tests (needs python3 with pyarrow: make test-deps)
 #   make lint     rustfmt check + clippy with warnings as errors
 #   make bench    sampling, database fork/hash, harness throughput and memory (release build)
+#   make release-slurm SHARDS=N STAGE=rollouts [ARGS="--domain airline"]
+#                 submit preparation, an N-shard job array and the merge to Slurm (deploy/slurm/)
+#   make test-slurm  a single-node Slurm cluster from Debian's packages (root): 3 shards +
+#                 merge compared byte for byte with one process
 
 CARGO   ?= cargo
 PYTHON  ?= python3
@@ -16,7 +20,10 @@ TRACER  := $(TARGET)/debug/tracer
 RELEASE := $(TARGET)/release/tracer
 ARGS    ?=
 
-.PHONY: model build traces tasks trajectories eval stats status validate graphs-render test test-deps lint bench clean smoke-llm
+SHARDS  ?= 4
+STAGE   ?= rollouts
+
+.PHONY: release-slurm test-slurm model build traces tasks trajectories eval stats status validate graphs-render test test-deps lint bench clean smoke-llm
 
 build: model
 	$(CARGO) build --bin tracer
@@ -75,3 +82,14 @@ clean:
 # loopback, with the refiner, feeler and user roles on it. Not part of `make test`.
 smoke-llm: build
 	TRACER="$(TRACER)" PYTHON="$(PYTHON)" bash scripts/smoke_llm.sh
+
+# Scale-out on Slurm (README, "Running on a cluster"): a preparation job, an array of
+# $(SHARDS) shard jobs of $(STAGE), and a merge job after them; prints how to follow them.
+release-slurm: model
+	$(CARGO) build --release --bin tracer
+	SHARDS="$(SHARDS)" STAGE="$(STAGE)" TRACER="$(RELEASE)" TRACER_ARGS="$(ARGS)" bash deploy/slurm/submit.sh
+
+# A real single-node Slurm cluster (installs slurm-wlm and munge with apt-get if missing;
+# needs root): 3 shards of `rollouts` + merge == one process, byte for byte.
+test-slurm: build test-deps
+	TRACER="$(TRACER)" bash scripts/test_slurm.sh
