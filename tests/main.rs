@@ -8,6 +8,7 @@ mod cli_graphs;
 mod cli_pipeline;
 mod cli_replay;
 mod cli_rulesets;
+mod cli_shards;
 mod cli_trajectories;
 mod emotion;
 mod endpoint_roles;
