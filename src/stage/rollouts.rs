@@ -89,6 +89,7 @@ impl RolloutsConfig {
             concurrency: self.concurrency,
             emotion: self.emotion,
             agent_errors: self.agent_errors.clone(),
+            label: String::new(),
         }
     }
 
@@ -180,7 +181,15 @@ pub fn run_stage(
         base,
         Arc::new(policy),
         &tasks,
-        &cfg.batch(),
+        &BatchConfig {
+            label: format!(
+                "{} {}{}",
+                ctx.stage,
+                ctx.domain.name(),
+                ctx.shard.map_or(String::new(), |s| format!(" [shard {s}]"))
+            ),
+            ..cfg.batch()
+        },
         &roles,
         ctx.seed,
         done,
