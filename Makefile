@@ -73,6 +73,7 @@ lint:
 bench:
 	$(CARGO) build --release --bin tracer
 	$(RELEASE) bench
+	TRACER="$(RELEASE)" bash scripts/bench_shards.sh
 
 clean:
 	rm -rf output
