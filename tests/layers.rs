@@ -49,6 +49,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     ("stats", &["artifact", "config", "pipeline", "harness"]),
+    ("card", &["artifact", "config", "pipeline", "stats", "llm"]),
     (
         "bench",
         &[

@@ -28,6 +28,8 @@ pub enum CliError {
     Lock(#[from] crate::pipeline::LockError),
     #[error(transparent)]
     Journal(#[from] crate::pipeline::JournalError),
+    #[error(transparent)]
+    Card(#[from] crate::card::CardError),
     /// A check ran and found problems (already printed); exit non-zero.
     #[error("{0}")]
     Failed(String),
@@ -50,6 +52,8 @@ pub enum Command {
     Run(pipeline::RunArgs),
     /// Merge the shard parts of an item-parallel stage into its ordinary output.
     Merge(pipeline::MergeArgs),
+    /// Write output/README.md, the Hugging Face dataset card of a complete, fresh run.
+    Card(pipeline::CardArgs),
     /// Show fresh/stale per stage and domain.
     Status(pipeline::StatusArgs),
     /// Print the stage DAG as DOT.
@@ -90,6 +94,7 @@ pub fn main() -> Result<(), CliError> {
         Command::Run(a) => pipeline::run(&paths, a),
         Command::Merge(a) => pipeline::merge(&paths, a),
         Command::Status(a) => pipeline::status(&paths, a),
+        Command::Card(a) => pipeline::card(&paths, a),
         Command::Graph => {
             print!("{}", crate::stage::dag().to_dot());
             Ok(())

@@ -1,4 +1,4 @@
-//! `tracer run | merge | status | validate | list | bench`.
+//! `tracer run | merge | status | card | validate | list | bench`.
 
 use super::{CliError, resolve_domains, resolve_seed};
 use crate::config::Paths;
@@ -46,6 +46,24 @@ pub struct StatusArgs {
     pub domains: Vec<String>,
     #[arg(long)]
     pub seed: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct CardArgs {
+    #[arg(long = "domain")]
+    pub domains: Vec<String>,
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+/// `tracer card`: write `output/README.md` from a complete, fresh run.
+pub fn card(paths: &Paths, args: CardArgs) -> Result<(), CliError> {
+    let r = runner(paths, &args.domains, args.seed)?;
+    // Exclusive: a stage swapping its directory while the card reads it would mix runs.
+    let _lock = super::lock_output(paths)?;
+    let path = crate::card::write_card(&r)?;
+    println!("wrote {}", path.display());
+    Ok(())
 }
 
 #[derive(Debug, Args)]
@@ -254,6 +272,7 @@ pub fn validation_problems(paths: &Paths) -> Vec<String> {
         paths,
         &crate::pipeline::validate::Scope {
             stages: dag.stages(),
+            registry: dag.stages(),
             domains: domain::registry(),
         },
     )

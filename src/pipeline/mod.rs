@@ -677,6 +677,7 @@ impl<'a> Runner<'a> {
             self.paths,
             &validate::Scope {
                 stages: &plan,
+                registry: self.dag.stages(),
                 domains: &self.domains,
             },
         );

@@ -16,10 +16,7 @@ pub fn cache_path(paths: &Paths) -> PathBuf {
 /// The model id a role records, from its config alone (as [`RoleModel::model_id`] reports
 /// it once opened): a merge writes the same summary without opening any endpoint.
 pub fn configured_model_id(roles: &RolesConfig, role: Role) -> String {
-    match roles.get(&role) {
-        Some(cfg) if cfg.provider == Provider::Openai => cfg.model.clone().unwrap_or_default(),
-        _ => llm::scripted_model_id(role),
-    }
+    llm::configured_model_id(roles, role)
 }
 
 /// Check the `[roles.*]` tables of a stage config without side effects: only roles the
