@@ -8,6 +8,8 @@
 #   make test     unit + integration tests (needs python3 with pyarrow: make test-deps)
 #   make lint     rustfmt check + clippy with warnings as errors
 #   make bench    sampling, database fork/hash, harness throughput and memory (release build)
+#   make release  every landed domain at its share of the paper's counts (configs/release/):
+#                 trajectories, eval, then the dataset card output/README.md (tracer card)
 #   make release-slurm SHARDS=N STAGE=rollouts [ARGS="--domain airline"]
 #                 submit preparation, an N-shard job array and the merge to Slurm (deploy/slurm/)
 #   make test-slurm  a single-node Slurm cluster from Debian's packages (root): 3 shards +
@@ -21,9 +23,11 @@ RELEASE := $(TARGET)/release/tracer
 ARGS    ?=
 
 SHARDS  ?= 4
+# The release recipe's stage overrides (a file there replaces stages/<stage>.toml).
+RELEASE_CONFIG ?= configs/release
 STAGE   ?= rollouts
 
-.PHONY: release-slurm test-slurm model build traces tasks trajectories eval stats status validate graphs-render test test-deps lint bench clean smoke-llm
+.PHONY: release card release-slurm test-slurm model build traces tasks trajectories eval stats status validate graphs-render test test-deps lint bench clean smoke-llm
 
 build: model
 	$(CARGO) build --bin tracer
@@ -61,7 +65,7 @@ graphs-render: build
 	$(TRACER) graphs render
 
 test-deps:
-	$(PYTHON) -c "import pyarrow, datasets" 2>/dev/null || $(PYTHON) -m pip install --quiet "pyarrow>=14" "datasets>=2.19"
+	$(PYTHON) -c "import pyarrow, datasets, huggingface_hub" 2>/dev/null || $(PYTHON) -m pip install --quiet "pyarrow>=14" "datasets>=2.19" "huggingface_hub>=0.23"
 
 test: test-deps model
 	$(CARGO) test
@@ -84,11 +88,22 @@ clean:
 smoke-llm: build
 	TRACER="$(TRACER)" PYTHON="$(PYTHON)" bash scripts/smoke_llm.sh
 
+# The release: every stage with $(RELEASE_CONFIG) over stages/, then the dataset card.
+# Large (thousands of episodes; with endpoint roles, days of model time): shard rollouts and
+# eval with release-slurm (same TRACER_STAGE_OVERRIDES) and finish with `make card`.
+release: build
+	TRACER_STAGE_OVERRIDES="$(RELEASE_CONFIG)" $(TRACER) run trajectories $(ARGS)
+	TRACER_STAGE_OVERRIDES="$(RELEASE_CONFIG)" $(TRACER) run eval $(ARGS)
+	TRACER_STAGE_OVERRIDES="$(RELEASE_CONFIG)" $(TRACER) card $(ARGS)
+
+card: build
+	TRACER_STAGE_OVERRIDES="$(RELEASE_CONFIG)" $(TRACER) card $(ARGS)
+
 # Scale-out on Slurm (README, "Running on a cluster"): a preparation job, an array of
 # $(SHARDS) shard jobs of $(STAGE), and a merge job after them; prints how to follow them.
 release-slurm: model
 	$(CARGO) build --release --bin tracer
-	SHARDS="$(SHARDS)" STAGE="$(STAGE)" TRACER="$(RELEASE)" TRACER_ARGS="$(ARGS)" bash deploy/slurm/submit.sh
+	TRACER_STAGE_OVERRIDES="$(RELEASE_CONFIG)" SHARDS="$(SHARDS)" STAGE="$(STAGE)" TRACER="$(RELEASE)" TRACER_ARGS="$(ARGS)" bash deploy/slurm/submit.sh
 
 # A real single-node Slurm cluster (installs slurm-wlm and munge with apt-get if missing;
 # needs root): 3 shards of `rollouts` + merge == one process, byte for byte.

@@ -235,7 +235,7 @@ fn render_card(runner: &Runner) -> Result<String, CardError> {
         },
         Table {
             config: "tasks",
-            split: "all",
+            split: "verified",
             glob: "tasks/domain=*/part-*.parquet".into(),
             about: "verified tasks of both splits (column `split`: train or eval; never train on the eval rows): instruction, emotion condition and instruction, reference actions",
             rows: 0,

@@ -4,6 +4,7 @@
 mod common;
 
 mod chaos;
+mod cli_card;
 mod cli_graphs;
 mod cli_pipeline;
 mod cli_replay;

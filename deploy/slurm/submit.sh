@@ -22,6 +22,8 @@ TRACER=$(cd "$(dirname "${TRACER:-target/release/tracer}")" && pwd)/$(basename "
 export TRACER STAGE TRACER_ARGS="${TRACER_ARGS:-}"
 export TRACER_ROOT=${TRACER_ROOT:-$PWD}
 export TRACER_OUTPUT=${TRACER_OUTPUT:-$TRACER_ROOT/output}
+# Stage overrides (the release recipe: configs/release); every job must see the same ones.
+export TRACER_STAGE_OVERRIDES=${TRACER_STAGE_OVERRIDES:-}
 LOG_DIR=${LOG_DIR:-$PWD/slurm-logs}
 mkdir -p "$LOG_DIR"
 # Fail before queueing anything when the stage cannot be sharded or the config is bad.
@@ -46,7 +48,7 @@ echo "submitted merge job $merge (after every shard succeeded)"
 cat <<MSG
 follow:   squeue -j ${prep:+$prep,}$array,$merge
 logs:     $LOG_DIR/shard-${array}_<i>.out, $LOG_DIR/merge-$merge.out
-progress: TRACER_ROOT=$TRACER_ROOT TRACER_OUTPUT=$TRACER_OUTPUT $TRACER status
+progress: TRACER_ROOT=$TRACER_ROOT TRACER_OUTPUT=$TRACER_OUTPUT TRACER_STAGE_OVERRIDES=$TRACER_STAGE_OVERRIDES $TRACER status
 a failed shard: rerun it alone (sbatch --array=<i> ... or tracer run $STAGE --shard <i>/$SHARDS), then tracer merge $STAGE
 MSG
 if [ "${WAIT:-0}" = 1 ]; then
