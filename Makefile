@@ -9,6 +9,12 @@
 #   make test     unit + integration tests (needs python3 with pyarrow: make test-deps)
 #   make lint     rustfmt check + clippy with warnings as errors
 #   make bench    sampling, database fork/hash, harness throughput and memory (release build)
+#   make release  every landed domain at its share of the paper's counts (configs/release/):
+#                 trajectories, eval, then the dataset card output/README.md (tracer card)
+#   make release-slurm SHARDS=N STAGE=rollouts [ARGS="--domain airline"]
+#                 submit preparation, an N-shard job array and the merge to Slurm (deploy/slurm/)
+#   make test-slurm  a single-node Slurm cluster from Debian's packages (root): 3 shards +
+#                 merge compared byte for byte with one process
 
 CARGO   ?= cargo
 PYTHON  ?= python3
@@ -17,7 +23,12 @@ TRACER  := $(TARGET)/debug/tracer
 RELEASE := $(TARGET)/release/tracer
 ARGS    ?=
 
-.PHONY: model build traces tasks trajectories eval analyze stats status validate graphs-render test test-deps lint bench clean smoke-llm
+SHARDS  ?= 4
+# The release recipe's stage overrides (a file there replaces stages/<stage>.toml).
+RELEASE_CONFIG ?= configs/release
+STAGE   ?= rollouts
+
+.PHONY: release card release-slurm test-slurm model build traces tasks trajectories eval analyze stats status validate graphs-render test test-deps lint bench clean smoke-llm
 
 build: model
 	$(CARGO) build --bin tracer
@@ -58,7 +69,7 @@ graphs-render: build
 	$(TRACER) graphs render
 
 test-deps:
-	$(PYTHON) -c "import pyarrow, datasets" 2>/dev/null || $(PYTHON) -m pip install --quiet "pyarrow>=14" "datasets>=2.19"
+	$(PYTHON) -c "import pyarrow, datasets, huggingface_hub" 2>/dev/null || $(PYTHON) -m pip install --quiet "pyarrow>=14" "datasets>=2.19" "huggingface_hub>=0.23"
 
 test: test-deps model
 	$(CARGO) test
@@ -70,6 +81,7 @@ lint:
 bench:
 	$(CARGO) build --release --bin tracer
 	$(RELEASE) bench
+	TRACER="$(RELEASE)" bash scripts/bench_shards.sh
 
 clean:
 	rm -rf output
@@ -79,3 +91,25 @@ clean:
 # loopback, with the refiner, feeler and user roles on it. Not part of `make test`.
 smoke-llm: build
 	TRACER="$(TRACER)" PYTHON="$(PYTHON)" bash scripts/smoke_llm.sh
+
+# The release: every stage with $(RELEASE_CONFIG) over stages/, then the dataset card.
+# Large (thousands of episodes; with endpoint roles, days of model time): shard rollouts and
+# eval with release-slurm (same TRACER_STAGE_OVERRIDES) and finish with `make card`.
+release: build
+	TRACER_STAGE_OVERRIDES="$(RELEASE_CONFIG)" $(TRACER) run trajectories $(ARGS)
+	TRACER_STAGE_OVERRIDES="$(RELEASE_CONFIG)" $(TRACER) run eval $(ARGS)
+	TRACER_STAGE_OVERRIDES="$(RELEASE_CONFIG)" $(TRACER) card $(ARGS)
+
+card: build
+	TRACER_STAGE_OVERRIDES="$(RELEASE_CONFIG)" $(TRACER) card $(ARGS)
+
+# Scale-out on Slurm (README, "Running on a cluster"): a preparation job, an array of
+# $(SHARDS) shard jobs of $(STAGE), and a merge job after them; prints how to follow them.
+release-slurm: model
+	$(CARGO) build --release --bin tracer
+	TRACER_STAGE_OVERRIDES="$(RELEASE_CONFIG)" SHARDS="$(SHARDS)" STAGE="$(STAGE)" TRACER="$(RELEASE)" TRACER_ARGS="$(ARGS)" bash deploy/slurm/submit.sh
+
+# A real single-node Slurm cluster (installs slurm-wlm and munge with apt-get if missing;
+# needs root): 3 shards of `rollouts` + merge == one process, byte for byte.
+test-slurm: build test-deps
+	TRACER="$(TRACER)" bash scripts/test_slurm.sh

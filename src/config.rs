@@ -15,6 +15,10 @@ use std::path::{Path, PathBuf};
 pub const ENV_OUTPUT_DIR: &str = "TRACER_OUTPUT";
 /// Overrides the project root (where `stages/`, `graphs/`, `policies/` live).
 pub const ENV_PROJECT_ROOT: &str = "TRACER_ROOT";
+/// A directory of stage TOMLs (`<stage>.toml`, `pipeline.toml`) that replace the project's
+/// `stages/<stage>.toml` file by file (the release recipe: `configs/release/`). Relative
+/// paths are taken from the project root. Every command of one run must see the same value.
+pub const ENV_STAGE_OVERRIDES: &str = "TRACER_STAGE_OVERRIDES";
 /// The sentence encoder's model directory (default `.cache/models/all-MiniLM-L6-v2` under
 /// the project root; `make model` fills it).
 pub const ENV_EMBED_MODEL: &str = "TRACER_EMBED_MODEL";
@@ -48,6 +52,8 @@ pub enum ConfigError {
 pub struct Paths {
     pub root: PathBuf,
     pub output: PathBuf,
+    /// `TRACER_STAGE_OVERRIDES`: a file here replaces `stages/` file of the same name.
+    pub overrides: Option<PathBuf>,
 }
 
 impl Paths {
@@ -59,11 +65,28 @@ impl Paths {
         let output = std::env::var_os(ENV_OUTPUT_DIR)
             .map(PathBuf::from)
             .unwrap_or_else(|| root.join("output"));
-        Paths { root, output }
+        let overrides = std::env::var_os(ENV_STAGE_OVERRIDES)
+            .filter(|v| !v.is_empty())
+            .map(|v| root.join(PathBuf::from(v)));
+        Paths {
+            root,
+            output,
+            overrides,
+        }
     }
 
+    /// The file a stage's options come from: the override when one exists, else
+    /// `stages/<stage>.toml`. The config hash is taken over the parsed values either way,
+    /// so an override that repeats a default file's values changes nothing.
     pub fn stage_config(&self, stage: &str) -> PathBuf {
-        self.root.join("stages").join(format!("{stage}.toml"))
+        let file = format!("{stage}.toml");
+        if let Some(dir) = &self.overrides {
+            let candidate = dir.join(&file);
+            if candidate.is_file() {
+                return candidate;
+            }
+        }
+        self.root.join("stages").join(file)
     }
 
     pub fn graph_file(&self, domain: &str) -> PathBuf {

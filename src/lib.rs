@@ -20,11 +20,13 @@
 //! - [`replay`]: tau-bench task files and gold-action replay.
 //! - [`bench`]: the benchmarks behind `make bench`.
 //! - [`stats`]: the funnel and other reports of `tracer stats`.
+//! - [`card`]: `tracer card`, the Hugging Face dataset card of a fresh run.
 //! - [`llm`]: LLM roles (scripted or OpenAI-compatible endpoint), response cache, limits.
 
 pub mod analysis;
 pub mod artifact;
 pub mod bench;
+pub mod card;
 pub mod cli;
 pub mod config;
 pub mod domain;

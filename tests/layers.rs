@@ -63,6 +63,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "stats",
         &["artifact", "config", "pipeline", "harness", "analysis"],
     ),
+    ("card", &["artifact", "config", "pipeline", "stats", "llm"]),
     (
         "bench",
         &[

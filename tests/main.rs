@@ -5,10 +5,12 @@ mod common;
 
 mod chaos;
 mod cli_analysis;
+mod cli_card;
 mod cli_graphs;
 mod cli_pipeline;
 mod cli_replay;
 mod cli_rulesets;
+mod cli_shards;
 mod cli_trajectories;
 mod emotion;
 mod endpoint_roles;

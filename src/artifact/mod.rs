@@ -291,6 +291,20 @@ fn types_match(a: &arrow::datatypes::DataType, b: &arrow::datatypes::DataType) -
     }
 }
 
+/// The row count and provenance of a Parquet file, from its footer alone (no data read).
+pub fn parquet_rows(path: &Path) -> Result<(u64, Provenance), ArtifactError> {
+    let file = File::open(path).map_err(|e| ArtifactError::io(path, e))?;
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| ArtifactError::Corrupt {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+    let meta = builder.metadata().file_metadata();
+    let prov =
+        Provenance::from_key_values(meta.key_value_metadata().map(Vec::as_slice).unwrap_or(&[]));
+    Ok((u64::try_from(meta.num_rows()).unwrap_or(0), prov))
+}
+
 /// Read a typed artifact.
 pub fn read_records<R: Record>(path: &Path) -> Result<(Vec<R>, Provenance), ArtifactError> {
     let (batch, prov) = read_parquet(path, Some(&R::schema()))?;

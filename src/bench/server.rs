@@ -12,7 +12,7 @@
 //! So an episode with `user_turns = N` makes `N + 2 (N - 1)` calls. Each request waits for the
 //! latency named by its model id (`bench@100ms`; `bench@0ms` or any other id: none) before
 //! answering, so one server serves runs with and without latency. `GET /v1/models` lists
-//! `bench@0ms`.
+//! `bench@0ms` and `bench@100ms` (what endpoint roles' preflight checks for the shard bench).
 //!
 //! `tracer bench` runs it in a child process (`tracer bench --loopback-server <script JSON>`,
 //! the address on the first stdout line, exit when stdin closes), so the harness process's
@@ -164,8 +164,9 @@ fn serve_connection(stream: TcpStream, script: &Script, posts: &AtomicU64) {
         let (code, body) = match (req.method.as_str(), req.path.as_str()) {
             ("GET", "/v1/models") => (
                 200,
-                json!({"object": "list", "data": [{"id": model_for(Duration::ZERO),
-                    "object": "model", "owned_by": "tracer-bench"}]}),
+                json!({"object": "list", "data": [
+                    {"id": model_for(Duration::ZERO), "object": "model", "owned_by": "tracer-bench"},
+                    {"id": model_for(Duration::from_millis(100)), "object": "model", "owned_by": "tracer-bench"}]}),
             ),
             ("POST", "/v1/chat/completions") => {
                 posts.fetch_add(1, Ordering::Relaxed);

@@ -28,6 +28,8 @@ pub enum CliError {
     Lock(#[from] crate::pipeline::LockError),
     #[error(transparent)]
     Journal(#[from] crate::pipeline::JournalError),
+    #[error(transparent)]
+    Card(#[from] crate::card::CardError),
     /// A check ran and found problems (already printed); exit non-zero.
     #[error("{0}")]
     Failed(String),
@@ -48,6 +50,10 @@ pub struct Cli {
 pub enum Command {
     /// Run a stage and whatever is stale upstream of it.
     Run(pipeline::RunArgs),
+    /// Merge the shard parts of an item-parallel stage into its ordinary output.
+    Merge(pipeline::MergeArgs),
+    /// Write output/README.md, the Hugging Face dataset card of a complete, fresh run.
+    Card(pipeline::CardArgs),
     /// Show fresh/stale per stage and domain.
     Status(pipeline::StatusArgs),
     /// Print the stage DAG as DOT.
@@ -89,7 +95,9 @@ pub fn main() -> Result<(), CliError> {
     let paths = crate::config::Paths::from_env();
     match cli.command {
         Command::Run(a) => pipeline::run(&paths, a),
+        Command::Merge(a) => pipeline::merge(&paths, a),
         Command::Status(a) => pipeline::status(&paths, a),
+        Command::Card(a) => pipeline::card(&paths, a),
         Command::Graph => {
             print!("{}", crate::stage::dag().to_dot());
             Ok(())

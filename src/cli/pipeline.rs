@@ -1,9 +1,9 @@
-//! `tracer run | status | validate | list | bench`.
+//! `tracer run | merge | status | card | validate | list | bench`.
 
 use super::{CliError, resolve_domains, resolve_seed};
 use crate::config::Paths;
 use crate::domain::{self, ToolKind};
-use crate::pipeline::{Freshness, Runner};
+use crate::pipeline::{Freshness, OutputLock, Runner, Shard, StepReport, shard};
 use clap::Args;
 
 #[derive(Debug, Args)]
@@ -19,6 +19,25 @@ pub struct RunArgs {
     /// Re-run the planned stages even when fresh.
     #[arg(long)]
     pub force: bool,
+    /// Run only shard i of N of an item-parallel stage (grounded, refined, feelings, tasks,
+    /// rollouts, eval): the items whose id hashes to i mod N, written as a part under
+    /// output/.shards/; its inputs must be fresh. `tracer merge` joins the parts.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Bring only what the stage reads up to date, not the stage itself (the step before
+    /// the shards of a cluster run).
+    #[arg(long, conflicts_with = "shard")]
+    pub upstream: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The item-parallel stage whose shard parts to merge.
+    pub stage: String,
+    #[arg(long = "domain")]
+    pub domains: Vec<String>,
+    #[arg(long)]
+    pub seed: Option<u64>,
 }
 
 #[derive(Debug, Args)]
@@ -27,6 +46,24 @@ pub struct StatusArgs {
     pub domains: Vec<String>,
     #[arg(long)]
     pub seed: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct CardArgs {
+    #[arg(long = "domain")]
+    pub domains: Vec<String>,
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+/// `tracer card`: write `output/README.md` from a complete, fresh run.
+pub fn card(paths: &Paths, args: CardArgs) -> Result<(), CliError> {
+    let r = runner(paths, &args.domains, args.seed)?;
+    // Exclusive: a stage swapping its directory while the card reads it would mix runs.
+    let _lock = super::lock_output(paths)?;
+    let path = crate::card::write_card(&r)?;
+    println!("wrote {}", path.display());
+    Ok(())
 }
 
 #[derive(Debug, Args)]
@@ -91,9 +128,24 @@ fn runner<'a>(
     Ok(r)
 }
 
+fn print_step(prefix: &str, step: &StepReport) {
+    for note in &step.notes {
+        eprintln!("tracer{prefix}: {note}");
+    }
+    let verb = if step.ran { "ran  " } else { "fresh" };
+    eprintln!(
+        "  {prefix}{verb} {:<8} {:<10} {}",
+        step.stage, step.domain, step.summary
+    );
+}
+
 pub fn run(paths: &Paths, args: RunArgs) -> Result<(), CliError> {
     let mut r = runner(paths, &args.domains, args.seed)?;
     r.force = args.force;
+    if let Some(text) = &args.shard {
+        let shard: Shard = text.parse().map_err(CliError::Failed)?;
+        return run_shard(paths, &r, &args.stage, shard);
+    }
     // Check before touching the output, then hold it for the whole run.
     r.validate(&args.stage)?;
     let _lock = super::lock_output(paths)?;
@@ -110,16 +162,53 @@ pub fn run(paths: &Paths, args: RunArgs) -> Result<(), CliError> {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    r.run(&args.stage, |step| {
-        for note in &step.notes {
-            eprintln!("tracer: {note}");
+    if args.upstream {
+        let stage = r.dag.find(&args.stage)?;
+        for input in stage.inputs() {
+            r.run(input, |step| print_step("", step))?;
         }
-        let verb = if step.ran { "ran  " } else { "fresh" };
-        eprintln!(
-            "  {verb} {:<8} {:<10} {}",
-            step.stage, step.domain, step.summary
-        );
-    })?;
+        return Ok(());
+    }
+    r.run(&args.stage, |step| print_step("", step))?;
+    Ok(())
+}
+
+/// One shard of a stage: the output root shared with the other shards, this shard's own
+/// lock held exclusively (see `pipeline::lock` for why that is enough).
+fn run_shard(paths: &Paths, r: &Runner, stage: &str, shard: Shard) -> Result<(), CliError> {
+    r.shardable_stage(stage, "shards")?;
+    r.validate(stage)?;
+    let command = crate::pipeline::lock::command_line();
+    let _shared = OutputLock::acquire_shared(&paths.output, &command)?;
+    let _own = OutputLock::acquire_file(&shard::lock_path(&paths.output, stage, shard), &command)?;
+    let prefix = format!("[shard {shard}] ");
+    eprintln!(
+        "tracer {prefix}running '{stage}' on the items of shard {shard} (seed {}, domains {})",
+        r.seed,
+        r.domains
+            .iter()
+            .map(|d| d.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    r.run_shard(stage, shard, |step| print_step(&prefix, step))?;
+    eprintln!(
+        "tracer {prefix}done; when every shard of {} is, `tracer merge {stage}` (or `tracer run {stage}`) writes the output",
+        shard.count
+    );
+    Ok(())
+}
+
+/// `tracer merge <stage>`: check the shard parts and write the stage's ordinary output.
+pub fn merge(paths: &Paths, args: MergeArgs) -> Result<(), CliError> {
+    let r = runner(paths, &args.domains, args.seed)?;
+    r.shardable_stage(&args.stage, "shard parts")?;
+    r.validate(&args.stage)?;
+    let _lock = super::lock_output(paths)?;
+    for note in r.recover()? {
+        eprintln!("tracer: recovered: {note}");
+    }
+    r.merge(&args.stage, |step| print_step("", step))?;
     Ok(())
 }
 
@@ -132,6 +221,21 @@ pub fn status(paths: &Paths, args: StatusArgs) -> Result<(), CliError> {
             Freshness::Stale(why) => format!("stale ({why})"),
         };
         println!("| {stage} | {domain} | {state} |");
+    }
+    // Shard parts waiting for a merge (or half of a cluster run), per stage and domain.
+    let mut shards = Vec::new();
+    for stage in r.dag.topo_order() {
+        for &domain in &r.domains {
+            if let Some(line) = r.shard_status(stage, domain)? {
+                shards.push(format!("| {} | {} | {line} |", stage.name(), domain.name()));
+            }
+        }
+    }
+    if !shards.is_empty() {
+        println!("\n| stage | domain | shard parts |\n|---|---|---|");
+        for line in shards {
+            println!("{line}");
+        }
     }
     Ok(())
 }
@@ -172,6 +276,7 @@ pub fn validation_problems(paths: &Paths) -> Vec<String> {
         paths,
         &crate::pipeline::validate::Scope {
             stages: dag.stages(),
+            registry: dag.stages(),
             domains: domain::registry(),
         },
     )

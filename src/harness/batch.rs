@@ -33,6 +33,9 @@ pub struct BatchConfig {
     pub emotion: bool,
     /// Mistake rates of the scripted oracle agent.
     pub agent_errors: ErrorRates,
+    /// How progress lines name this batch (e.g. `rollouts airline [shard 1/3]`); empty:
+    /// `rollouts <domain>`. Never part of any result.
+    pub label: String,
 }
 
 /// The record of one finished episode.
@@ -228,11 +231,31 @@ pub fn roll_out(
         )
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    bar.set_prefix(format!(
-        "rollouts {}",
-        tasks.first().map(|t| t.domain.as_str()).unwrap_or("")
-    ));
+    let label = if cfg.label.is_empty() {
+        format!(
+            "rollouts {}",
+            tasks.first().map(|t| t.domain.as_str()).unwrap_or("")
+        )
+    } else {
+        cfg.label.clone()
+    };
+    bar.set_prefix(label.clone());
     bar.set_position(done.len() as u64);
+    // The bar draws only on a terminal; in a batch job's log (a Slurm shard) a plain line
+    // every tenth of the way shows progress instead.
+    let plain = !std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut next_line = 0usize;
+    let mut log_line = |pos: usize, mix: &BTreeMap<i32, usize>| {
+        if plain && total > 0 && pos >= next_line {
+            eprintln!(
+                "{label}: {pos}/{total} episodes (R=1 {} R=0 {} R=-1 {})",
+                mix.get(&1).unwrap_or(&0),
+                mix.get(&0).unwrap_or(&0),
+                mix.get(&-1).unwrap_or(&0)
+            );
+            next_line = pos + total.div_ceil(10).max(1);
+        }
+    };
     let runtime = crate::llm::runtime()?;
     let mut results = done;
     let mut mix = BTreeMap::<i32, usize>::new();
@@ -298,14 +321,17 @@ pub fn roll_out(
                     ));
                     bar.inc(1);
                     results.push(rec);
+                    log_line(results.len(), &mix);
                 }
             }
         }
         while let Some(done) = set.join_next().await {
             let rec = done.map_err(|e| e.to_string())?;
             finished_episode(&rec)?;
+            *mix.entry(rec.reward).or_default() += 1;
             bar.inc(1);
             results.push(rec);
+            log_line(results.len(), &mix);
         }
         Ok::<(), String>(())
     })?;

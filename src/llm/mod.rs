@@ -127,6 +127,16 @@ impl RoleModel {
     }
 }
 
+/// The model id a role records, from its config alone (as [`RoleModel::model_id`] reports
+/// it once opened): readers of a run (a merge, the dataset card) name it without opening
+/// any endpoint.
+pub fn configured_model_id(roles: &RolesConfig, role: Role) -> String {
+    match roles.get(&role) {
+        Some(cfg) if cfg.provider == Provider::Openai => cfg.model.clone().unwrap_or_default(),
+        _ => scripted_model_id(role),
+    }
+}
+
 /// Build what answers `role`. No network: run [`preflight`] first to check the endpoint.
 /// The cache file at `cache_path` is opened (created if missing) only for endpoint roles;
 /// roles may share one file.

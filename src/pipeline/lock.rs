@@ -9,6 +9,18 @@
 //! can say who is in the way, and it is emptied again on a clean release so finished output
 //! trees stay byte-identical.
 //!
+//! Shard runs (`tracer run <stage> --shard i/N`) take the same file *shared*, plus an
+//! exclusive lock on their own shard's file ([`OutputLock::acquire_file`]). What the root
+//! lock protects is the shared state of the output tree: stage directories and their swaps,
+//! the crash recovery that removes other runs' leftovers, the response cache (redb allows one
+//! writer per file), journals. A shard touches none of that: it reads fresh upstream outputs
+//! and writes only its own part directory, journal and cache file. So shards share the root
+//! lock with each other (N shards of a Slurm array run at once, never serialised) while an
+//! ordinary writer, which holds the root lock exclusively, still excludes all of them, and
+//! two processes claiming the same shard exclude each other through the shard's own lock.
+//! Shared holders write nothing into the root file (they are many); each names itself in
+//! its shard lock file instead.
+//!
 //! Architecture invariant: this module knows nothing of stages or commands; callers say
 //! which directory they write and how to describe themselves.
 
@@ -34,34 +46,65 @@ pub enum LockError {
 pub struct OutputLock {
     file: File,
     path: PathBuf,
+    /// Exclusive holders own the file's text (their name) and empty it on release.
+    exclusive: bool,
 }
 
 impl OutputLock {
-    /// Lock `dir` (created if missing) for a writer described by `command`.
+    /// Lock `dir` (created if missing) exclusively for a writer described by `command`.
     pub fn acquire(dir: &Path, command: &str) -> Result<OutputLock, LockError> {
-        let path = dir.join(LOCK_FILE);
+        Self::lock_file(&dir.join(LOCK_FILE), dir, command, true)
+    }
+
+    /// Share the lock of `dir` with other shard runs: refused while an exclusive writer
+    /// holds it, and an exclusive writer is refused while any shared holder lives.
+    pub fn acquire_shared(dir: &Path, command: &str) -> Result<OutputLock, LockError> {
+        Self::lock_file(&dir.join(LOCK_FILE), dir, command, false)
+    }
+
+    /// Lock the file at `path` exclusively (one process per shard).
+    pub fn acquire_file(path: &Path, command: &str) -> Result<OutputLock, LockError> {
+        Self::lock_file(path, path, command, true)
+    }
+
+    fn lock_file(
+        path: &Path,
+        what: &Path,
+        command: &str,
+        exclusive: bool,
+    ) -> Result<OutputLock, LockError> {
         let io = |e: std::io::Error| LockError::Io {
             path: path.display().to_string(),
             message: e.to_string(),
         };
-        std::fs::create_dir_all(dir).map_err(io)?;
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(io)?;
+        }
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
-            .open(&path)
+            .open(path)
             .map_err(io)?;
-        match file.try_lock() {
+        let attempt = if exclusive {
+            file.try_lock()
+        } else {
+            file.try_lock_shared()
+        };
+        match attempt {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
                 let mut holder = String::new();
                 let _ = file.read_to_string(&mut holder);
                 let holder = holder.split_whitespace().collect::<Vec<_>>().join(" ");
                 return Err(LockError::Held {
-                    dir: dir.display().to_string(),
+                    dir: what.display().to_string(),
                     holder: if holder.is_empty() {
-                        "a process that is just starting".to_string()
+                        // Shared holders leave the file empty.
+                        "shard runs (`tracer run <stage> --shard i/N`; `tracer status` \
+                         lists their parts), or a process that is just starting"
+                            .to_string()
                     } else {
                         holder
                     },
@@ -69,11 +112,17 @@ impl OutputLock {
             }
             Err(TryLockError::Error(e)) => return Err(io(e)),
         }
-        file.set_len(0).map_err(io)?;
-        file.seek(SeekFrom::Start(0)).map_err(io)?;
-        let line = format!("pid {}: {}\n", std::process::id(), command.trim());
-        file.write_all(line.as_bytes()).map_err(io)?;
-        Ok(OutputLock { file, path })
+        if exclusive {
+            file.set_len(0).map_err(io)?;
+            file.seek(SeekFrom::Start(0)).map_err(io)?;
+            let line = format!("pid {}: {}\n", std::process::id(), command.trim());
+            file.write_all(line.as_bytes()).map_err(io)?;
+        }
+        Ok(OutputLock {
+            file,
+            path: path.to_path_buf(),
+            exclusive,
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -84,7 +133,9 @@ impl OutputLock {
 impl Drop for OutputLock {
     fn drop(&mut self) {
         // Forget the holder before the kernel lock goes with the file handle.
-        let _ = self.file.set_len(0);
+        if self.exclusive {
+            let _ = self.file.set_len(0);
+        }
     }
 }
 
@@ -115,6 +166,33 @@ mod tests {
         let again = OutputLock::acquire(&dir, "tracer run db");
         assert!(again.is_ok());
         drop(again);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn shared_holders_coexist_and_exclude_an_exclusive_writer_both_ways() {
+        let dir = std::env::temp_dir().join(format!("tracer-lock-shared-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let a = OutputLock::acquire_shared(&dir, "tracer run rollouts --shard 0/2").unwrap();
+        let b = OutputLock::acquire_shared(&dir, "tracer run rollouts --shard 1/2").unwrap();
+        let err = OutputLock::acquire(&dir, "tracer run db")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("shard runs"), "{err}");
+        drop((a, b));
+        let writer = OutputLock::acquire(&dir, "tracer run db").unwrap();
+        let err = OutputLock::acquire_shared(&dir, "tracer run tasks --shard 0/2")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("tracer run db"), "{err}");
+        drop(writer);
+        let shard = dir.join("shard.lock");
+        let one = OutputLock::acquire_file(&shard, "tracer run tasks --shard 0/2").unwrap();
+        let err = OutputLock::acquire_file(&shard, "tracer run tasks --shard 0/2")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("--shard 0/2"), "{err}");
+        drop(one);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -19,6 +19,12 @@
 //! after its output is in place; staleness is transitive (a stage downstream of a stale one
 //! is stale); configs are checked by one shared path ([`validate`]).
 //!
+//! Item-parallel stages also run as shards (`--shard i/N`, [`shard`]): each shard runs the
+//! stage on the items it owns into its own part directory, with its own journal and
+//! response cache, under a shared output lock; [`Runner::merge`] checks that the parts form
+//! one complete set made with the current fingerprint and has the stage write its ordinary
+//! output from them, byte-identical to a single-process run.
+//!
 //! Architecture invariant: the pipeline knows stages only through the [`Stage`] trait and
 //! the registry it is handed ([`Dag::new`]); it imports no stage module and knows nothing
 //! of what a stage computes.
@@ -26,10 +32,12 @@
 pub mod failpoint;
 pub mod journal;
 pub mod lock;
+pub mod shard;
 pub mod validate;
 
 pub use journal::{Journal, JournalError, JournalKey, OnMismatch, Resumed};
 pub use lock::{LockError, OutputLock};
+pub use shard::Shard;
 
 use crate::artifact::{ArtifactError, Provenance, sha256_file, sha256_hex, write_atomic};
 use crate::config::{self, ConfigError, Paths};
@@ -79,6 +87,8 @@ pub struct StageContext<'a> {
     pub out_dir: PathBuf,
     /// Input path (relative to the output root or project root) -> SHA-256.
     pub inputs: BTreeMap<String, String>,
+    /// The shard this run computes (`None`: every item).
+    pub shard: Option<Shard>,
 }
 
 impl StageContext<'_> {
@@ -89,6 +99,20 @@ impl StageContext<'_> {
 
     pub fn out(&self, file: &str) -> PathBuf {
         self.out_dir.join(file)
+    }
+
+    /// Whether this run computes the item with this stable id (always, unless sharded).
+    pub fn owns(&self, id: &str) -> bool {
+        self.shard.is_none_or(|s| s.owns(id))
+    }
+
+    /// The response cache of this run's endpoint roles: the output root's, or the shard's
+    /// own file (redb takes one writer per file, and shards run side by side).
+    pub fn response_cache(&self) -> PathBuf {
+        match self.shard {
+            Some(s) => shard::cache_path(&self.paths.output, self.stage, s),
+            None => self.paths.output.join(RESPONSE_CACHE),
+        }
     }
 
     /// Provenance for files this stage writes.
@@ -120,6 +144,7 @@ impl StageContext<'_> {
             &config::config_hash(&self.config),
             self.seed,
             &self.inputs,
+            self.shard,
         )
     }
 
@@ -134,6 +159,10 @@ impl StageContext<'_> {
             ("inputs", sha256_hex(inputs.as_bytes())),
             ("code", env!("TRACER_CODE_HASH").to_string()),
             ("tool", env!("CARGO_PKG_VERSION").to_string()),
+            (
+                "shard",
+                self.shard.map_or("all".to_string(), |s| s.to_string()),
+            ),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
@@ -176,8 +205,20 @@ pub trait Stage: Sync {
     fn preflight(&self, _path: &Path, _table: &toml::Table) -> Result<(), String> {
         Ok(())
     }
-    /// Compute and write the outputs into `ctx.out_dir`; return a one-line summary.
+    /// Compute and write the outputs into `ctx.out_dir`; return a one-line summary. A
+    /// shardable stage computes only the items `ctx.owns`.
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError>;
+    /// Item-parallel stages return true: they honour `ctx.shard` in `run` and implement
+    /// `merge`.
+    fn shardable(&self) -> bool {
+        false
+    }
+    /// Write into `ctx.out_dir` exactly what `run` writes without a shard (same files, rows
+    /// in the same order, same summary), from the complete parts of a sharded run: `parts`
+    /// are the part directories in shard order, each holding what `run` wrote for it.
+    fn merge(&self, ctx: &StageContext, _parts: &[PathBuf]) -> Result<String, PipelineError> {
+        Err(ctx.fail("this stage is not item-parallel; it has no shards to merge"))
+    }
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -190,7 +231,13 @@ pub struct Manifest {
     pub inputs: BTreeMap<String, String>,
     pub outputs: BTreeMap<String, String>,
     pub summary: String,
+    /// Set on a shard's part only (absent from ordinary manifests, which stay unchanged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
 }
+
+/// The output root's response cache file (endpoint roles of unsharded runs).
+pub const RESPONSE_CACHE: &str = ".llm-cache.redb";
 
 pub fn stage_dir(output: &Path, stage: &str, domain: &str) -> PathBuf {
     output.join(stage).join(format!("domain={domain}"))
@@ -205,6 +252,7 @@ fn journal_dir(output: &Path, stage: &str) -> PathBuf {
     output.join(".journal").join(stage)
 }
 
+/// `domain=<d>-<key>.jsonl`, or `domain=<d>-<key>.part-<i>-of-<N>.jsonl` for a shard.
 fn journal_path(
     output: &Path,
     stage: &str,
@@ -212,25 +260,51 @@ fn journal_path(
     config_hash: &str,
     seed: u64,
     inputs: &BTreeMap<String, String>,
+    shard: Option<Shard>,
 ) -> PathBuf {
     let key = fingerprint_material(stage, domain, config_hash, seed, inputs);
     let name = format!(
-        "domain={domain}-{}.jsonl",
-        &sha256_hex(key.as_bytes())[..16]
+        "domain={domain}-{}{}.jsonl",
+        &sha256_hex(key.as_bytes())[..16],
+        shard.map_or(String::new(), |s| format!(".{}", s.part_name()))
     );
     journal_dir(output, stage).join(name)
 }
 
-/// Remove the journals of (stage, domain) except `keep`; the removed paths.
-fn remove_journals(output: &Path, stage: &str, domain: &str, keep: Option<&Path>) -> Vec<PathBuf> {
+/// Which journals of a (stage, domain) a cleanup touches.
+#[derive(Clone, Copy)]
+enum JournalsOf {
+    /// Unsharded runs' journals only.
+    Whole,
+    /// One shard's journals.
+    Shard(Shard),
+    /// Every shard's journals (after a merge).
+    AnyShard,
+}
+
+/// Remove the journals of (stage, domain) of the given kind except `keep`; the removed
+/// paths.
+fn remove_journals(
+    output: &Path,
+    stage: &str,
+    domain: &str,
+    keep: Option<&Path>,
+    of: JournalsOf,
+) -> Vec<PathBuf> {
     let prefix = format!("domain={domain}-");
     let mut removed = Vec::new();
     if let Ok(entries) = std::fs::read_dir(journal_dir(output, stage)) {
         for e in entries.flatten() {
             let path = e.path();
             let name = e.file_name().to_string_lossy().to_string();
+            let kind_matches = match of {
+                JournalsOf::Whole => !name.contains(".part-"),
+                JournalsOf::Shard(s) => name.ends_with(&format!(".{}.jsonl", s.part_name())),
+                JournalsOf::AnyShard => name.contains(".part-"),
+            };
             if name.starts_with(&prefix)
                 && name.ends_with(".jsonl")
+                && kind_matches
                 && Some(path.as_path()) != keep
                 && std::fs::remove_file(&path).is_ok()
             {
@@ -603,6 +677,7 @@ impl<'a> Runner<'a> {
             self.paths,
             &validate::Scope {
                 stages: &plan,
+                registry: self.dag.stages(),
                 domains: &self.domains,
             },
         );
@@ -729,7 +804,13 @@ impl<'a> Runner<'a> {
             let summary = read_manifest(&dir).map(|m| m.summary).unwrap_or_default();
             // A journal of a finished stage is what a kill between the swap and its
             // deletion leaves: the output holds all of it.
-            for p in remove_journals(&self.paths.output, stage.name(), domain.name(), None) {
+            for p in remove_journals(
+                &self.paths.output,
+                stage.name(),
+                domain.name(),
+                None,
+                JournalsOf::Whole,
+            ) {
                 notes.push(format!(
                     "removed the journal of the finished stage: {}",
                     p.display()
@@ -744,15 +825,69 @@ impl<'a> Runner<'a> {
             });
         }
         let (config_path, table) = self.stage_config(stage)?;
-        let inputs =
-            collect_inputs(self.paths, stage, domain.name(), &table).map_err(|e| match e {
-                Ok(err) => err,
-                Err(why) => PipelineError::Stage {
-                    stage: stage.name().into(),
-                    domain: domain.name().into(),
-                    message: why,
-                },
-            })?;
+        let inputs = self.inputs_of(stage, domain, &table)?;
+        // A complete set of shard parts made with this very fingerprint is merged rather
+        // than computed again (`tracer run` after a Slurm array finished).
+        let mut parts = None;
+        if stage.shardable() && !self.force {
+            let parts_dir = shard::parts_dir(&self.paths.output, stage.name(), domain.name());
+            let scan = shard::scan(&parts_dir);
+            if !scan.parts.is_empty() || !scan.foreign.is_empty() {
+                let fp = fingerprint(
+                    stage,
+                    domain.name(),
+                    &config::config_hash(&table),
+                    self.seed,
+                    &inputs,
+                );
+                match shard::check_complete(
+                    &scan,
+                    &parts_dir,
+                    stage.name(),
+                    domain.name(),
+                    &fp,
+                    |p| hash_outputs(p).ok(),
+                ) {
+                    Ok(complete) => parts = Some(complete),
+                    Err(why) => notes.push(format!(
+                        "shard parts not used, computing every item here instead: {why}"
+                    )),
+                }
+            }
+        }
+        self.produce(stage, domain, (config_path, table), inputs, parts, notes)
+    }
+
+    /// The inputs (stage, domain) would run with now; a missing upstream output is a stage
+    /// error.
+    fn inputs_of(
+        &self,
+        stage: &dyn Stage,
+        domain: &dyn Domain,
+        table: &toml::Table,
+    ) -> Result<BTreeMap<String, String>, PipelineError> {
+        collect_inputs(self.paths, stage, domain.name(), table).map_err(|e| match e {
+            Ok(err) => err,
+            Err(why) => PipelineError::Stage {
+                stage: stage.name().into(),
+                domain: domain.name().into(),
+                message: why,
+            },
+        })
+    }
+
+    /// Write the ordinary output of (stage, domain): computed by the stage, or merged from
+    /// `parts`; then manifest, swap, and cleanup of the journals (and merged parts).
+    fn produce(
+        &self,
+        stage: &'static dyn Stage,
+        domain: &'static dyn Domain,
+        (config_path, table): (PathBuf, toml::Table),
+        inputs: BTreeMap<String, String>,
+        parts: Option<shard::CompleteParts>,
+        mut notes: Vec<String>,
+    ) -> Result<StepReport, PipelineError> {
+        let dir = stage_dir(&self.paths.output, stage.name(), domain.name());
         // Leftovers of killed runs (any pid) are never reused: the stage starts clean.
         // (`recover` has normally removed them already; this also serves library callers.)
         let prefix = format!(".tmp-domain={}-", domain.name());
@@ -776,6 +911,7 @@ impl<'a> Runner<'a> {
             config_path,
             out_dir: tmp.clone(),
             inputs: inputs.clone(),
+            shard: None,
         };
         let journal = ctx.journal_path();
         for p in remove_journals(
@@ -783,6 +919,7 @@ impl<'a> Runner<'a> {
             stage.name(),
             domain.name(),
             Some(&journal),
+            JournalsOf::Whole,
         ) {
             notes.push(format!(
                 "removed the journal of a run with other inputs, config or code: {}",
@@ -791,7 +928,10 @@ impl<'a> Runner<'a> {
         }
         failpoint::hit("stage-started", stage.name());
         let started = Instant::now();
-        let result = stage.run(&ctx);
+        let result = match &parts {
+            Some(p) => stage.merge(&ctx, &p.dirs),
+            None => stage.run(&ctx),
+        };
         let summary = match result {
             Ok(s) => s,
             Err(e) => {
@@ -810,6 +950,7 @@ impl<'a> Runner<'a> {
             inputs,
             outputs: hash_outputs(&tmp)?,
             summary: summary.clone(),
+            shard: None,
         };
         let json = serde_json::to_vec_pretty(&manifest).unwrap_or_default();
         write_atomic(&tmp.join(MANIFEST), &json)?;
@@ -820,6 +961,23 @@ impl<'a> Runner<'a> {
         if journal.exists() {
             std::fs::remove_file(&journal).map_err(|e| ArtifactError::io(&journal, e))?;
         }
+        if let Some(p) = &parts {
+            // The merged output holds everything the parts and their journals held.
+            remove_journals(
+                &self.paths.output,
+                stage.name(),
+                domain.name(),
+                None,
+                JournalsOf::AnyShard,
+            );
+            let parts_dir = shard::parts_dir(&self.paths.output, stage.name(), domain.name());
+            std::fs::remove_dir_all(&parts_dir).map_err(|e| ArtifactError::io(&parts_dir, e))?;
+            notes.push(format!(
+                "merged {} shard parts into {}",
+                p.count,
+                dir.display()
+            ));
+        }
         Ok(StepReport {
             stage: stage.name(),
             domain: domain.name(),
@@ -828,6 +986,381 @@ impl<'a> Runner<'a> {
             notes,
         })
     }
+
+    /// The stages that accept `--shard`, for messages.
+    fn shardable_names(&self) -> String {
+        self.dag
+            .topo_order()
+            .iter()
+            .filter(|s| s.shardable())
+            .map(|s| s.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The shardable stage called `target`, or a one-line error.
+    pub fn shardable_stage(
+        &self,
+        target: &str,
+        what: &str,
+    ) -> Result<&'static dyn Stage, PipelineError> {
+        let stage = self.dag.find(target)?;
+        if !stage.shardable() {
+            return Err(PipelineError::Invalid(format!(
+                "stage '{target}' is not item-parallel, so it has no {what}; shardable stages: {}",
+                self.shardable_names()
+            )));
+        }
+        Ok(stage)
+    }
+
+    /// Refuse unless every input of `stage` is fresh for every domain of this run: shards
+    /// never run upstream stages themselves (N of them would race to write the same
+    /// directories), so the error names the stage to run first.
+    fn require_fresh_inputs(&self, stage: &dyn Stage, what: &str) -> Result<(), PipelineError> {
+        let mut upstream = self.dag.plan(stage.name())?;
+        upstream.retain(|s| s.name() != stage.name());
+        // The stale input furthest downstream: running it brings the others up to date.
+        let stale = self
+            .status(&upstream)?
+            .into_iter()
+            .filter(|(name, ..)| stage.inputs().contains(name))
+            .filter_map(|(name, domain, state)| match state {
+                Freshness::Stale(why) => Some((name, domain, why)),
+                Freshness::Fresh => None,
+            })
+            .last();
+        match stale {
+            None => Ok(()),
+            Some((name, domain, why)) => Err(PipelineError::Stage {
+                stage: stage.name().to_string(),
+                domain: domain.to_string(),
+                message: format!(
+                    "{what}: input '{name}' is not fresh ({why}); run `tracer run {name}` (or `tracer run {} --upstream`) first",
+                    stage.name()
+                ),
+            }),
+        }
+    }
+
+    /// Run shard `shard` of the item-parallel stage `target` for every domain of this run:
+    /// each domain's part goes to `output/.shards/<target>/domain=<d>/part-<i>-of-<N>/`.
+    /// The caller holds the output lock shared and the shard's lock exclusively.
+    pub fn run_shard(
+        &self,
+        target: &str,
+        shard: Shard,
+        mut on_step: impl FnMut(&StepReport),
+    ) -> Result<Vec<StepReport>, PipelineError> {
+        let stage = self.shardable_stage(target, "shards")?;
+        self.validate(target)?;
+        self.require_fresh_inputs(stage, &format!("--shard {shard}"))?;
+        let (path, table) = self.stage_config(stage)?;
+        stage
+            .preflight(&path, &table)
+            .map_err(|message| PipelineError::Stage {
+                stage: stage.name().to_string(),
+                domain: "*".to_string(),
+                message,
+            })?;
+        let mut reports = Vec::new();
+        for &domain in &self.domains {
+            let report = self.run_one_shard(stage, domain, shard)?;
+            on_step(&report);
+            reports.push(report);
+        }
+        Ok(reports)
+    }
+
+    fn run_one_shard(
+        &self,
+        stage: &'static dyn Stage,
+        domain: &'static dyn Domain,
+        shard: Shard,
+    ) -> Result<StepReport, PipelineError> {
+        let report = |ran: bool, summary: String, notes: Vec<String>| StepReport {
+            stage: stage.name(),
+            domain: domain.name(),
+            ran,
+            summary,
+            notes,
+        };
+        if !self.force && self.freshness(stage, domain)? == Freshness::Fresh {
+            return Ok(report(
+                false,
+                "the merged output is fresh; nothing to do".into(),
+                vec![],
+            ));
+        }
+        let (config_path, table) = self.stage_config(stage)?;
+        let inputs = self.inputs_of(stage, domain, &table)?;
+        let config_hash = config::config_hash(&table);
+        let fp = fingerprint(stage, domain.name(), &config_hash, self.seed, &inputs);
+        let parts_dir = shard::parts_dir(&self.paths.output, stage.name(), domain.name());
+        let part = parts_dir.join(shard.part_name());
+        let mut notes = recover_slot(&part)?;
+        if !self.force
+            && let Some(m) = read_manifest(&part)
+            && m.fingerprint == fp
+            && m.shard == Some(shard)
+            && is_complete(&part)
+        {
+            return Ok(report(false, m.summary, notes));
+        }
+        let tmp = parts_dir.join(format!(".tmp-{}-{}", shard.part_name(), std::process::id()));
+        std::fs::create_dir_all(&tmp).map_err(|e| ArtifactError::io(&tmp, e))?;
+        let ctx = StageContext {
+            paths: self.paths,
+            stage: stage.name(),
+            domain,
+            seed: self.seed,
+            config: table,
+            config_path,
+            out_dir: tmp.clone(),
+            inputs: inputs.clone(),
+            shard: Some(shard),
+        };
+        let journal = ctx.journal_path();
+        for p in remove_journals(
+            &self.paths.output,
+            stage.name(),
+            domain.name(),
+            Some(&journal),
+            JournalsOf::Shard(shard),
+        ) {
+            notes.push(format!(
+                "removed the journal of a run with other inputs, config or code: {}",
+                p.display()
+            ));
+        }
+        failpoint::hit("stage-started", stage.name());
+        let started = Instant::now();
+        let summary = match stage.run(&ctx) {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&tmp);
+                return Err(e);
+            }
+        };
+        let manifest = Manifest {
+            stage: stage.name().to_string(),
+            domain: domain.name().to_string(),
+            fingerprint: fp,
+            seed: self.seed,
+            config_hash,
+            inputs,
+            outputs: hash_outputs(&tmp)?,
+            summary: summary.clone(),
+            shard: Some(shard),
+        };
+        let json = serde_json::to_vec_pretty(&manifest).unwrap_or_default();
+        write_atomic(&tmp.join(MANIFEST), &json)?;
+        swap_into_place(&tmp, &part, stage.name())?;
+        if journal.exists() {
+            std::fs::remove_file(&journal).map_err(|e| ArtifactError::io(&journal, e))?;
+        }
+        Ok(report(
+            true,
+            format!("{summary} ({:.2}s)", started.elapsed().as_secs_f64()),
+            notes,
+        ))
+    }
+
+    /// `tracer merge <target>`: for every domain, check that the shard parts form one
+    /// complete set (every `i` of one `N` once, each made with the current fingerprint and
+    /// unmodified) and write the stage's ordinary output from them. Every domain is checked
+    /// before any is merged, so a bad part set merges nothing. A domain whose output is
+    /// already fresh and has no parts is reported fresh. The caller holds the output lock.
+    pub fn merge(
+        &self,
+        target: &str,
+        mut on_step: impl FnMut(&StepReport),
+    ) -> Result<Vec<StepReport>, PipelineError> {
+        let stage = self.shardable_stage(target, "shard parts")?;
+        self.validate(target)?;
+        self.require_fresh_inputs(stage, "merge")?;
+        let mut ready = Vec::new();
+        for &domain in &self.domains {
+            let parts_dir = shard::parts_dir(&self.paths.output, stage.name(), domain.name());
+            let scan = shard::scan(&parts_dir);
+            let fresh = self.freshness(stage, domain)? == Freshness::Fresh;
+            if fresh && scan.parts.is_empty() && scan.foreign.is_empty() {
+                ready.push((domain, None));
+                continue;
+            }
+            let (config_path, table) = self.stage_config(stage)?;
+            let inputs = self.inputs_of(stage, domain, &table)?;
+            let fp = fingerprint(
+                stage,
+                domain.name(),
+                &config::config_hash(&table),
+                self.seed,
+                &inputs,
+            );
+            let parts =
+                shard::check_complete(&scan, &parts_dir, stage.name(), domain.name(), &fp, |p| {
+                    hash_outputs(p).ok()
+                })
+                .map_err(|message| PipelineError::Stage {
+                    stage: stage.name().to_string(),
+                    domain: domain.name().to_string(),
+                    message,
+                })?;
+            ready.push((domain, Some(((config_path, table), inputs, parts))));
+        }
+        let mut reports = Vec::new();
+        for (domain, work) in ready {
+            let report = match work {
+                None => StepReport {
+                    stage: stage.name(),
+                    domain: domain.name(),
+                    ran: false,
+                    summary: read_manifest(&stage_dir(
+                        &self.paths.output,
+                        stage.name(),
+                        domain.name(),
+                    ))
+                    .map(|m| m.summary)
+                    .unwrap_or_default(),
+                    notes: vec![],
+                },
+                Some((config, inputs, parts)) => {
+                    self.produce(stage, domain, config, inputs, Some(parts), vec![])?
+                }
+            };
+            on_step(&report);
+            reports.push(report);
+        }
+        Ok(reports)
+    }
+
+    /// The shard parts of (stage, domain), for `tracer status`: `None` when there are none,
+    /// else a line such as `2 of 3 parts done (missing 1/3)`.
+    pub fn shard_status(
+        &self,
+        stage: &dyn Stage,
+        domain: &dyn Domain,
+    ) -> Result<Option<String>, PipelineError> {
+        if !stage.shardable() {
+            return Ok(None);
+        }
+        let scan = shard::scan(&shard::parts_dir(
+            &self.paths.output,
+            stage.name(),
+            domain.name(),
+        ));
+        if scan.parts.is_empty() && scan.foreign.is_empty() {
+            return Ok(None);
+        }
+        let (_, table) = self.stage_config(stage)?;
+        let fp = collect_inputs(self.paths, stage, domain.name(), &table)
+            .ok()
+            .map(|inputs| {
+                fingerprint(
+                    stage,
+                    domain.name(),
+                    &config::config_hash(&table),
+                    self.seed,
+                    &inputs,
+                )
+            });
+        let mut counts: BTreeMap<u32, (Vec<u32>, usize)> = BTreeMap::new();
+        for (s, path, manifest) in &scan.parts {
+            let slot = counts.entry(s.count).or_default();
+            let good = manifest.as_ref().is_some_and(|m| {
+                Some(&m.fingerprint) == fp.as_ref() && m.shard == Some(*s) && is_complete(path)
+            });
+            if good {
+                slot.0.push(s.index);
+            } else {
+                slot.1 += 1;
+            }
+        }
+        let mut lines = Vec::new();
+        for (count, (done, bad)) in counts {
+            let missing: Vec<String> = (0..count)
+                .filter(|i| !done.contains(i))
+                .map(|i| format!("{i}/{count}"))
+                .collect();
+            let mut line = format!("{} of {count} parts done", done.len());
+            if !missing.is_empty() {
+                let shown = missing
+                    .iter()
+                    .take(8)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let more = missing.len().saturating_sub(8);
+                line.push_str(&format!(
+                    " (missing {shown}{})",
+                    if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    }
+                ));
+            }
+            if bad > 0 {
+                line.push_str(&format!(", {bad} stale or incomplete"));
+            }
+            if missing.is_empty() && bad == 0 {
+                line.push_str(&format!(
+                    "; `tracer merge {}` writes the output",
+                    stage.name()
+                ));
+            }
+            lines.push(line);
+        }
+        if !scan.foreign.is_empty() {
+            lines.push(format!("{} foreign entries", scan.foreign.len()));
+        }
+        Ok(Some(lines.join("; ")))
+    }
+}
+
+/// Finish or undo a killed run's swap of one directory (a shard's part): when `dir` is
+/// missing, a complete `.tmp-<name>-<pid>` sibling is moved into place, else a
+/// `.old-<name>-<pid>` one; other such leftovers are removed. Only the holder of the
+/// directory's lock may call it.
+fn recover_slot(dir: &Path) -> Result<Vec<String>, PipelineError> {
+    let mut notes = Vec::new();
+    let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+        return Ok(notes);
+    };
+    let name = name.to_string_lossy();
+    let (mut tmps, mut olds) = (Vec::new(), Vec::new());
+    if let Ok(entries) = std::fs::read_dir(parent) {
+        for e in entries.flatten() {
+            let n = e.file_name().to_string_lossy().to_string();
+            if n.starts_with(&format!(".tmp-{name}-")) {
+                tmps.push(e.path());
+            } else if n.starts_with(&format!(".old-{name}-")) {
+                olds.push(e.path());
+            }
+        }
+    }
+    tmps.sort();
+    olds.sort();
+    if !dir.exists() {
+        let restore = tmps
+            .iter()
+            .position(|t| is_complete(t))
+            .map(|i| (tmps.remove(i), "finished the interrupted swap with"))
+            .or_else(|| olds.pop().map(|o| (o, "restored the previous output from")));
+        if let Some((from, what)) = restore {
+            std::fs::rename(&from, dir).map_err(|e| ArtifactError::io(dir, e))?;
+            notes.push(format!(
+                "recovered: {}: {what} {}",
+                dir.display(),
+                from.display()
+            ));
+        }
+    }
+    for left in tmps.iter().chain(&olds) {
+        std::fs::remove_dir_all(left).map_err(|e| ArtifactError::io(left, e))?;
+        notes.push(format!("recovered: removed leftover {}", left.display()));
+    }
+    Ok(notes)
 }
 
 /// Replace `dir` by `tmp`: the old directory is moved aside first and removed last. Between

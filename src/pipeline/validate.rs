@@ -18,6 +18,8 @@ use std::collections::BTreeSet;
 /// What to check.
 pub struct Scope<'a> {
     pub stages: &'a [&'static dyn Stage],
+    /// Every registered stage (names an override file may take).
+    pub registry: &'a [&'static dyn Stage],
     pub domains: &'a [&'static dyn Domain],
 }
 
@@ -42,6 +44,9 @@ pub fn problems(paths: &Paths, scope: &Scope) -> Vec<String> {
         ));
         return problems;
     }
+    if let Some(dir) = &paths.overrides {
+        problems.extend(override_problems(dir, scope.registry));
+    }
     if let Err(e) = PipelineConfig::load(paths) {
         problems.push(e.to_string());
     }
@@ -58,6 +63,45 @@ pub fn problems(paths: &Paths, scope: &Scope) -> Vec<String> {
         problems.extend(domain_problems(paths, *d));
     }
     problems.extend(registry_problems(paths));
+    problems
+}
+
+/// A stage-override directory must exist and hold only `<stage>.toml` files of known
+/// stages (or `pipeline.toml`): a misspelt file would otherwise be ignored in silence.
+fn override_problems(dir: &std::path::Path, stages: &[&'static dyn Stage]) -> Vec<String> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            return vec![format!(
+                "{}: {e} (set by {})",
+                dir.display(),
+                crate::config::ENV_STAGE_OVERRIDES
+            )];
+        }
+    };
+    let known: BTreeSet<&str> = stages
+        .iter()
+        .map(|s| s.name())
+        .chain(["pipeline"])
+        .collect();
+    let mut problems = Vec::new();
+    let mut names: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    names.sort();
+    for name in names {
+        let stem = name.strip_suffix(".toml");
+        if !stem.is_some_and(|s| known.contains(s))
+            && !name.starts_with('.')
+            && !name.ends_with(".md")
+        {
+            problems.push(format!(
+                "{}: not a stage config (expected <stage>.toml or pipeline.toml)",
+                dir.join(&name).display()
+            ));
+        }
+    }
     problems
 }
 

@@ -141,11 +141,9 @@ impl Stage for EmotionsStage {
             &ctx.input_dir("feelings").join("part-00000.parquet"),
         )?;
         let mapper_cfg = cfg.mapper_config();
-        let embedder = crate::emotion::endpoint::from_config(
-            cfg.embedder.as_ref(),
-            &super::roles::cache_path(ctx.paths),
-        )
-        .map_err(|e| ctx.fail(e))?;
+        let embedder =
+            crate::emotion::endpoint::from_config(cfg.embedder.as_ref(), &ctx.response_cache())
+                .map_err(|e| ctx.fail(e))?;
         let (mapper, _) = Mapper::load_or_train_with(&ctx.paths.root, &mapper_cfg, embedder)
             .map_err(|e| ctx.fail(e.to_string()))?;
         let feelings: Vec<String> = tasks

@@ -495,9 +495,10 @@ impl Stage for FeelingsStage {
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: FeelingsConfig = ctx.typed_config()?;
-        let (tasks, _) = artifact::read_records::<TaskRecord>(
+        let (mut tasks, _) = artifact::read_records::<TaskRecord>(
             &ctx.input_dir("refined").join("part-00000.parquet"),
         )?;
+        tasks.retain(|t| ctx.owns(&t.task_id));
         let inputs: Vec<FeelerInput> = tasks
             .iter()
             .map(FeelerInput::from_task)
@@ -558,12 +559,34 @@ impl Stage for FeelingsStage {
             });
         }
         artifact::write_records(&ctx.out("part-00000.parquet"), &rows, &ctx.provenance())?;
-        Ok(format!(
-            "{} feelings written by {}",
+        Ok(feelings_summary(rows.len(), &feeler.model_id()))
+    }
+    fn shardable(&self) -> bool {
+        true
+    }
+    fn merge(
+        &self,
+        ctx: &StageContext,
+        parts: &[std::path::PathBuf],
+    ) -> Result<String, PipelineError> {
+        let cfg: FeelingsConfig = ctx.typed_config()?;
+        let (refined, _) = artifact::read_records::<TaskRecord>(
+            &ctx.input_dir("refined").join("part-00000.parquet"),
+        )?;
+        let order = super::positions(refined.iter().map(|t| t.task_id.as_str()));
+        let rows = super::merge_rows(ctx, parts, "part-00000.parquet", |t: &TaskRecord| {
+            order.get(&t.task_id).copied()
+        })?;
+        artifact::write_records(&ctx.out("part-00000.parquet"), &rows, &ctx.provenance())?;
+        Ok(feelings_summary(
             rows.len(),
-            feeler.model_id()
+            &super::roles::configured_model_id(&cfg.roles, Role::Feeler),
         ))
     }
+}
+
+fn feelings_summary(rows: usize, feeler: &str) -> String {
+    format!("{rows} feelings written by {feeler}")
 }
 
 #[cfg(test)]

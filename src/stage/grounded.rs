@@ -1,5 +1,7 @@
 //! `grounded` stage: ground the first N traces of each split (the algorithms are in
-//! [`crate::grounding`]) and write the task rows and the rejections.
+//! [`crate::grounding`]) and write the task rows and the rejections. Item-parallel: a
+//! shard grounds the selected traces whose id it owns; a merge puts the rows back in
+//! selection order.
 
 use crate::artifact::{self, RejectRecord, TaskRecord, TraceRecord};
 use crate::config::ConfigError;
@@ -10,7 +12,7 @@ use crate::pipeline::{PipelineError, Stage, StageContext};
 use crate::seed::{derive_rng, derive_seed};
 use rand::RngExt;
 use serde::Deserialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub struct GroundedStage;
 
@@ -28,6 +30,16 @@ pub struct GroundedConfig {
     pub max_expansions: usize,
     /// `[roles.grounder]`: scripted search (the default) or a tool-calling model.
     pub roles: crate::llm::RolesConfig,
+    /// `[caps.<domain>]`: per-domain `max_train` / `max_eval` replacing the two above for
+    /// that domain (the release recipe gives each domain its share of the paper's counts).
+    pub caps: std::collections::BTreeMap<String, DomainCaps>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DomainCaps {
+    pub max_train: Option<usize>,
+    pub max_eval: Option<usize>,
 }
 
 impl Default for GroundedConfig {
@@ -40,11 +52,21 @@ impl Default for GroundedConfig {
             max_proposals: limits.max_proposals,
             max_expansions: limits.max_expansions,
             roles: Default::default(),
+            caps: Default::default(),
         }
     }
 }
 
 impl GroundedConfig {
+    /// The traces to ground per split for `domain`: `(train, eval)`.
+    pub fn caps_for(&self, domain: &str) -> (usize, usize) {
+        let own = self.caps.get(domain);
+        (
+            own.and_then(|c| c.max_train).unwrap_or(self.max_train),
+            own.and_then(|c| c.max_eval).unwrap_or(self.max_eval),
+        )
+    }
+
     pub fn limits(&self) -> SearchLimits {
         SearchLimits {
             max_customers: self.max_customers,
@@ -52,6 +74,45 @@ impl GroundedConfig {
             max_expansions: self.max_expansions,
         }
     }
+}
+
+/// The traces a run grounds, in order: the first `max_train` training traces, then the
+/// first `max_eval` evaluation traces (the cap applies before any sharding).
+fn select_traces<'a>(
+    traces: &'a [TraceRecord],
+    cfg: &GroundedConfig,
+    domain: &str,
+) -> Vec<&'a TraceRecord> {
+    let mut selected: Vec<&TraceRecord> = Vec::new();
+    let (train, eval) = cfg.caps_for(domain);
+    for (split, cap) in [("train", train), ("eval", eval)] {
+        selected.extend(traces.iter().filter(|t| t.split == split).take(cap));
+    }
+    selected
+}
+
+fn read_traces(ctx: &StageContext) -> Result<Vec<TraceRecord>, PipelineError> {
+    Ok(
+        artifact::read_records::<TraceRecord>(&ctx.input_dir("traces").join("part-00000.parquet"))?
+            .0,
+    )
+}
+
+/// Write the task rows and rejections (one of the two per grounded trace); the summary.
+fn write_grounded(
+    ctx: &StageContext,
+    tasks: &[TaskRecord],
+    rejects: &[RejectRecord],
+) -> Result<String, PipelineError> {
+    let prov = ctx.provenance();
+    artifact::write_records(&ctx.out("part-00000.parquet"), tasks, &prov)?;
+    artifact::write_records(&ctx.out("_rejects.parquet"), rejects, &prov)?;
+    Ok(format!(
+        "{} of {} traces grounded ({} rejected)",
+        tasks.len(),
+        tasks.len() + rejects.len(),
+        rejects.len()
+    ))
 }
 
 impl Stage for GroundedStage {
@@ -70,6 +131,15 @@ impl Stage for GroundedStage {
         c.count("max_customers", cfg.max_customers, 1, 100_000)?;
         c.count("max_proposals", cfg.max_proposals, 1, 10_000)?;
         c.count("max_expansions", cfg.max_expansions, 1, MAX_COUNT)?;
+        c.domains("caps", cfg.caps.keys().map(String::as_str))?;
+        for (domain, caps) in &cfg.caps {
+            if let Some(n) = caps.max_train {
+                c.count(&format!("caps.{domain}.max_train"), n, 0, MAX_COUNT)?;
+            }
+            if let Some(n) = caps.max_eval {
+                c.count(&format!("caps.{domain}.max_eval"), n, 0, MAX_COUNT)?;
+            }
+        }
         super::roles::check_roles(path, &cfg.roles, &[crate::llm::Role::Grounder])
     }
     fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
@@ -79,13 +149,9 @@ impl Stage for GroundedStage {
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: GroundedConfig = ctx.typed_config()?;
-        let (traces, _) = artifact::read_records::<TraceRecord>(
-            &ctx.input_dir("traces").join("part-00000.parquet"),
-        )?;
-        let mut selected: Vec<&TraceRecord> = Vec::new();
-        for (split, cap) in [("train", cfg.max_train), ("eval", cfg.max_eval)] {
-            selected.extend(traces.iter().filter(|t| t.split == split).take(cap));
-        }
+        let traces = read_traces(ctx)?;
+        let mut selected = select_traces(&traces, &cfg, ctx.domain.name());
+        selected.retain(|t| ctx.owns(&t.trace_id));
         let db_dir = ctx.input_dir("db");
         let train = super::db::load_db(&db_dir, ctx.domain, Split::Train)?;
         let eval = super::db::load_db(&db_dir, ctx.domain, Split::Eval)?;
@@ -158,14 +224,25 @@ impl Stage for GroundedStage {
                 }),
             }
         }
-        let prov = ctx.provenance();
-        artifact::write_records(&ctx.out("part-00000.parquet"), &tasks, &prov)?;
-        artifact::write_records(&ctx.out("_rejects.parquet"), &rejects, &prov)?;
-        Ok(format!(
-            "{} of {} traces grounded ({} rejected)",
-            tasks.len(),
-            selected.len(),
-            rejects.len()
-        ))
+        write_grounded(ctx, &tasks, &rejects)
+    }
+    fn shardable(&self) -> bool {
+        true
+    }
+    fn merge(&self, ctx: &StageContext, parts: &[PathBuf]) -> Result<String, PipelineError> {
+        let cfg: GroundedConfig = ctx.typed_config()?;
+        let traces = read_traces(ctx)?;
+        let order = super::positions(
+            select_traces(&traces, &cfg, ctx.domain.name())
+                .iter()
+                .map(|t| t.trace_id.as_str()),
+        );
+        let tasks = super::merge_rows(ctx, parts, "part-00000.parquet", |t: &TaskRecord| {
+            order.get(&t.trace_id).copied()
+        })?;
+        let rejects = super::merge_rows(ctx, parts, "_rejects.parquet", |r: &RejectRecord| {
+            order.get(&r.trace_id).copied()
+        })?;
+        write_grounded(ctx, &tasks, &rejects)
     }
 }

@@ -17,7 +17,7 @@ use crate::seed::derive_rng;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub struct RefinedStage;
 
@@ -204,6 +204,31 @@ pub fn scripted_instruction(
     Ok(parts.join(" "))
 }
 
+fn read_grounded(ctx: &StageContext) -> Result<Vec<TaskRecord>, PipelineError> {
+    Ok(
+        artifact::read_records::<TaskRecord>(
+            &ctx.input_dir("grounded").join("part-00000.parquet"),
+        )?
+        .0,
+    )
+}
+
+/// Write the refined tasks and the rejections; the summary.
+fn write_refined(
+    ctx: &StageContext,
+    kept: &[TaskRecord],
+    rejects: &[RejectRecord],
+) -> Result<String, PipelineError> {
+    let prov = ctx.provenance();
+    artifact::write_records(&ctx.out("part-00000.parquet"), kept, &prov)?;
+    artifact::write_records(&ctx.out("_rejects.parquet"), rejects, &prov)?;
+    Ok(format!(
+        "{} instructions written ({} rejected)",
+        kept.len(),
+        rejects.len()
+    ))
+}
+
 impl Stage for RefinedStage {
     fn name(&self) -> &'static str {
         "refined"
@@ -225,9 +250,8 @@ impl Stage for RefinedStage {
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: RefinedConfig = ctx.typed_config()?;
-        let (grounded, _) = artifact::read_records::<TaskRecord>(
-            &ctx.input_dir("grounded").join("part-00000.parquet"),
-        )?;
+        let mut grounded = read_grounded(ctx)?;
+        grounded.retain(|t| ctx.owns(&t.task_id));
         let db_dir = ctx.input_dir("db");
         let envs = super::db::SplitEnvs::load(&db_dir, ctx.domain)?;
         let specs = ctx.domain.tool_specs();
@@ -309,13 +333,20 @@ impl Stage for RefinedStage {
                 }),
             }
         }
-        let prov = ctx.provenance();
-        artifact::write_records(&ctx.out("part-00000.parquet"), &kept, &prov)?;
-        artifact::write_records(&ctx.out("_rejects.parquet"), &rejects, &prov)?;
-        Ok(format!(
-            "{} instructions written ({} rejected)",
-            kept.len(),
-            rejects.len()
-        ))
+        write_refined(ctx, &kept, &rejects)
+    }
+    fn shardable(&self) -> bool {
+        true
+    }
+    fn merge(&self, ctx: &StageContext, parts: &[PathBuf]) -> Result<String, PipelineError> {
+        let grounded = read_grounded(ctx)?;
+        let order = super::positions(grounded.iter().map(|t| t.task_id.as_str()));
+        let kept = super::merge_rows(ctx, parts, "part-00000.parquet", |t: &TaskRecord| {
+            order.get(&t.task_id).copied()
+        })?;
+        let rejects = super::merge_rows(ctx, parts, "_rejects.parquet", |r: &RejectRecord| {
+            order.get(r.task_id.as_deref()?).copied()
+        })?;
+        write_refined(ctx, &kept, &rejects)
     }
 }

@@ -7,8 +7,16 @@ use crate::llm::{self, LlmError, Provider, Role, RoleConfig, RoleModel, RolesCon
 use crate::pipeline::{PipelineError, StageContext};
 use std::path::{Path, PathBuf};
 
+/// The output root's response cache (commands outside a stage run use it; a stage's roles
+/// use [`StageContext::response_cache`], which is a shard's own file when sharded).
 pub fn cache_path(paths: &Paths) -> PathBuf {
-    paths.output.join(".llm-cache.redb")
+    paths.output.join(crate::pipeline::RESPONSE_CACHE)
+}
+
+/// The model id a role records, from its config alone (as [`RoleModel::model_id`] reports
+/// it once opened): a merge writes the same summary without opening any endpoint.
+pub fn configured_model_id(roles: &RolesConfig, role: Role) -> String {
+    llm::configured_model_id(roles, role)
 }
 
 /// Check the `[roles.*]` tables of a stage config without side effects: only roles the
@@ -73,7 +81,7 @@ pub fn open_role(
     role: Role,
 ) -> Result<RoleModel, PipelineError> {
     let cfg = roles.get(&role).cloned().unwrap_or_default();
-    llm::build_role(role, &cfg, &cache_path(ctx.paths)).map_err(|e| ctx.fail(e.to_string()))
+    llm::build_role(role, &cfg, &ctx.response_cache()).map_err(|e| ctx.fail(e.to_string()))
 }
 
 /// Run `calls` concurrently on a runtime (the model bounds its own concurrency) and return

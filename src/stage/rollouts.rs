@@ -89,6 +89,7 @@ impl RolloutsConfig {
             concurrency: self.concurrency,
             emotion: self.emotion,
             agent_errors: self.agent_errors.clone(),
+            label: String::new(),
         }
     }
 
@@ -140,14 +141,22 @@ pub fn open_journal(
     })
 }
 
-/// Run the configured rollouts for one domain.
+/// The tasks of the configured split, in the order their episodes are written.
+fn read_tasks(ctx: &StageContext, cfg: &RolloutsConfig) -> Result<Vec<TaskRecord>, PipelineError> {
+    let (tasks, _) =
+        artifact::read_records::<TaskRecord>(&ctx.input_dir("tasks").join("part-00000.parquet"))?;
+    Ok(tasks.into_iter().filter(|t| t.split == cfg.split).collect())
+}
+
+/// Run the configured rollouts for one domain (the tasks `ctx` owns).
 pub fn run_stage(
     ctx: &StageContext,
     cfg: &RolloutsConfig,
 ) -> Result<Vec<RolloutRecord>, PipelineError> {
-    let (tasks, _) =
-        artifact::read_records::<TaskRecord>(&ctx.input_dir("tasks").join("part-00000.parquet"))?;
-    let tasks: Vec<TaskRecord> = tasks.into_iter().filter(|t| t.split == cfg.split).collect();
+    let tasks: Vec<TaskRecord> = read_tasks(ctx, cfg)?
+        .into_iter()
+        .filter(|t| ctx.owns(&t.task_id))
+        .collect();
     let split = if cfg.split == "eval" {
         crate::domain::Split::Eval
     } else {
@@ -157,12 +166,8 @@ pub fn run_stage(
         Arc::from(super::db::load_db(&ctx.input_dir("db"), ctx.domain, split)?);
     let policy =
         super::db::read_policy(ctx.paths, ctx.domain, base.as_ref()).map_err(|e| ctx.fail(e))?;
-    let roles = batch::open_roles(
-        &cfg.roles,
-        cfg.concurrency,
-        &super::roles::cache_path(ctx.paths),
-    )
-    .map_err(|e| ctx.fail(e.to_string()))?;
+    let roles = batch::open_roles(&cfg.roles, cfg.concurrency, &ctx.response_cache())
+        .map_err(|e| ctx.fail(e.to_string()))?;
     let resumed = open_journal(
         &ctx.journal_path(),
         &ctx.journal_key(),
@@ -176,7 +181,15 @@ pub fn run_stage(
         base,
         Arc::new(policy),
         &tasks,
-        &cfg.batch(),
+        &BatchConfig {
+            label: format!(
+                "{} {}{}",
+                ctx.stage,
+                ctx.domain.name(),
+                ctx.shard.map_or(String::new(), |s| format!(" [shard {s}]"))
+            ),
+            ..cfg.batch()
+        },
         &roles,
         ctx.seed,
         done,
@@ -208,12 +221,42 @@ impl Stage for RolloutsStage {
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: RolloutsConfig = ctx.typed_config()?;
         let rows = run_stage(ctx, &cfg)?;
+        self.write_outputs(ctx, &cfg, &rows)
+    }
+    fn shardable(&self) -> bool {
+        true
+    }
+    fn merge(
+        &self,
+        ctx: &StageContext,
+        parts: &[std::path::PathBuf],
+    ) -> Result<String, PipelineError> {
+        let cfg: RolloutsConfig = ctx.typed_config()?;
+        let tasks = read_tasks(ctx, &cfg)?;
+        let order = super::positions(tasks.iter().map(|t| t.task_id.as_str()));
+        // The order `batch::roll_out` returns: task order, then trial.
+        let rows = super::merge_rows(ctx, parts, "part-00000.parquet", |r: &RolloutRecord| {
+            Some((*order.get(&r.task_id)?, r.trial))
+        })?;
+        metrics::check_errored(&rows, cfg.max_errored_share).map_err(|e| ctx.fail(e))?;
+        self.write_outputs(ctx, &cfg, &rows)
+    }
+}
+
+impl RolloutsStage {
+    /// The episodes, and for `eval` the scores; the summary.
+    fn write_outputs(
+        &self,
+        ctx: &StageContext,
+        cfg: &RolloutsConfig,
+        rows: &[RolloutRecord],
+    ) -> Result<String, PipelineError> {
         let prov = ctx.provenance();
-        artifact::write_records(&ctx.out("part-00000.parquet"), &rows, &prov)?;
+        artifact::write_records(&ctx.out("part-00000.parquet"), rows, &prov)?;
         if !self.report {
-            return Ok(format!("{} episodes: {}", rows.len(), reward_mix(&rows)));
+            return Ok(format!("{} episodes: {}", rows.len(), reward_mix(rows)));
         }
-        let rep = report(ctx.domain.name(), &rows, cfg.trials);
+        let rep = report(ctx.domain.name(), rows, cfg.trials);
         let json = serde_json::to_vec_pretty(&rep).unwrap_or_default();
         artifact::write_atomic(&ctx.out("report.json"), &json)?;
         artifact::write_atomic(
@@ -228,7 +271,7 @@ impl Stage for RolloutsStage {
             percent(rep.avg_at_k),
             cfg.trials,
             percent(rep.pass_hat.last().copied().flatten()),
-            reward_mix(&rows)
+            reward_mix(rows)
         ))
     }
 }

@@ -17,7 +17,7 @@ use crate::config::ConfigError;
 use crate::pipeline::{PipelineError, Stage, StageContext};
 use crate::verify::{RejectKind, Rejection, reject, verify_task};
 use serde::Deserialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub struct TasksStage;
 
@@ -105,6 +105,34 @@ fn judge_inconclusive(
     super::roles::run_all(calls).map_err(|e| ctx.fail(e))
 }
 
+fn read_emotions(ctx: &StageContext) -> Result<Vec<TaskRecord>, PipelineError> {
+    Ok(
+        artifact::read_records::<TaskRecord>(
+            &ctx.input_dir("emotions").join("part-00000.parquet"),
+        )?
+        .0,
+    )
+}
+
+/// Write the verified tasks and the rejections; the summary.
+fn write_tasks(
+    ctx: &StageContext,
+    kept: &[TaskRecord],
+    rejects: &[RejectRecord],
+) -> Result<String, PipelineError> {
+    let prov = ctx.provenance();
+    artifact::write_records(&ctx.out("part-00000.parquet"), kept, &prov)?;
+    artifact::write_records(&ctx.out("_rejects.parquet"), rejects, &prov)?;
+    let train = kept.iter().filter(|t| t.split == "train").count();
+    Ok(format!(
+        "{} verified (train {}, eval {}), {} rejected",
+        kept.len(),
+        train,
+        kept.len() - train,
+        rejects.len()
+    ))
+}
+
 impl Stage for TasksStage {
     fn name(&self) -> &'static str {
         "tasks"
@@ -123,9 +151,8 @@ impl Stage for TasksStage {
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: TasksConfig = ctx.typed_config()?;
-        let (refined, _) = artifact::read_records::<TaskRecord>(
-            &ctx.input_dir("emotions").join("part-00000.parquet"),
-        )?;
+        let mut refined = read_emotions(ctx)?;
+        refined.retain(|t| ctx.owns(&t.task_id));
         let envs = super::db::SplitEnvs::load(&ctx.input_dir("db"), ctx.domain)?;
         let verdicts =
             crate::parallel::parallel_map(&refined, |t| verify_task(envs.for_split(&t.split), t));
@@ -148,16 +175,20 @@ impl Stage for TasksStage {
                 }),
             }
         }
-        let prov = ctx.provenance();
-        artifact::write_records(&ctx.out("part-00000.parquet"), &kept, &prov)?;
-        artifact::write_records(&ctx.out("_rejects.parquet"), &rejects, &prov)?;
-        let train = kept.iter().filter(|t| t.split == "train").count();
-        Ok(format!(
-            "{} verified (train {}, eval {}), {} rejected",
-            kept.len(),
-            train,
-            kept.len() - train,
-            rejects.len()
-        ))
+        write_tasks(ctx, &kept, &rejects)
+    }
+    fn shardable(&self) -> bool {
+        true
+    }
+    fn merge(&self, ctx: &StageContext, parts: &[PathBuf]) -> Result<String, PipelineError> {
+        let input = read_emotions(ctx)?;
+        let order = super::positions(input.iter().map(|t| t.task_id.as_str()));
+        let kept = super::merge_rows(ctx, parts, "part-00000.parquet", |t: &TaskRecord| {
+            order.get(&t.task_id).copied()
+        })?;
+        let rejects = super::merge_rows(ctx, parts, "_rejects.parquet", |r: &RejectRecord| {
+            order.get(r.task_id.as_deref()?).copied()
+        })?;
+        write_tasks(ctx, &kept, &rejects)
     }
 }

@@ -1,0 +1,596 @@
+//! `tracer card`: the Hugging Face dataset card of a run, `output/README.md`, written from
+//! the artifacts alone — a YAML header with one `datasets` config per published table
+//! (paths are globs over our hive layout, so `load_dataset(<output dir>, <config>)` finds
+//! the files), then the funnel, emotion mix, reward mix, per-domain counts, the models of
+//! every role and the provenance (code, config hashes per stage, seed).
+//!
+//! The card describes only a run whose stages are fresh: a missing or stale stage is a
+//! one-line error naming it and what to run, so the card can never describe data other
+//! than the files next to it. Because freshness means each fingerprint was recomputed with
+//! this binary's code hash and the current stage configs, the card may name that code hash
+//! and read the roles of stages that record no model per row (feeler, judge, emotion
+//! mapping) from those configs. Same artifacts and configs => byte-identical card: no
+//! wall clock, every map ordered.
+//!
+//! Architecture invariant: the card reads artifacts and stage configs; it knows no stage
+//! module and no domain internals, and writes only `output/README.md`.
+
+use crate::artifact::{self, ArtifactError, RolloutRecord, TaskRecord};
+use crate::config::Paths;
+use crate::pipeline::{Freshness, PipelineError, Runner, read_manifest, stage_dir};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The card's file name inside the output root.
+pub const CARD_FILE: &str = "README.md";
+
+/// Stages every card needs, in DAG order, each with the command that makes it.
+const REQUIRED: &[&str] = &[
+    "traces",
+    "grounded",
+    "refined",
+    "feelings",
+    "emotions",
+    "tasks",
+    "rollouts",
+    "trajectories",
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum CardError {
+    #[error("{path}: missing; the dataset card needs it (run `tracer run {stage}` first)")]
+    Missing { path: String, stage: String },
+    #[error(
+        "{path}: stale ({why}); the dataset card describes fresh artifacts only (run `tracer run {stage}` first)"
+    )]
+    Stale {
+        path: String,
+        stage: String,
+        why: String,
+    },
+    #[error(transparent)]
+    Artifact(#[from] ArtifactError),
+    #[error(transparent)]
+    Pipeline(#[from] PipelineError),
+}
+
+/// One published table: a `datasets` config.
+struct Table {
+    config: &'static str,
+    split: &'static str,
+    /// Glob relative to the output root.
+    glob: String,
+    about: &'static str,
+    rows: u64,
+    files: usize,
+}
+
+/// Write `output/README.md` for the run's domains; returns its path.
+pub fn write_card(runner: &Runner) -> Result<PathBuf, CardError> {
+    let text = render_card(runner)?;
+    let path = runner.paths.output.join(CARD_FILE);
+    artifact::write_atomic(&path, text.as_bytes())?;
+    Ok(path)
+}
+
+/// Check the run is complete and fresh; true when the `eval` stage is part of it.
+fn check_artifacts(runner: &Runner) -> Result<bool, CardError> {
+    let output = &runner.paths.output;
+    let domains: Vec<&str> = runner.domains.iter().map(|d| d.name()).collect();
+    let has = |stage: &str, d: &str| stage_dir(output, stage, d).join("_manifest.json").is_file();
+    let with_eval = domains.iter().any(|d| has("eval", d));
+    let mut needed: Vec<&str> = REQUIRED.to_vec();
+    if with_eval {
+        needed.push("eval");
+    }
+    for &stage in &needed {
+        for &d in &domains {
+            if !has(stage, d) {
+                return Err(CardError::Missing {
+                    path: stage_dir(output, stage, d).display().to_string(),
+                    stage: stage.to_string(),
+                });
+            }
+        }
+    }
+    let stages: Vec<_> = runner
+        .dag
+        .topo_order()
+        .into_iter()
+        .filter(|s| needed.contains(&s.name()))
+        .collect();
+    // Upstream of the needed stages too (db, graphs): status makes staleness transitive.
+    let all = runner.dag.topo_order();
+    for (stage, domain, state) in runner.status(&all)? {
+        if !stages.iter().any(|s| s.name() == stage) {
+            continue;
+        }
+        if let Freshness::Stale(why) = state {
+            // Rerunning the last stage brings everything stale upstream of it up to date.
+            let target = if stage == "eval" {
+                "eval"
+            } else {
+                "trajectories"
+            };
+            return Err(CardError::Stale {
+                path: stage_dir(output, stage, domain).display().to_string(),
+                stage: target.to_string(),
+                why,
+            });
+        }
+    }
+    Ok(with_eval)
+}
+
+fn rows_of(paths: &Paths, stage: &str, domain: &str, file: &str) -> Result<u64, CardError> {
+    let path = stage_dir(&paths.output, stage, domain).join(file);
+    if !path.is_file() {
+        return Err(CardError::Missing {
+            path: path.display().to_string(),
+            stage: stage.to_string(),
+        });
+    }
+    Ok(artifact::parquet_rows(&path)?.0)
+}
+
+fn read<R: artifact::Record>(
+    paths: &Paths,
+    stage: &str,
+    domain: &str,
+) -> Result<Vec<R>, CardError> {
+    let path = stage_dir(&paths.output, stage, domain).join("part-00000.parquet");
+    if !path.is_file() {
+        return Err(CardError::Missing {
+            path: path.display().to_string(),
+            stage: stage.to_string(),
+        });
+    }
+    Ok(artifact::read_records::<R>(&path)?.0)
+}
+
+/// The Hugging Face size category of a row count.
+fn size_category(n: u64) -> &'static str {
+    match n {
+        0..1_000 => "n<1K",
+        1_000..10_000 => "1K<n<10K",
+        10_000..100_000 => "10K<n<100K",
+        100_000..1_000_000 => "100K<n<1M",
+        _ => "1M<n<10M",
+    }
+}
+
+/// How the card names a role's model id: scripted ids are the built-in deterministic
+/// simulators, never a model.
+fn describe_model(id: &str) -> String {
+    let Some(role) = id.strip_prefix("scripted:") else {
+        return format!("`{id}` (OpenAI-compatible endpoint)");
+    };
+    let what = match role {
+        "grounder" => "seeded backtracking search over the domain's argument proposals",
+        "refiner" => "templates with seeded variation",
+        "feeler" => "rules over the request's tool intents and wording",
+        "judge" => "rejects every inconclusive task",
+        "oracle-agent" => "follows the reference actions, with configured mistake rates",
+        "user" => "slot filling; patience set by the emotion condition",
+        _ => "deterministic stand-in",
+    };
+    format!("built-in deterministic simulator `{id}` ({what}; not a model)")
+}
+
+fn is_scripted(id: &str) -> bool {
+    id.starts_with("scripted:")
+}
+
+/// The ids of a role over all rows, with counts, in id order.
+fn tally<'a>(ids: impl Iterator<Item = &'a str>) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for id in ids {
+        *m.entry(id.to_string()).or_insert(0) += 1;
+    }
+    m
+}
+
+/// A role configured in a stage TOML (the stage records no model per row).
+fn configured_role(paths: &Paths, stage: &str, role: crate::llm::Role) -> String {
+    let path = paths.stage_config(stage);
+    let roles: crate::llm::RolesConfig = crate::config::read_table(&path)
+        .ok()
+        .and_then(|t| t.get("roles").cloned())
+        .and_then(|v| v.try_into().ok())
+        .unwrap_or_default();
+    crate::llm::configured_model_id(&roles, role)
+}
+
+fn render_card(runner: &Runner) -> Result<String, CardError> {
+    let with_eval = check_artifacts(runner)?;
+    let paths = runner.paths;
+    let domains: Vec<&str> = runner.domains.iter().map(|d| d.name()).collect();
+
+    // Published tables, with their row counts over every domain.
+    let mut tables = vec![
+        Table {
+            config: "trajectories",
+            split: "train",
+            glob: "trajectories/domain=*/part-*.parquet".into(),
+            about: "reward-1 training episodes, at most the cap per domain (the \"High\" set): full messages with tool calls, tool results and agent reasoning",
+            rows: 0,
+            files: 0,
+        },
+        Table {
+            config: "sft",
+            split: "train",
+            glob: "trajectories/domain=*/_sft.parquet".into(),
+            about: "the same trajectories as chat rows for TRL's SFT trainer (`messages`, `tools`; arguments as JSON strings)",
+            rows: 0,
+            files: 0,
+        },
+        Table {
+            config: "trajectories_low",
+            split: "train",
+            glob: "trajectories/domain=*/_low.parquet".into(),
+            about: "the \"Low\" set: every success of the configured domains, uncapped",
+            rows: 0,
+            files: 0,
+        },
+        Table {
+            config: "tasks",
+            split: "verified",
+            glob: "tasks/domain=*/part-*.parquet".into(),
+            about: "verified tasks of both splits (column `split`: train or eval; never train on the eval rows): instruction, emotion condition and instruction, reference actions",
+            rows: 0,
+            files: 0,
+        },
+        Table {
+            config: "rollouts",
+            split: "train",
+            glob: "rollouts/domain=*/part-*.parquet".into(),
+            about: "every training episode with its reward (1, 0, -1), termination and errors",
+            rows: 0,
+            files: 0,
+        },
+    ];
+    if with_eval {
+        tables.push(Table {
+            config: "eval",
+            split: "test",
+            glob: "eval/domain=*/part-*.parquet".into(),
+            about: "evaluation episodes, k trials per evaluation task",
+            rows: 0,
+            files: 0,
+        });
+    }
+    fn file_of(config: &'static str) -> (&'static str, &'static str) {
+        match config {
+            "sft" => ("trajectories", "_sft.parquet"),
+            "trajectories_low" => ("trajectories", "_low.parquet"),
+            "trajectories" => ("trajectories", "part-00000.parquet"),
+            other => (other, "part-00000.parquet"),
+        }
+    }
+    for t in &mut tables {
+        let (stage, file) = file_of(t.config);
+        for &d in &domains {
+            t.rows += rows_of(paths, stage, d, file)?;
+            t.files += 1;
+        }
+    }
+
+    // Rows the body needs.
+    let mut tasks: BTreeMap<&str, Vec<TaskRecord>> = BTreeMap::new();
+    let mut rollouts: BTreeMap<&str, Vec<RolloutRecord>> = BTreeMap::new();
+    let mut evals: BTreeMap<&str, Vec<RolloutRecord>> = BTreeMap::new();
+    for &d in &domains {
+        tasks.insert(d, read(paths, "tasks", d)?);
+        rollouts.insert(d, read(paths, "rollouts", d)?);
+        if with_eval {
+            evals.insert(d, read(paths, "eval", d)?);
+        }
+    }
+
+    let mut roles: Vec<(&str, BTreeMap<String, usize>)> = vec![
+        (
+            "grounder",
+            tally(tasks.values().flatten().map(|t| t.grounder.as_str())),
+        ),
+        (
+            "refiner",
+            tally(
+                tasks
+                    .values()
+                    .flatten()
+                    .map(|t| t.refiner.as_deref().unwrap_or("none")),
+            ),
+        ),
+        (
+            "feeler",
+            tally(std::iter::once(
+                configured_role(paths, "feelings", crate::llm::Role::Feeler).as_str(),
+            )),
+        ),
+        (
+            "judge",
+            tally(std::iter::once(
+                configured_role(paths, "tasks", crate::llm::Role::Judge).as_str(),
+            )),
+        ),
+        (
+            "agent (rollouts)",
+            tally(rollouts.values().flatten().map(|r| r.agent_model.as_str())),
+        ),
+        (
+            "user simulator (rollouts)",
+            tally(rollouts.values().flatten().map(|r| r.user_model.as_str())),
+        ),
+    ];
+    if with_eval {
+        roles.push((
+            "agent (eval)",
+            tally(evals.values().flatten().map(|r| r.agent_model.as_str())),
+        ));
+        roles.push((
+            "user simulator (eval)",
+            tally(evals.values().flatten().map(|r| r.user_model.as_str())),
+        ));
+    }
+    let any_scripted = roles
+        .iter()
+        .any(|(_, ids)| ids.keys().any(|id| is_scripted(id)));
+
+    let mut out = String::new();
+    // --- YAML header ---
+    let biggest = tables.iter().map(|t| t.rows).max().unwrap_or(0);
+    out.push_str("---\nlicense: mit\npretty_name: Tracer emotion-conditioned tool-use tasks and trajectories\nlanguage:\n- en\ntask_categories:\n- text-generation\ntags:\n- tool-use\n- function-calling\n- agents\n- customer-service\n- emotion\n- synthetic\n- tau-bench\n");
+    let _ = writeln!(out, "size_categories:\n- {}", size_category(biggest));
+    out.push_str("configs:\n");
+    for t in &tables {
+        let _ = writeln!(out, "- config_name: {}", t.config);
+        if t.config == "trajectories" {
+            out.push_str("  default: true\n");
+        }
+        let _ = writeln!(
+            out,
+            "  data_files:\n  - split: {}\n    path: \"{}\"",
+            t.split, t.glob
+        );
+    }
+    out.push_str("---\n\n");
+
+    // --- body ---
+    out.push_str("# Tracer: emotion-conditioned tool-use tasks and trajectories\n\n");
+    let _ = writeln!(
+        out,
+        "Verified customer-service tasks with one of 594 emotion conditions each, and agent trajectories rolled out against an emotion-conditioned simulated user, generated by Tracer following the tau-Emotion-Bench recipe. Domains: {}.\n",
+        domains.join(", ")
+    );
+    if any_scripted {
+        out.push_str("> **Offline stand-ins.** At least one role below is a built-in deterministic simulator, not a language model (see \"Models per role\"). Rows those roles wrote show the pipeline working end to end; they are not model output and are not meant for training.\n\n");
+    }
+
+    out.push_str(
+        "## Configs\n\n| config | split | files | rows | what it holds |\n|---|---|---|---|---|\n",
+    );
+    for t in &tables {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | `{}` ({} files) | {} | {} |",
+            t.config, t.split, t.glob, t.files, t.rows, t.about
+        );
+    }
+    out.push_str("\n```python\nimport datasets\nds = datasets.load_dataset(\"<this directory or repo>\", \"trajectories\", split=\"train\")\n```\n\n");
+
+    out.push_str("## Per-domain counts\n\n| domain | verified train tasks | verified eval tasks | rollouts | trajectories | low set |");
+    if with_eval {
+        out.push_str(" eval episodes |");
+    }
+    out.push_str("\n|---|---|---|---|---|---|");
+    if with_eval {
+        out.push_str("---|");
+    }
+    out.push('\n');
+    for &d in &domains {
+        let t = &tasks[d];
+        let train = t.iter().filter(|x| x.split == "train").count();
+        let _ = write!(
+            out,
+            "| {d} | {train} | {} | {} | {} | {} |",
+            t.len() - train,
+            rollouts[d].len(),
+            rows_of(paths, "trajectories", d, "part-00000.parquet")?,
+            rows_of(paths, "trajectories", d, "_low.parquet")?,
+        );
+        if with_eval {
+            let _ = write!(out, " {} |", evals[d].len());
+        }
+        out.push('\n');
+    }
+
+    out.push_str("\n## Task funnel\n\nTraces sampled from each domain's tool dependency graph, grounded into reference actions that execute, refined into user instructions, and verified by replay and policy checks; rejections with their reasons.\n\n");
+    out.push_str(&crate::stats::funnel(paths, &domains)?);
+
+    out.push_str("\n## Emotion mix of the verified tasks\n\n");
+    out.push_str(&family_table(&domains, &tasks));
+    out.push('\n');
+    out.push_str(&crate::stats::emotion_table(paths, &domains)?);
+
+    out.push_str("\n## Reward mix\n\nTraining rollouts (reward 1: the final database equals the reference's and the user did not abandon; -1: the user abandoned; 0 otherwise). Episodes lost to infrastructure failures are not scored.\n\n");
+    out.push_str(&crate::stats::rollout_table(paths, &domains)?);
+    if let Some(eval) = crate::stats::eval_table(paths, &domains)? {
+        out.push_str("\nEvaluation (Avg@k and Pass^k over k trials per task):\n\n");
+        out.push_str(&eval);
+    }
+
+    out.push_str("\n## Models per role\n\n| role | model | rows |\n|---|---|---|\n");
+    for (role, ids) in &roles {
+        for (id, n) in ids {
+            let rows = if matches!(*role, "feeler" | "judge") {
+                "whole stage (from its config)".to_string()
+            } else {
+                n.to_string()
+            };
+            let _ = writeln!(out, "| {role} | {} | {rows} |", describe_model(id));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "| emotion mapping | {} | whole stage (from its config) |",
+        emotion_mapping(paths)
+    );
+
+    out.push_str(&provenance(runner, with_eval)?);
+    Ok(out)
+}
+
+/// Families of the verified tasks per domain, and how many of the 594 conditions occur.
+fn family_table(domains: &[&str], tasks: &BTreeMap<&str, Vec<TaskRecord>>) -> String {
+    const FAMILIES: [&str; 5] = ["anger", "fear", "disgust", "sadness", "enjoyment"];
+    let mut out = String::from("| domain | tasks |");
+    for f in FAMILIES {
+        let _ = write!(out, " {f} |");
+    }
+    out.push_str(" no emotion | distinct conditions |\n|---|---|");
+    out.push_str(&"---|".repeat(FAMILIES.len() + 2));
+    out.push('\n');
+    let mut all: BTreeSet<(String, String, String, String)> = BTreeSet::new();
+    let mut total = 0usize;
+    for &d in domains {
+        let rows = &tasks[d];
+        total += rows.len();
+        let _ = write!(out, "| {d} | {} |", rows.len());
+        for f in FAMILIES {
+            let n = rows
+                .iter()
+                .filter(|r| r.emotion_family.as_deref() == Some(f))
+                .count();
+            let _ = write!(out, " {n} |");
+        }
+        let none = rows.iter().filter(|r| r.emotion_family.is_none()).count();
+        let conditions: BTreeSet<_> = rows.iter().filter_map(condition).collect();
+        all.extend(conditions.iter().cloned());
+        let _ = writeln!(out, " {none} | {} |", conditions.len());
+    }
+    let _ = writeln!(
+        out,
+        "\n{total} verified tasks cover {} of the 594 conditions (emotion x politeness x urgency x trust).",
+        all.len()
+    );
+    out
+}
+
+fn condition(r: &TaskRecord) -> Option<(String, String, String, String)> {
+    Some((
+        r.emotion.clone()?,
+        r.politeness.clone()?,
+        r.urgency.clone()?,
+        r.trust.clone()?,
+    ))
+}
+
+/// The `emotions` stage's mapping as configured: an endpoint embedder, or the offline views.
+fn emotion_mapping(paths: &Paths) -> String {
+    let table = crate::config::read_table(&paths.stage_config("emotions")).unwrap_or_default();
+    let text = |key: &str| table.get(key).and_then(|v| v.as_str()).map(str::to_string);
+    if let Some(model) = table
+        .get("embedder")
+        .and_then(|e| e.get("model"))
+        .and_then(|m| m.as_str())
+    {
+        return format!("`{model}` embeddings (OpenAI-compatible endpoint) + trained classifier");
+    }
+    format!(
+        "built-in offline mapper (view `{}`, decision `{}`: all-MiniLM-L6-v2 sentence encoder and/or hashed n-grams, a trained classifier; deterministic)",
+        text("view").unwrap_or_else(|| "encoder-tfidf".into()),
+        text("decision").unwrap_or_else(|| "heads".into()),
+    )
+}
+
+/// Code version, seed, config hash per stage, fingerprints per stage and domain.
+fn provenance(runner: &Runner, with_eval: bool) -> Result<String, CardError> {
+    let output = &runner.paths.output;
+    let mut stages: Vec<&str> = runner
+        .dag
+        .topo_order()
+        .iter()
+        .map(|s| s.name())
+        .filter(|s| *s != "eval" || with_eval)
+        .collect();
+    stages.dedup();
+    let mut seeds = BTreeSet::new();
+    let mut versions = BTreeSet::new();
+    let mut config_hashes: Vec<(&str, BTreeSet<String>)> = Vec::new();
+    let mut fingerprints = String::new();
+    for &stage in &stages {
+        config_hashes.push((stage, BTreeSet::new()));
+        for d in &runner.domains {
+            let dir = stage_dir(output, stage, d.name());
+            let Some(m) = read_manifest(&dir) else {
+                return Err(CardError::Missing {
+                    path: dir.display().to_string(),
+                    stage: stage.to_string(),
+                });
+            };
+            seeds.insert(m.seed);
+            if let Some((_, hashes)) = config_hashes.last_mut() {
+                hashes.insert(m.config_hash.clone());
+            }
+            let _ = writeln!(
+                fingerprints,
+                "| {stage} | {} | `{}` | {} |",
+                d.name(),
+                m.fingerprint,
+                m.summary.replace('|', "/")
+            );
+            if let Some(file) = first_parquet(&dir) {
+                versions.insert(artifact::parquet_rows(&file)?.1.version);
+            }
+        }
+    }
+    let mut out = String::from("\n## Provenance\n\n");
+    let join = |s: &BTreeSet<String>| {
+        s.iter()
+            .map(|v| format!("`{v}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = writeln!(
+        out,
+        "- Tool: tracer {}; source hash per domain (shared code + the domain's own folder): {}.",
+        join(&versions),
+        runner
+            .domains
+            .iter()
+            .map(|d| format!("{} `{}`", d.name(), crate::pipeline::code_hash(d.name())))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "- Seed: {}.",
+        seeds
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    out.push_str("- Every stage was fresh when this card was written: each fingerprint below covers the tool version, the source hash, the stage config hash, the seed and the hash of every input. Parquet files carry the same provenance as `tracer.*` key-value metadata, and each stage directory's `_manifest.json` the hash of every file.\n\n");
+    out.push_str("| stage | config hash (SHA-256 of the parsed stage TOML) |\n|---|---|\n");
+    for (stage, hashes) in &config_hashes {
+        let _ = writeln!(out, "| {stage} | {} |", join(hashes));
+    }
+    out.push_str("\n<details><summary>Fingerprints per stage and domain</summary>\n\n| stage | domain | fingerprint | summary |\n|---|---|---|---|\n");
+    out.push_str(&fingerprints);
+    out.push_str("\n</details>\n");
+    Ok(out)
+}
+
+/// The first Parquet file of a stage directory, in name order.
+fn first_parquet(dir: &Path) -> Option<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .collect();
+    files.sort();
+    files.into_iter().next()
+}
