@@ -335,6 +335,7 @@ mod tests {
         let paths = Paths {
             root: dir.clone(),
             output: dir.join("output"),
+            overrides: None,
         };
         let reject = |rule: Option<&str>, kind: &str| RejectRecord {
             domain: "airline".into(),

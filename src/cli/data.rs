@@ -602,6 +602,8 @@ pub fn analyze(paths: &Paths, args: AnalyzeArgs) -> Result<(), CliError> {
                 domains: args.domains,
                 seed: args.seed,
                 force: args.force,
+                shard: None,
+                upstream: false,
             },
         )?;
         let names: Vec<&str> = names.iter().map(String::as_str).collect();

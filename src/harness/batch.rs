@@ -377,6 +377,7 @@ mod tests {
             concurrency: 1,
             emotion: false,
             agent_errors: ErrorRates::default(),
+            label: String::new(),
         };
         let roles = EpisodeRoles {
             agent: RoleModel::Scripted(Role::Agent),
