@@ -134,6 +134,22 @@ fn rows_of(paths: &Paths, stage: &str, domain: &str, file: &str) -> Result<u64, 
     Ok(artifact::parquet_rows(&path)?.0)
 }
 
+/// The Low set's rows of a domain, or "—" for a domain outside the Low set: the trajectories
+/// stage writes `_low.parquet` only for `low_domains`, and the stage itself was checked
+/// fresh (its `part-00000.parquet` is read first), so a missing file is not a missing stage.
+fn low_rows(paths: &Paths, domain: &str) -> Result<String, CardError> {
+    if !low_exists(paths, domain) {
+        return Ok("—".to_string());
+    }
+    Ok(rows_of(paths, "trajectories", domain, "_low.parquet")?.to_string())
+}
+
+fn low_exists(paths: &Paths, domain: &str) -> bool {
+    stage_dir(&paths.output, "trajectories", domain)
+        .join("_low.parquet")
+        .is_file()
+}
+
 fn read<R: artifact::Record>(
     paths: &Paths,
     stage: &str,
@@ -271,6 +287,9 @@ fn render_card(runner: &Runner) -> Result<String, CardError> {
     for t in &mut tables {
         let (stage, file) = file_of(t.config);
         for &d in &domains {
+            if t.config == "trajectories_low" && !low_exists(paths, d) {
+                continue;
+            }
             t.rows += rows_of(paths, stage, d, file)?;
             t.files += 1;
         }
@@ -397,7 +416,7 @@ fn render_card(runner: &Runner) -> Result<String, CardError> {
             t.len() - train,
             rollouts[d].len(),
             rows_of(paths, "trajectories", d, "part-00000.parquet")?,
-            rows_of(paths, "trajectories", d, "_low.parquet")?,
+            low_rows(paths, d)?,
         );
         if with_eval {
             let _ = write!(out, " {} |", evals[d].len());
@@ -507,12 +526,18 @@ fn emotion_mapping(paths: &Paths) -> String {
 /// Code version, seed, config hash per stage, fingerprints per stage and domain.
 fn provenance(runner: &Runner, with_eval: bool) -> Result<String, CardError> {
     let output = &runner.paths.output;
+    // The published stages and what they were made from; stages downstream of them (the
+    // failure analysis) are not part of the dataset.
+    let mut published = runner.dag.plan("trajectories")?;
+    if with_eval {
+        published.extend(runner.dag.plan("eval")?);
+    }
     let mut stages: Vec<&str> = runner
         .dag
         .topo_order()
         .iter()
         .map(|s| s.name())
-        .filter(|s| *s != "eval" || with_eval)
+        .filter(|s| published.iter().any(|p| p.name() == *s))
         .collect();
     stages.dedup();
     let mut seeds = BTreeSet::new();
