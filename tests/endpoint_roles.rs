@@ -8,7 +8,7 @@ use crate::openai_server::{OpenAiServer, Reply};
 use std::sync::Arc;
 use tracer::domain::{self, Split};
 use tracer::harness::endpoint::{EndpointAgent, EndpointUser};
-use tracer::harness::{Termination, run_episode};
+use tracer::harness::{MessageRole, Termination, run_episode};
 use tracer::llm::{Provider, Role, RoleConfig, RoleModel, build_role};
 
 fn role(server: &OpenAiServer, retries: u32) -> RoleConfig {
@@ -87,7 +87,11 @@ fn an_episode_runs_every_tool_call_and_stops_on_a_glued_marker() {
         20,
     ));
     assert_eq!(ep.termination, Termination::UserStop, "{:?}", ep.error);
-    let tool_msgs: Vec<_> = ep.messages.iter().filter(|m| m.role == "tool").collect();
+    let tool_msgs: Vec<_> = ep
+        .messages
+        .iter()
+        .filter(|m| m.role == MessageRole::Tool)
+        .collect();
     assert_eq!(
         tool_msgs.len(),
         2,

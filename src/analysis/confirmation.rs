@@ -11,6 +11,7 @@
 
 use super::episode::Episode;
 use super::{Fault, Finding};
+use crate::harness::MessageRole;
 
 pub const NAME: &str = "confirmation";
 
@@ -49,12 +50,15 @@ pub fn detect(ep: &Episode) -> Vec<Finding> {
         c.is_action_write() && !matches!(c.outcome, super::CallOutcome::SchemaError(_))
     };
     for c in ep.calls.iter().filter(called) {
-        let last_user = (0..c.step).rev().find(|&i| ep.messages[i].role == "user");
+        let last_user = (0..c.step)
+            .rev()
+            .find(|&i| ep.messages[i].role == MessageRole::User);
         let asked = |u: usize| {
             (0..u)
                 .rev()
                 .find(|&i| {
-                    ep.messages[i].role == "assistant" && ep.messages[i].tool_calls.is_empty()
+                    ep.messages[i].role == MessageRole::Assistant
+                        && ep.messages[i].tool_calls.is_empty()
                 })
                 .is_some_and(|i| ep.text(i).contains('?'))
         };

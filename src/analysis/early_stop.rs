@@ -6,6 +6,7 @@
 use super::alignment::align;
 use super::episode::Episode;
 use super::{Fault, Finding};
+use crate::harness::MessageRole;
 
 pub const NAME: &str = "early_stop";
 
@@ -24,7 +25,7 @@ pub fn detect(ep: &Episode) -> Vec<Finding> {
     // The agent's last turn is where it stopped.
     let step = (0..ep.messages.len())
         .rev()
-        .find(|&i| ep.messages[i].role == "assistant")
+        .find(|&i| ep.messages[i].role == MessageRole::Assistant)
         .unwrap_or(ep.last_step());
     vec![
         Finding::new(

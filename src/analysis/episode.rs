@@ -12,7 +12,8 @@
 
 use crate::artifact::{RolloutRecord, TaskRecord};
 use crate::domain::{Environment, Intent, PolicyViolation, ToolKind, ToolSpec};
-use crate::harness::Message;
+use crate::harness::ChatMessage;
+use crate::harness::MessageRole;
 use serde_json::Value;
 
 /// Why an episode could not be analysed (names the episode and what was wrong).
@@ -108,7 +109,7 @@ pub struct Episode {
     pub termination: String,
     pub error: Option<String>,
     /// The transcript with every `reasoning_content` removed.
-    pub messages: Vec<Message>,
+    pub messages: Vec<ChatMessage>,
     pub calls: Vec<ExecutedCall>,
     pub reference: Vec<ReferenceAction>,
     pub user_id: String,
@@ -181,7 +182,7 @@ impl Episode {
             field,
             message,
         };
-        let mut messages: Vec<Message> = serde_json::from_str(&rollout.messages)
+        let mut messages: Vec<ChatMessage> = serde_json::from_str(&rollout.messages)
             .map_err(|e| malformed("messages", e.to_string()))?;
         for m in &mut messages {
             m.reasoning_content = None;
@@ -273,7 +274,7 @@ impl Episode {
         })
     }
 
-    /// Message index at which the customer's identity was first established by a tool: the
+    /// ChatMessage index at which the customer's identity was first established by a tool: the
     /// first successful call whose arguments carry one of the identity values.
     pub fn identity_step(&self) -> Option<usize> {
         self.calls
@@ -311,7 +312,7 @@ impl Episode {
         let value = value.to_lowercase();
         self.messages[..step.min(self.messages.len())]
             .iter()
-            .filter(|m| m.role == "user")
+            .filter(|m| m.role == MessageRole::User)
             .any(|m| {
                 m.content
                     .as_deref()
@@ -331,18 +332,18 @@ pub fn string_leaves(v: &Value, out: &mut Vec<String>) {
 
 /// Every tool call of the transcript with its observation (paired by `tool_call_id`, else
 /// the first unanswered call), not yet replayed.
-fn pair_calls(messages: &[Message]) -> Vec<ExecutedCall> {
+fn pair_calls(messages: &[ChatMessage]) -> Vec<ExecutedCall> {
     let mut calls: Vec<ExecutedCall> = Vec::new();
     let mut ids: Vec<String> = Vec::new();
     let mut answered: Vec<bool> = Vec::new();
     for (i, m) in messages.iter().enumerate() {
-        if m.role == "assistant" {
+        if m.role == MessageRole::Assistant {
             for tc in &m.tool_calls {
                 calls.push(ExecutedCall {
                     step: i,
                     ordinal: calls.len() + 1,
-                    name: tc.function.name.clone(),
-                    args: serde_json::from_str(&tc.function.arguments).ok(),
+                    name: tc.name.clone(),
+                    args: serde_json::from_str(&tc.arguments).ok(),
                     output: String::new(),
                     kind: None,
                     intent: None,
@@ -352,7 +353,7 @@ fn pair_calls(messages: &[Message]) -> Vec<ExecutedCall> {
                 ids.push(tc.id.clone());
                 answered.push(false);
             }
-        } else if m.role == "tool" {
+        } else if m.role == MessageRole::Tool {
             let by_id = m
                 .tool_call_id
                 .as_ref()

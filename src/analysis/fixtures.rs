@@ -6,7 +6,7 @@
 use super::{Episode, Fault, Finding};
 use crate::artifact::{RolloutRecord, TaskRecord};
 use crate::domain::{Environment, Split, UserFact};
-use crate::harness::{FunctionCall, GREETING, Message, ToolCall};
+use crate::harness::{ChatMessage, GREETING, ToolCall};
 use serde_json::{Value, json};
 use std::sync::LazyLock;
 
@@ -143,8 +143,8 @@ impl Fixture {
             state: self.env.fork(),
             task,
             messages: vec![
-                Message::text("system", "policy"),
-                Message::text("assistant", GREETING),
+                ChatMessage::system("policy"),
+                ChatMessage::assistant(GREETING),
             ],
             calls: 0,
         }
@@ -156,18 +156,18 @@ pub struct Script {
     base: &'static dyn Environment,
     state: Box<dyn Environment>,
     pub task: TaskRecord,
-    pub messages: Vec<Message>,
+    pub messages: Vec<ChatMessage>,
     calls: usize,
 }
 
 impl Script {
     pub fn user(&mut self, text: &str) -> usize {
-        self.messages.push(Message::text("user", text));
+        self.messages.push(ChatMessage::user(text));
         self.messages.len() - 1
     }
 
     pub fn agent(&mut self, text: &str) -> usize {
-        self.messages.push(Message::text("assistant", text));
+        self.messages.push(ChatMessage::assistant(text));
         self.messages.len() - 1
     }
 
@@ -176,27 +176,16 @@ impl Script {
     pub fn call(&mut self, name: &str, args: Value) -> usize {
         self.calls += 1;
         let id = format!("call_{}", self.calls);
-        self.messages.push(Message {
-            role: "assistant".into(),
-            tool_calls: vec![ToolCall {
-                id: id.clone(),
-                kind: "function".into(),
-                function: FunctionCall {
-                    name: name.into(),
-                    arguments: args.to_string(),
-                },
-            }],
-            ..Default::default()
-        });
+        let call = ToolCall {
+            id: id.clone(),
+            name: name.into(),
+            arguments: args.to_string(),
+        };
+        self.messages
+            .push(ChatMessage::assistant_tool_calls(None, vec![call]));
         let step = self.messages.len() - 1;
         let out = self.state.invoke(name, &args);
-        self.messages.push(Message {
-            role: "tool".into(),
-            content: Some(out.text),
-            tool_call_id: Some(id),
-            name: Some(name.into()),
-            ..Default::default()
-        });
+        self.messages.push(ChatMessage::tool(id, name, out.text));
         step
     }
 

@@ -12,6 +12,7 @@
 
 use super::episode::Episode;
 use super::{Fault, Finding};
+use crate::harness::MessageRole;
 use crate::llm::{ChatMessage, ChatModel, ChatRequest};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -36,7 +37,7 @@ const TOOL_OUTPUT_CHARS: usize = 400;
 pub fn render_transcript(ep: &Episode) -> String {
     let mut out = String::new();
     for (i, m) in ep.messages.iter().enumerate().skip(1) {
-        if m.role == "tool" {
+        if m.role == MessageRole::Tool {
             let text: String = ep.text(i).chars().take(TOOL_OUTPUT_CHARS).collect();
             out.push_str(&format!("[{i}] tool result: {text}\n"));
             continue;
@@ -47,7 +48,7 @@ pub fn render_transcript(ep: &Episode) -> String {
         for c in &m.tool_calls {
             out.push_str(&format!(
                 "[{i}] {} calls {}({})\n",
-                m.role, c.function.name, c.function.arguments
+                m.role, c.name, c.arguments
             ));
         }
     }

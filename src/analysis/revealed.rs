@@ -6,6 +6,7 @@
 
 use super::episode::Episode;
 use super::{Fault, Finding};
+use crate::harness::MessageRole;
 
 pub const NAME: &str = "revealed_early";
 
@@ -16,7 +17,7 @@ pub fn detect(ep: &Episode) -> Vec<Finding> {
     for i in 0..until.min(ep.messages.len()) {
         let m = &ep.messages[i];
         // The first assistant message is the harness's fixed greeting.
-        if m.role != "assistant" || i <= 1 {
+        if m.role != MessageRole::Assistant || i <= 1 {
             continue;
         }
         let text = ep.text(i).to_lowercase();

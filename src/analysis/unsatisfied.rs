@@ -4,6 +4,7 @@
 
 use super::episode::Episode;
 use super::{Fault, Finding};
+use crate::harness::MessageRole;
 use crate::harness::UNSATISFIED;
 
 pub const NAME: &str = "unsatisfied";
@@ -11,7 +12,7 @@ pub const NAME: &str = "unsatisfied";
 pub fn detect(ep: &Episode) -> Vec<Finding> {
     let Some(i) = (0..ep.messages.len())
         .rev()
-        .find(|&i| ep.messages[i].role == "user" && ep.text(i).contains(UNSATISFIED))
+        .find(|&i| ep.messages[i].role == MessageRole::User && ep.text(i).contains(UNSATISFIED))
     else {
         return Vec::new();
     };

@@ -18,6 +18,7 @@
 
 use super::server::{LoopbackServer, Script, model_for};
 use crate::domain::{self, Environment, Split};
+use crate::harness::MessageRole;
 use crate::harness::endpoint::{EndpointAgent, EndpointUser};
 use crate::harness::{Termination, run_episode};
 use crate::llm::{ChatModel, Provider, Role, RoleConfig, RoleModel, build_role};
@@ -341,7 +342,7 @@ impl HarnessBench {
                     let calls = ep
                         .messages
                         .iter()
-                        .filter(|m| m.role == "user" || m.role == "assistant")
+                        .filter(|m| m.role == MessageRole::User || m.role == MessageRole::Assistant)
                         .count()
                         - 1;
                     let error = match ep.termination {

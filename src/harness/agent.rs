@@ -6,7 +6,8 @@
 //! a skipped confirmation, a redundant identity question, a wrong argument on a write, a
 //! premature transfer to a human. Its reasoning content says what it is about to do.
 
-use super::{Agent, BoxFuture, FunctionCall, HarnessError, Message, ToolCall, Usage};
+use super::MessageRole;
+use super::{Agent, BoxFuture, ChatMessage, HarnessError, ToolCall, Usage};
 use crate::artifact::TaskRecord;
 use crate::seed::derive_rng;
 use crate::task::TaskParts;
@@ -150,30 +151,18 @@ impl OracleAgent {
         }
     }
 
-    fn say(text: impl Into<String>, reasoning: impl Into<String>) -> Message {
-        Message {
-            role: "assistant".into(),
-            content: Some(text.into()),
-            reasoning_content: Some(reasoning.into()),
-            ..Default::default()
-        }
+    fn say(text: impl Into<String>, reasoning: impl Into<String>) -> ChatMessage {
+        ChatMessage::assistant(text).with_reasoning(reasoning)
     }
 
-    fn call(&mut self, name: &str, args: &Value, reasoning: String) -> Message {
+    fn call(&mut self, name: &str, args: &Value, reasoning: String) -> ChatMessage {
         self.calls += 1;
-        Message {
-            role: "assistant".into(),
-            tool_calls: vec![ToolCall {
-                id: format!("call_{}", self.calls),
-                kind: "function".into(),
-                function: FunctionCall {
-                    name: name.to_string(),
-                    arguments: args.to_string(),
-                },
-            }],
-            reasoning_content: Some(reasoning),
-            ..Default::default()
-        }
+        let call = ToolCall {
+            id: format!("call_{}", self.calls),
+            name: name.to_string(),
+            arguments: args.to_string(),
+        };
+        ChatMessage::assistant_tool_calls(None, vec![call]).with_reasoning(reasoning)
     }
 
     fn agent_voice(request: &str) -> String {
@@ -185,7 +174,7 @@ impl OracleAgent {
         r.replace(" your ", " the ").replace("Your ", "The ")
     }
 
-    fn decide(&mut self) -> Message {
+    fn decide(&mut self) -> ChatMessage {
         if !self.authenticated {
             if !self.asked_identity {
                 self.asked_identity = true;
@@ -252,7 +241,7 @@ impl OracleAgent {
     }
 
     /// After a tool result: report when an intent is complete, else keep acting.
-    fn after_tool(&mut self, transcript: &[Message]) -> Option<Message> {
+    fn after_tool(&mut self, transcript: &[ChatMessage]) -> Option<ChatMessage> {
         let done_intent = self.action_intents.get(self.next - 1).copied();
         let next_intent = self.action_intents.get(self.next).copied();
         if done_intent == next_intent {
@@ -296,10 +285,13 @@ impl Agent for OracleAgent {
 
     fn respond<'a>(
         &'a mut self,
-        transcript: &'a [Message],
-    ) -> BoxFuture<'a, Result<(Message, Usage), HarnessError>> {
+        transcript: &'a [ChatMessage],
+    ) -> BoxFuture<'a, Result<(ChatMessage, Usage), HarnessError>> {
         Box::pin(async move {
-            let after_tool = transcript.last().is_some_and(|m| m.role == "tool") && self.next > 0;
+            let after_tool = transcript
+                .last()
+                .is_some_and(|m| m.role == MessageRole::Tool)
+                && self.next > 0;
             if after_tool && let Some(m) = self.after_tool(transcript) {
                 return Ok((m, Usage::default()));
             }

@@ -8,6 +8,7 @@
 //! Architecture invariant: knows domains through `Environment`, models through the role
 //! layer, tasks and episodes through their records; nothing of stages, journals or files.
 
+use super::MessageRole;
 use super::agent::{ErrorRates, OracleAgent};
 use super::endpoint::{EndpointAgent, EndpointUser};
 use super::user::ScriptedUser;
@@ -49,11 +50,11 @@ pub fn rollout_record(
     injected_mistakes: Option<Vec<String>>,
 ) -> RolloutRecord {
     let breakdown = reward::score(ep, &task.reference_hash, &task.outputs);
-    let count = |role: &str| ep.messages.iter().filter(|m| m.role == role).count() as i32;
+    let count = |role: MessageRole| ep.messages.iter().filter(|m| m.role == role).count() as i32;
     let assistant_texts = ep
         .messages
         .iter()
-        .filter(|m| m.role == "assistant" && m.tool_calls.is_empty());
+        .filter(|m| m.role == MessageRole::Assistant && m.tool_calls.is_empty());
     let follow_ups = assistant_texts
         .filter(|m| {
             m.content
@@ -92,9 +93,9 @@ pub fn rollout_record(
         reward: breakdown.reward,
         reward_breakdown: serde_json::to_string(&breakdown).unwrap_or_default(),
         termination: ep.termination.as_str().into(),
-        user_turns: count("user"),
+        user_turns: count(MessageRole::User),
         // The fixed greeting is the harness's, not the agent's.
-        assistant_turns: count("assistant") - 1,
+        assistant_turns: count(MessageRole::Assistant) - 1,
         tool_calls,
         follow_up_questions: follow_ups,
         gold_actions,

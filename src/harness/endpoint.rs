@@ -3,8 +3,8 @@
 //! system prompt and the domain's tools; the user simulator gets our own rules, the task
 //! instruction and (for emotion-conditioned runs) the emotion instruction — never labels.
 
-use super::{Agent, BoxFuture, FunctionCall, HarnessError, Message, ToolCall, Usage, User};
-use crate::llm::{self, ChatMessage, ChatModel, ChatRequest, LlmError, MessageRole};
+use super::{Agent, BoxFuture, HarnessError, Usage, User};
+use crate::llm::{self, ChatMessage, ChatModel, ChatRequest, LlmError};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -35,31 +35,6 @@ fn usage(r: &llm::ChatResponse) -> Usage {
     }
 }
 
-/// Our transcript message -> the LLM layer's message (reasoning is not sent back).
-fn to_chat(m: &Message) -> ChatMessage {
-    let role = match m.role.as_str() {
-        "system" => MessageRole::System,
-        "user" => MessageRole::User,
-        "tool" => MessageRole::Tool,
-        _ => MessageRole::Assistant,
-    };
-    ChatMessage {
-        role,
-        content: m.content.clone(),
-        tool_calls: m
-            .tool_calls
-            .iter()
-            .map(|c| llm::ToolCall {
-                id: c.id.clone(),
-                name: c.function.name.clone(),
-                arguments: c.function.arguments.clone(),
-            })
-            .collect(),
-        tool_call_id: m.tool_call_id.clone(),
-        name: m.name.clone(),
-    }
-}
-
 pub struct EndpointAgent {
     pub model: Arc<dyn ChatModel>,
     pub tools: Vec<Value>,
@@ -74,32 +49,23 @@ impl Agent for EndpointAgent {
 
     fn respond<'a>(
         &'a mut self,
-        transcript: &'a [Message],
-    ) -> BoxFuture<'a, Result<(Message, Usage), HarnessError>> {
+        transcript: &'a [ChatMessage],
+    ) -> BoxFuture<'a, Result<(ChatMessage, Usage), HarnessError>> {
         Box::pin(async move {
-            let req = ChatRequest::new(transcript.iter().map(to_chat).collect())
-                .with_tools(self.tools.clone())
-                .with_seed(self.seed);
-            let r = self.model.chat(req).await.map_err(to_harness)?;
-            let msg = Message {
-                role: "assistant".into(),
-                content: r.message.content.clone(),
-                tool_calls: r
-                    .message
-                    .tool_calls
+            let req = ChatRequest::new(
+                transcript
                     .iter()
-                    .map(|c| ToolCall {
-                        id: c.id.clone(),
-                        kind: "function".into(),
-                        function: FunctionCall {
-                            name: c.name.clone(),
-                            arguments: c.arguments.clone(),
-                        },
-                    })
+                    .map(ChatMessage::without_reasoning)
                     .collect(),
-                reasoning_content: r.message.reasoning_content.clone(),
-                ..Default::default()
-            };
+            )
+            .with_tools(self.tools.clone())
+            .with_seed(self.seed);
+            let r = self.model.chat(req).await.map_err(to_harness)?;
+            let mut msg = ChatMessage::assistant_tool_calls(
+                r.message.content.clone(),
+                r.message.tool_calls.clone(),
+            );
+            msg.reasoning_content = r.message.reasoning_content.clone();
             Ok((msg, usage(&r)))
         })
     }

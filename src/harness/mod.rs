@@ -31,54 +31,9 @@ pub const GREETING: &str = "Hi! How can I help you today?";
 pub const STOP: &str = "###STOP###";
 pub const UNSATISFIED: &str = "###UNSATISFIED###";
 
-/// A chat message in OpenAI's shape.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Message {
-    pub role: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tool_calls: Vec<ToolCall>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_call_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// The agent's reasoning for this turn, when its model returns it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning_content: Option<String>,
-}
-
-impl Message {
-    pub fn text(role: &str, content: impl Into<String>) -> Message {
-        Message {
-            role: role.into(),
-            content: Some(content.into()),
-            ..Default::default()
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ToolCall {
-    pub id: String,
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub function: FunctionCall,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct FunctionCall {
-    pub name: String,
-    /// JSON text, as the OpenAI API carries it (may be malformed when a model emits it).
-    pub arguments: String,
-}
-
-/// Tokens spent by a role in one turn.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-}
+/// Transcripts are the LLM layer's messages: what a role is sent and what an episode
+/// records are one type (reasoning is kept in the record, stripped from requests).
+pub use crate::llm::{ChatMessage, MessageRole, ToolCall, Usage};
 
 /// An error that ends an episode.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -103,8 +58,8 @@ pub trait Agent: Send {
     }
     fn respond<'a>(
         &'a mut self,
-        transcript: &'a [Message],
-    ) -> BoxFuture<'a, Result<(Message, Usage), HarnessError>>;
+        transcript: &'a [ChatMessage],
+    ) -> BoxFuture<'a, Result<(ChatMessage, Usage), HarnessError>>;
 }
 
 /// The user role: sees only the agent's text messages.
@@ -145,7 +100,7 @@ impl Termination {
 #[derive(Clone, Debug)]
 pub struct Episode {
     /// Full transcript: system, user, assistant (with tool calls and reasoning), tool.
-    pub messages: Vec<Message>,
+    pub messages: Vec<ChatMessage>,
     pub termination: Termination,
     pub error: Option<String>,
     pub final_hash: String,
@@ -167,13 +122,13 @@ pub async fn run_episode(
     max_steps: usize,
 ) -> Episode {
     let mut messages = vec![
-        Message::text("system", policy),
-        Message::text("assistant", GREETING),
+        ChatMessage::system(policy),
+        ChatMessage::assistant(GREETING),
     ];
     let mut agent_usage = Usage::default();
     let mut user_usage = Usage::default();
     let finish =
-        |messages: Vec<Message>, termination, error, env: &dyn Environment, a, u| Episode {
+        |messages: Vec<ChatMessage>, termination, error, env: &dyn Environment, a, u| Episode {
             messages,
             termination,
             error,
@@ -200,7 +155,7 @@ pub async fn run_episode(
                     user_usage.completion_tokens += usage.completion_tokens;
                     let unsatisfied = has_marker(&text, UNSATISFIED);
                     let stop = has_marker(&text, STOP);
-                    messages.push(Message::text("user", text));
+                    messages.push(ChatMessage::user(text));
                     if unsatisfied {
                         return finish(
                             messages,
@@ -270,21 +225,19 @@ pub async fn run_episode(
         }
         let mut transferred = false;
         for call in calls {
-            let output = match serde_json::from_str::<serde_json::Value>(&call.function.arguments) {
-                Ok(args) => env.invoke(&call.function.name, &args).text,
+            let output = match serde_json::from_str::<serde_json::Value>(&call.arguments) {
+                Ok(args) => env.invoke(&call.name, &args).text,
                 Err(e) => format!(
                     "Error: the arguments of {} are not valid JSON: {e}",
-                    call.function.name
+                    call.name
                 ),
             };
-            messages.push(Message {
-                role: "tool".into(),
-                content: Some(output),
-                tool_call_id: Some(call.id.clone()),
-                name: Some(call.function.name.clone()),
-                ..Default::default()
-            });
-            transferred |= terminating.contains(&call.function.name.as_str());
+            messages.push(ChatMessage::tool(
+                call.id.clone(),
+                call.name.clone(),
+                output,
+            ));
+            transferred |= terminating.contains(&call.name.as_str());
         }
         if transferred {
             return finish(

@@ -4,6 +4,7 @@
 //! episode cut short by an error (the agent's malformed output, or an endpoint failure) is
 //! never a success, whatever state it reached: it did not finish the conversation.
 
+use super::MessageRole;
 use super::{Episode, Termination};
 use serde::{Deserialize, Serialize};
 
@@ -25,7 +26,7 @@ pub fn score(
     let said: String = episode
         .messages
         .iter()
-        .filter(|m| m.role == "assistant")
+        .filter(|m| m.role == MessageRole::Assistant)
         .filter_map(|m| m.content.as_deref())
         .collect::<Vec<_>>()
         .join("\n")
@@ -59,11 +60,11 @@ pub fn score(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::{Message, Usage};
+    use crate::harness::{ChatMessage, Usage};
 
     fn episode(termination: Termination, hash: &str, said: &str) -> Episode {
         Episode {
-            messages: vec![Message::text("assistant", said)],
+            messages: vec![ChatMessage::assistant(said)],
             termination,
             error: None,
             final_hash: hash.into(),

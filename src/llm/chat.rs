@@ -76,7 +76,25 @@ impl From<WireToolCall> for ToolCall {
     }
 }
 
-/// A chat message in the OpenAI shape.
+impl MessageRole {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageRole::System => "system",
+            MessageRole::User => "user",
+            MessageRole::Assistant => "assistant",
+            MessageRole::Tool => "tool",
+        }
+    }
+}
+
+impl std::fmt::Display for MessageRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A chat message in the OpenAI shape: what roles send and receive, and what episode
+/// transcripts (rollout `messages` columns) hold, one type for both.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ChatMessage {
     pub role: MessageRole,
@@ -88,16 +106,35 @@ pub struct ChatMessage {
     pub tool_call_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// The reasoning a model returned with this assistant turn. Kept in transcripts, never
+    /// sent back: [`ChatMessage::without_reasoning`] is what goes into a request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_content: Option<String>,
 }
 
 impl ChatMessage {
-    fn text(role: MessageRole, content: impl Into<String>) -> ChatMessage {
+    pub fn text(role: MessageRole, content: impl Into<String>) -> ChatMessage {
         ChatMessage {
             role,
             content: Some(content.into()),
             tool_calls: Vec::new(),
             tool_call_id: None,
             name: None,
+            reasoning_content: None,
+        }
+    }
+
+    /// The same message carrying the reasoning that produced it.
+    pub fn with_reasoning(mut self, reasoning: impl Into<String>) -> ChatMessage {
+        self.reasoning_content = Some(reasoning.into());
+        self
+    }
+
+    /// This message as it is sent to a model: the same, without its reasoning.
+    pub fn without_reasoning(&self) -> ChatMessage {
+        ChatMessage {
+            reasoning_content: None,
+            ..self.clone()
         }
     }
 
@@ -121,6 +158,7 @@ impl ChatMessage {
             tool_calls,
             tool_call_id: None,
             name: None,
+            reasoning_content: None,
         }
     }
 
@@ -136,6 +174,7 @@ impl ChatMessage {
             tool_calls: Vec::new(),
             tool_call_id: Some(tool_call_id.into()),
             name: Some(name.into()),
+            reasoning_content: None,
         }
     }
 }

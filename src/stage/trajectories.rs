@@ -14,7 +14,7 @@
 
 use crate::artifact::{self, RolloutRecord, sha256_hex};
 use crate::config::ConfigError;
-use crate::harness::Message;
+use crate::harness::ChatMessage;
 use crate::pipeline::{PipelineError, Stage, StageContext};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -76,9 +76,19 @@ pub fn select_successes(rows: &[RolloutRecord], cap: usize, seed: u64) -> Vec<Ro
     keep.into_iter().map(|i| wins[i].clone()).collect()
 }
 
-/// One SFT row: `{"messages": [...], "tools": [...]}` with structured tool calls.
-pub fn sft_row(rollout: &RolloutRecord, tools: &[Value], keep_reasoning: bool) -> Value {
-    let messages: Vec<Message> = serde_json::from_str(&rollout.messages).unwrap_or_default();
+/// One SFT row: `{"messages": [...], "tools": [...]}` with structured tool calls. A
+/// transcript that does not decode is an error naming the episode, never an empty row.
+pub fn sft_row(
+    rollout: &RolloutRecord,
+    tools: &[Value],
+    keep_reasoning: bool,
+) -> Result<Value, String> {
+    let messages: Vec<ChatMessage> = serde_json::from_str(&rollout.messages).map_err(|e| {
+        format!(
+            "rollout {} trial {}: column 'messages': {e}",
+            rollout.task_id, rollout.trial
+        )
+    })?;
     let out: Vec<Value> = messages
         .iter()
         .map(|m| {
@@ -91,8 +101,8 @@ pub fn sft_row(rollout: &RolloutRecord, tools: &[Value], keep_reasoning: bool) -
                 .tool_calls
                 .iter()
                 .map(|c| {
-                    let args: Value = serde_json::from_str(&c.function.arguments).unwrap_or(Value::Object(Default::default()));
-                    json!({"id": c.id, "type": "function", "function": {"name": c.function.name, "arguments": args}})
+                    let args: Value = serde_json::from_str(&c.arguments).unwrap_or(Value::Object(Default::default()));
+                    json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": args}})
                 })
                 .collect();
             o.insert("tool_calls".into(), Value::Array(calls));
@@ -104,7 +114,9 @@ pub fn sft_row(rollout: &RolloutRecord, tools: &[Value], keep_reasoning: bool) -
             Value::Object(o)
         })
         .collect();
-    json!({"messages": out, "tools": tools, "task_id": rollout.task_id, "domain": rollout.domain})
+    Ok(
+        json!({"messages": out, "tools": tools, "task_id": rollout.task_id, "domain": rollout.domain}),
+    )
 }
 
 impl Stage for TrajectoriesStage {
@@ -146,7 +158,8 @@ impl Stage for TrajectoriesStage {
         let sft: Vec<Value> = high
             .iter()
             .map(|r| sft_row(r, &tools, cfg.keep_reasoning))
-            .collect();
+            .collect::<Result<_, _>>()
+            .map_err(|e| ctx.fail(e))?;
         let mut jsonl = String::new();
         for row in &sft {
             jsonl.push_str(&row.to_string());
