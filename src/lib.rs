@@ -14,6 +14,8 @@
 //! - [`config`]: stage TOML files -> typed settings; environment variable names.
 //! - [`seed`]: per-item seed derivation; [`parallel`]: order-preserving parallel map.
 //! - [`grounding`]: the grounding search and the LLM grounder (trace -> reference calls).
+//! - [`roles`]: the grounder, refiner and task judge as traits, scripted and endpoint
+//!   implementations side by side.
 //! - [`verify`]: task verification (replay, policy, internal ids, information).
 //! - [`harness`]: episodes (agent x user x environment), reward, the offline roles.
 //! - [`analysis`]: why episodes fail: fault detectors over replayed trajectories, the judge.
@@ -38,6 +40,7 @@ pub mod llm;
 pub mod parallel;
 pub mod pipeline;
 pub mod replay;
+pub mod roles;
 pub mod seed;
 pub mod stage;
 pub mod stats;

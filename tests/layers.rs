@@ -38,6 +38,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "grounding",
         &["artifact", "domain", "llm", "seed", "parallel"],
     ),
+    (
+        "roles",
+        &["domain", "grounding", "llm", "parallel", "seed", "verify"],
+    ),
     ("pipeline", &["artifact", "config", "domain"]),
     (
         "stage",
@@ -54,6 +58,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "replay",
             "seed",
             "grounding",
+            "roles",
             "task",
             "verify",
             "analysis",

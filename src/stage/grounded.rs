@@ -6,13 +6,13 @@
 use crate::artifact::{self, RejectRecord, TaskRecord, TraceRecord};
 use crate::config::ConfigError;
 use crate::domain::{Environment, Split};
-use crate::grounding::{Grounding, SearchLimits, ground_trace, llm_ground_trace, task_record};
-use crate::parallel::parallel_map;
+use crate::grounding::{SearchLimits, task_record};
 use crate::pipeline::{PipelineError, Stage, StageContext};
-use crate::seed::{derive_rng, derive_seed};
-use rand::RngExt;
+use crate::roles::GroundJob;
+use crate::seed::derive_seed;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub struct GroundedStage;
 
@@ -156,53 +156,20 @@ impl Stage for GroundedStage {
         let train = super::db::load_db(&db_dir, ctx.domain, Split::Train)?;
         let eval = super::db::load_db(&db_dir, ctx.domain, Split::Eval)?;
         let seed = derive_seed(ctx.seed, &["grounded"]);
-        let grounder = super::roles::open_role(ctx, &cfg.roles, crate::llm::Role::Grounder)?;
-        let limits = cfg.limits();
-        let results: Vec<Result<Grounding, String>> = match &grounder {
-            crate::llm::RoleModel::Scripted(_) => parallel_map(&selected, |t| {
-                let env = if t.split == "eval" { &eval } else { &train };
-                ground_trace(
-                    env.as_ref(),
-                    &t.domain,
-                    &t.trace_id,
-                    &t.intents,
-                    seed,
-                    &limits,
-                )
-            }),
-            crate::llm::RoleModel::Endpoint(model) => {
-                let (train, eval): (
-                    std::sync::Arc<dyn Environment>,
-                    std::sync::Arc<dyn Environment>,
-                ) = (train.into(), eval.into());
-                type Call = std::pin::Pin<
-                    Box<dyn std::future::Future<Output = Result<Grounding, String>> + Send>,
-                >;
-                let calls: Vec<Call> = selected
-                    .iter()
-                    .map(|t| {
-                        let env =
-                            std::sync::Arc::clone(if t.split == "eval" { &eval } else { &train });
-                        // The customer is drawn from the trace's own stream, as in the scripted search.
-                        let customers = env.customers();
-                        let mut rng = derive_rng(seed, &["grounded", &t.domain, &t.trace_id]);
-                        let user = customers
-                            .get(rng.random_range(0..customers.len().max(1)))
-                            .cloned()
-                            .unwrap_or_default();
-                        let item_seed = derive_seed(seed, &["llm-grounder", &t.trace_id]);
-                        Box::pin(llm_ground_trace(
-                            std::sync::Arc::clone(model),
-                            env,
-                            t.intents.clone(),
-                            user,
-                            item_seed,
-                        )) as Call
-                    })
-                    .collect();
-                super::roles::run_all(calls).map_err(|e| ctx.fail(e))?
-            }
-        };
+        let model = super::roles::open_role(ctx, &cfg.roles, crate::llm::Role::Grounder)?;
+        let grounder = crate::roles::grounder::grounder(&model, cfg.limits());
+        let (train, eval): (Arc<dyn Environment>, Arc<dyn Environment>) =
+            (train.into(), eval.into());
+        let jobs: Vec<GroundJob> = selected
+            .iter()
+            .map(|t| GroundJob {
+                env: Arc::clone(if t.split == "eval" { &eval } else { &train }),
+                domain: t.domain.clone(),
+                trace_id: t.trace_id.clone(),
+                intents: t.intents.clone(),
+            })
+            .collect();
+        let results = grounder.ground(&jobs, seed).map_err(|e| ctx.fail(e))?;
         let grounder_id = grounder.model_id();
         let mut tasks = Vec::new();
         let mut rejects = Vec::new();

@@ -13,6 +13,7 @@ use crate::artifact::{self, RejectRecord, TaskRecord};
 use crate::config::ConfigError;
 use crate::domain::UserFact;
 use crate::pipeline::{PipelineError, Stage, StageContext};
+use crate::roles::RefineJob;
 use crate::seed::derive_rng;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -34,28 +35,6 @@ pub struct RefinedConfig {
     /// template draft; its output must pass the same checks.
     #[serde(default)]
     pub roles: crate::llm::RolesConfig,
-}
-
-/// The LLM refiner's instructions (our own words).
-pub const REFINER_PROMPT: &str = "You write the instruction that a simulated customer will \
-follow when contacting customer support. You get a draft and the facts the customer knows. \
-Rewrite the draft so it reads naturally, in the second person (\"You ...\"), keeping the goals \
-in the same order and every concrete value (reservation or order numbers, dates, names, \
-places, card endings, amounts) exactly as written. Keep a feasible preference or some natural \
-vagueness if the draft has one. Do not add facts, do not mention internal identifiers, do not \
-address the agent. Answer with the instruction only.";
-
-/// The request the LLM refiner gets for one task.
-pub fn refiner_request(draft: &str, facts: &[UserFact], seed: u64) -> crate::llm::ChatRequest {
-    let known: Vec<String> = facts.iter().map(|f| format!("- {}", f.text)).collect();
-    crate::llm::ChatRequest::new(vec![
-        crate::llm::ChatMessage::system(REFINER_PROMPT),
-        crate::llm::ChatMessage::user(format!(
-            "Draft:\n{draft}\n\nFacts the customer knows:\n{}",
-            known.join("\n")
-        )),
-    ])
-    .with_seed(seed)
 }
 
 fn half() -> f64 {
@@ -260,7 +239,8 @@ impl Stage for RefinedStage {
                 .iter()
                 .any(|s| s.name == tool && s.kind == crate::domain::ToolKind::Read)
         };
-        let refiner = super::roles::open_role(ctx, &cfg.roles, crate::llm::Role::Refiner)?;
+        let model = super::roles::open_role(ctx, &cfg.roles, crate::llm::Role::Refiner)?;
+        let refiner = crate::roles::refiner::refiner(&model);
         let facts: Vec<Vec<UserFact>> = grounded
             .iter()
             .map(|t| crate::task::TaskParts::decode(t).map(|p| p.user_facts))
@@ -275,34 +255,16 @@ impl Stage for RefinedStage {
                     .map_err(|e| format!("no_request: {e}"))
             })
             .collect();
-        let instructions: Vec<Result<String, String>> = match &refiner {
-            crate::llm::RoleModel::Scripted(_) => drafts,
-            crate::llm::RoleModel::Endpoint(model) => {
-                let calls = drafts
-                    .into_iter()
-                    .zip(grounded.iter().zip(&facts))
-                    .map(|(draft, (task, facts))| {
-                        let model = std::sync::Arc::clone(model);
-                        let seed = crate::seed::derive_seed(ctx.seed, &["refined", &task.task_id]);
-                        let req = draft.as_ref().ok().map(|d| refiner_request(d, facts, seed));
-                        Box::pin(async move {
-                            let req = req.ok_or(draft.err().unwrap_or_default())?;
-                            let r = model
-                                .chat(req)
-                                .await
-                                .map_err(|e| format!("endpoint_error: {e}"))?;
-                            Ok(r.message.content.unwrap_or_default().trim().to_string())
-                        })
-                            as std::pin::Pin<
-                                Box<
-                                    dyn std::future::Future<Output = Result<String, String>> + Send,
-                                >,
-                            >
-                    })
-                    .collect();
-                super::roles::run_all(calls).map_err(|e| ctx.fail(e))?
-            }
-        };
+        let jobs = drafts
+            .into_iter()
+            .zip(grounded.iter().zip(&facts))
+            .map(|(draft, (task, facts))| RefineJob {
+                draft,
+                facts: facts.clone(),
+                seed: crate::seed::derive_seed(ctx.seed, &["refined", &task.task_id]),
+            })
+            .collect();
+        let instructions = refiner.refine(jobs).map_err(|e| ctx.fail(e))?;
         let refiner_id = refiner.model_id();
         let mut kept = Vec::new();
         let mut rejects = Vec::new();

@@ -84,22 +84,4 @@ pub fn open_role(
     llm::build_role(role, &cfg, &ctx.response_cache()).map_err(|e| ctx.fail(e.to_string()))
 }
 
-/// Run `calls` concurrently on a runtime (the model bounds its own concurrency) and return
-/// the results in input order.
-pub fn run_all<T: Send + 'static>(
-    futures: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send>>>,
-) -> Result<Vec<T>, String> {
-    let rt = crate::llm::runtime()?;
-    rt.block_on(async move {
-        let mut set = tokio::task::JoinSet::new();
-        for (i, f) in futures.into_iter().enumerate() {
-            set.spawn(async move { (i, f.await) });
-        }
-        let mut out: Vec<Option<T>> = (0..set.len()).map(|_| None).collect();
-        while let Some(done) = set.join_next().await {
-            let (i, v) = done.map_err(|e| e.to_string())?;
-            out[i] = Some(v);
-        }
-        Ok(out.into_iter().flatten().collect())
-    })
-}
+pub use crate::roles::run_all;

@@ -15,7 +15,8 @@
 use crate::artifact::{self, RejectRecord, TaskRecord};
 use crate::config::ConfigError;
 use crate::pipeline::{PipelineError, Stage, StageContext};
-use crate::verify::{RejectKind, Rejection, reject, verify_task};
+use crate::roles::JudgeJob;
+use crate::verify::verify_task;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -27,82 +28,6 @@ pub struct TasksConfig {
     /// `[roles.judge]`: decides inconclusive tasks. Scripted (the default) rejects them.
     #[serde(default)]
     pub roles: crate::llm::RolesConfig,
-}
-
-/// The LLM judge's instructions (our own words).
-pub const JUDGE_PROMPT: &str = "You check whether a customer-service task can be carried out \
-as specified. You get the customer's instruction, the reference tool calls an agent must \
-make, and the value an automatic check could not find stated. Decide whether the customer, \
-following the instruction, could give the agent that value, or the agent could look it up \
-from what the customer says. Answer ACCEPT or REJECT on the first line, then one sentence \
-of reason.";
-
-/// The judge's request for one inconclusive task.
-pub fn judge_request(task: &TaskRecord, gap: &str, seed: u64) -> crate::llm::ChatRequest {
-    crate::llm::ChatRequest::new(vec![
-        crate::llm::ChatMessage::system(JUDGE_PROMPT),
-        crate::llm::ChatMessage::user(format!(
-            "Instruction:\n{}\n\nReference tool calls:\n{}\n\nNot found stated: {gap}",
-            task.instruction.as_deref().unwrap_or_default(),
-            task.actions
-        )),
-    ])
-    .with_seed(seed)
-}
-
-/// Settle inconclusive verdicts with the judge role; other verdicts pass through.
-fn judge_inconclusive(
-    ctx: &StageContext,
-    judge: &crate::llm::RoleModel,
-    tasks: &[TaskRecord],
-    verdicts: Vec<Result<(), Rejection>>,
-) -> Result<Vec<Result<(), Rejection>>, PipelineError> {
-    let crate::llm::RoleModel::Endpoint(model) = judge else {
-        // The scripted judge cannot read; it does not keep an inconclusive task.
-        return Ok(verdicts
-            .into_iter()
-            .map(|v| match v {
-                Err(r) if r.kind == RejectKind::Inconclusive => Err(reject(
-                    RejectKind::Judge,
-                    format!("inconclusive, rejected by the scripted judge: {}", r.reason),
-                )),
-                other => other,
-            })
-            .collect());
-    };
-    type Call = std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), Rejection>> + Send>>;
-    let calls: Vec<Call> = tasks
-        .iter()
-        .zip(verdicts)
-        .map(|(task, v)| match v {
-            Err(r) if r.kind == RejectKind::Inconclusive => {
-                let model = std::sync::Arc::clone(model);
-                let req = judge_request(
-                    task,
-                    &r.reason,
-                    crate::seed::derive_seed(ctx.seed, &["judge", &task.task_id]),
-                );
-                Box::pin(async move {
-                    let answer = model
-                        .chat(req)
-                        .await
-                        .map_err(|e| reject(RejectKind::EndpointError, format!("judge: {e}")))?;
-                    let text = answer.message.content.unwrap_or_default();
-                    let first = text.lines().next().unwrap_or("").to_uppercase();
-                    if first.contains("ACCEPT") && !first.contains("REJECT") {
-                        Ok(())
-                    } else {
-                        Err(reject(
-                            RejectKind::Judge,
-                            format!("rejected by the {} judge: {}", answer.model, text.trim()),
-                        ))
-                    }
-                }) as Call
-            }
-            other => Box::pin(async move { other }) as Call,
-        })
-        .collect();
-    super::roles::run_all(calls).map_err(|e| ctx.fail(e))
 }
 
 fn read_emotions(ctx: &StageContext) -> Result<Vec<TaskRecord>, PipelineError> {
@@ -156,8 +81,20 @@ impl Stage for TasksStage {
         let envs = super::db::SplitEnvs::load(&ctx.input_dir("db"), ctx.domain)?;
         let verdicts =
             crate::parallel::parallel_map(&refined, |t| verify_task(envs.for_split(&t.split), t));
-        let judge = super::roles::open_role(ctx, &cfg.roles, crate::llm::Role::Judge)?;
-        let verdicts = judge_inconclusive(ctx, &judge, &refined, verdicts)?;
+        let model = super::roles::open_role(ctx, &cfg.roles, crate::llm::Role::Judge)?;
+        let jobs = refined
+            .iter()
+            .zip(verdicts)
+            .map(|(task, verdict)| JudgeJob {
+                verdict,
+                instruction: task.instruction.clone().unwrap_or_default(),
+                actions: task.actions.clone(),
+                seed: crate::seed::derive_seed(ctx.seed, &["judge", &task.task_id]),
+            })
+            .collect();
+        let verdicts = crate::roles::judge::task_judge(&model)
+            .settle(jobs)
+            .map_err(|e| ctx.fail(e))?;
         let mut kept = Vec::new();
         let mut rejects = Vec::new();
         for (task, verdict) in refined.into_iter().zip(verdicts) {
