@@ -186,6 +186,95 @@ struct Search<'a> {
     limits: &'a SearchLimits,
     budget: usize,
     path: Vec<GroundedStep>,
+    dead_end: DeadEnd,
+}
+
+/// Where a failed search got stuck: the deepest step it tried, and what refused the
+/// proposals there. Summed over every customer tried, so the reason names the step and the
+/// rule a domain author has to look at.
+#[derive(Default)]
+struct DeadEnd {
+    step: usize,
+    no_proposals: usize,
+    tool_errors: usize,
+    policy: std::collections::BTreeMap<&'static str, usize>,
+    out_of_budget: bool,
+}
+
+impl DeadEnd {
+    /// The counters of step `pos`, starting over when the search gets deeper than before.
+    fn at(&mut self, pos: usize) -> Option<&mut DeadEnd> {
+        if pos > self.step {
+            *self = DeadEnd {
+                step: pos,
+                ..DeadEnd::default()
+            };
+        }
+        (pos == self.step).then_some(self)
+    }
+
+    /// The policy rule that refused most proposals at the dead end, when refusals by rules
+    /// outnumber tool errors and empty proposal lists there (ties: the first name).
+    fn rule(&self) -> Option<&'static str> {
+        let refused: usize = self.policy.values().sum();
+        if refused == 0 || refused < self.tool_errors + self.no_proposals {
+            return None;
+        }
+        let top = self.policy.values().copied().max()?;
+        self.policy
+            .iter()
+            .find(|(_, n)| **n == top)
+            .map(|(r, _)| *r)
+    }
+
+    fn describe(&self, steps: &[(usize, &str)]) -> String {
+        let Some((_, tool)) = steps.get(self.step) else {
+            return String::new();
+        };
+        let mut parts = Vec::new();
+        for (rule, n) in &self.policy {
+            parts.push(format!("{n} refused by policy rule {rule}"));
+        }
+        if self.tool_errors > 0 {
+            parts.push(format!("{} refused by the tool", self.tool_errors));
+        }
+        if self.no_proposals > 0 {
+            parts.push(format!("{} times nothing to propose", self.no_proposals));
+        }
+        if self.out_of_budget {
+            parts.push("the search budget ran out".to_string());
+        }
+        format!(
+            "; stuck at step {} of {} ({tool}): {}",
+            self.step + 1,
+            steps.len(),
+            if parts.is_empty() {
+                "no proposal tried".to_string()
+            } else {
+                parts.join(", ")
+            }
+        )
+    }
+}
+
+/// Why a trace has no grounding: the reason, and the policy rule behind it when one
+/// dominates (the funnel counts rejections per rule).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroundFailure {
+    pub reason: String,
+    pub rule: Option<&'static str>,
+}
+
+impl From<String> for GroundFailure {
+    fn from(reason: String) -> GroundFailure {
+        GroundFailure { reason, rule: None }
+    }
+}
+
+impl std::fmt::Display for GroundFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.reason)
+    }
 }
 
 impl Search<'_> {
@@ -203,21 +292,32 @@ impl Search<'_> {
         let (intent, tool) = self.steps[pos];
         let last_of_intent = self.steps.get(pos + 1).is_none_or(|(i, _)| *i != intent);
         let read_only_intent = self.intents[intent].iter().all(|t| tool_is_read(env, t));
-        for args in env
-            .propose_calls(tool, ctx, rng)
-            .into_iter()
-            .take(self.limits.max_proposals)
+        let proposals = env.propose_calls(tool, ctx, rng);
+        if proposals.is_empty()
+            && let Some(d) = self.dead_end.at(pos)
         {
+            d.no_proposals += 1;
+        }
+        for args in proposals.into_iter().take(self.limits.max_proposals) {
             if self.budget == 0 {
+                if let Some(d) = self.dead_end.at(pos) {
+                    d.out_of_budget = true;
+                }
                 return None;
             }
             self.budget -= 1;
-            if env.check_policy(tool, &args).is_err() {
+            if let Err(v) = env.check_policy(tool, &args) {
+                if let Some(d) = self.dead_end.at(pos) {
+                    *d.policy.entry(v.rule).or_default() += 1;
+                }
                 continue;
             }
             let mut next = env.fork();
             let out = next.invoke(tool, &args);
             if out.is_error {
+                if let Some(d) = self.dead_end.at(pos) {
+                    d.tool_errors += 1;
+                }
                 continue;
             }
             let mut ctx_next = ctx.clone();
@@ -258,7 +358,7 @@ pub fn ground_trace(
     intents: &[Vec<String>],
     seed: u64,
     limits: &SearchLimits,
-) -> Result<Grounding, String> {
+) -> Result<Grounding, GroundFailure> {
     let steps: Vec<(usize, &str)> = intents
         .iter()
         .enumerate()
@@ -266,9 +366,12 @@ pub fn ground_trace(
         .collect();
     let customers = env.customers();
     if customers.is_empty() {
-        return Err("the database has no customers".into());
+        return Err(GroundFailure::from(
+            "the database has no customers".to_string(),
+        ));
     }
     let mut rng = derive_rng(seed, &["grounded", domain, trace_id]);
+    let mut dead_end = DeadEnd::default();
     for _ in 0..limits.max_customers.min(customers.len()) {
         let user = &customers[rng.random_range(0..customers.len())];
         let mut search = Search {
@@ -277,6 +380,7 @@ pub fn ground_trace(
             limits,
             budget: limits.max_expansions,
             path: Vec::new(),
+            dead_end: std::mem::take(&mut dead_end),
         };
         let ctx = GroundingContext::for_user(user);
         if let Some(done) = search.dfs(env, 0, &ctx, &mut rng) {
@@ -287,16 +391,21 @@ pub fn ground_trace(
                 final_hash: done.state_hash().to_hex(),
             });
         }
+        dead_end = search.dead_end;
     }
-    Err(format!(
-        "no executable, policy-compliant grounding for {} among {} customers tried",
-        intents
-            .iter()
-            .map(|w| w.join(">"))
-            .collect::<Vec<_>>()
-            .join(" | "),
-        limits.max_customers.min(customers.len())
-    ))
+    Err(GroundFailure {
+        reason: format!(
+            "no executable, policy-compliant grounding for {} among {} customers tried{}",
+            intents
+                .iter()
+                .map(|w| w.join(">"))
+                .collect::<Vec<_>>()
+                .join(" | "),
+            limits.max_customers.min(customers.len()),
+            dead_end.describe(&steps)
+        ),
+        rule: dead_end.rule(),
+    })
 }
 
 /// The task row of a grounded trace.
@@ -335,5 +444,58 @@ pub fn task_record(trace: &TraceRecord, g: &Grounding) -> TaskRecord {
         reference_hash: g.final_hash.clone(),
         grounder: crate::llm::scripted_model_id(crate::llm::Role::Grounder),
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dead_end_names_the_deepest_step_and_the_dominant_rule() {
+        let steps = [(0, "get_user_details"), (0, "cancel_reservation")];
+        let mut d = DeadEnd::default();
+        // Refusals at step 1 are forgotten once the search gets deeper.
+        d.at(0).unwrap().tool_errors += 5;
+        let deeper = d.at(1).unwrap();
+        *deeper.policy.entry("cancel_window").or_default() += 3;
+        *deeper.policy.entry("confirmed_by_customer").or_default() += 1;
+        deeper.tool_errors += 2;
+        assert!(d.at(0).is_none(), "a shallower step no longer counts");
+        assert_eq!(d.rule(), Some("cancel_window"));
+        assert_eq!(
+            d.describe(&steps),
+            "; stuck at step 2 of 2 (cancel_reservation): 3 refused by policy rule \
+             cancel_window, 1 refused by policy rule confirmed_by_customer, 2 refused by the tool"
+        );
+        // Tool errors and empty proposal lists outnumbering refusals: no rule to blame.
+        d.at(1).unwrap().no_proposals += 3;
+        assert_eq!(d.rule(), None);
+    }
+
+    #[test]
+    fn a_trace_nothing_can_propose_for_fails_with_its_step() {
+        let env = crate::domain::find("airline")
+            .unwrap()
+            .generate(7, crate::domain::Split::Train);
+        let intents = vec![vec![
+            "get_user_details".to_string(),
+            "no_such_tool".to_string(),
+        ]];
+        let limits = SearchLimits {
+            max_customers: 2,
+            ..SearchLimits::default()
+        };
+        let err = ground_trace(env.as_ref(), "airline", "t", &intents, 1, &limits)
+            .err()
+            .expect("an unknown tool cannot be grounded");
+        assert_eq!(err.rule, None);
+        let tail = err.reason.split("; ").last().unwrap();
+        assert!(
+            tail.starts_with("stuck at step 2 of 2 (no_such_tool): ")
+                && tail.ends_with("times nothing to propose"),
+            "{}",
+            err.reason
+        );
     }
 }

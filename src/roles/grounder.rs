@@ -7,7 +7,7 @@
 
 use super::{Call, run_all};
 use crate::domain::Environment;
-use crate::grounding::{Grounding, SearchLimits, ground_trace, llm_ground_trace};
+use crate::grounding::{GroundFailure, Grounding, SearchLimits, ground_trace, llm_ground_trace};
 use crate::llm::{ChatModel, RoleModel};
 use crate::parallel::parallel_map;
 use crate::seed::{derive_rng, derive_seed};
@@ -25,14 +25,15 @@ pub struct GroundJob {
 pub trait Grounder {
     /// The id recorded in each task's `grounder` column.
     fn model_id(&self) -> String;
-    /// One grounding per job, in order; `Err` per job is the rejection reason, the outer
+    /// One grounding per job, in order; `Err` per job is the rejection (its reason, and the
+    /// policy rule behind it when one dominates), the outer
     /// `Err` a runtime failure. `seed` is the stage's; each job derives its own streams
     /// from it and its trace id, so results do not depend on order or thread count.
     fn ground(
         &self,
         jobs: &[GroundJob],
         seed: u64,
-    ) -> Result<Vec<Result<Grounding, String>>, String>;
+    ) -> Result<Vec<Result<Grounding, GroundFailure>>, String>;
 }
 
 /// The built-in grounder: the bounded search over the domain's proposals.
@@ -49,7 +50,7 @@ impl Grounder for ScriptedGrounder {
         &self,
         jobs: &[GroundJob],
         seed: u64,
-    ) -> Result<Vec<Result<Grounding, String>>, String> {
+    ) -> Result<Vec<Result<Grounding, GroundFailure>>, String> {
         Ok(parallel_map(jobs, |j| {
             ground_trace(
                 j.env.as_ref(),
@@ -75,8 +76,8 @@ impl Grounder for EndpointGrounder {
         &self,
         jobs: &[GroundJob],
         seed: u64,
-    ) -> Result<Vec<Result<Grounding, String>>, String> {
-        let calls: Vec<Call<Result<Grounding, String>>> = jobs
+    ) -> Result<Vec<Result<Grounding, GroundFailure>>, String> {
+        let calls: Vec<Call<Result<Grounding, GroundFailure>>> = jobs
             .iter()
             .map(|j| {
                 // The customer is drawn from the trace's own stream, as in the scripted search.
@@ -87,13 +88,14 @@ impl Grounder for EndpointGrounder {
                     .cloned()
                     .unwrap_or_default();
                 let item_seed = derive_seed(seed, &["llm-grounder", &j.trace_id]);
-                Box::pin(llm_ground_trace(
+                let grounding = llm_ground_trace(
                     Arc::clone(&self.model),
                     Arc::clone(&j.env),
                     j.intents.clone(),
                     user,
                     item_seed,
-                )) as Call<_>
+                );
+                Box::pin(async move { grounding.await.map_err(GroundFailure::from) }) as Call<_>
             })
             .collect();
         run_all(calls)

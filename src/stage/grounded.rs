@@ -179,15 +179,15 @@ impl Stage for GroundedStage {
                     grounder: grounder_id.clone(),
                     ..task_record(trace, &g)
                 }),
-                Err(reason) => rejects.push(RejectRecord {
+                Err(failure) => rejects.push(RejectRecord {
                     domain: trace.domain.clone(),
                     split: trace.split.clone(),
                     trace_id: trace.trace_id.clone(),
                     task_id: None,
                     stage: "grounded".into(),
                     reason_kind: "no_grounding".into(),
-                    rule: None,
-                    reason,
+                    rule: failure.rule.map(str::to_string),
+                    reason: failure.reason,
                 }),
             }
         }
