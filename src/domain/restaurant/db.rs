@@ -349,8 +349,14 @@ impl Database for RestaurantDb {
         tau2::export_tables(Database::tables(self))
     }
 
+    /// Patrons who hold a ticket: every write (and every request but a menu question) is
+    /// about one, so a patron without tickets is no one a task can be about.
     fn customers(&self) -> Vec<String> {
-        self.patron_registry.keys().map(str::to_string).collect()
+        self.patron_registry
+            .iter()
+            .filter(|(_, p)| !p.ticket_log.is_empty())
+            .map(|(id, _)| id.to_string())
+            .collect()
     }
 
     fn propose_calls(
