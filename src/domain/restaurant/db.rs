@@ -86,14 +86,26 @@ pub struct PaymentInstrument {
 }
 
 impl PaymentInstrument {
-    /// How the patron names it ("your Visa credit card ending in 4421"), and the strings
-    /// that reveals.
+    /// How the patron names it ("your M-Pesa mobile money ending in 4421"), and the
+    /// strings that reveals. The issuer is kept as written (issuers such as "bKash" or
+    /// "HBL Visa" are not brand keys to capitalise).
     pub fn phrase(&self) -> (String, Vec<String>) {
-        tau2::saved_method(
-            &self.origin,
-            Some(&self.metadata.issuer),
-            Some(&self.metadata.tail_digits),
-        )
+        let kind = self.origin.replace('_', " ");
+        let issuer = self.metadata.issuer.trim();
+        let named = if issuer.is_empty() || issuer.to_lowercase().contains(&kind) {
+            kind
+        } else {
+            format!("{issuer} {kind}")
+        };
+        let tail = self.metadata.tail_digits.trim();
+        if tail.is_empty() {
+            (format!("your {named}"), vec![named])
+        } else {
+            (
+                format!("your {named} ending in {tail}"),
+                vec![tail.to_string()],
+            )
+        }
     }
 }
 
