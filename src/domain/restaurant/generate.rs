@@ -353,6 +353,17 @@ fn generate_patron(
 /// the new addresses grounding proposes).
 pub fn random_address(rng: &mut ChaCha8Rng) -> PatronLocation {
     let v = &*VOCABULARY;
+    if v.places.is_empty() || v.streets.is_empty() || v.second_lines.is_empty() {
+        // Only a broken vocabulary gets here (the generator tests would fail first).
+        return PatronLocation {
+            line_one: "1 Main Street".into(),
+            line_two: String::new(),
+            municipality: "Springfield".into(),
+            nation: "United States".into(),
+            province: "Oregon".into(),
+            postal_code: "97477".into(),
+        };
+    }
     let (municipality, province, nation, postal) = pick(rng, &v.places).clone();
     PatronLocation {
         line_one: format!("{} {}", rng.random_range(1..240), pick(rng, &v.streets)),

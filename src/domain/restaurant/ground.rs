@@ -210,6 +210,9 @@ pub fn propose_calls(
             for t in ranked_tickets(db, ctx, patron, rng, open) {
                 let Some(p) = owner(t) else { continue };
                 let instruments = instruments_for(p, t);
+                if instruments.is_empty() {
+                    continue;
+                }
                 let share = (items_total(t) * 0.15 * 2.0).round() / 2.0;
                 let amounts = [3.0, if share >= 1.0 { share } else { 2.5 }];
                 for (k, amount) in amounts.into_iter().enumerate() {
