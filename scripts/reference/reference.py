@@ -164,6 +164,13 @@ def tau2_stubs():
                         names[name] = member.__tracer_tool__
             return names
 
+    # Restaurant's data_model.py imports a path constant from the retail domain's utils
+    # (unused); a stand-in keeps the import from reaching the real tau2 package.
+    retail_utils = types.ModuleType("tau2.domains.retail.utils")
+    retail_utils.RETAIL_DB_PATH = ""
+    _stub_package("tau2.domains.retail")
+    sys.modules["tau2.domains.retail.utils"] = retail_utils
+
     tk = types.ModuleType("tau2.environment.toolkit")
     tk.ToolKitBase, tk.ToolType, tk.is_tool = ToolKitBase, ToolType, is_tool
     sys.modules["tau2.environment.toolkit"] = tk

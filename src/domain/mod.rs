@@ -22,6 +22,7 @@ pub mod reference;
 pub mod table;
 
 pub mod airline;
+pub mod restaurant;
 pub mod retail;
 pub mod school;
 pub mod telecom;
@@ -44,6 +45,7 @@ pub fn registry() -> &'static [&'static dyn Domain] {
         &telecom::Telecom,
         &telehealth::Telehealth,
         &school::School,
+        &restaurant::Restaurant,
     ];
     DOMAINS
 }

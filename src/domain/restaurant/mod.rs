@@ -1,0 +1,71 @@
+//! The restaurant domain: a restaurant's menu, patrons and service tickets (orders for
+//! dine-in, takeout or delivery), with the fourteen tools of ToolOrchestra's tau2-style
+//! restaurant environment (same names, arguments, result shapes and error strings) and the
+//! kit's `think` (15 tools: 9 read, 6 write, the paper's split), and the policy in
+//! `policies/restaurant.md`.
+//!
+//! Code map:
+//! - `db.rs`: the typed rows (pydantic field order, `model_dump()` form), the
+//!   `RestaurantDb` tables, import of the reference's `db.json` tables and the `Database`
+//!   glue.
+//! - `tools.rs`: tool specs and behaviour; the price oracle of item changes and what a
+//!   cancellation refunds.
+//! - `generate.rs`: the evaluation database (200 patrons / 207 dishes / 207 tickets, the
+//!   reference's scale) and the training database (1,000 / 207 / 1,564, the paper's), from
+//!   `vocabulary.toml`. Unlike the reference's data (about one plate per dish, one
+//!   instrument per patron), dishes offer several plates and many patrons save several
+//!   instruments, so item swaps and instrument changes can be asked for.
+//! - `ground.rs`: grounding proposals and id learning.
+//! - `policy.rs`: the machine-checkable policy rules, as named kit rows per write tool.
+//! - `hooks.rs` + `requests.toml`: user facts, request sentences, internal ids, required
+//!   outputs and the records an agent can look up.
+//!
+//! No tool reads a clock and no tool mints ids, so the domain needs neither.
+//!
+//! Architecture invariant: knows nothing about stages, artifacts, LLMs or the CLI.
+
+pub mod db;
+pub mod generate;
+mod ground;
+mod hooks;
+mod policy;
+mod tools;
+
+#[cfg(test)]
+mod tests;
+
+pub use db::RestaurantDb;
+
+use super::{Database, Domain, DomainError, Environment, Split, ToolSpec};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub struct Restaurant;
+
+impl Domain for Restaurant {
+    fn name(&self) -> &'static str {
+        "restaurant"
+    }
+
+    fn tool_specs(&self) -> Vec<&'static ToolSpec> {
+        RestaurantDb::tools().iter().map(|t| &t.spec).collect()
+    }
+
+    /// The paper gives the ToolOrchestra domains a training database of their own.
+    fn separate_train_db(&self) -> bool {
+        true
+    }
+
+    fn generate(&self, seed: u64, split: Split) -> Box<dyn Environment> {
+        Box::new(generate::generate(seed, split))
+    }
+
+    fn import_tables(
+        &self,
+        tables: BTreeMap<String, Value>,
+        origin: &Path,
+    ) -> Result<Box<dyn Environment>, DomainError> {
+        Ok(Box::new(RestaurantDb::import(&tables, origin)?))
+    }
+}
