@@ -26,6 +26,7 @@ pub mod retail;
 pub mod school;
 pub mod telecom;
 pub mod telehealth;
+pub mod travel;
 
 pub use args::Args;
 pub use table::{StateHash, Table};
@@ -44,6 +45,7 @@ pub fn registry() -> &'static [&'static dyn Domain] {
         &telecom::Telecom,
         &telehealth::Telehealth,
         &school::School,
+        &travel::Travel,
     ];
     DOMAINS
 }

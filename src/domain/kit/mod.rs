@@ -23,6 +23,7 @@
 //! - [`generic`]: the generic tools (`think`, `transfer_to_human_agents`, `calculate`).
 //! - [`tau2`]: what the ToolOrchestra tau2-style domains share (`db.json` tables in
 //!   `model_dump()` form, `YY-MM-DD` dates, Python's `int()`, saved payment methods).
+//! - [`tau2_generic`]: generic tools in their tau2 form (`calculate`'s error text).
 //!
 //! The conformance suite (`domain::conformance`, tests only) runs over every registered
 //! domain, so a new domain inherits those tests.
@@ -44,5 +45,6 @@ pub mod schema;
 pub mod specs;
 pub mod strptime;
 pub mod tau2;
+pub mod tau2_generic;
 pub mod templates;
 pub mod text;
