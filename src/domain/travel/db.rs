@@ -303,6 +303,13 @@ pub struct TravelDb {
     /// order for a generated database). No tool adds or removes either, so it never changes.
     package_order: Arc<Vec<String>>,
     traveler_order: Arc<Vec<String>>,
+    /// Booking id -> the travelers holding it, in scanning order, as loaded. Tools never
+    /// remove or move a booking and only add ones with fresh `TAU` slot ids, so a lookup
+    /// reads this instead of scanning every traveler (grounding looks bookings up
+    /// thousands of times per trace).
+    holders: Arc<BTreeMap<String, Vec<String>>>,
+    /// Bookings made since loading: (booking id, holder). At most three per task.
+    made: Vec<(String, String)>,
 }
 
 impl TravelDb {
@@ -311,13 +318,35 @@ impl TravelDb {
         travelers: BTreeMap<String, Traveler>,
         agents: BTreeMap<String, Agent>,
     ) -> Self {
-        TravelDb {
+        let mut db = TravelDb {
             package_order: Arc::new(packages.keys().cloned().collect()),
             traveler_order: Arc::new(travelers.keys().cloned().collect()),
             packages: Table::new("packages", packages),
             travelers: Table::new("travelers", travelers),
             agents: Table::new("agents", agents),
+            holders: Arc::default(),
+            made: Vec::new(),
+        };
+        db.index_bookings();
+        db
+    }
+
+    /// Record a booking just added to `holder`'s list (see `made`).
+    pub fn note_new_booking(&mut self, booking_id: &str, holder: &str) {
+        self.made.push((booking_id.to_string(), holder.to_string()));
+    }
+
+    fn index_bookings(&mut self) {
+        let mut holders: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for t in self.travelers_in_order() {
+            for b in &t.bookings {
+                let list = holders.entry(b.booking_id.clone()).or_default();
+                if !list.contains(&t.traveler_id) {
+                    list.push(t.traveler_id.clone());
+                }
+            }
         }
+        self.holders = Arc::new(holders);
     }
 
     /// Packages in the reference's scanning order.
@@ -337,12 +366,25 @@ impl TravelDb {
     /// The booking with this id and the traveler holding it: the first in scanning order,
     /// as the reference finds it.
     pub fn find_booking(&self, booking_id: &str) -> Option<(&Traveler, &Booking)> {
-        self.travelers_in_order().find_map(|t| {
-            t.bookings
+        let on =
+            |t: &'_ Traveler| -> bool { t.bookings.iter().any(|b| b.booking_id == booking_id) };
+        let holder = match self.holders.get(booking_id) {
+            Some(ids) => ids
                 .iter()
-                .find(|b| b.booking_id == booking_id)
-                .map(|b| (t, b))
-        })
+                .filter_map(|id| self.travelers.get(id))
+                .find(|t| on(t)),
+            // Only a booking made since loading (a `TAU` slot id) is missing from the index.
+            None => self
+                .made
+                .iter()
+                .find(|(id, _)| id == booking_id)
+                .and_then(|(_, holder)| self.travelers.get(holder)),
+        }?;
+        let booking = holder
+            .bookings
+            .iter()
+            .find(|b| b.booking_id == booking_id)?;
+        Some((holder, booking))
     }
 
     /// Read the reference's tables (`db.json` top-level keys). Packages and travelers keep
@@ -372,6 +414,7 @@ impl TravelDb {
         let mut db = TravelDb::new(packages, travelers, agents);
         db.package_order = Arc::new(package_order);
         db.traveler_order = Arc::new(traveler_order);
+        db.index_bookings();
         Ok(db)
     }
 }

@@ -17,7 +17,6 @@
 use super::db::{AddOn, Booking, BookingTraveler, TravelDb, Traveler};
 use crate::domain::UserFact;
 use crate::domain::kit::facts;
-use crate::domain::kit::pyjson::Py;
 use crate::domain::kit::tau2::{long_date, parse_short_date};
 use crate::domain::kit::templates::Templates;
 use crate::domain::kit::text::{arg_str, count_word, join_and, words};
@@ -381,23 +380,30 @@ pub fn required_outputs(tool: &str, _args: &Value, output: &str) -> Vec<String> 
     }
 }
 
+fn plain<T: serde::Serialize>(row: &T) -> String {
+    serde_json::to_string(row).unwrap_or_default()
+}
+
+/// The records as JSON with non-ASCII text left as it is: the tools print `json.dumps`
+/// escapes (`Bra\u0219ov`), which an agent reads as the name a traveler says (`Brașov`),
+/// and the sufficiency check compares plain strings.
 pub fn customer_records(db: &TravelDb, traveler_id: &str) -> Vec<String> {
     let Some(t) = db.travelers.get(traveler_id) else {
         return Vec::new();
     };
-    let mut records = vec![traveler_id.to_string(), Py::model(t).to_json_str()];
+    let mut records = vec![traveler_id.to_string(), plain(t)];
     let mut seen: Vec<&str> = Vec::new();
     for b in &t.bookings {
-        records.push(Py::model(b).to_json_str());
+        records.push(plain(b));
         for id in [b.package_id.as_str(), b.agent_id.as_str()] {
             if seen.contains(&id) {
                 continue;
             }
             seen.push(id);
             if let Some(p) = db.packages.get(id) {
-                records.push(Py::model(p).to_json_str());
+                records.push(plain(p));
             } else if let Some(a) = db.agents.get(id) {
-                records.push(Py::model(a).to_json_str());
+                records.push(plain(a));
             }
         }
     }

@@ -550,6 +550,7 @@ fn book_package(db: &mut TravelDb, a: &Args) -> Result<String, String> {
     if let Some(t) = db.travelers.get_mut(traveler_id) {
         t.bookings.push(new);
     }
+    db.note_new_booking(&id, traveler_id);
     move_slots(db, package_id, date, -(n as i64));
     if let Some(ag) = db.agents.get_mut(&agent_id) {
         if !ag.assigned_travelers.iter().any(|t| t == traveler_id) {
