@@ -27,6 +27,7 @@ pub mod retail;
 pub mod school;
 pub mod telecom;
 pub mod telehealth;
+pub mod travel;
 
 pub use args::Args;
 pub use table::{StateHash, Table};
@@ -46,6 +47,7 @@ pub fn registry() -> &'static [&'static dyn Domain] {
         &telehealth::Telehealth,
         &school::School,
         &restaurant::Restaurant,
+        &travel::Travel,
     ];
     DOMAINS
 }

@@ -59,4 +59,16 @@ mod tests {
             "Invalid characters in expression"
         );
     }
+
+    #[test]
+    fn tau2_calculate_capitalises_the_filter_error_only() {
+        let t: Tool<()> = calculate();
+        let run = |e: &str| (t.run)(&mut (), &Args::new(&json!({"expression": e})));
+        assert_eq!(run("1899 * 2 + 150").unwrap(), "3948.0");
+        assert_eq!(
+            run("2 ^ 3").unwrap_err(),
+            "Invalid characters in expression"
+        );
+        assert_eq!(run("1 / 0").unwrap_err(), "division by zero");
+    }
 }

@@ -1,0 +1,487 @@
+//! The travel database: packages (destinations, dated departures with price and slots,
+//! itinerary, policies, managing agents), travelers (profile, saved payment methods, saved
+//! companions and their bookings, nested as the reference nests them) and agents
+//! (availability by date, the travelers and bookings they handle).
+//!
+//! Rows mirror the reference's pydantic models field for field and in the same order and
+//! serialise in `model_dump()` form, so a tool output is tau2's text and an export is what
+//! tau2 hashes. Maps the reference keeps as Python dicts (departures, saved payment
+//! methods, availability) are [`PyDict`]s: a tool prints them in the order the file held
+//! them. Packages and travelers keep the `db.json` order too, because the reference's
+//! search, destination list and booking lookup scan them in it (its database repeats some
+//! booking ids across travelers; the first traveler in file order wins).
+//!
+//! Architecture invariant: data and the `Database` glue only; tool behaviour lives in
+//! `tools.rs`, grounding in `ground.rs`, refinement hooks in `hooks.rs`.
+
+use crate::domain::kit::python::PyDict;
+use crate::domain::kit::tau2;
+use crate::domain::{
+    Database, DomainError, GroundingContext, PolicyViolation, StateHash, Table, Tool, UserFact,
+};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PersonName {
+    pub first_name: String,
+    pub last_name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PostalAddress {
+    pub street: String,
+    pub city: String,
+    pub state: String,
+    pub country: String,
+    pub zip: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ContactInfo {
+    pub email: String,
+    pub phone: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Passport {
+    pub number: String,
+    pub nationality: String,
+    pub expiry: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Preferences {
+    #[serde(default)]
+    pub dietary: Option<String>,
+    #[serde(default)]
+    pub accessibility: Option<String>,
+    #[serde(default)]
+    pub room_type: Option<String>,
+    #[serde(default)]
+    pub bed_preference: Option<String>,
+    #[serde(default)]
+    pub other: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MethodInfo {
+    #[serde(default)]
+    pub brand: Option<String>,
+    #[serde(default)]
+    pub last_four: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PaymentMethod {
+    pub source: String,
+    pub payment_method_id: String,
+    #[serde(default)]
+    pub extra_info: Option<MethodInfo>,
+}
+
+impl PaymentMethod {
+    /// How the traveler names it, and the strings that reveals.
+    pub fn phrase(&self) -> (String, Vec<String>) {
+        let info = self.extra_info.as_ref();
+        tau2::saved_method(
+            &self.source,
+            info.and_then(|i| i.brand.as_deref()),
+            info.and_then(|i| i.last_four.as_deref()),
+        )
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Companion {
+    pub first_name: String,
+    pub last_name: String,
+    pub dob: String,
+    #[serde(default)]
+    pub passport: Option<Passport>,
+}
+
+/// One person on a booking (`BookingTravelerInfo`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BookingTraveler {
+    pub first_name: String,
+    pub last_name: String,
+    /// `YY-MM-DD`.
+    pub dob: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Rooming {
+    pub room_type: String,
+    pub occupancy: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AddOn {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub description: String,
+    pub price: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BookingPayment {
+    pub payment_id: String,
+    pub amount: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Location {
+    pub city: String,
+    pub country: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Departure {
+    pub status: String,
+    pub base_price: f64,
+    pub currency: String,
+    pub available_slots: i64,
+    pub early_bird_deadline: String,
+}
+
+impl Departure {
+    /// What the reference books onto: status exactly `available`.
+    pub fn is_open(&self) -> bool {
+        self.status == "available"
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ItineraryItem {
+    pub day: i64,
+    pub title: String,
+    pub description: String,
+    pub location: Location,
+    pub included_meals: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Accommodation {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub location: Location,
+    pub nights: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Transportation {
+    pub international: String,
+    pub domestic: String,
+    pub ground: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Activity {
+    pub name: String,
+    pub description: String,
+    pub day: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PackagePolicies {
+    pub cancellation_policy: String,
+    pub change_policy: String,
+    pub refund_policy: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Package {
+    pub package_id: String,
+    pub name: String,
+    pub category: String,
+    pub description: String,
+    pub destinations: Vec<Location>,
+    pub duration_days: i64,
+    pub departure_points: Vec<Location>,
+    /// `YY-MM-DD` -> departure.
+    pub departures: PyDict<Departure>,
+    pub itinerary: Vec<ItineraryItem>,
+    pub inclusions: Vec<String>,
+    pub exclusions: Vec<String>,
+    pub accommodations: Vec<Accommodation>,
+    pub transportation: Transportation,
+    pub activities: Vec<Activity>,
+    pub policies: PackagePolicies,
+    #[serde(default)]
+    pub notes: Option<String>,
+    pub managed_by_agents: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Booking {
+    pub booking_id: String,
+    pub package_id: String,
+    pub agent_id: String,
+    pub booking_date: String,
+    pub departure_date: String,
+    pub status: String,
+    pub travelers: Vec<BookingTraveler>,
+    pub rooming: Rooming,
+    pub add_ons: Vec<AddOn>,
+    #[serde(default)]
+    pub insurance: Option<String>,
+    pub payment_history: Vec<BookingPayment>,
+    pub total_price: f64,
+    #[serde(default)]
+    pub notes: Option<String>,
+}
+
+impl Booking {
+    pub fn is_cancelled(&self) -> bool {
+        self.status == "cancelled"
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Traveler {
+    pub traveler_id: String,
+    pub name: PersonName,
+    pub address: PostalAddress,
+    pub contact: ContactInfo,
+    pub dob: String,
+    #[serde(default)]
+    pub passport: Option<Passport>,
+    #[serde(default)]
+    pub preferences: Option<Preferences>,
+    pub payment_methods: PyDict<PaymentMethod>,
+    pub saved_companions: Vec<Companion>,
+    pub memberships: Vec<String>,
+    pub bookings: Vec<Booking>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Agency {
+    pub name: String,
+    pub address: PostalAddress,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AvailabilityDay {
+    /// `HH:MM-HH:MM`.
+    pub slots: Vec<String>,
+    pub timezone: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Agent {
+    pub agent_id: String,
+    pub name: PersonName,
+    pub contact: ContactInfo,
+    pub agency: Agency,
+    pub certifications: Vec<String>,
+    pub languages: Vec<String>,
+    pub regions_of_expertise: Vec<String>,
+    pub commission_rate: f64,
+    pub employment_status: String,
+    pub assigned_travelers: Vec<String>,
+    pub managed_packages: Vec<String>,
+    pub bookings_handled: Vec<String>,
+    /// `YY-MM-DD` -> open meeting slots.
+    pub availability: PyDict<AvailabilityDay>,
+    #[serde(default)]
+    pub notes: Option<String>,
+}
+
+/// The whole travel state.
+#[derive(Clone)]
+pub struct TravelDb {
+    pub packages: Table<Package>,
+    pub travelers: Table<Traveler>,
+    pub agents: Table<Agent>,
+    /// Package and traveler ids in the order the reference scans them (`db.json` order; id
+    /// order for a generated database). No tool adds or removes either, so it never changes.
+    package_order: Arc<Vec<String>>,
+    traveler_order: Arc<Vec<String>>,
+    /// Booking id -> the travelers holding it, in scanning order, as loaded. Tools never
+    /// remove or move a booking and only add ones with fresh `TAU` slot ids, so a lookup
+    /// reads this instead of scanning every traveler (grounding looks bookings up
+    /// thousands of times per trace).
+    holders: Arc<BTreeMap<String, Vec<String>>>,
+    /// Bookings made since loading: (booking id, holder). At most three per task.
+    made: Vec<(String, String)>,
+}
+
+impl TravelDb {
+    pub fn new(
+        packages: BTreeMap<String, Package>,
+        travelers: BTreeMap<String, Traveler>,
+        agents: BTreeMap<String, Agent>,
+    ) -> Self {
+        let mut db = TravelDb {
+            package_order: Arc::new(packages.keys().cloned().collect()),
+            traveler_order: Arc::new(travelers.keys().cloned().collect()),
+            packages: Table::new("packages", packages),
+            travelers: Table::new("travelers", travelers),
+            agents: Table::new("agents", agents),
+            holders: Arc::default(),
+            made: Vec::new(),
+        };
+        db.index_bookings();
+        db
+    }
+
+    /// Record a booking just added to `holder`'s list (see `made`).
+    pub fn note_new_booking(&mut self, booking_id: &str, holder: &str) {
+        self.made.push((booking_id.to_string(), holder.to_string()));
+    }
+
+    fn index_bookings(&mut self) {
+        let mut holders: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for t in self.travelers_in_order() {
+            for b in &t.bookings {
+                let list = holders.entry(b.booking_id.clone()).or_default();
+                if !list.contains(&t.traveler_id) {
+                    list.push(t.traveler_id.clone());
+                }
+            }
+        }
+        self.holders = Arc::new(holders);
+    }
+
+    /// Packages in the reference's scanning order.
+    pub fn packages_in_order(&self) -> impl Iterator<Item = &Package> {
+        self.package_order
+            .iter()
+            .filter_map(|id| self.packages.get(id))
+    }
+
+    /// Travelers in the reference's scanning order.
+    pub fn travelers_in_order(&self) -> impl Iterator<Item = &Traveler> {
+        self.traveler_order
+            .iter()
+            .filter_map(|id| self.travelers.get(id))
+    }
+
+    /// The booking with this id and the traveler holding it: the first in scanning order,
+    /// as the reference finds it.
+    pub fn find_booking(&self, booking_id: &str) -> Option<(&Traveler, &Booking)> {
+        let on =
+            |t: &'_ Traveler| -> bool { t.bookings.iter().any(|b| b.booking_id == booking_id) };
+        let holder = match self.holders.get(booking_id) {
+            Some(ids) => ids
+                .iter()
+                .filter_map(|id| self.travelers.get(id))
+                .find(|t| on(t)),
+            // Only a booking made since loading (a `TAU` slot id) is missing from the index.
+            None => self
+                .made
+                .iter()
+                .find(|(id, _)| id == booking_id)
+                .and_then(|(_, holder)| self.travelers.get(holder)),
+        }?;
+        let booking = holder
+            .bookings
+            .iter()
+            .find(|b| b.booking_id == booking_id)?;
+        Some((holder, booking))
+    }
+
+    /// Read the reference's tables (`db.json` top-level keys). Packages and travelers keep
+    /// the order the file at `origin` lists them in, when it is readable. Agents a package
+    /// names must exist (a booking would otherwise meet an agent it cannot load).
+    pub fn import(tables: &BTreeMap<String, Value>, origin: &Path) -> Result<Self, DomainError> {
+        let packages: BTreeMap<String, Package> = tau2::parse_table(tables, "packages", origin)?;
+        let travelers: BTreeMap<String, Traveler> = tau2::parse_table(tables, "travelers", origin)?;
+        let agents: BTreeMap<String, Agent> = tau2::parse_table(tables, "agents", origin)?;
+        for (id, p) in &packages {
+            if let Some(a) = p
+                .managed_by_agents
+                .iter()
+                .find(|a| !agents.contains_key(*a))
+            {
+                return Err(DomainError::Import {
+                    path: origin.display().to_string(),
+                    message: format!("packages['{id}']: unknown managing agent '{a}'"),
+                });
+            }
+        }
+        let order = tau2::document_order(origin);
+        let package_order =
+            tau2::in_document_order(packages.keys().map(String::as_str), order.get("packages"));
+        let traveler_order =
+            tau2::in_document_order(travelers.keys().map(String::as_str), order.get("travelers"));
+        let mut db = TravelDb::new(packages, travelers, agents);
+        db.package_order = Arc::new(package_order);
+        db.traveler_order = Arc::new(traveler_order);
+        db.index_bookings();
+        Ok(db)
+    }
+}
+
+impl Database for TravelDb {
+    fn tools() -> &'static [Tool<Self>] {
+        super::tools::all()
+    }
+
+    fn state_hash(&self) -> StateHash {
+        self.packages
+            .state_hash()
+            .combine(self.travelers.state_hash())
+            .combine(self.agents.state_hash())
+    }
+
+    fn tables(&self) -> Vec<(&'static str, Vec<(String, Value)>)> {
+        vec![
+            ("packages", self.packages.to_json_rows()),
+            ("travelers", self.travelers.to_json_rows()),
+            ("agents", self.agents.to_json_rows()),
+        ]
+    }
+
+    /// The tables as `db.json`'s top-level keys, rows in `model_dump()` form.
+    fn to_tau_bench(&self) -> BTreeMap<String, Value> {
+        tau2::export_tables(Database::tables(self))
+    }
+
+    fn customers(&self) -> Vec<String> {
+        self.travelers.keys().map(str::to_string).collect()
+    }
+
+    fn propose_calls(
+        &self,
+        tool: &str,
+        ctx: &GroundingContext,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<Value> {
+        super::ground::propose_calls(self, tool, ctx, rng)
+    }
+
+    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
+        super::ground::observe(tool, args, output, ctx)
+    }
+
+    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation> {
+        crate::domain::kit::policy::check_rules(&super::policy::RULES, self, tool, args)
+    }
+
+    fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
+        super::hooks::user_facts(self, user_id)
+    }
+
+    fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String> {
+        super::hooks::describe_request(self, tool, args, output)
+    }
+
+    fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String> {
+        super::hooks::internal_ids(tool, args)
+    }
+
+    fn required_outputs(&self, tool: &str, args: &Value, output: &str) -> Vec<String> {
+        super::hooks::required_outputs(tool, args, output)
+    }
+
+    fn customer_records(&self, user_id: &str) -> Vec<String> {
+        super::hooks::customer_records(self, user_id)
+    }
+}

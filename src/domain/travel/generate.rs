@@ -1,0 +1,749 @@
+//! The deterministic synthetic travel databases, drawn from a ChaCha8 stream seeded by the
+//! caller and the split: the evaluation database at the reference's scale (87 travelers,
+//! 87 packages, 87 agents, 89 bookings) and the training database at the paper's (1,000
+//! travelers, 87 packages, 87 agents; bookings in the reference's ratio, 1,023).
+//!
+//! Distributions follow the reference's `db.json` (two or three dated departures per
+//! package, about nine in ten open, a few sold out or 'limited'; one to three managing
+//! agents per package; two or three availability dates per agent with one to three slots;
+//! one booking per traveler for most, a few with none or several; one or two saved payment
+//! methods for most, a few with none; two-person parties with add-ons; insurance labels
+//! that are often free text), with our own places, names and prices (`vocabulary.toml`).
+//!
+//! Unlike the reference data, ours is internally consistent: every booking's total is the
+//! price oracle's, paid from the holder's saved methods; agents list the travelers and
+//! bookings they handle and the packages they manage; booking ids never take the
+//! `TAU001`-`TAU003` slots new bookings use. Departures lie after the clock (2024-05-15),
+//! some within a package's cancellation window, so the cancellation rule has cases both
+//! ways; a few packages state no cancellation window at all (a case for a human agent).
+//! About one booking in six carries a companion's date of birth typed a day off from the
+//! profile's (what a traveler asks to correct). The training database also holds some
+//! cancelled bookings (refunded in full).
+//!
+//! Architecture invariant: generation is pure — same seed and split, same database; no
+//! clock, no I/O.
+
+use super::db::{
+    Accommodation, Activity, AddOn, Agency, Agent, AvailabilityDay, Booking, BookingPayment,
+    BookingTraveler, Companion, ContactInfo, Departure, ItineraryItem, Location, MethodInfo,
+    Package, PackagePolicies, Passport, PaymentMethod, PersonName, PostalAddress, Preferences,
+    Rooming, Transportation, TravelDb, Traveler,
+};
+use super::tools::package_total;
+use crate::domain::Split;
+use crate::domain::kit::python::PyDict;
+use crate::domain::kit::tau2::{day_of, parse_short_date, short_date};
+use crate::seed::derive_rng;
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+use serde::Deserialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::LazyLock;
+
+/// Sizes of one database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scale {
+    pub travelers: usize,
+    pub packages: usize,
+    pub agents: usize,
+    pub bookings: usize,
+}
+
+/// The reference's scale (its `db.json`).
+pub const EVAL_SCALE: Scale = Scale {
+    travelers: 87,
+    packages: 87,
+    agents: 87,
+    bookings: 89,
+};
+
+/// The paper's scale (travelers, packages, agents); bookings in the reference's ratio.
+pub const TRAIN_SCALE: Scale = Scale {
+    travelers: 1_000,
+    packages: 87,
+    agents: 87,
+    bookings: 1_023,
+};
+
+#[derive(Debug, Default, Deserialize)]
+struct Country {
+    country: String,
+    currency: String,
+    cities: Vec<String>,
+    themes: Vec<String>,
+    price: (u32, u32),
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Vocabulary {
+    agencies: Vec<(String, String, String, String, String, String, String)>,
+    certifications: Vec<String>,
+    languages: Vec<String>,
+    meeting_slots: Vec<String>,
+    agent_notes: Vec<String>,
+    categories: Vec<(String, u32)>,
+    first_names: Vec<String>,
+    last_names: Vec<String>,
+    streets: Vec<String>,
+    home_cities: Vec<(String, String, String, String)>,
+    card_brands: Vec<(String, u32)>,
+    memberships: Vec<String>,
+    dietary: Vec<String>,
+    accessibility: Vec<String>,
+    room_types: Vec<String>,
+    beds: Vec<String>,
+    other_preferences: Vec<String>,
+    booking_notes: Vec<String>,
+    free_insurance: Vec<String>,
+    add_ons: Vec<(String, String, f64)>,
+    accommodation_kinds: Vec<String>,
+    meals: Vec<String>,
+    inclusions: Vec<String>,
+    exclusions: Vec<String>,
+    package_notes: Vec<String>,
+    day_titles: Vec<String>,
+    activity_names: Vec<(String, String)>,
+    countries: Vec<Country>,
+}
+
+/// The built-in vocabulary; a broken file generates an empty database, which the generator
+/// tests catch, so this never panics at run time.
+static VOCABULARY: LazyLock<Vocabulary> =
+    LazyLock::new(|| toml::from_str(include_str!("vocabulary.toml")).unwrap_or_default());
+
+/// The add-ons a traveler can ask for (type, description, price).
+pub fn add_on_catalogue() -> Vec<AddOn> {
+    VOCABULARY
+        .add_ons
+        .iter()
+        .map(|(kind, description, price)| AddOn {
+            kind: kind.clone(),
+            description: description.clone(),
+            price: *price,
+        })
+        .collect()
+}
+
+/// Room types a booking can take.
+pub fn room_types() -> &'static [String] {
+    &VOCABULARY.room_types
+}
+
+fn pick<'a, T>(rng: &mut ChaCha8Rng, items: &'a [T]) -> &'a T {
+    &items[rng.random_range(0..items.len())]
+}
+
+fn weighted<T: Clone>(rng: &mut ChaCha8Rng, choices: &[(T, u32)]) -> T {
+    let total: u32 = choices.iter().map(|(_, w)| w).sum();
+    let mut r = rng.random_range(0..total.max(1));
+    for (value, w) in choices {
+        if r < *w {
+            return value.clone();
+        }
+        r -= w;
+    }
+    choices[0].0.clone()
+}
+
+/// `k` distinct items of `items` in a seeded order.
+fn sample<T: Clone>(items: &[T], k: usize, rng: &mut ChaCha8Rng) -> Vec<T> {
+    let mut idx: Vec<usize> = (0..items.len()).collect();
+    let mut out = Vec::new();
+    while out.len() < k && !idx.is_empty() {
+        out.push(items[idx.swap_remove(rng.random_range(0..idx.len()))].clone());
+    }
+    out
+}
+
+const ALPHANUMERIC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+/// A fresh 7-character id (the reference's shape) not yet in `used`.
+fn fresh_id(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> String {
+    loop {
+        let id: String = (0..7)
+            .map(|_| char::from(ALPHANUMERIC[rng.random_range(0..ALPHANUMERIC.len())]))
+            .collect();
+        if used.insert(id.clone()) {
+            return id;
+        }
+    }
+}
+
+fn digits(rng: &mut ChaCha8Rng, n: usize) -> String {
+    (0..n)
+        .map(|_| char::from(b'0' + rng.random_range(0..10u8)))
+        .collect()
+}
+
+/// The generator for one split.
+pub fn generate(seed: u64, split: Split) -> TravelDb {
+    match split {
+        Split::Eval => generate_at(seed, "eval", EVAL_SCALE, false),
+        Split::Train => generate_at(seed, "train", TRAIN_SCALE, true),
+    }
+}
+
+/// A database of the given scale; `cancelled` lets some bookings be cancelled ones.
+pub fn generate_at(seed: u64, label: &str, scale: Scale, cancelled: bool) -> TravelDb {
+    let mut rng = derive_rng(seed, &["travel", "db", label]);
+    let v = &*VOCABULARY;
+    if v.countries.is_empty() || v.first_names.is_empty() || v.agencies.is_empty() {
+        return TravelDb::new(BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+    }
+    let mut used = BTreeSet::new();
+    let mut agents: Vec<Agent> = (0..scale.agents)
+        .map(|_| generate_agent(&mut rng, &mut used))
+        .collect();
+    let mut packages = BTreeMap::new();
+    for _ in 0..scale.packages {
+        let mut p = generate_package(&mut rng, &mut used);
+        let managers = weighted(&mut rng, &[(1usize, 57), (2, 27), (3, 3)]);
+        for i in sample(&(0..agents.len()).collect::<Vec<_>>(), managers, &mut rng) {
+            p.managed_by_agents.push(agents[i].agent_id.clone());
+            agents[i].managed_packages.push(p.package_id.clone());
+        }
+        packages.insert(p.package_id.clone(), p);
+    }
+    let mut travelers: Vec<Traveler> = (0..scale.travelers)
+        .map(|_| generate_traveler(&mut rng, &mut used))
+        .collect();
+    // Bookings per traveler (only travelers with a saved method can have paid), adjusted
+    // to the exact total.
+    let payers: Vec<usize> = (0..travelers.len())
+        .filter(|i| !travelers[*i].payment_methods.is_empty())
+        .collect();
+    let mut counts: Vec<usize> = payers
+        .iter()
+        .map(|_| weighted(&mut rng, &[(0usize, 4), (1, 86), (2, 6), (3, 4)]))
+        .collect();
+    let mut total: usize = counts.iter().sum();
+    while total != scale.bookings && !counts.is_empty() {
+        let i = rng.random_range(0..counts.len());
+        if total > scale.bookings && counts[i] > 0 {
+            counts[i] -= 1;
+            total -= 1;
+        } else if total < scale.bookings && counts[i] < 3 {
+            counts[i] += 1;
+            total += 1;
+        }
+    }
+    let package_ids: Vec<String> = packages.keys().cloned().collect();
+    let mut booking_ids = BTreeSet::new();
+    for (&i, &count) in payers.iter().zip(&counts) {
+        for _ in 0..count {
+            let pid = pick(&mut rng, &package_ids).clone();
+            let Some(pkg) = packages.get(&pid) else {
+                continue;
+            };
+            let id = loop {
+                let id = format!("BKG-{}", digits(&mut rng, 5));
+                if booking_ids.insert(id.clone()) {
+                    break id;
+                }
+            };
+            let b = generate_booking(&mut rng, &travelers[i], pkg, id, cancelled);
+            if let Some(a) = agents.iter_mut().find(|a| a.agent_id == b.agent_id) {
+                if !a.assigned_travelers.contains(&travelers[i].traveler_id) {
+                    a.assigned_travelers.push(travelers[i].traveler_id.clone());
+                }
+                a.bookings_handled.push(b.booking_id.clone());
+            }
+            travelers[i].bookings.push(b);
+        }
+    }
+    TravelDb::new(
+        packages,
+        travelers
+            .into_iter()
+            .map(|t| (t.traveler_id.clone(), t))
+            .collect(),
+        agents
+            .into_iter()
+            .map(|a| (a.agent_id.clone(), a))
+            .collect(),
+    )
+}
+
+fn person(rng: &mut ChaCha8Rng) -> PersonName {
+    let v = &*VOCABULARY;
+    PersonName {
+        first_name: pick(rng, &v.first_names).clone(),
+        last_name: pick(rng, &v.last_names).clone(),
+    }
+}
+
+fn generate_agent(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> Agent {
+    let v = &*VOCABULARY;
+    let name = person(rng);
+    let (agency, street, city, state, country, zip, tz) = pick(rng, &v.agencies).clone();
+    let domain: String = agency
+        .to_lowercase()
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
+    // Meeting dates a few days to three months after the clock, sorted as the file holds
+    // them.
+    let mut availability = BTreeMap::new();
+    for _ in 0..weighted(rng, &[(2usize, 57), (3, 28), (1, 2)]) {
+        let day = day_of(2024, 5, 16) + rng.random_range(0..100);
+        let n = weighted(rng, &[(2usize, 145), (1, 35), (3, 20)]);
+        let mut slots = sample(&v.meeting_slots, n, rng);
+        slots.sort();
+        availability.insert(
+            short_date(day),
+            AvailabilityDay {
+                slots,
+                timezone: tz.clone(),
+            },
+        );
+    }
+    Agent {
+        agent_id: fresh_id(rng, used),
+        contact: ContactInfo {
+            email: format!(
+                "{}.{}@{domain}.example",
+                name.first_name.to_lowercase(),
+                name.last_name.to_lowercase()
+            ),
+            phone: format!("+1-{}-555-{}", rng.random_range(201..990), digits(rng, 4)),
+        },
+        name,
+        agency: Agency {
+            name: agency,
+            address: PostalAddress {
+                street,
+                city,
+                state,
+                country,
+                zip,
+            },
+        },
+        certifications: sample(&v.certifications, rng.random_range(1..=2), rng),
+        languages: sample(&v.languages, rng.random_range(1..=3), rng),
+        regions_of_expertise: {
+            let countries: Vec<String> = v.countries.iter().map(|c| c.country.clone()).collect();
+            sample(&countries, rng.random_range(1..=3), rng)
+        },
+        commission_rate: f64::from(rng.random_range(8..=15u32)) / 100.0,
+        employment_status: weighted(
+            rng,
+            &[
+                ("full_time".to_string(), 57),
+                ("contractor".to_string(), 30),
+            ],
+        ),
+        assigned_travelers: Vec::new(),
+        managed_packages: Vec::new(),
+        bookings_handled: Vec::new(),
+        availability: availability.into_iter().collect(),
+        notes: rng
+            .random_bool(0.5)
+            .then(|| pick(rng, &v.agent_notes).clone()),
+    }
+}
+
+fn generate_package(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> Package {
+    let v = &*VOCABULARY;
+    let c = pick(rng, &v.countries);
+    let loc = |city: &str| Location {
+        city: city.to_string(),
+        country: c.country.clone(),
+    };
+    let stops = sample(
+        &c.cities,
+        weighted(rng, &[(1usize, 3), (2, 5), (3, 2)]),
+        rng,
+    );
+    let destinations: Vec<Location> = stops.iter().map(|s| loc(s)).collect();
+    let duration = weighted(
+        rng,
+        &[
+            (7i64, 24),
+            (8, 22),
+            (6, 17),
+            (10, 11),
+            (5, 5),
+            (4, 3),
+            (9, 3),
+            (12, 2),
+        ],
+    );
+    let category = weighted(rng, &v.categories);
+    let (low, high) = c.price;
+    let step = if high > 50_000 { 1000 } else { 50 };
+    let mut dates = BTreeSet::new();
+    for _ in 0..weighted(rng, &[(3usize, 60), (2, 27)]) {
+        // Mostly two months to a year after the clock; some within a few weeks of it.
+        let day = if rng.random_bool(0.12) {
+            day_of(2024, 5, 20) + rng.random_range(0..40)
+        } else {
+            day_of(2024, 7, 1) + rng.random_range(0..365)
+        };
+        dates.insert(day);
+    }
+    let mut departures = PyDict::new();
+    for day in dates {
+        let price = f64::from(rng.random_range(low / step..=high / step) * step)
+            - if rng.random_bool(0.3) { 1.0 } else { 0.0 };
+        let status = weighted(rng, &[("available", 212), ("sold_out", 17), ("limited", 5)]);
+        departures.insert(
+            short_date(day),
+            Departure {
+                status: status.to_string(),
+                base_price: price,
+                currency: c.currency.clone(),
+                available_slots: match status {
+                    "sold_out" => 0,
+                    "limited" => rng.random_range(1..=3),
+                    _ => rng.random_range(3..=20),
+                },
+                early_bird_deadline: short_date(day - rng.random_range(45..120)),
+            },
+        );
+    }
+    let itinerary = (1..=3)
+        .map(|day| ItineraryItem {
+            day,
+            title: pick(rng, &v.day_titles).clone(),
+            description: format!(
+                "A day in {} at an easy pace, with time of your own in the afternoon.",
+                stops[(day as usize - 1) % stops.len()]
+            ),
+            location: loc(&stops[(day as usize - 1) % stops.len()]),
+            included_meals: sample(&v.meals, rng.random_range(1..=2), rng),
+        })
+        .collect();
+    let nights = duration - 1;
+    let first_nights = if stops.len() > 1 { nights / 2 } else { nights };
+    let accommodations = stops
+        .iter()
+        .take(2)
+        .enumerate()
+        .map(|(i, s)| Accommodation {
+            name: format!(
+                "{} {}",
+                s,
+                ["Courtyard House", "Riverside Inn", "Ridge Lodge"][i % 3]
+            ),
+            kind: pick(rng, &v.accommodation_kinds).clone(),
+            location: loc(s),
+            nights: if i == 0 {
+                first_nights
+            } else {
+                nights - first_nights
+            },
+        })
+        .collect();
+    let activities = sample(&v.activity_names, rng.random_range(2..=3), rng)
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, description))| Activity {
+            name,
+            description,
+            day: i as i64 + 1,
+        })
+        .collect();
+    let free = *pick(rng, &[21i64, 30, 30, 45, 45, 60]);
+    let cancellation_policy = if rng.random_bool(0.05) {
+        "Cancellation terms are agreed case by case with the local operator.".to_string()
+    } else {
+        format!(
+            "Free cancellation up to {free} days before departure; a {}% fee from then until 7 days before; no refund in the last week.",
+            pick(rng, &[25, 50])
+        )
+    };
+    let change = *pick(rng, &[14i64, 21, 30]);
+    Package {
+        package_id: fresh_id(rng, used),
+        name: format!("{} {}", c.country, pick(rng, &c.themes)),
+        category,
+        description: format!(
+            "{} days through {}, with guided visits and free time.",
+            duration,
+            stops.join(", ")
+        ),
+        destinations,
+        duration_days: duration,
+        departure_points: {
+            let hubs: Vec<String> = ["London", "Frankfurt", "New York", "Toronto"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            let mut points = vec![loc(&c.cities[0])];
+            if rng.random_bool(0.5) {
+                points.push(Location {
+                    city: pick(rng, &hubs).clone(),
+                    country: "International hub".into(),
+                });
+            }
+            points
+        },
+        departures,
+        itinerary,
+        inclusions: sample(&v.inclusions, 3, rng),
+        exclusions: sample(&v.exclusions, 3, rng),
+        accommodations,
+        transportation: Transportation {
+            international: "Flights to the starting city are not included.".into(),
+            domestic: format!(
+                "Travel between {} by coach or train is included.",
+                stops.join(" and ")
+            ),
+            ground: "Arrival and departure transfers are included.".into(),
+        },
+        activities,
+        policies: PackagePolicies {
+            cancellation_policy,
+            change_policy: format!(
+                "Date changes allowed up to {change} days before departure, subject to availability."
+            ),
+            refund_policy: format!(
+                "Refunds go back to the original payment method within {} business days.",
+                pick(rng, &[5, 7, 10])
+            ),
+        },
+        notes: rng
+            .random_bool(0.6)
+            .then(|| pick(rng, &v.package_notes).clone()),
+        managed_by_agents: Vec::new(),
+    }
+}
+
+fn generate_traveler(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> Traveler {
+    let v = &*VOCABULARY;
+    let name = person(rng);
+    let (city, state, country, zip3) = pick(rng, &v.home_cities).clone();
+    let born = day_of(1950, 1, 1) + rng.random_range(0..(52 * 365));
+    let mut methods = BTreeMap::new();
+    let mut lasts = BTreeSet::new();
+    for _ in 0..weighted(rng, &[(1usize, 58), (2, 19), (0, 6), (3, 4)]) {
+        let id = fresh_id(rng, used);
+        let last = loop {
+            let l = digits(rng, 4);
+            if lasts.insert(l.clone()) {
+                break l;
+            }
+        };
+        let source = weighted(
+            rng,
+            &[
+                ("credit_card", 85),
+                ("debit_card", 6),
+                ("bank_transfer", 5),
+                ("paypal", 4),
+            ],
+        );
+        let extra_info = match source {
+            "paypal" => Some(MethodInfo {
+                brand: None,
+                last_four: None,
+            }),
+            "bank_transfer" => Some(MethodInfo {
+                brand: None,
+                last_four: Some(last),
+            }),
+            _ => Some(MethodInfo {
+                brand: Some(weighted(rng, &v.card_brands)),
+                last_four: Some(last),
+            }),
+        };
+        methods.insert(
+            id.clone(),
+            PaymentMethod {
+                source: source.to_string(),
+                payment_method_id: id,
+                extra_info,
+            },
+        );
+    }
+    let companions = (0..weighted(rng, &[(1usize, 77), (0, 4), (2, 3), (3, 3)]))
+        .map(|_| {
+            let family = rng.random_bool(0.6);
+            let mut p = person(rng);
+            if family {
+                p.last_name = name.last_name.clone();
+            }
+            let dob = short_date(day_of(1948, 1, 1) + rng.random_range(0..(60 * 365)));
+            Companion {
+                first_name: p.first_name,
+                last_name: p.last_name,
+                dob,
+                passport: rng.random_bool(0.8).then(|| passport(rng, &country)),
+            }
+        })
+        .collect();
+    Traveler {
+        traveler_id: fresh_id(rng, used),
+        contact: ContactInfo {
+            email: format!(
+                "{}.{}{}@mail.example",
+                name.first_name.to_lowercase(),
+                name.last_name.to_lowercase(),
+                digits(rng, 2)
+            ),
+            phone: format!("+1-{}-555-{}", rng.random_range(201..990), digits(rng, 4)),
+        },
+        name,
+        address: PostalAddress {
+            street: format!("{} {}", rng.random_range(2..980), pick(rng, &v.streets)),
+            city,
+            state,
+            zip: format!("{zip3}{}", digits(rng, 2)),
+            country: country.clone(),
+        },
+        dob: short_date(born),
+        passport: rng.random_bool(0.9).then(|| passport(rng, &country)),
+        preferences: Some(Preferences {
+            dietary: rng.random_bool(0.7).then(|| pick(rng, &v.dietary).clone()),
+            accessibility: rng
+                .random_bool(0.1)
+                .then(|| pick(rng, &v.accessibility).clone()),
+            room_type: Some(pick(rng, &v.room_types[..3]).clone()),
+            bed_preference: rng.random_bool(0.8).then(|| pick(rng, &v.beds).clone()),
+            other: rng
+                .random_bool(0.4)
+                .then(|| pick(rng, &v.other_preferences).clone()),
+        }),
+        payment_methods: methods.into_iter().collect(),
+        saved_companions: companions,
+        memberships: sample(
+            &v.memberships,
+            weighted(rng, &[(2usize, 46), (1, 33), (3, 8), (0, 5)]),
+            rng,
+        ),
+        bookings: Vec::new(),
+    }
+}
+
+fn passport(rng: &mut ChaCha8Rng, country: &str) -> Passport {
+    let prefix: String = country.chars().take(2).collect::<String>().to_uppercase();
+    Passport {
+        number: format!("{prefix}{}", digits(rng, 7)),
+        nationality: country.to_string(),
+        expiry: short_date(day_of(2026, 1, 1) + rng.random_range(0..3000)),
+    }
+}
+
+fn generate_booking(
+    rng: &mut ChaCha8Rng,
+    holder: &Traveler,
+    pkg: &Package,
+    booking_id: String,
+    cancelled: bool,
+) -> Booking {
+    let v = &*VOCABULARY;
+    // Mostly onto open departures, as bookings are made.
+    let open: Vec<&str> = pkg
+        .departures
+        .iter()
+        .filter(|(_, d)| d.is_open())
+        .map(|(k, _)| k)
+        .collect();
+    let all: Vec<&str> = pkg.departures.keys().collect();
+    let date = if !open.is_empty() && rng.random_bool(0.92) {
+        pick(rng, &open).to_string()
+    } else {
+        pick(rng, &all).to_string()
+    };
+    let base = pkg.departures.get(&date).map_or(0.0, |d| d.base_price);
+    let mut travelers = vec![BookingTraveler {
+        first_name: holder.name.first_name.clone(),
+        last_name: holder.name.last_name.clone(),
+        dob: holder.dob.clone(),
+    }];
+    let party = weighted(rng, &[(2usize, 57), (1, 20), (3, 12)]);
+    for c in sample(&holder.saved_companions, party - 1, rng) {
+        // Now and then a companion's details were mistyped at booking time (a day off in
+        // the date of birth): the case a traveler later asks to have corrected.
+        let dob = match parse_short_date(&c.dob) {
+            Some(day) if rng.random_bool(0.15) => short_date(day + 1),
+            _ => c.dob.clone(),
+        };
+        travelers.push(BookingTraveler {
+            first_name: c.first_name.clone(),
+            last_name: c.last_name.clone(),
+            dob,
+        });
+    }
+    let n = travelers.len();
+    let room_type = match n {
+        1 => "single".to_string(),
+        2 => pick(rng, &["double".to_string(), "twin".to_string()]).clone(),
+        _ => "family_suite".to_string(),
+    };
+    let add_ons: Vec<AddOn> = sample(
+        &add_on_catalogue(),
+        weighted(rng, &[(2usize, 38), (1, 36), (3, 15), (0, 10)]),
+        rng,
+    );
+    let free_label = pick(rng, &v.free_insurance).clone();
+    let insurance = weighted(
+        rng,
+        &[
+            (None, 20),
+            (Some("standard".to_string()), 25),
+            (Some("premium".to_string()), 12),
+            (Some(free_label), 30),
+            (Some("Standard".to_string()), 13),
+        ],
+    );
+    let total = package_total(base, n, &add_ons, insurance.as_deref());
+    let methods: Vec<&str> = holder.payment_methods.keys().collect();
+    let payment_history = if methods.len() > 1 && rng.random_bool(0.3) && total >= 200.0 {
+        let first = (total / 2.0).floor();
+        vec![
+            BookingPayment {
+                payment_id: methods[0].to_string(),
+                amount: first,
+            },
+            BookingPayment {
+                payment_id: methods[1].to_string(),
+                amount: crate::domain::kit::calc::py_round(total - first, 2),
+            },
+        ]
+    } else {
+        vec![BookingPayment {
+            payment_id: pick(rng, &methods).to_string(),
+            amount: total,
+        }]
+    };
+    let status = if cancelled && rng.random_bool(0.04) {
+        "cancelled"
+    } else if rng.random_bool(0.02) {
+        "pending"
+    } else {
+        "confirmed"
+    };
+    let mut b = Booking {
+        booking_id,
+        package_id: pkg.package_id.clone(),
+        agent_id: pick(rng, &pkg.managed_by_agents).clone(),
+        booking_date: short_date(day_of(2024, 5, 15) - rng.random_range(5..200)),
+        departure_date: date,
+        status: status.to_string(),
+        travelers,
+        rooming: Rooming {
+            room_type,
+            occupancy: n as i64,
+        },
+        add_ons,
+        insurance,
+        payment_history,
+        total_price: total,
+        notes: rng
+            .random_bool(0.3)
+            .then(|| pick(rng, &v.booking_notes).clone()),
+    };
+    if b.is_cancelled() {
+        let refunds: Vec<BookingPayment> = b
+            .payment_history
+            .iter()
+            .map(|p| BookingPayment {
+                payment_id: p.payment_id.clone(),
+                amount: -p.amount,
+            })
+            .collect();
+        b.payment_history.extend(refunds);
+    }
+    b
+}
