@@ -378,6 +378,7 @@ pub fn evaluate(
             train,
             embedder,
             &config.train,
+            &config.linear,
             config.k,
             String::new(),
         )?;

@@ -21,7 +21,7 @@
 //! [`embed`] (the `Embedder` trait, the hashed TF-IDF, side-by-side views), [`encoder`]
 //! (all-MiniLM-L6-v2 on candle), [`embed_cache`] (checked vector caches), [`endpoint`] (an
 //! OpenAI-compatible embedder), [`classifier`] (the MLP, its training and its artifact),
-//! [`mapper`] (views, decision rules, the trained-model cache), [`eval`] (the per-register
+//! [`linear`] (per-label softmax regressions beside the MLP), [`mapper`] (views, decision rules, the trained-model cache), [`eval`] (the per-register
 //! quality report).
 //!
 //! **Measured** (2-core machine shared with other builds, debug build, defaults: view
@@ -47,6 +47,7 @@ pub mod embed_cache;
 pub mod encoder;
 pub mod endpoint;
 pub mod eval;
+pub mod linear;
 pub mod mapper;
 pub mod taxonomy;
 pub mod writer;
