@@ -305,18 +305,23 @@ fn eval_reports_every_register_above_a_floor_and_map_writes_jsonl() {
             );
         }
     }
-    // The shipped default (encoder + n-grams, heads) stays above these floors on the test
-    // half of every register (measured: family 84-91%, emotion 75-88%, politeness 57-79%,
-    // urgency 58-80%, trust 78-87%).
+    // The shipped default (encoder + n-grams, linear heads) stays above these floors on the
+    // test half of every register (measured: family 90-99%, emotion 84-98%, politeness
+    // 66-85%, urgency 72-85%, trust 82-88%), and its politeness and urgency, averaged over
+    // the registers as the README reports them (72.9% and 80.0%), lose at most 3 points.
+    let mut dims = [0.0f64; 2];
     for register in ["feelings", "directives", "messages"] {
-        let a = cell("encoder-tfidf", "heads", register, "test");
-        assert!(f(&a, "family") >= 0.8, "{register}: {a}");
-        assert!(f(&a, "emotion") >= 0.7, "{register}: {a}");
-        assert!(f(&a, "trust") >= 0.7, "{register}: {a}");
-        for dim in ["politeness", "urgency"] {
-            assert!(f(&a, dim) >= 0.5, "{register} {dim}: {a}");
+        let a = cell("encoder-tfidf", "linear", register, "test");
+        assert!(f(&a, "family") >= 0.85, "{register}: {a}");
+        assert!(f(&a, "emotion") >= 0.8, "{register}: {a}");
+        assert!(f(&a, "trust") >= 0.78, "{register}: {a}");
+        for (i, dim) in ["politeness", "urgency"].iter().enumerate() {
+            assert!(f(&a, dim) >= 0.6, "{register} {dim}: {a}");
+            dims[i] += f(&a, dim) / 3.0;
         }
     }
+    assert!(dims[0] >= 0.699, "politeness {:.3}", dims[0]);
+    assert!(dims[1] >= 0.77, "urgency {:.3}", dims[1]);
     let confusion = report["confusion"].as_array().unwrap();
     assert_eq!(confusion.len(), 3);
     let test_n: u64 = confusion[0]["counts"]
