@@ -91,10 +91,29 @@ fn checked_in_anchors_are_complete_unique_and_regenerable() {
             _ => assert!(second, "{}", a.text),
         }
     }
-    // Training paraphrases: 8 per condition, none equal to an anchor, never index < 10,
-    // mostly third person; a pure function of the seed.
+    // Training paraphrases: 8 + 4 described per condition, none equal to an anchor, never
+    // index < 10, mostly third person; a pure function of the seed.
     let extra = anchors::paraphrases(&t, emotion::ANCHOR_SEED, &list).unwrap();
-    assert_eq!(extra.len(), 594 * anchors::PARAPHRASE_STYLES.len());
+    assert_eq!(
+        extra.len(),
+        594 * (anchors::PARAPHRASE_STYLES.len() + anchors::DESCRIBED_PARAPHRASES)
+    );
+    // The described paraphrases are grammatical: "They" never takes a singular verb the
+    // singular phrase banks would give it.
+    for a in extra.iter().filter(|a| a.anchor_index >= 18) {
+        for bad in [
+            "They is ",
+            "They has ",
+            "They keeps ",
+            "They stays ",
+            "They needs ",
+            "They wants ",
+            "They says ",
+        ] {
+            assert!(!a.text.contains(bad), "{}", a.text);
+        }
+    }
+
     let texts: std::collections::BTreeSet<&str> =
         list.iter().chain(&extra).map(|a| a.text.as_str()).collect();
     assert_eq!(texts.len(), list.len() + extra.len(), "all texts distinct");
@@ -279,25 +298,30 @@ fn eval_reports_every_register_above_a_floor_and_map_writes_jsonl() {
     let chosen = report["chosen"].as_array().unwrap();
     let (view, decision) = (chosen[0].as_str().unwrap(), chosen[1].as_str().unwrap());
     for v in ["encoder-tfidf", "tfidf"] {
-        for d in ["vote", "heads", "blend"] {
+        for d in ["vote", "heads", "blend", "linear", "mixed"] {
             assert!(
                 dev_mean(view, decision) >= dev_mean(v, d) - 1e-9,
                 "{v}/{d} beats the choice"
             );
         }
     }
-    // The shipped default (encoder + n-grams, heads) stays above these floors on the test
-    // half of every register (measured: family 84-91%, emotion 75-88%, politeness 57-79%,
-    // urgency 58-80%, trust 78-87%).
+    // The shipped default (encoder + n-grams, linear heads) stays above these floors on the
+    // test half of every register (measured: family 90-99%, emotion 84-98%, politeness
+    // 66-85%, urgency 72-85%, trust 82-88%), and its politeness and urgency, averaged over
+    // the registers as the README reports them (72.9% and 80.0%), lose at most 3 points.
+    let mut dims = [0.0f64; 2];
     for register in ["feelings", "directives", "messages"] {
-        let a = cell("encoder-tfidf", "heads", register, "test");
-        assert!(f(&a, "family") >= 0.8, "{register}: {a}");
-        assert!(f(&a, "emotion") >= 0.7, "{register}: {a}");
-        assert!(f(&a, "trust") >= 0.7, "{register}: {a}");
-        for dim in ["politeness", "urgency"] {
-            assert!(f(&a, dim) >= 0.5, "{register} {dim}: {a}");
+        let a = cell("encoder-tfidf", "linear", register, "test");
+        assert!(f(&a, "family") >= 0.85, "{register}: {a}");
+        assert!(f(&a, "emotion") >= 0.8, "{register}: {a}");
+        assert!(f(&a, "trust") >= 0.78, "{register}: {a}");
+        for (i, dim) in ["politeness", "urgency"].iter().enumerate() {
+            assert!(f(&a, dim) >= 0.6, "{register} {dim}: {a}");
+            dims[i] += f(&a, dim) / 3.0;
         }
     }
+    assert!(dims[0] >= 0.699, "politeness {:.3}", dims[0]);
+    assert!(dims[1] >= 0.77, "urgency {:.3}", dims[1]);
     let confusion = report["confusion"].as_array().unwrap();
     assert_eq!(confusion.len(), 3);
     let test_n: u64 = confusion[0]["counts"]
@@ -593,4 +617,41 @@ fn the_anchor_writer_role_writes_validated_anchors_through_an_endpoint() {
         std::fs::read(root.join("emotion_anchors/anchors.jsonl")).unwrap(),
         before
     );
+}
+
+#[test]
+fn the_mapper_reads_the_scripted_feelers_real_output_as_meant() {
+    // Real `feelings` stage output (airline, scripted feeler), then `emotion agreement`:
+    // it rewrites each feeling from the task and the artifact's seed (so it knows what the
+    // feeler meant) and maps it with the default mapper.
+    let out = temp_dir("emotion-agreement");
+    let o = tracer(&repo(), &out, &["emotion", "agreement"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("no feelings artifacts"),
+        "{}",
+        stderr(&o)
+    );
+    assert_ok(&tracer(
+        &repo(),
+        &out,
+        &["run", "feelings", "--domain", "airline"],
+    ));
+    let o = tracer(
+        &repo(),
+        &out,
+        &["emotion", "agreement", "--limit", "40", "--json"],
+    );
+    assert_ok(&o);
+    let rows: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let row = &rows[0];
+    assert_eq!(row["domain"], "airline");
+    assert_eq!(row["feelings"], 40, "{row}");
+    assert_eq!(row["skipped"], 0, "{row}");
+    // Measured on the first 100 feelings of each domain: politeness 99-100%, trust 100%,
+    // urgency 72-99% (telecom lowest), emotion 98-100%.
+    for label in ["family", "emotion", "politeness", "urgency", "trust"] {
+        let hits = row[label].as_u64().unwrap();
+        assert!(hits >= 34, "{label}: {hits} of 40 ({row})");
+    }
 }

@@ -49,6 +49,19 @@ pub enum EmotionCommand {
     /// Write the checked-in encoder vectors of every training and evaluation text
     /// (emotion_anchors/vectors/), so a fresh clone never encodes the anchors.
     Vectors(VectorsArgs),
+    /// How often the mapper reads the scripted feeler's sentences (output/feelings/) as the
+    /// feeler meant them: politeness, urgency, trust, emotion and family.
+    Agreement(AgreementArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AgreementArgs {
+    /// Read at most this many feelings per domain (in file order).
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Print the report as JSON instead of Markdown.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -107,6 +120,7 @@ pub fn run(paths: &Paths, c: EmotionCommands) -> Result<(), CliError> {
         EmotionCommands::Emotion(EmotionCommand::Map(a)) => map(paths, a),
         EmotionCommands::Emotion(EmotionCommand::Eval(a)) => evaluate(paths, a),
         EmotionCommands::Emotion(EmotionCommand::Vectors(a)) => vectors(paths, a),
+        EmotionCommands::Emotion(EmotionCommand::Agreement(a)) => agreement(paths, a),
     }
 }
 
@@ -395,5 +409,112 @@ fn vectors(paths: &Paths, a: VectorsArgs) -> Result<(), CliError> {
         texts.len(),
         path.display()
     );
+    Ok(())
+}
+
+/// Agreement of one domain's feelings: counts of rows and of labels the mapper read as meant.
+#[derive(Debug, Default, serde::Serialize)]
+struct AgreementRow {
+    domain: String,
+    /// Rows whose feeling the scripted feeler rewrites identically from the task and the
+    /// artifact's seed (an endpoint feeler's rows are skipped: their intent is unknown).
+    feelings: usize,
+    skipped: usize,
+    family: usize,
+    emotion: usize,
+    politeness: usize,
+    urgency: usize,
+    trust: usize,
+    /// Milliseconds to map one feeling (embedding included), mean over the domain.
+    mapping_ms: f64,
+}
+
+fn agreement(paths: &Paths, a: AgreementArgs) -> Result<(), CliError> {
+    use crate::stage::feelings::{FeelerInput, scripted_feeling_labelled};
+    let mapper = load_mapper(paths, None)?;
+    let mut rows = Vec::new();
+    for domain in crate::domain::registry() {
+        let path = crate::pipeline::stage_dir(&paths.output, "feelings", domain.name())
+            .join("part-00000.parquet");
+        if !path.exists() {
+            continue;
+        }
+        let (tasks, provenance) =
+            crate::artifact::read_records::<crate::artifact::TaskRecord>(&path).map_err(failed)?;
+        let mut row = AgreementRow {
+            domain: domain.name().to_string(),
+            ..AgreementRow::default()
+        };
+        let mut texts = Vec::new();
+        let mut meant = Vec::new();
+        for task in tasks.iter().take(a.limit.unwrap_or(usize::MAX)) {
+            let input = FeelerInput::from_task(task)
+                .map_err(|e| failed(format!("{}: {e}", path.display())))?;
+            let mut rng = derive_rng(provenance.seed, &["feelings", &task.domain, &task.task_id]);
+            let scripted = scripted_feeling_labelled(&input, &mut rng);
+            match &task.feeling {
+                Some(f) if *f == scripted.text => {
+                    texts.push(scripted.text.clone());
+                    meant.push(scripted);
+                }
+                _ => row.skipped += 1,
+            }
+        }
+        let started = std::time::Instant::now();
+        let mut votes = Vec::with_capacity(texts.len());
+        for t in &texts {
+            votes.extend(mapper.votes(std::slice::from_ref(t)).map_err(failed)?);
+        }
+        row.mapping_ms = started.elapsed().as_secs_f64() * 1000.0 / texts.len().max(1) as f64;
+        for (vote, m) in votes.iter().zip(&meant) {
+            let c = &mapper.taxonomy().conditions()[vote.condition_id];
+            row.feelings += 1;
+            row.family +=
+                (mapper.taxonomy().family_of(m.emotion) == Some(c.family.as_str())) as usize;
+            row.emotion += (c.emotion == m.emotion) as usize;
+            row.politeness += (c.politeness == m.politeness) as usize;
+            row.urgency += (c.urgency == m.urgency) as usize;
+            row.trust += (c.trust == m.trust) as usize;
+        }
+        rows.push(row);
+    }
+    if rows.is_empty() {
+        return Err(failed(format!(
+            "{}: no feelings artifacts (output/feelings/domain=*/part-00000.parquet); run the pipeline through `feelings` first",
+            paths.output.display()
+        )));
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&rows).map_err(failed)?);
+        return Ok(());
+    }
+    println!(
+        "# Scripted feelings read as the feeler meant them ({} / {})\n",
+        mapper.embedder().id(),
+        mapper.decision().as_str()
+    );
+    println!(
+        "| domain | feelings | family | emotion | politeness | urgency | trust | ms per feeling |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    let pct = |k: usize, n: usize| format!("{:.1}%", 100.0 * k as f64 / n.max(1) as f64);
+    for r in &rows {
+        println!(
+            "| {} | {}{} | {} | {} | {} | {} | {} | {:.1} |",
+            r.domain,
+            r.feelings,
+            if r.skipped > 0 {
+                format!(" ({} skipped)", r.skipped)
+            } else {
+                String::new()
+            },
+            pct(r.family, r.feelings),
+            pct(r.emotion, r.feelings),
+            pct(r.politeness, r.feelings),
+            pct(r.urgency, r.feelings),
+            pct(r.trust, r.feelings),
+            r.mapping_ms
+        );
+    }
     Ok(())
 }

@@ -86,6 +86,10 @@ pub enum Style {
     FirstPerson,
     /// A third-person description of the customer ("The customer is ... They ...").
     ThirdPerson,
+    /// A third-person description in the singular, the way a feeling generator writes
+    /// ("The caller is uneasy about a seat change, stays pleasant and is not in any rush"),
+    /// from its own phrase banks (`banks::*_DESCRIBED`). Training paraphrases only.
+    Described,
 }
 
 /// Styles of the published anchors, by anchor index.
@@ -113,6 +117,12 @@ pub const PARAPHRASE_STYLES: [Style; 8] = [
     Style::FirstPerson,
     Style::Situational,
 ];
+
+/// Described-register paraphrases per condition, after the [`PARAPHRASE_STYLES`] ones
+/// (their own RNG stream, so adding them changed none of the earlier paraphrases). Chosen on
+/// the evaluation sets' dev half: without them, politeness and urgency of third-person
+/// feelings were the mapper's weakest labels.
+pub const DESCRIBED_PARAPHRASES: usize = 4;
 
 fn emotion_bank<'a>(
     table: &'a [(&str, &'a [&str])],
@@ -257,6 +267,111 @@ pub fn compose(c: &Condition, style: Style, rng: &mut ChaCha8Rng) -> Result<Stri
                 )
             })
         }
+        Style::Described => {
+            let who = pick(
+                rng,
+                &[
+                    "The customer",
+                    "The caller",
+                    "The user",
+                    "The client",
+                    "The traveller",
+                    "The patient",
+                    "The shopper",
+                    "The subscriber",
+                ],
+            );
+            let again = pick(rng, &["This person", "The customer", "They"]);
+            let feeling = pick(rng, emotion_bank(banks::EMOTION_THIRD, &c.emotion)?);
+            let matter = pick(rng, banks::MATTERS_DESCRIBED);
+            // A writer often leaves the middle levels unsaid: sometimes omit a neutral tone or
+            // a moderate pace, so their absence is learned as what they mean.
+            let say_politeness = c.politeness != "neutral" || rng.random_bool(0.5);
+            let say_urgency = c.urgency != "moderate" || rng.random_bool(0.5);
+            if rng.random_bool(0.3) {
+                let mut terse: Vec<&str> = Vec::new();
+                if say_politeness {
+                    terse.push(pick(rng, bank(banks::POLITENESS_TERSE, &c.politeness)?));
+                }
+                if say_urgency {
+                    terse.push(pick(rng, bank(banks::URGENCY_TERSE, &c.urgency)?));
+                }
+                terse.push(pick(rng, bank(banks::TRUST_TERSE, &c.trust)?));
+                terse.shuffle(rng);
+                let list = match terse.as_slice() {
+                    [a] => a.to_string(),
+                    [a, b] => format!("{a} and {b}"),
+                    [a, b, last] => format!("{a}, {b} and {last}"),
+                    _ => terse.join(", "),
+                };
+                return Ok(format!("{who} {feeling}; {list}."));
+            }
+            let mut dims: Vec<&str> = Vec::new();
+            if say_politeness {
+                dims.push(pick(rng, bank(banks::POLITENESS_DESCRIBED, &c.politeness)?));
+            }
+            if say_urgency {
+                dims.push(pick(rng, bank(banks::URGENCY_DESCRIBED, &c.urgency)?));
+            }
+            dims.push(pick(rng, bank(banks::TRUST_DESCRIBED, &c.trust)?));
+            dims.shuffle(rng);
+            // "They" takes the plural verb; the phrase banks are singular.
+            let clause = |phrases: &[&str]| {
+                let verbs: Vec<String> = phrases
+                    .iter()
+                    .map(|p| {
+                        if again == "They" {
+                            plural_verb_phrase(p)
+                        } else {
+                            p.to_string()
+                        }
+                    })
+                    .collect();
+                format!("{again} {}", verbs.join(" and "))
+            };
+            let lower = who.to_lowercase();
+            let n = dims.len();
+            Ok(match (rng.random_range(0..4u32), n) {
+                (0, 3) => format!(
+                    "{who} {feeling}, {}, {}, and {}.",
+                    dims[0], dims[1], dims[2]
+                ),
+                (0, _) | (1, 1) => format!("{who} {feeling} and {}.", dims.join(" and ")),
+                (1, _) => format!("{who} {feeling} but {}. {}.", dims[0], clause(&dims[1..])),
+                (2, _) => format!(
+                    "Writing in about {matter}, {lower} {feeling}{}. {}.",
+                    dims[..n - 1]
+                        .iter()
+                        .map(|d| format!(", {d}"))
+                        .collect::<String>(),
+                    clause(&dims[n - 1..])
+                ),
+                _ => format!("{who} {feeling}. {}.", clause(&dims)),
+            })
+        }
+    }
+}
+
+/// The plural form of a singular verb phrase's first verb ("stays kind" -> "stay kind"),
+/// for a clause whose subject is "They".
+fn plural_verb_phrase(phrase: &str) -> String {
+    let (verb, rest) = phrase.split_once(' ').unwrap_or((phrase, ""));
+    let plural = match verb {
+        "is" => "are".to_string(),
+        "has" => "have".to_string(),
+        "does" => "do".to_string(),
+        "goes" => "go".to_string(),
+        v if v.ends_with("ies") => format!("{}y", &v[..v.len() - 3]),
+        v if v.ends_with("ches") || v.ends_with("shes") || v.ends_with("sses") => {
+            v[..v.len() - 2].to_string()
+        }
+        v if v.ends_with('s') && !v.ends_with("ss") => v[..v.len() - 1].to_string(),
+        v => v.to_string(),
+    };
+    if rest.is_empty() {
+        plural
+    } else {
+        format!("{plural} {rest}")
     }
 }
 
@@ -281,14 +396,23 @@ pub fn paraphrases(
     anchors: &[Anchor],
 ) -> Result<Vec<Anchor>, EmotionError> {
     let mut seen: BTreeSet<String> = anchors.iter().map(|a| a.text.clone()).collect();
-    generate_styled(
+    let mut out = generate_styled(
         taxonomy,
         seed,
         "paraphrases",
         &PARAPHRASE_STYLES,
         &mut seen,
         ANCHORS_PER_CONDITION,
-    )
+    )?;
+    out.extend(generate_styled(
+        taxonomy,
+        seed,
+        "described",
+        &[Style::Described; DESCRIBED_PARAPHRASES],
+        &mut seen,
+        ANCHORS_PER_CONDITION + PARAPHRASE_STYLES.len(),
+    )?);
+    Ok(out)
 }
 
 fn generate_styled(

@@ -1388,3 +1388,301 @@ pub const CONTRASTS: &[(&str, &str, &[&str], &[&str])] = &[
         ],
     ),
 ];
+
+/// The described register, as a feeling generator writes it: verb phrases in the third
+/// person singular ("The caller is uneasy ... but stays polite"), so they attach to a
+/// subject the way a feeling's clauses do. Written for the mapper's training paraphrases
+/// only (never a published anchor); the politeness and urgency lists are long because those
+/// two dimensions are the ones whose wording varies most between writers.
+pub const POLITENESS_DESCRIBED: &[(&str, &[&str])] = &[
+    (
+        "warm",
+        &[
+            "stays pleasant with the agent",
+            "remains gracious throughout",
+            "keeps saying please and thank you",
+            "is kind to the person helping",
+            "speaks warmly despite everything",
+            "opens with a friendly hello",
+            "apologises for the bother and stays cordial",
+            "is courteous and good-humoured",
+            "thanks the agent more than once",
+            "keeps a gentle, appreciative tone",
+            "is patient and considerate with the agent",
+            "sounds genuinely friendly",
+            "is respectful and warm in every reply",
+            "goes out of the way to be nice",
+        ],
+    ),
+    (
+        "neutral",
+        &[
+            "keeps things businesslike",
+            "sticks to the facts without small talk",
+            "is civil but not chatty",
+            "answers plainly, neither friendly nor rude",
+            "keeps an even, practical tone",
+            "is polite enough but all business",
+            "states what is needed and little else",
+            "sounds matter-of-fact",
+            "is correct and reserved with the agent",
+            "talks in a level, impersonal way",
+            "is neither warm nor sharp with the agent",
+            "keeps the exchange professional",
+            "is straightforward and unemotional in tone",
+            "gives clear answers without pleasantries or rudeness",
+        ],
+    ),
+    (
+        "cold",
+        &[
+            "is short with the agent",
+            "answers in clipped, curt replies",
+            "drops every greeting and every thanks",
+            "is brusque and dismissive",
+            "sounds icy",
+            "snaps at the agent's questions",
+            "gives one-word answers",
+            "is blunt to the point of rudeness",
+            "makes no effort to be pleasant",
+            "addresses the agent coldly",
+            "is gruff and impatient in tone",
+            "treats the agent with open coolness",
+            "barks out what is wanted",
+            "cuts the agent off without courtesy",
+        ],
+    ),
+];
+
+/// Urgency in the described register (third person singular verb phrases).
+pub const URGENCY_DESCRIBED: &[(&str, &[&str])] = &[
+    (
+        "low",
+        &[
+            "is not in any rush",
+            "is fine with it taking a while",
+            "can wait as long as needed",
+            "says the timing does not matter",
+            "has no deadline to meet",
+            "would be content with next week",
+            "is relaxed about when it happens",
+            "is willing to let it take its course",
+            "is not pressing for a quick answer",
+            "can come back to it another day",
+            "feels no time pressure at all",
+            "is patient about the timeline",
+            "mentions there is plenty of time",
+            "does not need it sorted soon",
+        ],
+    ),
+    (
+        "moderate",
+        &[
+            "would like it dealt with today",
+            "hopes to have it settled this week",
+            "wants it handled reasonably soon",
+            "would rather not drag it out",
+            "wants to see progress before long",
+            "would like an answer within the day",
+            "has some time but not unlimited time",
+            "prefers to finish in this conversation",
+            "wants it sorted in the next day or so",
+            "is mildly pressed and keeps things moving",
+            "would appreciate a prompt fix, though it is not an emergency",
+            "hopes it can be wrapped up before the end of the day",
+            "wants a steady pace without rushing",
+            "is keen to resolve it fairly soon",
+        ],
+    ),
+    (
+        "high",
+        &[
+            "needs it fixed this minute",
+            "is up against a hard deadline",
+            "has to have it done within the hour",
+            "cannot wait any longer",
+            "is racing the clock",
+            "needs an answer right now",
+            "keeps pushing for immediate action",
+            "says it must happen before tonight",
+            "is badly pressed for time",
+            "has only minutes to spare",
+            "treats it as an emergency",
+            "insists it be done at once",
+            "is desperate for a fast resolution",
+            "will miss something important if it waits",
+        ],
+    ),
+];
+
+/// Trust in the described register (third person singular verb phrases).
+pub const TRUST_DESCRIBED: &[(&str, &[&str])] = &[
+    (
+        "trusting",
+        &[
+            "assumes the agent will sort it out",
+            "accepts the agent's answers as given",
+            "believes what the agent says",
+            "is happy to leave it in the agent's hands",
+            "does not ask for proof",
+            "relies on the agent's judgement",
+            "takes the explanation at face value",
+            "has confidence the agent knows what to do",
+        ],
+    ),
+    (
+        "cautious",
+        &[
+            "wants to hear the details before agreeing",
+            "asks for a summary before anything is saved",
+            "double-checks each step",
+            "wants the change confirmed back",
+            "is careful and asks clarifying questions",
+            "wants to review the numbers first",
+            "needs things spelled out before going ahead",
+            "checks the agent's work politely",
+        ],
+    ),
+    (
+        "skeptical",
+        &[
+            "doubts the agent's promises",
+            "expects to be misled",
+            "does not believe it will be handled",
+            "challenges what the agent claims",
+            "demands proof of every change",
+            "suspects the company is hiding something",
+            "assumes the agent will get it wrong",
+            "distrusts any reassurance",
+        ],
+    ),
+];
+
+/// What a described customer is contacting support about: neutral on every dimension, so
+/// the dimension phrases alone carry politeness, urgency and trust.
+pub const MATTERS_DESCRIBED: &[&str] = &[
+    "a refund that has not appeared",
+    "a charge they do not recognise",
+    "a change to their booking",
+    "an order that arrived wrong",
+    "a plan they want to switch",
+    "an appointment that needs moving",
+    "a delivery that went astray",
+    "a reservation they want to cancel",
+    "a bill that looks higher than usual",
+    "a seat they need to change",
+    "a service that stopped working",
+    "an item they want to return",
+];
+
+/// Short descriptors of each dimension's level, for the described register's terse form
+/// ("The caller is tense; courteous, unhurried and trusting."). Middle levels are often
+/// left unsaid by a feeling's writer: the described paraphrases also omit them (see
+/// `anchors::compose`), so an unstated tone reads as neutral and an unstated pace as
+/// moderate.
+pub const POLITENESS_TERSE: &[(&str, &[&str])] = &[
+    (
+        "warm",
+        &[
+            "courteous",
+            "friendly",
+            "gracious",
+            "kind-hearted in tone",
+            "cheerful with the agent",
+            "appreciative",
+            "soft-spoken and polite",
+        ],
+    ),
+    (
+        "neutral",
+        &[
+            "businesslike",
+            "even-toned",
+            "matter-of-fact",
+            "reserved but civil",
+            "plain-spoken",
+            "impersonal",
+            "measured in tone",
+        ],
+    ),
+    (
+        "cold",
+        &[
+            "curt",
+            "frosty",
+            "brusque",
+            "terse",
+            "abrupt with the agent",
+            "chilly",
+            "sharp-tongued",
+        ],
+    ),
+];
+
+/// Urgency descriptors for the terse form.
+pub const URGENCY_TERSE: &[(&str, &[&str])] = &[
+    (
+        "low",
+        &[
+            "unhurried",
+            "relaxed about timing",
+            "patient about the schedule",
+            "happy to wait",
+            "in no rush",
+            "easy about when",
+        ],
+    ),
+    (
+        "moderate",
+        &[
+            "hoping to finish today",
+            "keen to get it done soon",
+            "somewhat pressed",
+            "wanting it settled this week",
+            "eager for steady progress",
+            "after a reasonably quick fix",
+        ],
+    ),
+    (
+        "high",
+        &[
+            "in a rush",
+            "short on time",
+            "frantic to get it done",
+            "out of time",
+            "pressed for time",
+            "desperate for speed",
+        ],
+    ),
+];
+
+/// Trust descriptors for the terse form.
+pub const TRUST_TERSE: &[(&str, &[&str])] = &[
+    (
+        "trusting",
+        &[
+            "trusting",
+            "confident in the agent",
+            "ready to accept the agent's word",
+            "unsuspicious",
+        ],
+    ),
+    (
+        "cautious",
+        &[
+            "careful to verify",
+            "wary enough to double-check",
+            "wanting confirmation",
+            "guarded",
+        ],
+    ),
+    (
+        "skeptical",
+        &[
+            "distrustful",
+            "doubtful of every promise",
+            "suspicious",
+            "unconvinced by the agent",
+        ],
+    ),
+];

@@ -311,3 +311,47 @@ impl Embedder for Concat {
         Ok(out)
     }
 }
+
+/// An embedder whose vectors are multiplied by a constant weight: how much one view counts
+/// next to another inside a [`Concat`] (both parts are unit length, but 384 dense encoder
+/// dimensions and a few hundred sparse n-grams do not carry equal evidence per unit).
+pub struct Scaled {
+    inner: Box<dyn Embedder>,
+    weight: f32,
+}
+
+impl Scaled {
+    pub fn new(inner: Box<dyn Embedder>, weight: f32) -> Scaled {
+        Scaled { inner, weight }
+    }
+}
+
+impl Embedder for Scaled {
+    fn id(&self) -> String {
+        format!("scaled({} x {})", self.weight, self.inner.id())
+    }
+
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut out = self.inner.embed(texts)?;
+        for v in &mut out {
+            for x in v.iter_mut() {
+                *x *= self.weight;
+            }
+        }
+        Ok(out)
+    }
+
+    fn embed_sparse(&self, texts: &[String]) -> Result<Vec<SparseVec>, EmbedError> {
+        let mut out = self.inner.embed_sparse(texts)?;
+        for v in &mut out {
+            for x in v.values.iter_mut() {
+                *x *= self.weight;
+            }
+        }
+        Ok(out)
+    }
+}

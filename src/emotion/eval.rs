@@ -181,7 +181,7 @@ pub struct EvalReport {
     pub confusion: Vec<Confusion>,
     /// One anchor per condition held out, the chosen view trained on the rest.
     pub heldout_anchors: Option<Accuracy>,
-    /// Seconds to train each view's model (as recorded when it was trained).
+    /// Seconds to train each view's MLP and linear heads (as recorded when trained).
     pub train_seconds: Vec<(View, f64)>,
     /// Milliseconds to map one feeling with the chosen view, embedding included.
     pub mapping_ms: f64,
@@ -280,7 +280,10 @@ pub fn evaluate(
         };
         let (mapper, _) = Mapper::load_or_train(root, &config)?;
         embedders.push((view, mapper.embedder().id()));
-        train_seconds.push((view, mapper.meta().train_seconds));
+        train_seconds.push((
+            view,
+            mapper.meta().train_seconds + mapper.linear_meta().train_seconds,
+        ));
         for r in registers {
             let texts: Vec<String> = r.examples.iter().map(|e| e.text.clone()).collect();
             let truth = r.truth(mapper.taxonomy());
@@ -378,6 +381,7 @@ pub fn evaluate(
             train,
             embedder,
             &config.train,
+            &config.linear,
             config.k,
             String::new(),
         )?;
@@ -517,7 +521,7 @@ impl EvalReport {
             .map(|(v, t)| format!("{} {:.1} s", v.as_str(), t))
             .collect();
         s.push_str(&format!(
-            "\ntraining (as recorded when each model was trained): {}\nmapping: {:.1} ms per feeling (chosen view, embedding included, uncached)\n",
+            "\ntraining, MLP + linear heads (as recorded when each model was trained): {}\nmapping: {:.1} ms per feeling (chosen view, embedding included, uncached)\n",
             train.join(", "),
             self.mapping_ms
         ));

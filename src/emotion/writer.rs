@@ -40,6 +40,9 @@ fn style_note(style: Style) -> &'static str {
             "two to five sentences in the customer's own first-person voice, as they might say them"
         }
         Style::ThirdPerson => "two sentences describing the customer in the third person",
+        Style::Described => {
+            "one or two sentences describing the customer in the third person singular"
+        }
     }
 }
 

@@ -31,8 +31,8 @@ pub struct EmotionsConfig {
     /// What the classifier reads: `encoder-tfidf` (default), `encoder` or `tfidf`.
     #[serde(default = "default_view")]
     pub view: View,
-    /// How the condition is chosen: `heads` (default, chosen on the dev half), `blend` or
-    /// `vote` (the paper's nearest-anchor vote).
+    /// How the condition is chosen: `linear` (default, chosen on the dev half), `mixed`,
+    /// `heads`, `blend` or `vote` (the paper's nearest-anchor vote).
     #[serde(default = "default_decision")]
     pub decision: Decision,
     /// `[embedder]`: an OpenAI-compatible `/v1/embeddings` model (same fields as a role) in

@@ -372,8 +372,24 @@ fn family_of(emotion: &str) -> &'static str {
     }
 }
 
+/// The scripted feeler's sentence and the labels it meant to convey (taxonomy names), so
+/// the mapper's reading of the sentence can be checked against the writer's intent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScriptedFeeling {
+    pub text: String,
+    pub emotion: &'static str,
+    pub politeness: &'static str,
+    pub urgency: &'static str,
+    pub trust: &'static str,
+}
+
 /// The scripted feeling for one task (no database: `FeelerInput` holds strings only).
 pub fn scripted_feeling(input: &FeelerInput, rng: &mut ChaCha8Rng) -> String {
+    scripted_feeling_labelled(input, rng).text
+}
+
+/// [`scripted_feeling`] with the labels behind it (the same draws from `rng`).
+pub fn scripted_feeling_labelled(input: &FeelerInput, rng: &mut ChaCha8Rng) -> ScriptedFeeling {
     let s = situation(input);
     let text = input.instruction.to_lowercase();
     // Earlier emotions are the more plausible: weight 3, 2, 1, 1, ...
@@ -428,6 +444,15 @@ pub fn scripted_feeling(input: &FeelerInput, rng: &mut ChaCha8Rng) -> String {
             _ => [0, 0, 0, 0, 1, 1, 1, 1, 1, 2][roll as usize],
         }
     };
+    let labels = (
+        ["warm", "neutral", "cold"][politeness],
+        match urgency {
+            Level::Low => "low",
+            Level::Moderate => "moderate",
+            Level::High => "high",
+        },
+        ["trusting", "cautious", "skeptical"][trust],
+    );
     let who = pick(rng, &["The customer", "The caller", "This customer"]);
     let feeling = pick(rng, emotion_phrase(emotion));
     let cause = pick(rng, s.causes);
@@ -473,7 +498,15 @@ pub fn scripted_feeling(input: &FeelerInput, rng: &mut ChaCha8Rng) -> String {
             ][..],
         ][trust],
     );
-    format!("{who} {feeling} because {cause}. They {politeness}, {urgency}, and {trust}.")
+    ScriptedFeeling {
+        text: format!(
+            "{who} {feeling} because {cause}. They {politeness}, {urgency}, and {trust}."
+        ),
+        emotion,
+        politeness: labels.0,
+        urgency: labels.1,
+        trust: labels.2,
+    }
 }
 
 impl Stage for FeelingsStage {
@@ -683,6 +716,57 @@ mod tests {
             text.contains("no hurry") || text.contains("happy to wait"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_labels_behind_a_feeling_are_the_ones_its_words_say() {
+        let cases = [
+            input("There is no rush; whenever suits.", &[Intent::Lookup]),
+            input("You need this fixed right away.", &[Intent::Change]),
+            input(
+                "Your flight was cancelled by the airline.",
+                &[Intent::Cancel],
+            ),
+            input("Please double-check the new time.", &[Intent::Book]),
+        ];
+        let mut seen = std::collections::BTreeSet::new();
+        for (i, case) in cases.iter().enumerate() {
+            for k in 0..30 {
+                let key = i.to_string();
+                let labelled = scripted_feeling_labelled(case, &mut derive_rng(k, &["l", &key]));
+                assert_eq!(
+                    labelled.text,
+                    scripted_feeling(case, &mut derive_rng(k, &["l", &key])),
+                    "the same draws"
+                );
+                let t = &labelled.text;
+                let says = |phrases: &[&str]| phrases.iter().any(|p| t.contains(p));
+                let politeness_ok = match labelled.politeness {
+                    "warm" => says(&["stay warm", "courteous and friendly"]),
+                    "neutral" => says(&["neutral and businesslike", "matter-of-fact"]),
+                    _ => says(&["curt and cold", "answer tersely"]),
+                };
+                let urgency_ok = match labelled.urgency {
+                    "low" => says(&["no hurry", "happy to wait"]),
+                    "moderate" => says(&["done today", "steady progress"]),
+                    _ => says(&["right away", "pressed for time"]),
+                };
+                let trust_ok = match labelled.trust {
+                    "trusting" => says(&["simply take care", "at their word"]),
+                    "cautious" => says(&["step confirmed", "read back"]),
+                    _ => says(&["doubt the agent", "let down again"]),
+                };
+                assert!(politeness_ok && urgency_ok && trust_ok, "{labelled:?}");
+                assert!(
+                    emotion_phrase(labelled.emotion)
+                        .iter()
+                        .any(|p| t.contains(p)),
+                    "{labelled:?}"
+                );
+                seen.insert((labelled.politeness, labelled.urgency, labelled.trust));
+            }
+        }
+        assert!(seen.len() >= 10, "{seen:?}");
     }
 
     #[test]
