@@ -564,6 +564,18 @@ pub trait Domain: Send + Sync {
         false
     }
 
+    /// The database a dependency graph's edges are demonstrated on: the training database
+    /// when the domain has one (the paper-scale data most traces ground on; an evaluation
+    /// database may be a small imported reference file on which some writes never apply),
+    /// else the domain's only one.
+    fn graph_split(&self) -> Split {
+        if self.separate_train_db() {
+            Split::Train
+        } else {
+            Split::Eval
+        }
+    }
+
     /// The variants of this domain's rules, the default first; empty when it has one.
     fn rulesets(&self) -> &'static [Ruleset] {
         &[]

@@ -1,12 +1,12 @@
 //! `graphs` stage: load the reviewed `graphs/<domain>.json`, check its structure, and
-//! demonstrate every edge by execution on the domain's generated database. Writes the
+//! demonstrate every edge by execution on the domain's database (its training database when
+//! it has a separate one, [`crate::domain::Domain::graph_split`]). Writes the
 //! verified graph (`graph.json`), its DOT rendering, its statistics and one Parquet row per
 //! edge with the witness that demonstrated it. Fails, listing them, when edges could not be
 //! demonstrated (unless the config allows it).
 
 use crate::artifact::{self, EdgeRecord};
 use crate::config::ConfigError;
-use crate::domain::Split;
 use crate::graph::demonstrate::{EdgeDemo, SearchLimits, demonstrate_edges};
 use crate::graph::{self, ToolGraph};
 use crate::pipeline::{PipelineError, Stage, StageContext};
@@ -105,7 +105,7 @@ impl Stage for GraphsStage {
         let cfg: GraphsConfig = ctx.typed_config()?;
         let graph = graph::load(&ctx.paths.graph_file(ctx.domain.name()), ctx.domain)
             .map_err(|e| ctx.fail(e.to_string()))?;
-        let env = super::db::load_db(&ctx.input_dir("db"), ctx.domain, Split::Eval)?;
+        let env = super::db::load_db(&ctx.input_dir("db"), ctx.domain, ctx.domain.graph_split())?;
         let demos = demonstrate_edges(&graph, env.as_ref(), ctx.seed, cfg.limits());
         let missing: Vec<String> = demos
             .iter()
