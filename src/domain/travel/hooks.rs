@@ -32,6 +32,16 @@ pub fn say_date(short: &str) -> String {
     parse_short_date(short).map_or_else(|| short.to_string(), long_date)
 }
 
+/// An amount in a departure's currency: dollars as "$3,948.00", other currencies with
+/// their code after the number ("18,500.00 SEK"), as a customer paying in them says it.
+pub fn money_in(x: f64, currency: &str) -> String {
+    let amount = money(x);
+    match currency {
+        "" | "USD" => amount,
+        code => format!("{} {code}", amount.replacen('$', "", 1)),
+    }
+}
+
 /// An amount with cents and thousands separators ("$3,948.00").
 pub fn money(x: f64) -> String {
     let cents = (x.abs() * 100.0).round() as i64;
@@ -190,7 +200,15 @@ pub fn describe_request(db: &TravelDb, tool: &str, args: &Value, output: &str) -
                     )
                 })
                 .collect();
-            vars.insert("total", money(payments.iter().map(|(_, a)| a).sum()));
+            let currency = db
+                .packages
+                .get(arg_str(args, "package_id"))
+                .and_then(|p| p.departures.get(arg_str(args, "departure_date")))
+                .map_or("", |d| d.currency.as_str());
+            vars.insert(
+                "total",
+                money_in(payments.iter().map(|(_, a)| a).sum(), currency),
+            );
             vars.insert(
                 "pay",
                 match payments.as_slice() {
@@ -200,7 +218,7 @@ pub fn describe_request(db: &TravelDb, tool: &str, args: &Value, output: &str) -
                         join_and(
                             &many
                                 .iter()
-                                .map(|(m, a)| format!("{} on {m}", money(*a)))
+                                .map(|(m, a)| format!("{} on {m}", money_in(*a, currency)))
                                 .collect::<Vec<_>>()
                         )
                     ),
