@@ -62,6 +62,34 @@ pub fn dollars(x: f64) -> String {
     format!("${x:.2}")
 }
 
+/// An amount in a departure's currency: dollars as "$3,948.00", other currencies with
+/// their code after the number ("18,500.00 SEK"), as a customer paying in them says it.
+pub fn money_in(x: f64, currency: &str) -> String {
+    let amount = money(x);
+    match currency {
+        "" | "USD" => amount,
+        code => format!("{} {code}", amount.replacen('$', "", 1)),
+    }
+}
+
+/// A dollar amount with thousands separators ("$3,948.00"), as a customer says a large one.
+pub fn money(x: f64) -> String {
+    let cents = (x.abs() * 100.0).round() as i64;
+    let whole = (cents / 100).to_string();
+    let mut grouped = String::new();
+    for (i, c) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    format!(
+        "{}${grouped}.{:02}",
+        if x < 0.0 { "-" } else { "" },
+        cents % 100
+    )
+}
+
 /// "Visa", "American Express", ... from a lower-case brand key.
 pub fn brand_name(brand: &str) -> String {
     match brand.to_lowercase().as_str() {
@@ -128,5 +156,13 @@ mod tests {
         assert_eq!(title_case("follow_up visit"), "Follow_Up Visit");
         assert_eq!(variant("x", 1), 0);
         assert!(variant("anything", 3) < 3);
+    }
+
+    #[test]
+    fn amounts_are_said_in_the_departures_currency() {
+        assert_eq!(money_in(3948.0, "USD"), "$3,948.00");
+        assert_eq!(money_in(3948.0, ""), "$3,948.00");
+        assert_eq!(money_in(18500.0, "SEK"), "18,500.00 SEK");
+        assert_eq!(money_in(-12.5, "JPY"), "-12.50 JPY");
     }
 }

@@ -19,7 +19,7 @@ use crate::domain::UserFact;
 use crate::domain::kit::facts;
 use crate::domain::kit::tau2::{long_date, parse_short_date};
 use crate::domain::kit::templates::Templates;
-use crate::domain::kit::text::{arg_str, count_word, join_and, words};
+use crate::domain::kit::text::{arg_str, count_word, join_and, money_in, words};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -30,34 +30,6 @@ static REQUESTS: LazyLock<Templates> =
 /// A `YY-MM-DD` date as a customer says it (`2024-09-14`), else as given.
 pub fn say_date(short: &str) -> String {
     parse_short_date(short).map_or_else(|| short.to_string(), long_date)
-}
-
-/// An amount in a departure's currency: dollars as "$3,948.00", other currencies with
-/// their code after the number ("18,500.00 SEK"), as a customer paying in them says it.
-pub fn money_in(x: f64, currency: &str) -> String {
-    let amount = money(x);
-    match currency {
-        "" | "USD" => amount,
-        code => format!("{} {code}", amount.replacen('$', "", 1)),
-    }
-}
-
-/// An amount with cents and thousands separators ("$3,948.00").
-pub fn money(x: f64) -> String {
-    let cents = (x.abs() * 100.0).round() as i64;
-    let whole = (cents / 100).to_string();
-    let mut grouped = String::new();
-    for (i, c) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i).is_multiple_of(3) {
-            grouped.push(',');
-        }
-        grouped.push(c);
-    }
-    format!(
-        "{}${grouped}.{:02}",
-        if x < 0.0 { "-" } else { "" },
-        cents % 100
-    )
 }
 
 fn person(t: &BookingTraveler) -> String {

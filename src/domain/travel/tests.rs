@@ -939,12 +939,3 @@ fn reference_tools_on_their_own_database_answer_like_ours() {
         failures[..failures.len().min(10)].join("\n")
     );
 }
-
-#[test]
-fn amounts_are_said_in_the_departures_currency() {
-    use super::hooks::money_in;
-    assert_eq!(money_in(3948.0, "USD"), "$3,948.00");
-    assert_eq!(money_in(3948.0, ""), "$3,948.00");
-    assert_eq!(money_in(18500.0, "SEK"), "18,500.00 SEK");
-    assert_eq!(money_in(-12.5, "JPY"), "-12.50 JPY");
-}
