@@ -430,7 +430,8 @@ struct AgreementRow {
 }
 
 fn agreement(paths: &Paths, a: AgreementArgs) -> Result<(), CliError> {
-    use crate::stage::feelings::{FeelerInput, scripted_feeling_labelled};
+    use crate::roles::feeler::scripted_feeling_labelled;
+    use crate::stage::feelings::feeler_input;
     let mapper = load_mapper(paths, None)?;
     let mut rows = Vec::new();
     for domain in crate::domain::registry() {
@@ -448,8 +449,8 @@ fn agreement(paths: &Paths, a: AgreementArgs) -> Result<(), CliError> {
         let mut texts = Vec::new();
         let mut meant = Vec::new();
         for task in tasks.iter().take(a.limit.unwrap_or(usize::MAX)) {
-            let input = FeelerInput::from_task(task)
-                .map_err(|e| failed(format!("{}: {e}", path.display())))?;
+            let input =
+                feeler_input(task).map_err(|e| failed(format!("{}: {e}", path.display())))?;
             let mut rng = derive_rng(provenance.seed, &["feelings", &task.domain, &task.task_id]);
             let scripted = scripted_feeling_labelled(&input, &mut rng);
             match &task.feeling {

@@ -4,12 +4,12 @@
 //!
 //! - [`Grounder`] (`grounder.rs`): turns a sampled trace into executed reference actions.
 //! - [`Refiner`] (`refiner.rs`): turns the template draft into the customer's instruction.
+//! - [`Feeler`] (`feeler.rs`): describes how the customer of a task most likely feels.
 //! - [`TaskJudge`] (`judge.rs`): settles verification verdicts the rules leave inconclusive.
 //!
 //! The episode roles (agent, user simulator) are the harness's `Agent` and `User`
 //! (`harness/agent.rs`, `harness/user.rs`, `harness/endpoint.rs`); the failure-analysis
-//! judge is `analysis::judge`; the feeler lives with its stage (`stage/feelings.rs`) until
-//! its scripted phrase banks move here.
+//! judge is `analysis::judge`.
 //!
 //! Each trait takes a batch: endpoint implementations run its requests concurrently (the
 //! model bounds its own concurrency), scripted ones in parallel on the CPU; results come
@@ -19,10 +19,12 @@
 //! Architecture invariant: knows the LLM layer, domains' `Environment`, the grounding search
 //! and verification's rejection kinds; nothing of stages, artifacts' files or the CLI.
 
+pub mod feeler;
 pub mod grounder;
 pub mod judge;
 pub mod refiner;
 
+pub use feeler::{EndpointFeeler, FeelJob, Feeler, FeelerInput, ScriptedFeeler};
 pub use grounder::{EndpointGrounder, GroundJob, Grounder, ScriptedGrounder};
 pub use judge::{EndpointJudge, JudgeJob, ScriptedJudge, TaskJudge};
 pub use refiner::{EndpointRefiner, RefineJob, Refiner, ScriptedRefiner};
