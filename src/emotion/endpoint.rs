@@ -10,13 +10,13 @@ use std::sync::Arc;
 const BATCH: usize = 128;
 
 pub struct EndpointEmbedder {
-    model: Arc<dyn llm::Embedder>,
+    model: Arc<dyn llm::EmbeddingModel>,
     dim: usize,
     runtime: tokio::runtime::Runtime,
 }
 
 impl EndpointEmbedder {
-    pub fn new(model: Arc<dyn llm::Embedder>) -> Result<EndpointEmbedder, EmbedError> {
+    pub fn new(model: Arc<dyn llm::EmbeddingModel>) -> Result<EndpointEmbedder, EmbedError> {
         let err = |message: String| EmbedError {
             embedder: format!("endpoint:{}", model.model_id()),
             message,

@@ -60,7 +60,7 @@ pub use provider::openai::OpenAiModel;
 pub use provider::scripted::{scripted_model_id, scripted_response};
 pub use stats::{RoleStats, StatsSnapshot};
 
-/// A boxed, `Send` future: keeps [`ChatModel`] and [`Embedder`] object-safe without a macro.
+/// A boxed, `Send` future: keeps [`ChatModel`] and [`EmbeddingModel`] object-safe without a macro.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// How the layer reads environment variables (the process environment in production, a map
@@ -81,8 +81,9 @@ pub trait ChatModel: Send + Sync {
     fn stats(&self) -> StatsSnapshot;
 }
 
-/// A text-embedding model (`/v1/embeddings`).
-pub trait Embedder: Send + Sync {
+/// A text-embedding model (`/v1/embeddings`): the transport the emotion module's
+/// `emotion::embed::Embedder` (synchronous, with a fixed dimension) wraps for endpoints.
+pub trait EmbeddingModel: Send + Sync {
     /// One vector per text, in order.
     fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, LlmError>>;
     fn model_id(&self) -> &str;
@@ -167,7 +168,7 @@ pub fn build_embedder(
     name: &str,
     cfg: &RoleConfig,
     cache_path: &Path,
-) -> Result<Arc<dyn Embedder>, LlmError> {
+) -> Result<Arc<dyn EmbeddingModel>, LlmError> {
     build_embedder_with_env(name, cfg, cache_path, &process_env)
 }
 
@@ -177,7 +178,7 @@ pub fn build_embedder_with_env(
     cfg: &RoleConfig,
     cache_path: &Path,
     env: &EnvLookup,
-) -> Result<Arc<dyn Embedder>, LlmError> {
+) -> Result<Arc<dyn EmbeddingModel>, LlmError> {
     let context = format!("embedder '{name}'");
     cfg.validate(&context)?;
     if cfg.provider == Provider::Scripted {

@@ -1,5 +1,5 @@
 //! The OpenAI-compatible provider: one role's endpoint(s) behind [`ChatModel`] and
-//! [`Embedder`], through async-openai's bring-your-own-types calls (`create_byot`), so the
+//! [`EmbeddingModel`], through async-openai's bring-your-own-types calls (`create_byot`), so the
 //! JSON we build - vLLM extras such as `top_k`, `min_p`, `chat_template_kwargs` included -
 //! goes out untouched and the JSON that comes back is read by us, not by a fixed schema.
 //!
@@ -33,7 +33,7 @@ use crate::llm::config::{Provider, RoleConfig};
 use crate::llm::error::{ErrorKind, LlmError};
 use crate::llm::limits::{EndpointPool, MAX_RETRY_AFTER, RetryPolicy};
 use crate::llm::stats::{RoleStats, StatsSnapshot};
-use crate::llm::{BoxFuture, ChatModel, Embedder, EnvLookup};
+use crate::llm::{BoxFuture, ChatModel, EmbeddingModel, EnvLookup};
 
 /// An API key, kept out of `Debug` output.
 #[derive(Clone)]
@@ -689,7 +689,7 @@ impl ChatModel for OpenAiModel {
     }
 }
 
-impl Embedder for OpenAiModel {
+impl EmbeddingModel for OpenAiModel {
     fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, LlmError>> {
         Box::pin(self.embed_call(texts))
     }
