@@ -409,7 +409,10 @@ fn render_card(runner: &Runner) -> Result<String, CardError> {
     out.push('\n');
     for &d in &domains {
         let t = &tasks[d];
-        let train = t.iter().filter(|x| x.split == "train").count();
+        let train = t
+            .iter()
+            .filter(|x| x.split == crate::split::Split::Train)
+            .count();
         let _ = write!(
             out,
             "| {d} | {train} | {} | {} | {} | {} |",

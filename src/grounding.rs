@@ -428,7 +428,7 @@ pub fn task_record(trace: &TraceRecord, g: &Grounding) -> TaskRecord {
     TaskRecord {
         task_id,
         domain: trace.domain.clone(),
-        split: trace.split.clone(),
+        split: trace.split,
         trace_id: trace.trace_id.clone(),
         user_id: g.user_id.clone(),
         intents: trace.intents.clone(),

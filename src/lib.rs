@@ -12,6 +12,7 @@
 //!   the output lock, keyed journals, the shared validation path.
 //! - [`stage`]: one module per stage (db, graphs, traces, ...).
 //! - [`config`]: stage TOML files -> typed settings; environment variable names.
+//! - [`split`]: train or eval, the database a task runs against.
 //! - [`seed`]: per-item seed derivation; [`parallel`]: order-preserving parallel map.
 //! - [`grounding`]: the grounding search and the LLM grounder (trace -> reference calls).
 //! - [`roles`]: the grounder, refiner and task judge as traits, scripted and endpoint
@@ -42,6 +43,7 @@ pub mod pipeline;
 pub mod replay;
 pub mod roles;
 pub mod seed;
+pub mod split;
 pub mod stage;
 pub mod stats;
 pub mod task;

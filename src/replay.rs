@@ -221,7 +221,7 @@ pub fn tasks_from_tau_bench(
             crate::artifact::TaskRecord {
                 task_id: format!("{domain}-{i:04}"),
                 domain: domain.to_string(),
-                split: "eval".into(),
+                split: crate::split::Split::Eval,
                 trace_id: String::new(),
                 user_id: t.user_id.clone(),
                 intents: vec![t.actions.iter().map(|a| a.name.clone()).collect()],

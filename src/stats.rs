@@ -4,6 +4,7 @@
 use crate::artifact::{self, ArtifactError, RejectRecord, TaskRecord, TraceRecord};
 use crate::config::Paths;
 use crate::pipeline::stage_dir;
+use crate::split::Split;
 use std::collections::BTreeMap;
 
 fn read_opt<R: artifact::Record>(
@@ -19,7 +20,7 @@ fn read_opt<R: artifact::Record>(
     artifact::read_records::<R>(&path).map(|(rows, _)| Some(rows))
 }
 
-fn count<T>(rows: &Option<Vec<T>>, split: &str, split_of: impl Fn(&T) -> &str) -> String {
+fn count<T>(rows: &Option<Vec<T>>, split: Split, split_of: impl Fn(&T) -> Split) -> String {
     match rows {
         None => "-".into(),
         Some(r) => r
@@ -46,7 +47,7 @@ pub fn funnel(paths: &Paths, domains: &[&str]) -> Result<String, ArtifactError> 
                 rejects.extend(r);
             }
         }
-        for split in ["train", "eval"] {
+        for split in [Split::Train, Split::Eval] {
             let mut reasons: BTreeMap<(String, String), usize> = BTreeMap::new();
             for r in rejects.iter().filter(|r| r.split == split) {
                 // Policy rejections count per named rule ("policy/<rule>").
@@ -62,10 +63,10 @@ pub fn funnel(paths: &Paths, domains: &[&str]) -> Result<String, ArtifactError> 
                 .collect();
             out.push_str(&format!(
                 "| {d} | {split} | {} | {} | {} | {} | {} |\n",
-                count(&traces, split, |t| &t.split),
-                count(&grounded, split, |t| &t.split),
-                count(&refined, split, |t| &t.split),
-                count(&tasks, split, |t| &t.split),
+                count(&traces, split, |t| t.split),
+                count(&grounded, split, |t| t.split),
+                count(&refined, split, |t| t.split),
+                count(&tasks, split, |t| t.split),
                 if reasons.is_empty() {
                     "none".into()
                 } else {
@@ -339,7 +340,7 @@ mod tests {
         };
         let reject = |rule: Option<&str>, kind: &str| RejectRecord {
             domain: "airline".into(),
-            split: "train".into(),
+            split: crate::split::Split::Train,
             trace_id: "t".into(),
             task_id: Some("t".into()),
             stage: "tasks".into(),

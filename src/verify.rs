@@ -293,7 +293,7 @@ mod tests {
         let trace = TraceRecord {
             trace_id: "t1".into(),
             domain: "airline".into(),
-            split: "train".into(),
+            split: crate::split::Split::Train,
             sample_index: 0,
             n_intents: intents.len() as i32,
             length: intents.iter().map(Vec::len).sum::<usize>() as i32,

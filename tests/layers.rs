@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// Top-level module -> the modules it may use. `cli` (the binary's edge) may use all.
 const ALLOWED: &[(&str, &[&str])] = &[
+    ("split", &[]),
     ("artifact", &[]),
     ("seed", &[]),
     ("parallel", &[]),
@@ -80,6 +81,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
 /// Edges that exist today but break the rules; each is scheduled to go. The test fails
 /// when one of them disappears without being removed here (so the list only shrinks).
 const KNOWN_VIOLATIONS: &[(&str, &str)] = &[];
+
+/// Leaf modules with no dependencies of their own that every layer may use: vocabulary
+/// types shared by all (the train/eval `Split`).
+const LEAVES: &[&str] = &["split"];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap().flatten() {
@@ -172,7 +177,11 @@ fn modules_use_only_the_layers_below_them() {
         for file in module_sources(&src, module) {
             let text = code_only(&std::fs::read_to_string(&file).unwrap());
             for dep in crate_refs(&text) {
-                if dep == *module || !top.contains(&dep) || rules.contains(&dep.as_str()) {
+                if dep == *module
+                    || !top.contains(&dep)
+                    || rules.contains(&dep.as_str())
+                    || LEAVES.contains(&dep.as_str())
+                {
                     continue;
                 }
                 found.insert((module.clone(), dep.clone(), file.display().to_string()));

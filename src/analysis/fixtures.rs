@@ -117,7 +117,7 @@ impl Fixture {
         let task = TaskRecord {
             task_id: "fixture".into(),
             domain: "airline".into(),
-            split: "eval".into(),
+            split: crate::split::Split::Eval,
             user_id: self.user_id.clone(),
             actions: serde_json::to_string(
                 &actions
@@ -193,7 +193,7 @@ impl Script {
         RolloutRecord {
             task_id: self.task.task_id.clone(),
             domain: "airline".into(),
-            split: "eval".into(),
+            split: crate::split::Split::Eval,
             agent_model: "fixture-agent".into(),
             user_model: "fixture-user".into(),
             messages: serde_json::to_string(&self.messages).unwrap(),

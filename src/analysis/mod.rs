@@ -29,6 +29,7 @@ pub mod step_limit;
 pub mod transfer;
 pub mod unsatisfied;
 
+use crate::split::Split;
 pub use episode::{AnalysisError, CallOutcome, Episode, ExecutedCall};
 
 /// A fault of the paper's taxonomy, plus three labels of our own: `step_limit` (the
@@ -290,8 +291,8 @@ impl<'a> StartStates<'a> {
         }
     }
 
-    pub fn for_split(&self, split: &str) -> &'a dyn crate::domain::Environment {
-        if split == "eval" {
+    pub fn for_split(&self, split: Split) -> &'a dyn crate::domain::Environment {
+        if split == Split::Eval {
             self.eval
         } else {
             self.train
@@ -321,7 +322,7 @@ pub fn analyse_rollouts(
                 field: "task_id",
                 message: "not among the tasks the rollouts were made from".into(),
             })?;
-        let episode = Episode::build(starts.for_split(&task.split), task, r)?;
+        let episode = Episode::build(starts.for_split(task.split), task, r)?;
         let findings = detect_all(&episode);
         Ok(Analysed {
             index: i,
@@ -372,7 +373,7 @@ pub fn fault_records(
                 task_id: r.task_id.clone(),
                 trial: r.trial,
                 domain: r.domain.clone(),
-                split: r.split.clone(),
+                split: r.split,
                 source: source.to_string(),
                 agent_model: r.agent_model.clone(),
                 user_model: r.user_model.clone(),

@@ -342,7 +342,7 @@ mod tests {
         vec![TraceRecord {
             trace_id: "abc".into(),
             domain: "airline".into(),
-            split: "train".into(),
+            split: crate::split::Split::Train,
             sample_index: 4,
             n_intents: 1,
             intents: vec![vec!["a".into(), "b".into()]],
@@ -394,6 +394,22 @@ mod tests {
         // A file written without a checksum is not trusted either.
         std::fs::write(dir.join("other.bin"), b"x").unwrap();
         assert!(read_cached(&dir.join("other.bin")).is_err());
+    }
+
+    #[test]
+    fn a_split_column_holds_only_split_names() {
+        use arrow::array::{ArrayRef, StringArray};
+        let batch = TraceRecord::to_batch(&rows());
+        let i = batch.schema().index_of("split").unwrap();
+        let mut columns = batch.columns().to_vec();
+        columns[i] = std::sync::Arc::new(StringArray::from(vec!["test"])) as ArrayRef;
+        let bad = arrow::record_batch::RecordBatch::try_new(batch.schema(), columns).unwrap();
+        let (column, message) = TraceRecord::from_batch(&bad).unwrap_err();
+        assert_eq!(column, "split");
+        assert!(
+            message.contains("row 0") && message.contains("'test'"),
+            "{message}"
+        );
     }
 
     #[test]

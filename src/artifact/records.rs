@@ -3,6 +3,7 @@
 //! Each record type declares its schema once; `to_batch` and `from_batch` are the only
 //! encoders. Decoding errors name the column, so a reader can say which file and column is bad.
 
+use crate::split::Split;
 use arrow::array::{
     Array, ArrayRef, BooleanArray, BooleanBuilder, Int32Array, Int32Builder, Int64Array,
     Int64Builder, ListArray, ListBuilder, RecordBatch, StringArray, StringBuilder,
@@ -26,6 +27,18 @@ fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str) -> Result<&'a T, C
         .as_any()
         .downcast_ref::<T>()
         .ok_or_else(|| (name.to_string(), "unexpected array type".to_string()))
+}
+
+/// A `split` column: every value must name a split.
+fn splits(batch: &RecordBatch, name: &str) -> Result<Vec<Split>, ColumnError> {
+    strings(batch, name)?
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            v.parse()
+                .map_err(|e| (name.to_string(), format!("row {i}: {e}")))
+        })
+        .collect()
 }
 
 fn strings(batch: &RecordBatch, name: &str) -> Result<Vec<String>, ColumnError> {
@@ -103,7 +116,7 @@ fn batch(schema: SchemaRef, columns: Vec<ArrayRef>) -> RecordBatch {
 pub struct TraceRecord {
     pub trace_id: String,
     pub domain: String,
-    pub split: String,
+    pub split: Split,
     /// Sampling index that produced this trace (its seed is derived from it).
     pub sample_index: i32,
     pub n_intents: i32,
@@ -171,7 +184,7 @@ impl Record for TraceRecord {
             vec![
                 string_column(rows.iter().map(|r| &r.trace_id)),
                 string_column(rows.iter().map(|r| &r.domain)),
-                string_column(rows.iter().map(|r| &r.split)),
+                string_column(rows.iter().map(|r| r.split.as_str())),
                 int_column(rows.iter().map(|r| r.sample_index)),
                 int_column(rows.iter().map(|r| r.n_intents)),
                 intents_column(rows.iter().map(|r| &r.intents)),
@@ -184,7 +197,7 @@ impl Record for TraceRecord {
         let intents = Self::from_batch_intents(batch)?;
         let ids = strings(batch, "trace_id")?;
         let domains = strings(batch, "domain")?;
-        let splits = strings(batch, "split")?;
+        let splits = splits(batch, "split")?;
         let index = ints(batch, "sample_index")?;
         let n = ints(batch, "n_intents")?;
         let length = ints(batch, "length")?;
@@ -192,7 +205,7 @@ impl Record for TraceRecord {
             .map(|i| TraceRecord {
                 trace_id: ids[i].clone(),
                 domain: domains[i].clone(),
-                split: splits[i].clone(),
+                split: splits[i],
                 sample_index: index[i],
                 n_intents: n[i],
                 intents: intents[i].clone(),
@@ -350,7 +363,7 @@ fn int_lists(batch: &RecordBatch, name: &str) -> Result<Vec<Vec<i32>>, ColumnErr
 pub struct TaskRecord {
     pub task_id: String,
     pub domain: String,
-    pub split: String,
+    pub split: Split,
     pub trace_id: String,
     pub user_id: String,
     /// Tool names per intent, as sampled.
@@ -414,7 +427,7 @@ impl Record for TaskRecord {
             vec![
                 string_column(rows.iter().map(|r| &r.task_id)),
                 string_column(rows.iter().map(|r| &r.domain)),
-                string_column(rows.iter().map(|r| &r.split)),
+                string_column(rows.iter().map(|r| r.split.as_str())),
                 string_column(rows.iter().map(|r| &r.trace_id)),
                 string_column(rows.iter().map(|r| &r.user_id)),
                 intents_column(rows.iter().map(|r| &r.intents)),
@@ -442,7 +455,7 @@ impl Record for TaskRecord {
         let traces = TraceRecord::from_batch_intents(batch)?;
         let task_id = strings(batch, "task_id")?;
         let domain = strings(batch, "domain")?;
-        let split = strings(batch, "split")?;
+        let split = splits(batch, "split")?;
         let trace_id = strings(batch, "trace_id")?;
         let user_id = strings(batch, "user_id")?;
         let actions = strings(batch, "actions")?;
@@ -463,7 +476,7 @@ impl Record for TaskRecord {
             .map(|i| TaskRecord {
                 task_id: task_id[i].clone(),
                 domain: domain[i].clone(),
-                split: split[i].clone(),
+                split: split[i],
                 trace_id: trace_id[i].clone(),
                 user_id: user_id[i].clone(),
                 intents: traces[i].clone(),
@@ -492,7 +505,7 @@ impl Record for TaskRecord {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RejectRecord {
     pub domain: String,
-    pub split: String,
+    pub split: Split,
     pub trace_id: String,
     pub task_id: Option<String>,
     pub stage: String,
@@ -522,7 +535,7 @@ impl Record for RejectRecord {
             Self::schema(),
             vec![
                 string_column(rows.iter().map(|r| &r.domain)),
-                string_column(rows.iter().map(|r| &r.split)),
+                string_column(rows.iter().map(|r| r.split.as_str())),
                 string_column(rows.iter().map(|r| &r.trace_id)),
                 opt_string_column(rows.iter().map(|r| &r.task_id)),
                 string_column(rows.iter().map(|r| &r.stage)),
@@ -535,7 +548,7 @@ impl Record for RejectRecord {
 
     fn from_batch(batch: &RecordBatch) -> Result<Vec<Self>, ColumnError> {
         let domain = strings(batch, "domain")?;
-        let split = strings(batch, "split")?;
+        let split = splits(batch, "split")?;
         let trace_id = strings(batch, "trace_id")?;
         let task_id = opt_strings(batch, "task_id")?;
         let stage = strings(batch, "stage")?;
@@ -545,7 +558,7 @@ impl Record for RejectRecord {
         Ok((0..batch.num_rows())
             .map(|i| RejectRecord {
                 domain: domain[i].clone(),
-                split: split[i].clone(),
+                split: split[i],
                 trace_id: trace_id[i].clone(),
                 task_id: task_id[i].clone(),
                 stage: stage[i].clone(),
@@ -576,7 +589,7 @@ pub struct RolloutRecord {
     pub task_id: String,
     pub trial: i32,
     pub domain: String,
-    pub split: String,
+    pub split: Split,
     pub emotion_family: Option<String>,
     pub emotion: Option<String>,
     pub politeness: Option<String>,
@@ -647,7 +660,7 @@ impl Record for RolloutRecord {
                 string_column(rows.iter().map(|r| &r.task_id)),
                 int_column(rows.iter().map(|r| r.trial)),
                 string_column(rows.iter().map(|r| &r.domain)),
-                string_column(rows.iter().map(|r| &r.split)),
+                string_column(rows.iter().map(|r| r.split.as_str())),
                 opt_string_column(rows.iter().map(|r| &r.emotion_family)),
                 opt_string_column(rows.iter().map(|r| &r.emotion)),
                 opt_string_column(rows.iter().map(|r| &r.politeness)),
@@ -678,8 +691,12 @@ impl Record for RolloutRecord {
         let o = |n: &str| opt_strings(batch, n);
         let i = |n: &str| ints(batch, n);
         let l = |n: &str| longs(batch, n);
-        let (task_id, trial, domain, split) =
-            (s("task_id")?, i("trial")?, s("domain")?, s("split")?);
+        let (task_id, trial, domain, split) = (
+            s("task_id")?,
+            i("trial")?,
+            s("domain")?,
+            splits(batch, "split")?,
+        );
         let (family, emotion, politeness, urgency, trust) = (
             o("emotion_family")?,
             o("emotion")?,
@@ -714,7 +731,7 @@ impl Record for RolloutRecord {
                 task_id: task_id[k].clone(),
                 trial: trial[k],
                 domain: domain[k].clone(),
-                split: split[k].clone(),
+                split: split[k],
                 emotion_family: family[k].clone(),
                 emotion: emotion[k].clone(),
                 politeness: politeness[k].clone(),
@@ -764,7 +781,7 @@ pub struct FaultRecord {
     pub task_id: String,
     pub trial: i32,
     pub domain: String,
-    pub split: String,
+    pub split: Split,
     /// The artifact the episode came from: `rollouts`, `eval`, or `rollout` (imported tasks).
     pub source: String,
     pub agent_model: String,
@@ -816,7 +833,7 @@ impl Record for FaultRecord {
                 string_column(rows.iter().map(|r| &r.task_id)),
                 int_column(rows.iter().map(|r| r.trial)),
                 string_column(rows.iter().map(|r| &r.domain)),
-                string_column(rows.iter().map(|r| &r.split)),
+                string_column(rows.iter().map(|r| r.split.as_str())),
                 string_column(rows.iter().map(|r| &r.source)),
                 string_column(rows.iter().map(|r| &r.agent_model)),
                 string_column(rows.iter().map(|r| &r.user_model)),
@@ -840,7 +857,7 @@ impl Record for FaultRecord {
             s("task_id")?,
             i("trial")?,
             s("domain")?,
-            s("split")?,
+            splits(batch, "split")?,
             s("source")?,
         );
         let (agent, user, reward, term) = (
@@ -862,7 +879,7 @@ impl Record for FaultRecord {
                 task_id: task_id[k].clone(),
                 trial: trial[k],
                 domain: domain[k].clone(),
-                split: split[k].clone(),
+                split: split[k],
                 source: source[k].clone(),
                 agent_model: agent[k].clone(),
                 user_model: user[k].clone(),
@@ -890,7 +907,7 @@ mod tests {
             TraceRecord {
                 trace_id: "t1".into(),
                 domain: "airline".into(),
-                split: "train".into(),
+                split: Split::Train,
                 sample_index: 0,
                 n_intents: 2,
                 intents: vec![
@@ -902,7 +919,7 @@ mod tests {
             TraceRecord {
                 trace_id: "t2".into(),
                 domain: "airline".into(),
-                split: "eval".into(),
+                split: Split::Eval,
                 sample_index: 3,
                 n_intents: 1,
                 intents: vec![vec!["x".into(), "y".into()]],

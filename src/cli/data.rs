@@ -338,7 +338,7 @@ fn export_tasks(
     let (rows, _) = artifact::read_records::<artifact::TaskRecord>(&path)?;
     let tasks: Vec<replay::TauTask> = rows
         .iter()
-        .filter(|t| split == "all" || t.split == split)
+        .filter(|t| split == "all" || t.split.as_str() == split)
         .map(replay::TauTask::from_record)
         .collect::<Result<_, _>>()
         .map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;

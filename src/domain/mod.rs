@@ -203,22 +203,7 @@ impl std::fmt::Display for PolicyViolation {
 
 impl std::error::Error for PolicyViolation {}
 
-/// Which database a task runs against. Domains that keep one database ignore it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
-#[serde(rename_all = "lowercase")]
-pub enum Split {
-    Train,
-    Eval,
-}
-
-impl Split {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Split::Train => "train",
-            Split::Eval => "eval",
-        }
-    }
-}
+pub use crate::split::Split;
 
 /// A named variant of a domain's rules, for domains whose reference environments disagree
 /// (retail's order lifecycle as tau-emotion-bench ships it, or as tau-bench does). A domain

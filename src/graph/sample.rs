@@ -9,6 +9,7 @@
 //! Architecture invariant: pure and seeded; knows graphs, not artifacts or stages.
 
 use super::ToolGraph;
+use crate::domain::Split;
 use crate::seed::derive_rng;
 use rand::RngExt;
 use serde::Deserialize;
@@ -117,8 +118,8 @@ impl SamplingRecipe {
 #[derive(Clone, Debug, PartialEq)]
 pub struct SampledTrace {
     pub trace_id: String,
-    /// "train" or "eval", from the content hash.
-    pub split: &'static str,
+    /// Train or eval, from the content hash.
+    pub split: Split,
     /// The sample index that first produced it.
     pub sample_index: usize,
     pub intents: Vec<Vec<String>>,
@@ -178,12 +179,12 @@ pub fn trace_id(domain: &str, intents: &[Vec<String>]) -> String {
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn split_of(trace_id: &str, eval_fraction: f64) -> &'static str {
+fn split_of(trace_id: &str, eval_fraction: f64) -> Split {
     let bucket = u64::from_str_radix(&trace_id[..8], 16).unwrap_or(0) % 10_000;
     if (bucket as f64) < eval_fraction * 10_000.0 {
-        "eval"
+        Split::Eval
     } else {
-        "train"
+        Split::Train
     }
 }
 

@@ -81,7 +81,7 @@ pub fn rollout_record(
         task_id: task.task_id.clone(),
         trial: trial as i32,
         domain: task.domain.clone(),
-        split: task.split.clone(),
+        split: task.split,
         emotion_family: labels(&task.emotion_family),
         emotion: labels(&task.emotion),
         politeness: labels(&task.politeness),

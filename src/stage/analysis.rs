@@ -10,6 +10,7 @@ use crate::artifact::{self, FaultRecord, RolloutRecord, TaskRecord};
 use crate::config::ConfigError;
 use crate::llm::Role;
 use crate::pipeline::{PipelineError, Stage, StageContext};
+use crate::split::Split;
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -124,8 +125,8 @@ impl Stage for AnalysisStage {
             tasks.into_iter().map(|t| (t.task_id.clone(), t)).collect();
         let envs = super::db::SplitEnvs::load(&ctx.input_dir("db"), ctx.domain)?;
         let starts = analysis::StartStates {
-            train: envs.for_split("train"),
-            eval: envs.for_split("eval"),
+            train: envs.for_split(Split::Train),
+            eval: envs.for_split(Split::Eval),
         };
         let judge = super::roles::open_role(ctx, &cfg.roles, Role::Judge)?;
         let mut rows = Vec::new();

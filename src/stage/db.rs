@@ -173,8 +173,8 @@ impl SplitEnvs {
         })
     }
 
-    pub fn for_split(&self, split: &str) -> &dyn Environment {
-        if split == "eval" {
+    pub fn for_split(&self, split: Split) -> &dyn Environment {
+        if split == Split::Eval {
             self.eval.as_ref()
         } else {
             self.train.as_ref()

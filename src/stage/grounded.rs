@@ -85,7 +85,7 @@ fn select_traces<'a>(
 ) -> Vec<&'a TraceRecord> {
     let mut selected: Vec<&TraceRecord> = Vec::new();
     let (train, eval) = cfg.caps_for(domain);
-    for (split, cap) in [("train", train), ("eval", eval)] {
+    for (split, cap) in [(Split::Train, train), (Split::Eval, eval)] {
         selected.extend(traces.iter().filter(|t| t.split == split).take(cap));
     }
     selected
@@ -163,7 +163,11 @@ impl Stage for GroundedStage {
         let jobs: Vec<GroundJob> = selected
             .iter()
             .map(|t| GroundJob {
-                env: Arc::clone(if t.split == "eval" { &eval } else { &train }),
+                env: Arc::clone(if t.split == Split::Eval {
+                    &eval
+                } else {
+                    &train
+                }),
                 domain: t.domain.clone(),
                 trace_id: t.trace_id.clone(),
                 intents: t.intents.clone(),
@@ -181,7 +185,7 @@ impl Stage for GroundedStage {
                 }),
                 Err(failure) => rejects.push(RejectRecord {
                     domain: trace.domain.clone(),
-                    split: trace.split.clone(),
+                    split: trace.split,
                     trace_id: trace.trace_id.clone(),
                     task_id: None,
                     stage: "grounded".into(),

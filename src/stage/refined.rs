@@ -269,7 +269,7 @@ impl Stage for RefinedStage {
         let mut kept = Vec::new();
         let mut rejects = Vec::new();
         for ((task, facts), instruction) in grounded.into_iter().zip(&facts).zip(instructions) {
-            let env = envs.for_split(&task.split);
+            let env = envs.for_split(task.split);
             let checked = instruction.and_then(|instruction| {
                 crate::verify::check_no_internal_ids(env, &task, &instruction)
                     .map_err(|e| format!("forbidden_id: {e}"))?;
@@ -285,7 +285,7 @@ impl Stage for RefinedStage {
                 }),
                 Err(reason) => rejects.push(RejectRecord {
                     domain: task.domain.clone(),
-                    split: task.split.clone(),
+                    split: task.split,
                     trace_id: task.trace_id.clone(),
                     task_id: Some(task.task_id.clone()),
                     stage: "refined".into(),

@@ -21,6 +21,7 @@ use crate::harness::batch::{self, BatchConfig};
 use crate::harness::metrics::{self, percent, report, report_table, reward_mix};
 use crate::llm::{Role, RolesConfig};
 use crate::pipeline::{PipelineError, Stage, StageContext};
+use crate::split::Split;
 use serde::Deserialize;
 use std::path::Path;
 use std::sync::Arc;
@@ -100,12 +101,17 @@ impl RolloutsConfig {
         Ok(cfg)
     }
 
+    /// The split [`Self::check`] accepted (a config that failed it reads as `train`).
+    pub fn split(&self) -> Split {
+        self.split.parse().unwrap_or_default()
+    }
+
     /// Ranges and roles; `path` names the file in errors. Also run on a config whose
     /// `trials` a command line overrode.
     pub fn check(&self, path: &Path) -> Result<(), ConfigError> {
         use crate::config::{Check, MAX_CONCURRENCY, MAX_STEPS, MAX_TRIALS};
         let c = Check::new(path);
-        if !["train", "eval"].contains(&self.split.as_str()) {
+        if self.split.parse::<Split>().is_err() {
             return Err(c.error(
                 "split",
                 format!("must be 'train' or 'eval', not '{}'", self.split),
@@ -145,7 +151,10 @@ pub fn open_journal(
 fn read_tasks(ctx: &StageContext, cfg: &RolloutsConfig) -> Result<Vec<TaskRecord>, PipelineError> {
     let (tasks, _) =
         artifact::read_records::<TaskRecord>(&ctx.input_dir("tasks").join("part-00000.parquet"))?;
-    Ok(tasks.into_iter().filter(|t| t.split == cfg.split).collect())
+    Ok(tasks
+        .into_iter()
+        .filter(|t| t.split == cfg.split())
+        .collect())
 }
 
 /// Run the configured rollouts for one domain (the tasks `ctx` owns).
@@ -157,11 +166,7 @@ pub fn run_stage(
         .into_iter()
         .filter(|t| ctx.owns(&t.task_id))
         .collect();
-    let split = if cfg.split == "eval" {
-        crate::domain::Split::Eval
-    } else {
-        crate::domain::Split::Train
-    };
+    let split = cfg.split();
     let base: Arc<dyn Environment> =
         Arc::from(super::db::load_db(&ctx.input_dir("db"), ctx.domain, split)?);
     let policy =

@@ -16,6 +16,7 @@ use crate::artifact::{self, RejectRecord, TaskRecord};
 use crate::config::ConfigError;
 use crate::pipeline::{PipelineError, Stage, StageContext};
 use crate::roles::JudgeJob;
+use crate::split::Split;
 use crate::verify::verify_task;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -48,7 +49,7 @@ fn write_tasks(
     let prov = ctx.provenance();
     artifact::write_records(&ctx.out("part-00000.parquet"), kept, &prov)?;
     artifact::write_records(&ctx.out("_rejects.parquet"), rejects, &prov)?;
-    let train = kept.iter().filter(|t| t.split == "train").count();
+    let train = kept.iter().filter(|t| t.split == Split::Train).count();
     Ok(format!(
         "{} verified (train {}, eval {}), {} rejected",
         kept.len(),
@@ -80,7 +81,7 @@ impl Stage for TasksStage {
         refined.retain(|t| ctx.owns(&t.task_id));
         let envs = super::db::SplitEnvs::load(&ctx.input_dir("db"), ctx.domain)?;
         let verdicts =
-            crate::parallel::parallel_map(&refined, |t| verify_task(envs.for_split(&t.split), t));
+            crate::parallel::parallel_map(&refined, |t| verify_task(envs.for_split(t.split), t));
         let model = super::roles::open_role(ctx, &cfg.roles, crate::llm::Role::Judge)?;
         let jobs = refined
             .iter()
@@ -102,7 +103,7 @@ impl Stage for TasksStage {
                 Ok(()) => kept.push(task),
                 Err(r) => rejects.push(RejectRecord {
                     domain: task.domain.clone(),
-                    split: task.split.clone(),
+                    split: task.split,
                     trace_id: task.trace_id.clone(),
                     task_id: Some(task.task_id.clone()),
                     stage: "tasks".into(),

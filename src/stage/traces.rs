@@ -5,6 +5,7 @@ use crate::artifact::{self, TraceRecord};
 use crate::config::ConfigError;
 use crate::graph::sample::{SamplingRecipe, sample_traces};
 use crate::pipeline::{PipelineError, Stage, StageContext};
+use crate::split::Split;
 use std::path::Path;
 
 pub struct TracesStage;
@@ -47,7 +48,7 @@ impl Stage for TracesStage {
         let rows: Vec<TraceRecord> = traces
             .into_iter()
             .map(|t| TraceRecord {
-                split: t.split.to_string(),
+                split: t.split,
                 trace_id: t.trace_id,
                 domain: graph.domain.clone(),
                 sample_index: t.sample_index as i32,
@@ -57,7 +58,7 @@ impl Stage for TracesStage {
             })
             .collect();
         artifact::write_records(&ctx.out("part-00000.parquet"), &rows, &ctx.provenance())?;
-        let eval = rows.iter().filter(|r| r.split == "eval").count();
+        let eval = rows.iter().filter(|r| r.split == Split::Eval).count();
         let ending = if report.exhausted {
             format!(
                 "reachable space exhausted below target {target} after {} samples",
