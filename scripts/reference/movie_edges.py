@@ -41,8 +41,8 @@ def price(theater, show, seats, concessions=()):
 
 def main():
     data, out = sys.argv[1], sys.argv[2]
-    db = json.load(open(os.path.join(data, "db.json")))
-    theaters, bookings, movies = db["theaters"], db["bookings"], db["movies"]
+    load = lambda stem: json.load(open(os.path.join(data, stem + ".json")))
+    theaters, bookings = load("theaters"), load("bookings")
 
     def held(tid, sid):
         return {s["seat_id"] for b in bookings.values() if b["theater_id"] == tid

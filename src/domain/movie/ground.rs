@@ -13,7 +13,6 @@
 //! Architecture invariant: reads the state only; never mutates it and never calls tools.
 
 use super::db::{Booking, CONFIRMED, MovieDb, PaymentMethod, SCHEDULED, Show, Theater};
-use super::policy::{booking_payment_id, change_payment_id};
 use super::tools::{NOW, TICKET_TYPES, booked_seats, grand_total, seat_change_difference};
 use crate::domain::GroundingContext;
 use crate::domain::kit::propose;
@@ -188,8 +187,10 @@ fn preview_args(db: &MovieDb, ctx: &GroundingContext, rng: &mut ChaCha8Rng) -> V
     out
 }
 
-fn payment(id: String, amount: f64, method: &PaymentMethod) -> Value {
-    json!({"payment_id": id, "amount": amount, "method": method, "created_at": NOW})
+/// A payment as the policy shapes it: named after its method, stamped now.
+fn payment(amount: f64, method: &PaymentMethod) -> Value {
+    json!({"payment_id": method.payment_method_id, "amount": amount, "method": method,
+        "created_at": NOW})
 }
 
 pub fn propose_calls(
@@ -284,10 +285,9 @@ pub fn propose_calls(
             };
             for mut args in preview_args(db, ctx, rng) {
                 let total = grand_total(db, &args);
-                let show_id = args["show_id"].as_str().unwrap_or("").to_string();
                 args["customer"] = json!(last.customer);
                 args["delivery_method"] = json!(last.delivery.method);
-                args["payments"] = json!([payment(booking_payment_id(&show_id, 1), total, method)]);
+                args["payments"] = json!([payment(total, method)]);
                 out.push(args);
             }
         }
@@ -388,7 +388,7 @@ fn seat_change_proposals(
         let diff = seat_change_difference(db, &args);
         if diff > 0.0 {
             let Some(m) = method else { continue };
-            args["payment"] = payment(change_payment_id(&b.booking_id), diff, m);
+            args["payment"] = payment(diff, m);
         }
         out.push(args);
     }

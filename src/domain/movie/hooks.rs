@@ -1,8 +1,8 @@
 //! Refinement and verification hooks for movie: what a customer knows about themself
 //! (`user_facts`), what they ask of each call (`describe_request`: sentences in
 //! `requests.toml`, variables computed here), which argument values they could never know
-//! (`internal_ids`: theater, show and payment ids, payment stamps) and what the agent can
-//! look up once they name their bookings (`customer_records`).
+//! (`internal_ids`: payment and payment method ids) and what the agent can look up
+//! (`customer_records`: their bookings, the listings and schedules, the policy's clock).
 //!
 //! There is no authentication: a customer identifies a booking by its id (printed on their
 //! confirmation), so the booking ids are the identity fact; name, email, phone and loyalty
@@ -15,14 +15,14 @@
 
 use super::db::{Booking, MovieDb, PaymentMethod};
 use super::policy::seat_args;
-use super::tools::{grand_total, seat_change_difference};
-use crate::domain::UserFact;
+use super::tools::{NOW, grand_total, seat_change_difference};
 use crate::domain::kit::facts;
 use crate::domain::kit::pyjson::Py;
 use crate::domain::kit::tau2::saved_method;
 use crate::domain::kit::templates::Templates;
 use crate::domain::kit::text::{arg_str, join_and};
-use serde_json::Value;
+use crate::domain::{Environment, UserFact};
+use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
@@ -209,11 +209,7 @@ pub fn describe_request(db: &MovieDb, tool: &str, args: &Value, _output: &str) -
 pub fn internal_ids(tool: &str, args: &Value) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut payment = |p: &Value| {
-        for v in [
-            &p["payment_id"],
-            &p["method"]["payment_method_id"],
-            &p["created_at"],
-        ] {
+        for v in [&p["payment_id"], &p["method"]["payment_method_id"]] {
             if let Some(s) = v.as_str() {
                 out.push(s.to_string());
             }
@@ -232,20 +228,31 @@ pub fn internal_ids(tool: &str, args: &Value) -> Vec<String> {
         }
         _ => {}
     }
-    if matches!(tool, "create_booking" | "price_preview") {
-        for k in ["theater_id", "show_id"] {
-            let v = arg_str(args, k);
-            if !v.is_empty() {
-                out.push(v.to_string());
-            }
-        }
-    }
     out
 }
 
+/// The customer's bookings, and what anyone can look up: the movie and theater listings,
+/// every theater's shows by date, and the current time the policy states.
 pub fn customer_records(db: &MovieDb, email: &str) -> Vec<String> {
-    db.bookings_of(email)
+    let mut out: Vec<String> = db
+        .bookings_of(email)
         .into_iter()
         .map(|b| Py::model(b).to_json_str())
-        .collect()
+        .collect();
+    let mut env = db.clone();
+    for tool in ["list_movies", "list_theaters"] {
+        out.push(Environment::invoke(&mut env, tool, &json!({})).text);
+    }
+    for t in db.theaters_in_order() {
+        for (date, day) in t.dates.iter() {
+            let shows: Vec<&super::db::Show> = day.shows.iter().collect();
+            out.push(format!(
+                "{} {date}: {}",
+                t.theater_id,
+                Py::models(shows).to_json_str()
+            ));
+        }
+    }
+    out.push(format!("The current time is {NOW}."));
+    out
 }

@@ -93,9 +93,10 @@ fn sixteen_tools_thirteen_read_three_write() {
     );
 }
 
-/// The reference's own first booking: two adult seats at 10.00 with a 1.00 fee, popcorn at
-/// 4.00, 23% tax, a 0.50 booking fee: tax 2.30 per seat and 0.92 on the popcorn, 32.02 in
-/// all. And a rate whose per-seat tax rounds (14.975% of 13.75 = 2.0590625 -> 2.06).
+/// The prices of the reference's own first booking: two adult seats at 10.00 with a 1.00
+/// fee, popcorn at 4.00, 23% tax, a 0.50 booking fee. The tool taxes price plus fee (2.53
+/// per seat; that booking's stored 2.30 taxed the price alone), 0.92 on the popcorn, 32.48
+/// in all. And a rate whose per-seat tax rounds (14.975% of 13.75 = 2.0590625 -> 2.06).
 #[test]
 fn the_price_oracle_rounds_each_part_then_each_sum() {
     let db = eval();
@@ -124,7 +125,7 @@ fn the_price_oracle_rounds_each_part_then_each_sum() {
         price_each: 4.0,
     };
     let q = quote(&t, &s, &two, &[pop], None).unwrap();
-    assert_eq!(q.seats[0].tax, 2.3);
+    assert_eq!(q.seats[0].tax, 2.53);
     assert_eq!(q.concessions[0].tax_each, 0.92);
     assert_eq!(
         (
@@ -134,14 +135,14 @@ fn the_price_oracle_rounds_each_part_then_each_sum() {
             q.tax_total,
             q.grand_total
         ),
-        (20.0, 4.0, 2.5, 5.52, 32.02)
+        (20.0, 4.0, 2.5, 5.98, 32.48)
     );
     t.pricing_rules.tax_rate_percent = 14.975;
     s.price_schema.adult = 12.5;
     s.price_schema.fees.convenience_fee = 1.25;
     let q = quote(&t, &s, &two[..1], &[], None).unwrap();
     assert_eq!(q.seats[0].tax, 2.06);
-    assert_eq!(q.grand_total, 12.5 + 1.25 + 0.5 + 2.06);
+    assert_eq!((q.fees_total, q.grand_total), (1.75, 16.31));
     let bad = [SeatSpec {
         seat_id: "A".into(),
         ticket_type: "vip".into(),
@@ -511,7 +512,7 @@ fn policy_rules_name_what_they_refuse() {
     assert_eq!(rule(&a, "create_booking"), Some("no_accessible_seats"));
     a["seats"] = json!([]);
     assert_eq!(rule(&a, "create_booking"), Some("payments_follow_policy"));
-    a["payments"] = json!([payment(&policy::booking_payment_id(&sid, 1), 1.0)]);
+    a["payments"] = json!([payment("T-CARD", 1.0)]);
     assert_eq!(rule(&a, "create_booking"), None);
     let id = open_booking(&db);
     let b = db.bookings.get(&id).unwrap();

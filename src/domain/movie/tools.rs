@@ -664,7 +664,12 @@ fn create_booking(db: &mut MovieDb, a: &Args) -> Result<String, String> {
         return Err(format!(
             "Payment amount does not add up, total price is {}, but paid {}",
             py_float_repr(q.grand_total),
-            py_float_repr(paid)
+            // Python's sum of no payments is the integer 0.
+            if payments.is_empty() {
+                "0".to_string()
+            } else {
+                py_float_repr(paid)
+            }
         ));
     }
     let id = first_free_slot(&NEW_BOOKING_SLOTS, |k| db.bookings.contains(k))
