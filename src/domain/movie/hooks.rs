@@ -163,10 +163,12 @@ pub fn describe_request(db: &MovieDb, tool: &str, args: &Value, _output: &str) -
             );
             vars.insert("seats", seats_text(&seat_args(args)));
             if tool == "create_booking" {
-                vars.insert(
-                    "delivery",
-                    arg_str(args, "delivery_method").replace('-', " "),
-                );
+                let delivery = match arg_str(args, "delivery_method") {
+                    "box-office" => "box-office pickup",
+                    "kiosk" => "kiosk pickup",
+                    _ => "e-ticket",
+                };
+                vars.insert("delivery", delivery.to_string());
                 vars.insert("amount", amount(grand_total(db, args)));
                 let pay = args["payments"].get(0).and_then(payment_method)?;
                 vars.insert("pay", method_text(&pay));
@@ -194,6 +196,22 @@ pub fn describe_request(db: &MovieDb, tool: &str, args: &Value, _output: &str) -
                 "even"
             };
             table = format!("{tool}.{case}");
+        }
+        "get_show_status" | "get_seat_availability" | "get_show_details" => {
+            vars.insert(
+                "show",
+                show_text(db, arg_str(args, "theater_id"), arg_str(args, "show_id"))?,
+            );
+        }
+        "get_theater_details" | "list_shows" => {
+            vars.insert(
+                "theater",
+                db.theaters.get(arg_str(args, "theater_id"))?.name.clone(),
+            );
+            let date = arg_str(args, "date");
+            if !date.is_empty() {
+                vars.insert("day", format!("20{date}"));
+            }
         }
         "get_movie_details" => {
             vars.insert(
