@@ -71,7 +71,7 @@ pub static RULES: [Rule<MovieDb>; 9] = [
             .iter()
             .map(|s| (s.seat_id.as_str(), s.ticket_type.as_str()))
             .collect();
-        let asked: Vec<(&str, &str)> = seat_args(a).into_iter().map(|(s, t)| (s, t)).collect();
+        let asked: Vec<(&str, &str)> = seat_args(a);
         if asked == now {
             Err("the booking already has exactly these seats".into())
         } else {
