@@ -1,0 +1,451 @@
+//! The movie theater database: movies, theaters (address, auditoriums with seat maps,
+//! pricing rules, schedules by date) and bookings (customer, seats, concessions, payments,
+//! totals, delivered tickets). There is no customer table: a customer is the person named
+//! on bookings, keyed by email.
+//!
+//! Rows mirror the reference's pydantic models field for field and in order, and serialise
+//! in `model_dump()` form (optional fields as `null`, money as floats), so a tool output is
+//! tau2's text and an export is what tau2 hashes. Maps inside rows (auditoriums, seat rows,
+//! dates, format surcharges) keep their insertion order as Python dicts do (`PyDict`).
+//! The movie and theater orders of an imported `db.json` are kept for the listings.
+//!
+//! Architecture invariant: data and the `Database` glue only; tool behaviour lives in
+//! `tools.rs`, grounding in `ground.rs`, refinement hooks in `hooks.rs`.
+
+use crate::domain::kit::python::PyDict;
+use crate::domain::kit::tau2;
+use crate::domain::{
+    Database, DomainError, GroundingContext, PolicyViolation, StateHash, Table, Tool, UserFact,
+};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CastMember {
+    pub name: String,
+    pub role: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Crew {
+    pub director: String,
+    pub writer: String,
+    pub producer: String,
+    pub music: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Movie {
+    pub movie_id: String,
+    pub title: String,
+    pub genres: Vec<String>,
+    pub runtime_minutes: i64,
+    pub mpaa_rating: String,
+    pub languages_audio: Vec<String>,
+    pub subtitles: Vec<String>,
+    pub formats: Vec<String>,
+    pub release_date: String,
+    pub end_of_run_est: String,
+    pub cast: Vec<CastMember>,
+    pub crew: Crew,
+    pub synopsis: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TheaterAddress {
+    pub street: String,
+    pub city: String,
+    pub state: String,
+    pub country: String,
+    pub zip: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TheaterContact {
+    pub phone: String,
+    pub email: String,
+    pub website: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Seat {
+    pub seat_id: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub wheelchair_accessible: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SeatMap {
+    pub rows: PyDict<Vec<Seat>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Auditorium {
+    pub auditorium_id: String,
+    pub name: String,
+    pub capacity: i64,
+    pub features: Vec<String>,
+    pub seat_map: SeatMap,
+}
+
+impl Auditorium {
+    pub fn seats(&self) -> impl Iterator<Item = &Seat> {
+        self.seat_map.rows.values().flatten()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PricingBase {
+    pub adult: f64,
+    pub child: f64,
+    pub senior: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TimeBasedPricing {
+    pub matinee_discount: f64,
+    pub peak_surcharge: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TheaterFees {
+    pub convenience_fee: f64,
+    pub booking_fee: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PricingRules {
+    pub base: PricingBase,
+    pub format_surcharges: PyDict<f64>,
+    pub time_based: TimeBasedPricing,
+    pub fees: TheaterFees,
+    pub tax_rate_percent: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PriceFees {
+    pub convenience_fee: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PriceSchema {
+    pub adult: f64,
+    pub child: f64,
+    pub senior: f64,
+    pub fees: PriceFees,
+}
+
+/// The show states; only scheduled shows can be booked or changed.
+pub const SCHEDULED: &str = "scheduled";
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Show {
+    pub show_id: String,
+    pub movie_id: String,
+    pub auditorium_id: String,
+    pub start_time_local: String,
+    pub end_time_local: String,
+    pub format: String,
+    pub language: String,
+    pub subtitles: String,
+    pub status: String,
+    pub price_schema: PriceSchema,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DaySchedule {
+    pub shows: Vec<Show>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Theater {
+    pub theater_id: String,
+    pub name: String,
+    pub address: TheaterAddress,
+    pub contact: TheaterContact,
+    pub amenities: Vec<String>,
+    pub auditoriums: PyDict<Auditorium>,
+    pub pricing_rules: PricingRules,
+    pub dates: PyDict<DaySchedule>,
+}
+
+impl Theater {
+    /// Every show with its date, in schedule order (the order the reference searches).
+    pub fn shows(&self) -> impl Iterator<Item = (&str, &Show)> {
+        self.dates
+            .iter()
+            .flat_map(|(d, day)| day.shows.iter().map(move |s| (d, s)))
+    }
+
+    pub fn show(&self, show_id: &str) -> Option<(&str, &Show)> {
+        self.shows().find(|(_, s)| s.show_id == show_id)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CustomerName {
+    pub first_name: String,
+    pub last_name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Customer {
+    pub name: CustomerName,
+    pub email: String,
+    pub phone: String,
+    #[serde(default)]
+    pub loyalty_id: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BookedSeat {
+    pub seat_id: String,
+    pub ticket_type: String,
+    pub price: f64,
+    pub convenience_fee: f64,
+    pub tax: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConcessionItem {
+    pub item_id: String,
+    pub name: String,
+    pub size: String,
+    pub quantity: i64,
+    pub price_each: f64,
+    pub tax_each: f64,
+    pub total: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PromotionApplied {
+    pub code: String,
+    pub description: String,
+    pub discount_amount: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaymentExtraInfo {
+    #[serde(default)]
+    pub brand: Option<String>,
+    #[serde(default)]
+    pub last_four: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaymentMethod {
+    pub source: String,
+    pub payment_method_id: String,
+    #[serde(default)]
+    pub extra_info: Option<PaymentExtraInfo>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BookingPayment {
+    pub payment_id: String,
+    pub amount: f64,
+    pub method: PaymentMethod,
+    pub created_at: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BookingTotals {
+    pub tickets_subtotal: f64,
+    pub concessions_subtotal: f64,
+    pub fees_total: f64,
+    pub tax_total: f64,
+    pub grand_total: f64,
+    pub amount_paid: f64,
+    pub amount_due: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TicketDelivery {
+    pub ticket_id: String,
+    pub barcode: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Delivery {
+    pub method: String,
+    pub tickets: Vec<TicketDelivery>,
+}
+
+pub const CONFIRMED: &str = "confirmed";
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Booking {
+    pub booking_id: String,
+    pub theater_id: String,
+    pub movie_id: String,
+    pub show_id: String,
+    pub date: String,
+    pub start_time_local: String,
+    pub status: String,
+    pub created_at: String,
+    #[serde(default)]
+    pub canceled_at: Option<String>,
+    pub customer: Customer,
+    pub seats: Vec<BookedSeat>,
+    pub concessions: Vec<ConcessionItem>,
+    pub promotions_applied: Vec<PromotionApplied>,
+    pub payment_history: Vec<BookingPayment>,
+    pub totals: BookingTotals,
+    pub delivery: Delivery,
+    #[serde(default)]
+    pub special_requests: Option<String>,
+}
+
+/// The whole movie theater state.
+#[derive(Clone)]
+pub struct MovieDb {
+    pub movies: Table<Movie>,
+    pub theaters: Table<Theater>,
+    pub bookings: Table<Booking>,
+    /// Movie and theater ids in the order the reference lists them (its `db.json` order;
+    /// id order for a generated database). No tool adds or removes either.
+    movie_order: Arc<Vec<String>>,
+    theater_order: Arc<Vec<String>>,
+}
+
+impl MovieDb {
+    pub fn new(
+        movies: BTreeMap<String, Movie>,
+        theaters: BTreeMap<String, Theater>,
+        bookings: BTreeMap<String, Booking>,
+    ) -> Self {
+        MovieDb {
+            movie_order: Arc::new(movies.keys().cloned().collect()),
+            theater_order: Arc::new(theaters.keys().cloned().collect()),
+            movies: Table::new("movies", movies),
+            theaters: Table::new("theaters", theaters),
+            bookings: Table::new("bookings", bookings),
+        }
+    }
+
+    pub fn movies_in_order(&self) -> impl Iterator<Item = &Movie> {
+        self.movie_order.iter().filter_map(|id| self.movies.get(id))
+    }
+
+    pub fn theaters_in_order(&self) -> impl Iterator<Item = &Theater> {
+        self.theater_order
+            .iter()
+            .filter_map(|id| self.theaters.get(id))
+    }
+
+    /// The bookings of a customer (by email, case-insensitive), in id order.
+    pub fn bookings_of(&self, email: &str) -> Vec<&Booking> {
+        let email = email.to_lowercase();
+        self.bookings
+            .iter()
+            .filter(|(_, b)| b.customer.email.to_lowercase() == email)
+            .map(|(_, b)| b)
+            .collect()
+    }
+
+    /// Read the reference's tables and check that bookings name existing theaters, shows
+    /// and movies.
+    pub fn import(tables: &BTreeMap<String, Value>, origin: &Path) -> Result<Self, DomainError> {
+        let movies: BTreeMap<String, Movie> = tau2::parse_table(tables, "movies", origin)?;
+        let theaters: BTreeMap<String, Theater> = tau2::parse_table(tables, "theaters", origin)?;
+        let bookings: BTreeMap<String, Booking> = tau2::parse_table(tables, "bookings", origin)?;
+        for (id, b) in &bookings {
+            let known = theaters
+                .get(&b.theater_id)
+                .is_some_and(|t| t.show(&b.show_id).is_some());
+            if !known {
+                return Err(DomainError::Import {
+                    path: origin.display().to_string(),
+                    message: format!(
+                        "bookings['{id}']: show '{}' not found at theater '{}'",
+                        b.show_id, b.theater_id
+                    ),
+                });
+            }
+        }
+        let order = tau2::document_order(origin);
+        let movie_order =
+            tau2::in_document_order(movies.keys().map(String::as_str), order.get("movies"));
+        let theater_order =
+            tau2::in_document_order(theaters.keys().map(String::as_str), order.get("theaters"));
+        let mut db = MovieDb::new(movies, theaters, bookings);
+        db.movie_order = Arc::new(movie_order);
+        db.theater_order = Arc::new(theater_order);
+        Ok(db)
+    }
+}
+
+impl Database for MovieDb {
+    fn tools() -> &'static [Tool<Self>] {
+        super::tools::all()
+    }
+
+    fn state_hash(&self) -> StateHash {
+        self.movies
+            .state_hash()
+            .combine(self.theaters.state_hash())
+            .combine(self.bookings.state_hash())
+    }
+
+    fn tables(&self) -> Vec<(&'static str, Vec<(String, Value)>)> {
+        vec![
+            ("movies", self.movies.to_json_rows()),
+            ("theaters", self.theaters.to_json_rows()),
+            ("bookings", self.bookings.to_json_rows()),
+        ]
+    }
+
+    fn to_tau_bench(&self) -> BTreeMap<String, Value> {
+        tau2::export_tables(Database::tables(self))
+    }
+
+    /// The people named on bookings, by email (lower case), in order.
+    fn customers(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .bookings
+            .iter()
+            .map(|(_, b)| b.customer.email.to_lowercase())
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    fn propose_calls(
+        &self,
+        tool: &str,
+        ctx: &GroundingContext,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<Value> {
+        super::ground::propose_calls(self, tool, ctx, rng)
+    }
+
+    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
+        super::ground::observe(tool, args, output, ctx)
+    }
+
+    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation> {
+        crate::domain::kit::policy::check_rules(&super::policy::RULES, self, tool, args)
+    }
+
+    fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
+        super::hooks::user_facts(self, user_id)
+    }
+
+    fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String> {
+        super::hooks::describe_request(self, tool, args, output)
+    }
+
+    fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String> {
+        super::hooks::internal_ids(tool, args)
+    }
+
+    fn customer_records(&self, user_id: &str) -> Vec<String> {
+        super::hooks::customer_records(self, user_id)
+    }
+}

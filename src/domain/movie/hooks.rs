@@ -1,0 +1,276 @@
+//! Refinement and verification hooks for movie: what a customer knows about themself
+//! (`user_facts`), what they ask of each call (`describe_request`: sentences in
+//! `requests.toml`, variables computed here), which argument values they could never know
+//! (`internal_ids`: payment and payment method ids) and what the agent can look up
+//! (`customer_records`: their bookings, the listings and schedules, the policy's clock).
+//!
+//! There is no authentication: a customer identifies a booking by its id (printed on their
+//! confirmation), so the booking ids are the identity fact; name, email, phone and loyalty
+//! id follow (a new booking needs them). Customers name movies by title, theaters by name,
+//! shows by date and time, seats by seat label, payment methods by brand and last digits,
+//! and amounts in the theater's money.
+//!
+//! Architecture invariant: reads the state only; phrasing varies deterministically with the
+//! arguments (no RNG), so grounding stays reproducible.
+
+use super::db::{Booking, MovieDb, PaymentMethod};
+use super::policy::seat_args;
+use super::tools::{NOW, grand_total, seat_change_difference};
+use crate::domain::kit::facts;
+use crate::domain::kit::pyjson::Py;
+use crate::domain::kit::tau2::saved_method;
+use crate::domain::kit::templates::Templates;
+use crate::domain::kit::text::{arg_str, join_and};
+use crate::domain::{Environment, UserFact};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+static REQUESTS: LazyLock<Templates> =
+    LazyLock::new(|| Templates::builtin(include_str!("requests.toml")));
+
+/// An amount in the theater's money (the data names no currency): "27.50".
+fn amount(x: f64) -> String {
+    format!("{x:.2}")
+}
+
+/// "24-06-12-19-30" -> "2024-06-12 at 19:30".
+fn when(stamp: &str) -> String {
+    let p: Vec<&str> = stamp.split('-').collect();
+    match p.as_slice() {
+        [y, m, d, h, min] => format!("20{y}-{m}-{d} at {h}:{min}"),
+        _ => stamp.to_string(),
+    }
+}
+
+/// "Paper Lanterns at Orion Lisbon Cinema on 2024-06-12 at 19:30".
+fn show_text(db: &MovieDb, theater_id: &str, show_id: &str) -> Option<String> {
+    let t = db.theaters.get(theater_id)?;
+    let (_, s) = t.show(show_id)?;
+    let title = db
+        .movies
+        .get(&s.movie_id)
+        .map_or("the movie", |m| m.title.as_str());
+    Some(format!(
+        "{title} ({}) at {} on {}",
+        s.format,
+        t.name,
+        when(&s.start_time_local)
+    ))
+}
+
+fn booking_text(db: &MovieDb, b: &Booking) -> String {
+    let show = show_text(db, &b.theater_id, &b.show_id).unwrap_or_else(|| "your show".into());
+    format!("your booking {} for {show}", b.booking_id)
+}
+
+/// "seats R1-03 (adult) and R1-04 (child)".
+fn seats_text(seats: &[(&str, &str)]) -> String {
+    let parts: Vec<String> = seats.iter().map(|(s, t)| format!("{s} ({t})")).collect();
+    let noun = if parts.len() == 1 { "seat" } else { "seats" };
+    format!("{noun} {}", join_and(&parts))
+}
+
+fn method_text(m: &PaymentMethod) -> String {
+    let extra = m.extra_info.as_ref();
+    let brand = extra.and_then(|e| e.brand.as_deref());
+    let last = extra.and_then(|e| e.last_four.as_deref());
+    match m.source.as_str() {
+        "cash" => "cash".into(),
+        "wallet" => format!("your {} wallet", brand.unwrap_or("digital")),
+        "gift_card" => saved_method("gift_card", None, last).0,
+        _ => match (brand, last) {
+            (Some(b), Some(l)) => format!("your {b} card ending in {l}"),
+            (None, Some(l)) => format!("your card ending in {l}"),
+            (Some(b), None) => format!("your {b} card"),
+            (None, None) => "your card".into(),
+        },
+    }
+}
+
+fn payment_method(p: &Value) -> Option<PaymentMethod> {
+    serde_json::from_value(p.get("method")?.clone()).ok()
+}
+
+pub fn user_facts(db: &MovieDb, email: &str) -> Vec<UserFact> {
+    let bookings = db.bookings_of(email);
+    let Some(last) = bookings.last() else {
+        return Vec::new();
+    };
+    let ids: Vec<String> = bookings.iter().map(|b| b.booking_id.clone()).collect();
+    let mut out = Vec::new();
+    if let Some(mut f) = facts::entity_ids("booking id", &ids) {
+        f.kind = "identity".into();
+        out.push(f);
+    }
+    let c = &last.customer;
+    out.push(facts::name(&c.name.first_name, &c.name.last_name));
+    out.push(facts::fact(
+        "contact",
+        format!(
+            "Your email address is {} and your phone number is {}.",
+            c.email, c.phone
+        ),
+        vec![c.email.clone(), c.phone.clone()],
+        &[],
+    ));
+    if let Some(l) = &c.loyalty_id {
+        out.push(facts::fact(
+            "loyalty",
+            format!("Your loyalty id is {l}."),
+            vec![l.clone()],
+            &[],
+        ));
+    }
+    let mut methods: Vec<&PaymentMethod> = Vec::new();
+    for p in bookings.iter().flat_map(|b| b.payment_history.iter()) {
+        if p.method.payment_method_id != "refund" && !methods.contains(&&p.method) {
+            methods.push(&p.method);
+        }
+    }
+    for m in methods {
+        let text = method_text(m);
+        let values: Vec<String> = [
+            m.extra_info.as_ref().and_then(|e| e.brand.clone()),
+            m.extra_info.as_ref().and_then(|e| e.last_four.clone()),
+        ]
+        .into_iter()
+        .flatten()
+        .chain([m.source.replace('_', " ")])
+        .collect();
+        out.push(facts::fact(
+            "payment",
+            format!("You pay with {text}."),
+            values,
+            &[&m.payment_method_id],
+        ));
+    }
+    out
+}
+
+pub fn describe_request(db: &MovieDb, tool: &str, args: &Value, _output: &str) -> Option<String> {
+    let mut vars: BTreeMap<&str, String> = BTreeMap::new();
+    let booking = db.bookings.get(arg_str(args, "booking_id"));
+    let mut table = tool.to_string();
+    match tool {
+        "cancel_booking" | "get_booking_details" => {
+            vars.insert("booking", booking_text(db, booking?));
+        }
+        "create_booking" | "price_preview" => {
+            vars.insert(
+                "show",
+                show_text(db, arg_str(args, "theater_id"), arg_str(args, "show_id"))?,
+            );
+            vars.insert("seats", seats_text(&seat_args(args)));
+            if tool == "create_booking" {
+                let delivery = match arg_str(args, "delivery_method") {
+                    "box-office" => "box-office pickup",
+                    "kiosk" => "kiosk pickup",
+                    _ => "e-ticket",
+                };
+                vars.insert("delivery", delivery.to_string());
+                vars.insert("amount", amount(grand_total(db, args)));
+                let pay = args["payments"].get(0).and_then(payment_method)?;
+                vars.insert("pay", method_text(&pay));
+            }
+        }
+        "update_booking_seats" => {
+            let b = booking?;
+            vars.insert("booking", booking_text(db, b));
+            let old: Vec<(&str, &str)> = b
+                .seats
+                .iter()
+                .map(|s| (s.seat_id.as_str(), s.ticket_type.as_str()))
+                .collect();
+            vars.insert("old", seats_text(&old));
+            vars.insert("seats", seats_text(&seat_args(args)));
+            let diff = seat_change_difference(db, args);
+            vars.insert("amount", amount(diff.abs()));
+            let case = if diff > 0.0 {
+                let pay = args.get("payment").and_then(payment_method)?;
+                vars.insert("pay", method_text(&pay));
+                "charge"
+            } else if diff < 0.0 {
+                "refund"
+            } else {
+                "even"
+            };
+            table = format!("{tool}.{case}");
+        }
+        "get_show_status" | "get_seat_availability" | "get_show_details" => {
+            vars.insert(
+                "show",
+                show_text(db, arg_str(args, "theater_id"), arg_str(args, "show_id"))?,
+            );
+        }
+        "get_theater_details" | "list_shows" => {
+            vars.insert(
+                "theater",
+                db.theaters.get(arg_str(args, "theater_id"))?.name.clone(),
+            );
+            let date = arg_str(args, "date");
+            if !date.is_empty() {
+                vars.insert("day", format!("20{date}"));
+            }
+        }
+        "get_movie_details" => {
+            vars.insert(
+                "movie",
+                db.movies.get(arg_str(args, "movie_id"))?.title.clone(),
+            );
+        }
+        _ => {}
+    }
+    REQUESTS.render(&table, args, &vars)
+}
+
+pub fn internal_ids(tool: &str, args: &Value) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut payment = |p: &Value| {
+        for v in [&p["payment_id"], &p["method"]["payment_method_id"]] {
+            if let Some(s) = v.as_str() {
+                out.push(s.to_string());
+            }
+        }
+    };
+    match tool {
+        "create_booking" => {
+            for p in args["payments"].as_array().into_iter().flatten() {
+                payment(p);
+            }
+        }
+        "update_booking_seats" => {
+            if let Some(p) = args.get("payment").filter(|p| !p.is_null()) {
+                payment(p);
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// The customer's bookings, and what anyone can look up: the movie and theater listings,
+/// every theater's shows by date, and the current time the policy states.
+pub fn customer_records(db: &MovieDb, email: &str) -> Vec<String> {
+    let mut out: Vec<String> = db
+        .bookings_of(email)
+        .into_iter()
+        .map(|b| Py::model(b).to_json_str())
+        .collect();
+    let mut env = db.clone();
+    for tool in ["list_movies", "list_theaters"] {
+        out.push(Environment::invoke(&mut env, tool, &json!({})).text);
+    }
+    for t in db.theaters_in_order() {
+        for (date, day) in t.dates.iter() {
+            let shows: Vec<&super::db::Show> = day.shows.iter().collect();
+            out.push(format!(
+                "{} {date}: {}",
+                t.theater_id,
+                Py::models(shows).to_json_str()
+            ));
+        }
+    }
+    out.push(format!("The current time is {NOW}."));
+    out
+}

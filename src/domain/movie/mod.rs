@@ -1,0 +1,70 @@
+//! The movie domain: a chain of movie theaters (movies, theaters with auditoriums, seat
+//! maps, prices and schedules, and bookings), with the fifteen tools of ToolOrchestra's
+//! tau2-style movie environment (same names, arguments, result shapes and error strings)
+//! and the kit's `think` (16 tools: 13 read, 3 write, the paper's split), and the policy in
+//! `policies/movie.md`.
+//!
+//! Code map:
+//! - `db.rs`: the typed rows (pydantic field order, `model_dump()` form), the `MovieDb`
+//!   tables, import of the reference's `db.json` and the `Database` glue.
+//! - `tools.rs`: tool specs and behaviour; the price oracle ([`tools::quote`]) of bookings
+//!   and seat changes; the fixed clock and the `BKG001`..`BKG003` slots.
+//! - `generate.rs`: the evaluation database (51 movies / 51 theaters / 51 bookings, the
+//!   reference's scale) and the training database (51 / 51 / 1,001 bookings by 752
+//!   customers, the paper's), from `vocabulary.toml`.
+//! - `ground.rs`: grounding proposals (bookings that pay exactly, seat changes that settle
+//!   exactly) and id learning.
+//! - `policy.rs`: the machine-checkable policy rules, as named kit rows per write tool.
+//! - `hooks.rs` + `requests.toml`: user facts, request sentences, internal ids and the
+//!   records an agent can look up.
+//!
+//! There is no customer table and no authentication: a customer is the person named on
+//! bookings (keyed by email) and names their booking by its id.
+//!
+//! Architecture invariant: knows nothing about stages, artifacts, LLMs or the CLI.
+
+pub mod db;
+pub mod generate;
+mod ground;
+mod hooks;
+mod policy;
+pub mod tools;
+
+#[cfg(test)]
+mod tests;
+
+pub use db::MovieDb;
+
+use super::{Database, Domain, DomainError, Environment, Split, ToolSpec};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub struct Movie;
+
+impl Domain for Movie {
+    fn name(&self) -> &'static str {
+        "movie"
+    }
+
+    fn tool_specs(&self) -> Vec<&'static ToolSpec> {
+        MovieDb::tools().iter().map(|t| &t.spec).collect()
+    }
+
+    /// The paper gives the ToolOrchestra domains a training database of their own.
+    fn separate_train_db(&self) -> bool {
+        true
+    }
+
+    fn generate(&self, seed: u64, split: Split) -> Box<dyn Environment> {
+        Box::new(generate::generate(seed, split))
+    }
+
+    fn import_tables(
+        &self,
+        tables: BTreeMap<String, Value>,
+        origin: &Path,
+    ) -> Result<Box<dyn Environment>, DomainError> {
+        Ok(Box::new(MovieDb::import(&tables, origin)?))
+    }
+}
