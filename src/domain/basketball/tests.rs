@@ -7,7 +7,7 @@ use super::db::{BasketballDb, Club, Game};
 use super::generate::{self, EVAL_SCALE, TRAIN_SCALE};
 use super::policy::clock_key;
 use super::{Basketball, hooks};
-use crate::domain::{Database, Domain, Environment, GroundingContext, Split, ToolKind};
+use crate::domain::{Database, Domain, GroundingContext, Split, ToolKind};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
@@ -20,7 +20,7 @@ fn eval_db() -> BasketballDb {
 }
 
 fn call(db: &mut BasketballDb, tool: &str, args: Value) -> (String, bool) {
-    let out = Environment::invoke(db, tool, &args);
+    let out = crate::domain::Environment::invoke(db, tool, &args);
     (out.text, out.is_error)
 }
 
