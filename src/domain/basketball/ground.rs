@@ -244,7 +244,10 @@ fn score_proposals(
     {
         scorers.push((p.player_id.clone(), c.club_id.clone()));
     }
-    for e in &g.box_score {
+    // Box-score players only of the player's own games: those details are what the agent
+    // can look up for them (other games' box scores were never shown).
+    let own_game = player.is_some_and(|p| p.games.contains(&g.game_id));
+    for e in g.box_score.iter().filter(|_| own_game) {
         let rostered = db
             .clubs
             .get(&e.club_id)

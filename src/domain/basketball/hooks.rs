@@ -1,7 +1,7 @@
 //! Refinement and verification hooks for basketball: what a player knows about themself
 //! (`user_facts`), what they ask of each call (`describe_request`: sentences in
 //! `requests.toml`, variables computed here), which argument values they could never know
-//! (`internal_ids`: player, club and game ids), what the agent must tell them
+//! (`internal_ids`: their own player id), what the agent must tell them
 //! (`required_outputs`: scores, records, point totals) and what the agent can look up
 //! once they are identified (`customer_records`: their profile, their club, the club
 //! listing, and the games of their club with both sides).
@@ -140,14 +140,22 @@ pub fn describe_request(
     REQUESTS.render(&table, args, &vars)
 }
 
-/// Player, club and game ids: a player names people, clubs and games, never their ids.
-pub fn internal_ids(_tool: &str, args: &Value) -> Vec<String> {
-    ["player_id", "club_id", "game_id"]
-        .iter()
-        .map(|k| arg_str(args, k))
-        .filter(|id| !id.is_empty())
-        .map(str::to_string)
-        .collect()
+/// The customer's own player id where a tool can only be about them (their record, their
+/// address). Game, club and other players' ids are not internal: a player names games by
+/// clubs and date, clubs by name and players by full name, and the agent finds the ids in
+/// what it can look up (the player's record, their club, their games' details).
+pub fn internal_ids(tool: &str, args: &Value) -> Vec<String> {
+    match tool {
+        "modify_player_address" | "get_player_details" => {
+            let id = arg_str(args, "player_id");
+            if id.is_empty() {
+                Vec::new()
+            } else {
+                vec![id.to_string()]
+            }
+        }
+        _ => Vec::new(),
+    }
 }
 
 pub fn required_outputs(tool: &str, _args: &Value, output: &str) -> Vec<String> {

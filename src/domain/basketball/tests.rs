@@ -570,3 +570,79 @@ fn identity_comes_first_and_records_hold_the_ids_a_request_needs() {
         [g.clubs.home.score.to_string(), "7".to_string()]
     );
 }
+
+// ---------- the reference's tools on the reference's own database (opt-in) ----------
+
+fn jsonl(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Sequences drawn by our proposals on the reference's own `db.json`, answered by its own
+/// tools: `scripts/reference/own_db.sh basketball <checkout> <dir>`, then
+/// `TRACER_BASKETBALL_OWN_DB_DIR=<dir> cargo test --lib domain::basketball -- --ignored --nocapture`.
+/// Departures listed in the fixture's `departures.json` are allowed.
+#[test]
+#[ignore = "needs the reference's db.json and its tools' answers (see doc comment)"]
+fn reference_tools_on_their_own_database_answer_like_ours() {
+    use crate::domain::reference::{Departure, changed_rows, json_equal, outputs_equal};
+    use std::path::{Path, PathBuf};
+    let dir = PathBuf::from(
+        std::env::var("TRACER_BASKETBALL_OWN_DB_DIR").expect("set TRACER_BASKETBALL_OWN_DB_DIR"),
+    );
+    let path = dir.join("db.json");
+    let tables: BTreeMap<String, Value> =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let base = BasketballDb::import(&tables, &path).unwrap();
+    let initial = Value::Object(base.to_tau_bench().into_iter().collect());
+    let departures: Vec<Departure> = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/reference/basketball/departures.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let calls = jsonl(&dir.join("calls.jsonl"));
+    let expected = jsonl(&dir.join("expected.jsonl"));
+    assert_eq!(calls.len(), expected.len());
+    let (mut n, mut exact, mut departed) = (0, 0, 0);
+    let mut failures = Vec::new();
+    for (i, (seq, exp)) in calls.iter().zip(&expected).enumerate() {
+        let mut db = base.clone();
+        let mut allowed = false;
+        for (j, c) in seq.as_array().unwrap().iter().enumerate() {
+            n += 1;
+            let tool = c["name"].as_str().unwrap();
+            let ours = call(&mut db, tool, c["kwargs"].clone()).0;
+            let theirs = exp["outputs"][j].as_str().unwrap();
+            if ours == theirs {
+                exact += 1;
+            } else if outputs_equal(&ours, theirs) {
+                continue;
+            } else if departures.iter().any(|d| d.covers(tool, &ours, theirs)) {
+                departed += 1;
+                allowed = true;
+            } else {
+                failures.push(format!("#{i} {tool}: ours {ours} | theirs {theirs}"));
+            }
+        }
+        let after = Value::Object(db.to_tau_bench().into_iter().collect());
+        let ours = changed_rows(&initial, &after);
+        if !allowed && !json_equal(&ours, &exp["changed"]) {
+            failures.push(format!(
+                "#{i}: changed rows differ\n ours {ours}\n theirs {}",
+                exp["changed"]
+            ));
+        }
+    }
+    println!(
+        "own database: {} sequences, {n} calls, {exact} byte-identical, {departed} departures, {} failures",
+        calls.len(),
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
