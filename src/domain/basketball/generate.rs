@@ -514,7 +514,7 @@ fn play(rng: &mut ChaCha8Rng, g: &mut Game, sides: &[(&str, Vec<&Player>); 2], q
             }
         }
     }
-    events.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    events.sort_by_key(|a| (a.0, a.1));
     let score = |events: &[(i64, i64, ScoringEvent)], club: &str| -> i64 {
         events
             .iter()
