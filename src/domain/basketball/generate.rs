@@ -3,9 +3,9 @@
 //! players, 240 clubs, 300 games) and the training database at the paper's (1,000 players,
 //! 240 clubs, 1,468 games).
 //!
-//! Distributions follow the reference's `db.json` where they do not block a task: about
-//! half the clubs field a roster (three players each in evaluation, five in training),
-//! the rest none; one contract for most players (draft > trade > free agency), a few with
+//! Distributions follow the reference's `db.json` where they do not block a task: 100 of
+//! the 240 clubs field a roster of three in evaluation (122 field one to three there), 200
+//! a roster of five in training, the rest none; one contract for most players (draft > trade > free agency), a few with
 //! none or several; the reference's position mix; a few jersey numbers as strings ("00");
 //! scoring events mostly 2PT, then 3PT and FT, rarely 1PT, stamped `Q<n> MM:SS`. Where the
 //! reference's data makes a write tool rare, ours departs on purpose: more games are still
