@@ -23,6 +23,7 @@ pub mod table;
 
 pub mod airline;
 pub mod movie;
+pub mod basketball;
 pub mod restaurant;
 pub mod retail;
 pub mod school;
@@ -50,6 +51,7 @@ pub fn registry() -> &'static [&'static dyn Domain] {
         &restaurant::Restaurant,
         &travel::Travel,
         &movie::Movie,
+        &basketball::Basketball,
     ];
     DOMAINS
 }

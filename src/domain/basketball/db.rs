@@ -1,0 +1,351 @@
+//! The basketball database: clubs (arena, roster entries with profile and salary, the ids
+//! of their games), players (name, home address, email, contracts, the ids of their games)
+//! and games (season, date, status, venue, home and away clubs with their scores, box
+//! score, periods, scoring history).
+//!
+//! Rows mirror the reference's pydantic models field for field and in the same order, and
+//! serialise in `model_dump()` form (floats as floats, a jersey number as the int or string
+//! it was), so a tool output is tau2's text and an export is what tau2 hashes. Nested
+//! dicts (rosters, contracts) are key-sorted maps: the differential comparison reads JSON
+//! objects without order, and the one tool that lists a roster sorts it.
+//!
+//! Python walks its dicts in file order: the first player matching an email wins, and the
+//! club listings keep file order within a name. The player and club orders of an imported
+//! `db.json` are kept ([`BasketballDb::players_in_order`], [`BasketballDb::clubs_in_order`]).
+//!
+//! Architecture invariant: data and the `Database` glue only; tool behaviour lives in
+//! `tools.rs`, grounding in `ground.rs`, refinement hooks in `hooks.rs`.
+
+use crate::domain::kit::tau2;
+use crate::domain::{
+    Database, DomainError, GroundingContext, PolicyViolation, StateHash, Table, Tool, UserFact,
+};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Address {
+    pub street: String,
+    pub city: String,
+    pub country: String,
+    pub state: String,
+    pub zip: String,
+}
+
+impl Address {
+    /// "12 Harbor Rd, Halden, ON 40211, Canada".
+    pub fn text(&self) -> String {
+        format!(
+            "{}, {}, {} {}, {}",
+            self.street, self.city, self.state, self.zip, self.country
+        )
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlayerName {
+    pub first_name: String,
+    pub last_name: String,
+}
+
+/// A jersey number: an int, or a string such as "00" (pydantic's `Union[int, str]`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Jersey {
+    Number(i64),
+    Text(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlayerProfile {
+    pub position: String,
+    pub number: Jersey,
+    pub height_cm: f64,
+    pub weight_kg: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClubArena {
+    pub name: String,
+    pub address: Address,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RosterEntry {
+    pub player_id: String,
+    pub profile: PlayerProfile,
+    pub active: bool,
+    pub salary: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Club {
+    pub name: String,
+    pub club_id: String,
+    pub league: String,
+    pub city: String,
+    pub arena: ClubArena,
+    pub roster: BTreeMap<String, RosterEntry>,
+    pub games: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ContractExtra {
+    pub salary: f64,
+    pub years: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Contract {
+    /// draft, trade or free agency.
+    pub source: String,
+    pub contract_id: String,
+    pub club_id: String,
+    pub start_date: String,
+    pub end_date: String,
+    pub extra_info: ContractExtra,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Player {
+    pub player_id: String,
+    pub name: PlayerName,
+    pub address: Address,
+    pub email: String,
+    pub contracts: BTreeMap<String, Contract>,
+    pub games: Vec<String>,
+}
+
+impl Player {
+    pub fn full_name(&self) -> String {
+        format!("{} {}", self.name.first_name, self.name.last_name)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameSide {
+    pub name: String,
+    pub club_id: String,
+    pub score: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameClubs {
+    pub home: GameSide,
+    pub away: GameSide,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BoxScoreOptions {
+    pub rebounds: i64,
+    pub assists: i64,
+    pub minutes: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BoxScoreEntry {
+    pub name: String,
+    pub club_id: String,
+    pub player_id: String,
+    pub points: i64,
+    pub options: BoxScoreOptions,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GamePeriod {
+    pub period_number: i64,
+    pub event_ids: Vec<String>,
+    pub player_ids: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScoringEvent {
+    /// 1PT, 2PT, 3PT or FT.
+    pub event_type: String,
+    pub points: i64,
+    pub club_id: String,
+    pub player_id: String,
+    pub timestamp: String,
+}
+
+/// The game statuses of the reference's `GameStatus`.
+pub const STATUSES: [&str; 4] = ["scheduled", "in_progress", "final", "postponed"];
+/// The scoring event types of the reference's `ScoringEventType`.
+pub const EVENT_TYPES: [&str; 4] = ["1PT", "2PT", "3PT", "FT"];
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Game {
+    pub game_id: String,
+    pub season: String,
+    pub date: String,
+    pub status: String,
+    pub venue: Address,
+    pub clubs: GameClubs,
+    pub box_score: Vec<BoxScoreEntry>,
+    pub periods: Vec<GamePeriod>,
+    pub scoring_history: Vec<ScoringEvent>,
+}
+
+impl Game {
+    pub fn involves(&self, club_id: &str) -> bool {
+        self.clubs.home.club_id == club_id || self.clubs.away.club_id == club_id
+    }
+}
+
+/// The whole basketball state.
+#[derive(Clone)]
+pub struct BasketballDb {
+    pub clubs: Table<Club>,
+    pub players: Table<Player>,
+    pub games: Table<Game>,
+    /// Club and player ids in the order the reference walks them (its `db.json` order; id
+    /// order for a generated database). No tool adds or removes clubs or players.
+    club_order: Arc<Vec<String>>,
+    player_order: Arc<Vec<String>>,
+}
+
+impl BasketballDb {
+    pub fn new(
+        clubs: BTreeMap<String, Club>,
+        players: BTreeMap<String, Player>,
+        games: BTreeMap<String, Game>,
+    ) -> Self {
+        BasketballDb {
+            club_order: Arc::new(clubs.keys().cloned().collect()),
+            player_order: Arc::new(players.keys().cloned().collect()),
+            clubs: Table::new("clubs", clubs),
+            players: Table::new("players", players),
+            games: Table::new("games", games),
+        }
+    }
+
+    pub fn clubs_in_order(&self) -> impl Iterator<Item = &Club> {
+        self.club_order.iter().filter_map(|id| self.clubs.get(id))
+    }
+
+    pub fn players_in_order(&self) -> impl Iterator<Item = &Player> {
+        self.player_order
+            .iter()
+            .filter_map(|id| self.players.get(id))
+    }
+
+    /// The club whose roster lists the player (the first in file order).
+    pub fn club_of(&self, player_id: &str) -> Option<&Club> {
+        self.clubs_in_order()
+            .find(|c| c.roster.contains_key(player_id))
+    }
+
+    /// Read the reference's tables (`db.json` top-level keys). References are not checked:
+    /// the reference's own file lists games whose clubs are not in the clubs table, and its
+    /// tools answer "not found" for those, as ours do.
+    pub fn import(tables: &BTreeMap<String, Value>, origin: &Path) -> Result<Self, DomainError> {
+        let clubs: BTreeMap<String, Club> = tau2::parse_table(tables, "clubs", origin)?;
+        let players: BTreeMap<String, Player> = tau2::parse_table(tables, "players", origin)?;
+        let games: BTreeMap<String, Game> = tau2::parse_table(tables, "games", origin)?;
+        if let Some((id, g)) = games.iter().find(|(_, g)| {
+            !STATUSES.contains(&g.status.as_str())
+                || g.scoring_history
+                    .iter()
+                    .any(|e| !EVENT_TYPES.contains(&e.event_type.as_str()))
+        }) {
+            return Err(DomainError::Import {
+                path: origin.display().to_string(),
+                message: format!(
+                    "games['{id}']: status '{}' or an event type is not one of the model's values",
+                    g.status
+                ),
+            });
+        }
+        let order = tau2::document_order(origin);
+        let club_order =
+            tau2::in_document_order(clubs.keys().map(String::as_str), order.get("clubs"));
+        let player_order =
+            tau2::in_document_order(players.keys().map(String::as_str), order.get("players"));
+        let mut db = BasketballDb::new(clubs, players, games);
+        db.club_order = Arc::new(club_order);
+        db.player_order = Arc::new(player_order);
+        Ok(db)
+    }
+}
+
+impl Database for BasketballDb {
+    fn tools() -> &'static [Tool<Self>] {
+        super::tools::all()
+    }
+
+    fn state_hash(&self) -> StateHash {
+        self.clubs
+            .state_hash()
+            .combine(self.players.state_hash())
+            .combine(self.games.state_hash())
+    }
+
+    fn tables(&self) -> Vec<(&'static str, Vec<(String, Value)>)> {
+        vec![
+            ("clubs", self.clubs.to_json_rows()),
+            ("players", self.players.to_json_rows()),
+            ("games", self.games.to_json_rows()),
+        ]
+    }
+
+    /// The tables as `db.json`'s top-level keys, rows in `model_dump()` form.
+    fn to_tau_bench(&self) -> BTreeMap<String, Value> {
+        tau2::export_tables(Database::tables(self))
+    }
+
+    /// Players (the people the policy authenticates) who are on a club's roster: every
+    /// write a task asks for concerns such a player, their club or its games.
+    fn customers(&self) -> Vec<String> {
+        let rostered: std::collections::BTreeSet<&str> = self
+            .clubs
+            .iter()
+            .flat_map(|(_, c)| c.roster.keys().map(String::as_str))
+            .collect();
+        self.players
+            .keys()
+            .filter(|id| rostered.contains(id))
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn propose_calls(
+        &self,
+        tool: &str,
+        ctx: &GroundingContext,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<Value> {
+        super::ground::propose_calls(self, tool, ctx, rng)
+    }
+
+    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
+        super::ground::observe(tool, args, output, ctx)
+    }
+
+    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation> {
+        crate::domain::kit::policy::check_rules(&super::policy::RULES, self, tool, args)
+    }
+
+    fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
+        super::hooks::user_facts(self, user_id)
+    }
+
+    fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String> {
+        super::hooks::describe_request(self, tool, args, output)
+    }
+
+    fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String> {
+        super::hooks::internal_ids(tool, args)
+    }
+
+    fn required_outputs(&self, tool: &str, args: &Value, output: &str) -> Vec<String> {
+        super::hooks::required_outputs(tool, args, output)
+    }
+
+    fn customer_records(&self, user_id: &str) -> Vec<String> {
+        super::hooks::customer_records(self, user_id)
+    }
+}

@@ -1,0 +1,70 @@
+//! The basketball domain: clubs with rosters and arenas, players with contracts, and games
+//! with box scores and scoring histories, with the nineteen tools of ToolOrchestra's
+//! tau2-style basketball environment (same names, arguments, result shapes and error
+//! strings) and the kit's `think` (20 tools: 17 read, 3 write, the paper's split), and the
+//! policy in `policies/basketball.md`.
+//!
+//! Code map:
+//! - `db.rs`: the typed rows (pydantic field order, `model_dump()` form), the
+//!   `BasketballDb` tables, import of the reference's `db.json` tables and the `Database`
+//!   glue.
+//! - `tools.rs`: tool specs and behaviour; the status transition table and the points of
+//!   each scoring event type.
+//! - `generate.rs`: the evaluation database (300 players / 240 clubs / 300 games, the
+//!   reference's scale) and the training database (1,000 / 240 / 1,468, the paper's), from
+//!   `vocabulary.toml`, with more open games than the reference's data so every write has
+//!   something to apply to.
+//! - `ground.rs`: grounding proposals and id learning.
+//! - `policy.rs`: the machine-checkable policy rules, as named kit rows per write tool.
+//! - `hooks.rs` + `requests.toml`: user facts, request sentences, internal ids, required
+//!   outputs and the records an agent can look up.
+//!
+//! No tool reads a clock and no tool mints ids, so the domain needs neither.
+//!
+//! Architecture invariant: knows nothing about stages, artifacts, LLMs or the CLI.
+
+pub mod db;
+pub mod generate;
+mod ground;
+mod hooks;
+mod policy;
+mod tools;
+
+#[cfg(test)]
+mod tests;
+
+pub use db::BasketballDb;
+
+use super::{Database, Domain, DomainError, Environment, Split, ToolSpec};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub struct Basketball;
+
+impl Domain for Basketball {
+    fn name(&self) -> &'static str {
+        "basketball"
+    }
+
+    fn tool_specs(&self) -> Vec<&'static ToolSpec> {
+        BasketballDb::tools().iter().map(|t| &t.spec).collect()
+    }
+
+    /// The paper gives the ToolOrchestra domains a training database of their own.
+    fn separate_train_db(&self) -> bool {
+        true
+    }
+
+    fn generate(&self, seed: u64, split: Split) -> Box<dyn Environment> {
+        Box::new(generate::generate(seed, split))
+    }
+
+    fn import_tables(
+        &self,
+        tables: BTreeMap<String, Value>,
+        origin: &Path,
+    ) -> Result<Box<dyn Environment>, DomainError> {
+        Ok(Box::new(BasketballDb::import(&tables, origin)?))
+    }
+}

@@ -1,0 +1,497 @@
+//! The twenty basketball tools: the reference's nineteen (same names, arguments, result
+//! shapes and error strings, checks in the same order) plus the kit's `think`, so the
+//! split is the paper's 17 read / 3 write. Outputs are tau2's `to_json_str` of what the
+//! reference returns: clubs, players, games, box-score rows and scoring events as
+//! `model_dump()` JSON; plain dicts and lists with their numbers as strings (a score
+//! summary, a win-loss record, id lists); a player's point total as a quoted int; the club
+//! listings as `json.dumps` text. Descriptions are ours.
+//!
+//! Every check runs before any mutation, so a failing call leaves the state untouched.
+//!
+//! Departures (README, `tests/fixtures/reference/basketball/departures.json`): a `1PT`
+//! scoring event (a type the data model allows and the reference's data holds) is recorded
+//! as one point, where the reference's points table lacks it and fails with `'1PT'`; the
+//! club listings keep every club when names repeat (the name maps to the list of their ids,
+//! in file order) instead of silently keeping the last.
+//!
+//! Architecture invariant: tools see only the `BasketballDb` and their validated arguments;
+//! policy rules the tools do not enforce live in `policy.rs`.
+
+use super::db::{BasketballDb, Club, Game, Player, ScoringEvent};
+use crate::domain::kit::pyjson::{Py, dumps};
+use crate::domain::kit::python::py_str_repr;
+use crate::domain::kit::schema::{boolean, integer, nullable, object, string, strings, tool};
+use crate::domain::kit::{generic, tau2_generic};
+use crate::domain::{Args, Tool, ToolKind};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+/// All tools, in the order they are listed to a model.
+pub fn all() -> &'static [Tool<BasketballDb>] {
+    static TOOLS: LazyLock<Vec<Tool<BasketballDb>>> = LazyLock::new(build);
+    &TOOLS
+}
+
+const CLUB: &str = "Club id, e.g. 'K3V9QZT'.";
+const PLAYER: &str = "Player id, e.g. 'P7XK2MA'.";
+const GAME: &str = "Game id, e.g. 'G4H8RT2'.";
+const SEASON: &str = "Season, e.g. '2024-25'; omit for every season.";
+
+fn game_arg() -> Value {
+    strings(&[("game_id", GAME)])
+}
+
+fn build() -> Vec<Tool<BasketballDb>> {
+    use ToolKind::{Read, Write};
+    vec![
+        tau2_generic::calculate(),
+        generic::transfer_to_human_agents(),
+        tool(
+            "get_club_details",
+            Read,
+            "Show a club: name, league, home city, arena and its address, the roster (per player id: position, jersey number, height, weight, whether active, salary) and the ids of its games.",
+            strings(&[("club_id", CLUB)]),
+            |db, a| Ok(Py::model(club(db, a.str("club_id")?)?).to_json_str()),
+        ),
+        tool(
+            "get_player_details",
+            Read,
+            "Show a player's record: name, home address, email, contracts (source, club, dates, salary, years) and the ids of the games they are listed for. Personal fields are for the authenticated player only.",
+            strings(&[("player_id", PLAYER)]),
+            |db, a| Ok(Py::model(player(db, a.str("player_id")?)?).to_json_str()),
+        ),
+        tool(
+            "get_game_details",
+            Read,
+            "Show a game in full: season, date, status, venue, home and away clubs with their scores, box score, periods and scoring history.",
+            game_arg(),
+            |db, a| Ok(Py::model(game(db, a.str("game_id")?)?).to_json_str()),
+        ),
+        tool(
+            "list_all_clubs",
+            Read,
+            "List every club as a JSON object from club name to club id, sorted by name (a name several clubs share maps to the list of their ids).",
+            object(&[], &[]),
+            |db, _| Ok(club_listing(db.clubs_in_order())),
+        ),
+        tool(
+            "list_clubs_by_league",
+            Read,
+            "List the clubs of one league (the league name's case does not matter) as a JSON object from club name to club id, sorted by name.",
+            strings(&[("league", "League name, e.g. 'Coastal Basketball League'.")]),
+            |db, a| {
+                let league = a.str("league")?.to_lowercase();
+                let clubs: Vec<&Club> = db
+                    .clubs_in_order()
+                    .filter(|c| c.league.to_lowercase() == league)
+                    .collect();
+                if clubs.is_empty() {
+                    return Err("No clubs found for the specified league".into());
+                }
+                Ok(club_listing(clubs))
+            },
+        ),
+        tool(
+            "find_player_id_by_email",
+            Read,
+            "Find a player's id from their email address (case does not matter). Use it to authenticate the player.",
+            strings(&[("email", "Email address, e.g. 'jo.reyes@example.com'.")]),
+            |db, a| {
+                let email = a.str("email")?.to_lowercase();
+                db.players_in_order()
+                    .find(|p| p.email.to_lowercase() == email)
+                    .map(|p| p.player_id.clone())
+                    .ok_or_else(|| "Player not found".to_string())
+            },
+        ),
+        tool(
+            "find_player_id_by_name",
+            Read,
+            "Find a player's id from first and last name (case does not matter). Fails when no player or more than one player has that name; then ask for more information (email, ZIP code).",
+            strings(&[("first_name", "First name."), ("last_name", "Last name.")]),
+            |db, a| {
+                let first = a.str("first_name")?.to_lowercase();
+                let last = a.str("last_name")?.to_lowercase();
+                let found: Vec<&Player> = db
+                    .players_in_order()
+                    .filter(|p| {
+                        p.name.first_name.to_lowercase() == first
+                            && p.name.last_name.to_lowercase() == last
+                    })
+                    .collect();
+                match found[..] {
+                    [] => Err("Player not found".into()),
+                    [one] => Ok(one.player_id.clone()),
+                    _ => Err("Multiple players found, please provide more information".into()),
+                }
+            },
+        ),
+        tool(
+            "list_club_roster_ids",
+            Read,
+            "List the player ids on a club's roster, sorted; by default only active players.",
+            object(
+                &[
+                    ("club_id", string(CLUB)),
+                    (
+                        "active_only",
+                        boolean("Only active roster entries (default true)."),
+                    ),
+                ],
+                &["club_id"],
+            ),
+            |db, a| {
+                let c = club(db, a.str("club_id")?)?;
+                let active_only = a
+                    .value("active_only")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(true);
+                let ids: Vec<&String> = c
+                    .roster
+                    .iter()
+                    .filter(|(_, e)| !active_only || e.active)
+                    .map(|(id, _)| id)
+                    .collect();
+                Ok(Py::Plain(json!(ids)).to_json_str())
+            },
+        ),
+        tool(
+            "get_game_box_score",
+            Read,
+            "Show a game's box score: one row per player with club, points, rebounds, assists and minutes.",
+            game_arg(),
+            |db, a| Ok(Py::models(&game(db, a.str("game_id")?)?.box_score).to_json_str()),
+        ),
+        tool(
+            "get_club_schedule",
+            Read,
+            "List the ids of a club's games in schedule order, optionally only one season and/or one status ('scheduled', 'in_progress', 'final', 'postponed').",
+            object(
+                &[
+                    ("club_id", string(CLUB)),
+                    ("season", nullable(string(SEASON))),
+                    (
+                        "status",
+                        nullable(string(
+                            "Game status: 'scheduled', 'in_progress', 'final' or 'postponed'; omit for all.",
+                        )),
+                    ),
+                ],
+                &["club_id"],
+            ),
+            club_schedule,
+        ),
+        tool(
+            "get_game_score",
+            Read,
+            "Show a game's status and the current score of each side (club id, name, score).",
+            game_arg(),
+            |db, a| {
+                let g = game(db, a.str("game_id")?)?;
+                let side = |s: &super::db::GameSide| {
+                    Py::dict([
+                        ("club_id", Py::str(&s.club_id)),
+                        ("name", Py::str(&s.name)),
+                        ("score", Py::Plain(json!(s.score))),
+                    ])
+                };
+                Ok(Py::dict([
+                    ("status", Py::str(&g.status)),
+                    ("home", side(&g.clubs.home)),
+                    ("away", side(&g.clubs.away)),
+                ])
+                .to_json_str())
+            },
+        ),
+        tool(
+            "get_game_timeline",
+            Read,
+            "Show a game's scoring history in order: event type, points, club, player and game-clock timestamp of each score.",
+            game_arg(),
+            |db, a| Ok(Py::models(&game(db, a.str("game_id")?)?.scoring_history).to_json_str()),
+        ),
+        tool(
+            "get_player_total_points",
+            Read,
+            "Add up a player's points over the box scores of their games, optionally for one season.",
+            object(
+                &[
+                    ("player_id", string(PLAYER)),
+                    ("season", nullable(string(SEASON))),
+                ],
+                &["player_id"],
+            ),
+            |db, a| {
+                let total = player_total_points(db, a.str("player_id")?, a.opt_str("season"))?;
+                Ok(Py::Plain(json!(total)).to_json_str())
+            },
+        ),
+        tool(
+            "get_club_record",
+            Read,
+            "Count a club's wins and losses over its final games, optionally for one season (ties count as neither).",
+            object(
+                &[
+                    ("club_id", string(CLUB)),
+                    ("season", nullable(string(SEASON))),
+                ],
+                &["club_id"],
+            ),
+            |db, a| {
+                let (wins, losses) = club_record(db, a.str("club_id")?, a.opt_str("season"))?;
+                Ok(Py::dict([
+                    ("wins", Py::Plain(json!(wins))),
+                    ("losses", Py::Plain(json!(losses))),
+                ])
+                .to_json_str())
+            },
+        ),
+        tool(
+            "modify_player_address",
+            Write,
+            "Replace a player's home address (street, city, state, country, ZIP). Only for the authenticated player; read the new address back and get an explicit yes first. Returns the updated player.",
+            strings(&[
+                ("player_id", PLAYER),
+                ("street", "Street line, e.g. '14 Alder Way'."),
+                ("city", "City."),
+                ("state", "State or province."),
+                ("country", "Country."),
+                ("zip", "Postal or ZIP code."),
+            ]),
+            modify_player_address,
+        ),
+        tool(
+            "update_game_status",
+            Write,
+            "Move a game to another status. Allowed: scheduled -> in_progress or postponed; postponed -> scheduled; in_progress -> final; a final game stays final. Asking for the status it already has changes nothing. State the game, its current and new status and get an explicit yes first. Returns the game.",
+            strings(&[
+                ("game_id", GAME),
+                (
+                    "new_status",
+                    "'scheduled', 'in_progress', 'final' or 'postponed'.",
+                ),
+            ]),
+            update_game_status,
+        ),
+        tool(
+            "record_scoring_event",
+            Write,
+            "Record a score in a game that is in progress: appended to its scoring history and added to the credited club's score (the box score is left as it is). Points must fit the type: 2PT = 2, 3PT = 3, FT = 1, 1PT = 1. The club must be the game's home or away club; the player must exist. State every field and get an explicit yes first. Returns the game.",
+            object(
+                &[
+                    ("game_id", string(GAME)),
+                    (
+                        "event_type",
+                        string("Kind of score: '2PT', '3PT', 'FT' (free throw) or '1PT'."),
+                    ),
+                    ("points", integer("Points scored; must fit event_type.")),
+                    ("club_id", string("Id of the club credited with the score.")),
+                    (
+                        "player_id",
+                        string("Id of the player credited with the score."),
+                    ),
+                    (
+                        "timestamp",
+                        string("Game clock of the score, e.g. 'Q3 04:12'."),
+                    ),
+                ],
+                &[
+                    "game_id",
+                    "event_type",
+                    "points",
+                    "club_id",
+                    "player_id",
+                    "timestamp",
+                ],
+            ),
+            record_scoring_event,
+        ),
+        generic::think(),
+    ]
+}
+
+pub fn club<'a>(db: &'a BasketballDb, id: &str) -> Result<&'a Club, String> {
+    db.clubs.get(id).ok_or_else(|| "Club not found".to_string())
+}
+
+pub fn player<'a>(db: &'a BasketballDb, id: &str) -> Result<&'a Player, String> {
+    db.players
+        .get(id)
+        .ok_or_else(|| "Player not found".to_string())
+}
+
+pub fn game<'a>(db: &'a BasketballDb, id: &str) -> Result<&'a Game, String> {
+    db.games.get(id).ok_or_else(|| "Game not found".to_string())
+}
+
+/// Clubs as `{name: club_id}` sorted by name; a repeated name keeps every club (a list of
+/// ids in the given order) where the reference keeps only the last.
+pub fn club_listing<'a>(clubs: impl IntoIterator<Item = &'a Club>) -> String {
+    let mut by_name: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for c in clubs {
+        by_name.entry(&c.name).or_default().push(&c.club_id);
+    }
+    let listing: BTreeMap<&str, Value> = by_name
+        .into_iter()
+        .map(|(name, ids)| {
+            let value = match ids.as_slice() {
+                [one] => Value::from(*one),
+                many => Value::from(many.to_vec()),
+            };
+            (name, value)
+        })
+        .collect();
+    dumps(&listing)
+}
+
+fn club_schedule(db: &mut BasketballDb, a: &Args) -> Result<String, String> {
+    let c = club(db, a.str("club_id")?)?;
+    let (season, status) = (a.opt_str("season"), a.opt_str("status"));
+    let mut ids = Vec::new();
+    for gid in &c.games {
+        let g = game(db, gid)?;
+        if season.is_some_and(|s| g.season != s) || status.is_some_and(|s| g.status != s) {
+            continue;
+        }
+        ids.push(gid.clone());
+    }
+    Ok(Py::Plain(json!(ids)).to_json_str())
+}
+
+/// A player's points over the box scores of the games they list (one season or all).
+pub fn player_total_points(
+    db: &BasketballDb,
+    player_id: &str,
+    season: Option<&str>,
+) -> Result<i64, String> {
+    let p = player(db, player_id)?;
+    let mut total = 0;
+    for gid in &p.games {
+        let g = game(db, gid)?;
+        if season.is_some_and(|s| g.season != s) {
+            continue;
+        }
+        total += g
+            .box_score
+            .iter()
+            .filter(|e| e.player_id == player_id)
+            .map(|e| e.points)
+            .sum::<i64>();
+    }
+    Ok(total)
+}
+
+/// A club's (wins, losses) over its final games (one season or all); ties count as neither.
+pub fn club_record(
+    db: &BasketballDb,
+    club_id: &str,
+    season: Option<&str>,
+) -> Result<(i64, i64), String> {
+    let c = club(db, club_id)?;
+    let (mut wins, mut losses) = (0, 0);
+    for gid in &c.games {
+        let g = game(db, gid)?;
+        if g.status != "final" || season.is_some_and(|s| g.season != s) {
+            continue;
+        }
+        let (home, away) = (&g.clubs.home, &g.clubs.away);
+        let (ours, theirs) = if home.club_id == club_id {
+            (home.score, away.score)
+        } else if away.club_id == club_id {
+            (away.score, home.score)
+        } else {
+            continue;
+        };
+        if ours > theirs {
+            wins += 1;
+        } else if ours < theirs {
+            losses += 1;
+        }
+    }
+    Ok((wins, losses))
+}
+
+fn modify_player_address(db: &mut BasketballDb, a: &Args) -> Result<String, String> {
+    let id = player(db, a.str("player_id")?)?.player_id.clone();
+    let address = super::db::Address {
+        street: a.str("street")?.into(),
+        city: a.str("city")?.into(),
+        country: a.str("country")?.into(),
+        state: a.str("state")?.into(),
+        zip: a.str("zip")?.into(),
+    };
+    let p = db.players.get_mut(&id).ok_or("Player not found")?;
+    p.address = address;
+    Ok(Py::model(&*p).to_json_str())
+}
+
+/// The statuses a game may move to from `current` (the reference's transition table).
+pub fn next_statuses(current: &str) -> &'static [&'static str] {
+    match current {
+        "scheduled" => &["in_progress", "postponed"],
+        "postponed" => &["scheduled"],
+        "in_progress" => &["final"],
+        _ => &[],
+    }
+}
+
+fn update_game_status(db: &mut BasketballDb, a: &Args) -> Result<String, String> {
+    let g = game(db, a.str("game_id")?)?;
+    let new = a.str("new_status")?;
+    if new == g.status {
+        return Ok(Py::model(g).to_json_str());
+    }
+    if !next_statuses(&g.status).contains(&new) {
+        return Err("Invalid status transition".into());
+    }
+    let id = g.game_id.clone();
+    let g = db.games.get_mut(&id).ok_or("Game not found")?;
+    g.status = new.to_string();
+    Ok(Py::model(&*g).to_json_str())
+}
+
+/// Points a scoring event type is worth; `None` for a type the model does not know.
+pub fn event_points(event_type: &str) -> Option<i64> {
+    match event_type {
+        "2PT" => Some(2),
+        "3PT" => Some(3),
+        "FT" | "1PT" => Some(1),
+        _ => None,
+    }
+}
+
+fn record_scoring_event(db: &mut BasketballDb, a: &Args) -> Result<String, String> {
+    let g = game(db, a.str("game_id")?)?;
+    if g.status != "in_progress" {
+        return Err("Scoring can only be recorded for games in progress".into());
+    }
+    let event_type = a.str("event_type")?;
+    // The reference indexes a dict with the type: an unknown one is a bare KeyError.
+    let expected = event_points(event_type).ok_or_else(|| py_str_repr(event_type))?;
+    let points = a.i64("points")?;
+    if points != expected {
+        return Err("Points do not match the event type".into());
+    }
+    let club_id = a.str("club_id")?;
+    if !g.involves(club_id) {
+        return Err("Club is not part of this game".into());
+    }
+    let player_id = player(db, a.str("player_id")?)?.player_id.clone();
+    let event = ScoringEvent {
+        event_type: event_type.to_string(),
+        points,
+        club_id: club_id.to_string(),
+        player_id,
+        timestamp: a.str("timestamp")?.to_string(),
+    };
+    let id = g.game_id.clone();
+    let g = db.games.get_mut(&id).ok_or("Game not found")?;
+    if g.clubs.home.club_id == event.club_id {
+        g.clubs.home.score += points;
+    } else {
+        g.clubs.away.score += points;
+    }
+    g.scoring_history.push(event);
+    Ok(Py::model(&*g).to_json_str())
+}
