@@ -22,6 +22,7 @@ pub mod reference;
 pub mod table;
 
 pub mod airline;
+pub mod bank;
 pub mod restaurant;
 pub mod retail;
 pub mod school;
@@ -48,6 +49,7 @@ pub fn registry() -> &'static [&'static dyn Domain] {
         &school::School,
         &restaurant::Restaurant,
         &travel::Travel,
+        &bank::Bank,
     ];
     DOMAINS
 }

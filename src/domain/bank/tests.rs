@@ -1,0 +1,1 @@
+//! Bank tests: what the conformance suite cannot know.
