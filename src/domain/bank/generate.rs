@@ -396,7 +396,7 @@ fn generate_account(
         account_id: fresh_id(rng, used),
         kind: kind.to_string(),
         currency: currency.to_string(),
-        status: weighted(rng, &[("active", 920), ("frozen", 70), ("closed", 10)]).into(),
+        status: weighted(rng, &[("active", 900), ("frozen", 90), ("closed", 10)]).into(),
         account_number_masked: masked,
         routing_number: digits_in(rng, "#########"),
         balance: AccountBalance {
@@ -423,7 +423,7 @@ fn generate_card(
     rate: f64,
 ) -> Card {
     let v = &*VOCABULARY;
-    let status = weighted(rng, &[("active", 88), ("blocked", 8), ("expired", 4)]);
+    let status = weighted(rng, &[("active", 84), ("blocked", 12), ("expired", 4)]);
     let year = if status == "expired" {
         rng.random_range(2022..2025)
     } else {

@@ -64,8 +64,16 @@ pub fn user_facts(db: &BankDb, client_id: &str) -> Vec<UserFact> {
     let Some(c) = db.clients.get(client_id) else {
         return Vec::new();
     };
+    // Authenticating gives the agent the client id, and with it (by the policy's rule) the
+    // ids of the next payees the client adds.
+    let n = c.beneficiary_ids.len();
+    let next: Vec<String> = (n + 1..=n + 3)
+        .map(|k| format!("{client_id}-B{k:02}"))
+        .collect();
+    let mut ids = vec![client_id];
+    ids.extend(next.iter().map(String::as_str));
     let mut out = vec![
-        facts::identity(Identity::Email(&c.contact.email), &[client_id]),
+        facts::identity(Identity::Email(&c.contact.email), &ids),
         facts::name(&c.name.first_name, &c.name.last_name),
     ];
     for a in c.accounts.values() {
@@ -213,6 +221,22 @@ pub fn describe_request(db: &BankDb, tool: &str, args: &Value, _output: &str) ->
         "freeze_account" | "unfreeze_account" => {
             let id = arg_str(args, "account_id");
             vars.insert("account", account_text(db.holder_of(id)?.accounts.get(id)?));
+        }
+        "get_account_details" | "get_recent_transactions" => {
+            let id = arg_str(args, "account_id");
+            vars.insert("account", account_text(db.holder_of(id)?.accounts.get(id)?));
+        }
+        "get_card_details" => {
+            let id = arg_str(args, "card_id");
+            vars.insert("card", card_text(db.holder_of(id)?.cards.get(id)?));
+        }
+        "get_loan_details" => {
+            let l = db.loans.get(arg_str(args, "loan_id"))?;
+            vars.insert("loan", loan_text(db, db.clients.get(&l.client_id)?, l));
+        }
+        "get_beneficiary_details" => {
+            let b = db.beneficiaries.get(arg_str(args, "beneficiary_id"))?;
+            vars.insert("payee", b.name.listing());
         }
         "make_loan_payment" => {
             let c = db.clients.get(arg_str(args, "client_id"))?;
