@@ -245,8 +245,13 @@ pub fn generate_at(seed: u64, label: &str, scale: Scale) -> BankDb {
     for (i, (c, rate)) in clients.iter_mut().enumerate() {
         for _ in 0..loan_counts[i] {
             let l = generate_loan(&mut rng, &mut used, c, *rate);
-            // The paid installment's transaction, as the reference links them.
-            if let Some(paid) = l.repayment_history.first() {
+            // The paid installment's transaction, as the reference links them (for up to
+            // three fifths of the table; the rest are everyday transactions).
+            if let Some(paid) = l
+                .repayment_history
+                .first()
+                .filter(|_| transactions.len() < scale.transactions * 3 / 5)
+            {
                 let tx = loan_transaction(c, &l, paid);
                 transactions.insert(tx.transaction_id.clone(), tx);
             }
@@ -260,10 +265,6 @@ pub fn generate_at(seed: u64, label: &str, scale: Scale) -> BankDb {
         }
     }
     // Loan repayments count toward the transactions; the rest are everyday ones.
-    while transactions.len() > scale.transactions {
-        let last = transactions.keys().next_back().cloned().unwrap_or_default();
-        transactions.remove(&last);
-    }
     while transactions.len() < scale.transactions {
         let (c, rate) = pick(&mut rng, &clients);
         let tx = everyday_transaction(&mut rng, &mut used, c, *rate);
@@ -711,7 +712,7 @@ fn everyday_transaction(
         account_id: acc.account_id.clone(),
         timestamp: format!(
             "2025-{:02}-{:02}T{:02}:{:02}:00Z",
-            rng.random_range(6..11),
+            rng.random_range(6..10),
             rng.random_range(1..29),
             rng.random_range(6..23),
             rng.random_range(0..60)

@@ -245,9 +245,12 @@ pub fn describe_request(db: &BankDb, tool: &str, args: &Value, _output: &str) ->
             vars.insert("loan", loan_text(db, c, l));
             vars.insert("from", account_text(from));
             vars.insert("amount", money_in(amount?, &from.currency));
-            if l.next_due().is_some_and(|d| Some(d.amount) == amount) {
-                table = format!("{tool}.installment");
-            }
+            let case = if l.next_due().is_some_and(|d| Some(d.amount) == amount) {
+                "installment"
+            } else {
+                "other"
+            };
+            table = format!("{tool}.{case}");
         }
         _ => {}
     }
