@@ -13,7 +13,7 @@ supply and never copies them. Two subcommands:
 
 `record --today YYYY-MM-DD` freezes the reference tools' `datetime.now()` to that day, for
 tools that stamp the wall clock where Tracer stamps its simulation clock (telehealth's
-cancellation date).
+cancellation date; bank's `datetime.utcnow()` stamps, for the tau2 family).
 
 Families (--family):
   tau      tau-bench / tau-emotion-bench: <repo>/<package>/envs/<domain>/tools/ with
