@@ -23,5 +23,6 @@ os.remove(sys.argv[1])
 for k, v in d.items():
     json.dump(v, open(os.path.join(os.path.dirname(sys.argv[1]), k + ".json"), "w"))' "$out/data/db.json"
 python3 "$root/scripts/reference/reference.py" record --family tau2 --repo "$repo" \
-  --domain "$domain" --data "$out/data" --calls "$out/calls.jsonl" --out "$out/expected.jsonl"
+  --domain "$domain" --data "$out/data" --calls "$out/calls.jsonl" --out "$out/expected.jsonl" \
+  ${TRACER_REFERENCE_TODAY:+--today "$TRACER_REFERENCE_TODAY"}
 echo "own-database replay: $out"

@@ -13,7 +13,7 @@ supply and never copies them. Two subcommands:
 
 `record --today YYYY-MM-DD` freezes the reference tools' `datetime.now()` to that day, for
 tools that stamp the wall clock where Tracer stamps its simulation clock (telehealth's
-cancellation date).
+cancellation date; bank's `datetime.utcnow()` stamps, for the tau2 family).
 
 Families (--family):
   tau      tau-bench / tau-emotion-bench: <repo>/<package>/envs/<domain>/tools/ with
@@ -100,14 +100,18 @@ def freeze_today(tools, today):
             return cls(y, m, d, 9, 0, 0, tzinfo=tz)
 
         @classmethod
+        def utcnow(cls):
+            return cls(y, m, d, 9, 0, 0)
+
+        @classmethod
         def today(cls):
             return cls(y, m, d, 9, 0, 0)
 
     proxy = types.ModuleType("datetime")
     proxy.__dict__.update(real.__dict__)
     proxy.datetime = Frozen
-    for tool in tools.values():
-        mod = sys.modules[tool.__module__]
+    modules = [sys.modules[tool.__module__] for tool in tools.values()]
+    for mod in modules:
         value = getattr(mod, "datetime", None)
         if value is real.datetime:
             mod.datetime = Frozen
@@ -230,6 +234,9 @@ def tau2_validate(db_cls, raw):
 
 def record_tau2(args):
     db_cls, kit_cls = tau2_toolkit(args.repo, args.domain)
+    if args.today:
+        # bank's tools stamp datetime.utcnow(); freeze it like tau's datetime.now().
+        freeze_today({"toolkit": kit_cls}, args.today)
     raw = load_data(args.data)
     # Rows are compared in model_dump form (field names, defaults filled in), which is
     # what tau2 hashes and what our export writes.

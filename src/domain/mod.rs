@@ -22,8 +22,9 @@ pub mod reference;
 pub mod table;
 
 pub mod airline;
-pub mod movie;
+pub mod bank;
 pub mod basketball;
+pub mod movie;
 pub mod restaurant;
 pub mod retail;
 pub mod school;
@@ -52,6 +53,7 @@ pub fn registry() -> &'static [&'static dyn Domain] {
         &travel::Travel,
         &movie::Movie,
         &basketball::Basketball,
+        &bank::Bank,
     ];
     DOMAINS
 }

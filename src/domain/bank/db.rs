@@ -1,0 +1,545 @@
+//! The bank database: clients (profile, KYC, and their accounts and cards nested as the
+//! reference nests them), transactions, loans and beneficiaries.
+//!
+//! Rows mirror the reference's pydantic models field for field and in the same order and
+//! serialise in `model_dump()` form (optional fields as `null`, money as floats), so a tool
+//! output is tau2's text and an export is what tau2 hashes. A client's accounts and cards
+//! are Python dicts there: [`PyDict`]s here, printed in the order the file held them.
+//! Clients and transactions keep the `db.json` order too, because the reference scans them
+//! in it: the first client with an email wins (its file repeats 31 emails), and recent
+//! transactions with equal timestamps keep file order (Python's stable sort). Transactions
+//! a tool adds go after the loaded ones, as a dict appends them.
+//!
+//! Architecture invariant: data and the `Database` glue only; tool behaviour lives in
+//! `tools.rs`, grounding in `ground.rs`, refinement hooks in `hooks.rs`.
+
+use crate::domain::kit::python::PyDict;
+use crate::domain::kit::tau2;
+use crate::domain::{
+    Database, DomainError, GroundingContext, PolicyViolation, StateHash, Table, Tool, UserFact,
+};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BankAddress {
+    pub address1: String,
+    pub address2: String,
+    pub city: String,
+    pub state: String,
+    pub zip: String,
+    pub country: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClientName {
+    pub first_name: String,
+    pub last_name: String,
+    #[serde(default)]
+    pub middle_name: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClientContact {
+    pub email: String,
+    pub phone: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AccountBalance {
+    pub current: f64,
+    pub available: f64,
+    pub on_hold: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AccountFeatures {
+    pub checks_enabled: bool,
+    pub atm_access: bool,
+    pub online_banking: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Account {
+    pub account_id: String,
+    /// checking, savings, credit.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub currency: String,
+    /// active, frozen, closed.
+    pub status: String,
+    pub account_number_masked: String,
+    pub routing_number: String,
+    pub balance: AccountBalance,
+    #[serde(default)]
+    pub interest_rate_apr: Option<f64>,
+    #[serde(default)]
+    pub overdraft_limit: Option<f64>,
+    pub opened_at: String,
+    pub features: AccountFeatures,
+}
+
+impl Account {
+    pub fn is_active(&self) -> bool {
+        self.status == "active"
+    }
+
+    /// The last four digits of the masked number ("****4821" -> "4821").
+    pub fn last_four(&self) -> &str {
+        let m = self.account_number_masked.trim_start_matches('*');
+        m.get(m.len().saturating_sub(4)..).unwrap_or(m)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CardExtraInfo {
+    pub brand: String,
+    pub last_four: String,
+    pub exp_month: String,
+    pub exp_year: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CardLimits {
+    pub daily_atm_limit: f64,
+    pub daily_pos_limit: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Card {
+    pub card_id: String,
+    /// debit, credit.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub linked_account_id: String,
+    /// active, blocked, expired.
+    pub status: String,
+    pub issuer: String,
+    pub extra_info: CardExtraInfo,
+    pub limits: CardLimits,
+    pub pin_set: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KycInfo {
+    pub status: String,
+    pub last_reviewed_at: String,
+    pub tax_id_masked: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MerchantInfo {
+    pub name: String,
+    pub mcc: String,
+    pub city: String,
+    pub country: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExchangeInfo {
+    pub source_currency: String,
+    pub target_currency: String,
+    pub rate: f64,
+    pub source_amount: f64,
+    pub target_amount: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TransactionFee {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub amount: f64,
+    pub currency: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TransactionHold {
+    pub is_hold: bool,
+    #[serde(default)]
+    pub release_at: Option<String>,
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Transaction {
+    pub transaction_id: String,
+    pub client_id: String,
+    pub account_id: String,
+    pub timestamp: String,
+    /// deposit, withdrawal, transfer, payment, fee, interest.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub direction: String,
+    pub amount: f64,
+    pub currency: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// ACH, Wire, Card, ATM, Internal.
+    pub method: String,
+    /// pending, posted, reversed.
+    pub status: String,
+    #[serde(default)]
+    pub merchant: Option<MerchantInfo>,
+    #[serde(default)]
+    pub related_transaction_id: Option<String>,
+    #[serde(default)]
+    pub exchange: Option<ExchangeInfo>,
+    #[serde(default)]
+    pub fees: Vec<TransactionFee>,
+    #[serde(default)]
+    pub hold: Option<TransactionHold>,
+    #[serde(default)]
+    pub balance_after: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Collateral {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub description: String,
+    pub value_amount: f64,
+    pub value_currency: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScheduleEntry {
+    pub due_date: String,
+    pub amount: f64,
+    pub currency: String,
+    /// due, paid, late, deferred.
+    pub status: String,
+    #[serde(default)]
+    pub transaction_id: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RepaymentEntry {
+    pub transaction_id: String,
+    pub posted_at: String,
+    pub amount: f64,
+    pub currency: String,
+    pub method: String,
+    pub principal_component: f64,
+    pub interest_component: f64,
+    pub fees_component: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EscrowAccount {
+    pub account_id: String,
+    pub balance: f64,
+    pub currency: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Loan {
+    pub loan_id: String,
+    pub client_id: String,
+    pub linked_repayment_account_id: String,
+    /// mortgage, auto, personal, credit_line.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub principal: f64,
+    pub currency: String,
+    pub interest_rate_apr: f64,
+    pub amortization: String,
+    pub term_months: i64,
+    pub origination_date: String,
+    pub first_payment_date: String,
+    pub maturity_date: String,
+    pub status: String,
+    #[serde(default)]
+    pub collateral: Option<Collateral>,
+    pub payment_schedule: Vec<ScheduleEntry>,
+    pub repayment_history: Vec<RepaymentEntry>,
+    #[serde(default)]
+    pub escrow: Option<EscrowAccount>,
+}
+
+impl Loan {
+    /// The first scheduled installment still due (what a client pays next).
+    pub fn next_due(&self) -> Option<&ScheduleEntry> {
+        self.payment_schedule.iter().find(|e| e.status == "due")
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BeneficiaryName {
+    #[serde(default)]
+    pub display_name: Option<String>,
+    #[serde(default)]
+    pub first_name: Option<String>,
+    #[serde(default)]
+    pub last_name: Option<String>,
+    #[serde(default)]
+    pub business_name: Option<String>,
+}
+
+impl BeneficiaryName {
+    /// The reference's listing name: display name, else business name, else first and
+    /// last name joined, else "Unnamed Beneficiary" (empty strings count as missing).
+    pub fn listing(&self) -> String {
+        fn set(s: &Option<String>) -> Option<&str> {
+            s.as_deref().filter(|x| !x.is_empty())
+        }
+        if let Some(n) = set(&self.display_name).or(set(&self.business_name)) {
+            return n.to_string();
+        }
+        let joined: Vec<&str> = [set(&self.first_name), set(&self.last_name)]
+            .into_iter()
+            .flatten()
+            .collect();
+        if joined.is_empty() {
+            "Unnamed Beneficiary".into()
+        } else {
+            joined.join(" ")
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BankDetails {
+    pub bank_name: String,
+    pub account_number_masked: String,
+    #[serde(default)]
+    pub routing_number: Option<String>,
+    #[serde(default)]
+    pub iban: Option<String>,
+    #[serde(default)]
+    pub swift_bic: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TransferLimits {
+    pub per_transfer_limit: f64,
+    pub daily_limit: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Verification {
+    /// pending, verified, failed.
+    pub status: String,
+    /// micro_deposits, document, instant.
+    pub method: String,
+    #[serde(default)]
+    pub verified_at: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Beneficiary {
+    pub beneficiary_id: String,
+    pub client_id: String,
+    pub name: BeneficiaryName,
+    /// individual, business.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub bank_details: BankDetails,
+    pub address: BankAddress,
+    pub allowed_from_account_ids: Vec<String>,
+    pub transfer_limits: TransferLimits,
+    pub verification: Verification,
+    /// active, suspended, revoked.
+    pub status: String,
+    pub created_at: String,
+    #[serde(default)]
+    pub notes: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Client {
+    pub client_id: String,
+    pub name: ClientName,
+    pub contact: ClientContact,
+    pub address: BankAddress,
+    pub accounts: PyDict<Account>,
+    pub cards: PyDict<Card>,
+    pub loan_ids: Vec<String>,
+    pub beneficiary_ids: Vec<String>,
+    pub created_at: String,
+    pub kyc: KycInfo,
+}
+
+/// The whole bank state.
+#[derive(Clone)]
+pub struct BankDb {
+    pub clients: Table<Client>,
+    pub transactions: Table<Transaction>,
+    pub loans: Table<Loan>,
+    pub beneficiaries: Table<Beneficiary>,
+    /// Client ids in the order the reference scans them (`db.json` order; id order for a
+    /// generated database). No tool adds or removes a client.
+    client_order: Arc<Vec<String>>,
+    /// Transaction ids in `db.json` order as loaded, then those added since, in order.
+    tx_order: Arc<Vec<String>>,
+    added: Vec<String>,
+    /// Account and card id -> the first client (in scanning order) holding it. No tool adds,
+    /// removes or moves an account or a card, so lookups read this instead of scanning.
+    holders: Arc<BTreeMap<String, String>>,
+}
+
+impl BankDb {
+    pub fn new(
+        clients: BTreeMap<String, Client>,
+        transactions: BTreeMap<String, Transaction>,
+        loans: BTreeMap<String, Loan>,
+        beneficiaries: BTreeMap<String, Beneficiary>,
+    ) -> Self {
+        let client_order: Vec<String> = clients.keys().cloned().collect();
+        let tx_order: Vec<String> = transactions.keys().cloned().collect();
+        let mut db = BankDb {
+            clients: Table::new("clients", clients),
+            transactions: Table::new("transactions", transactions),
+            loans: Table::new("loans", loans),
+            beneficiaries: Table::new("beneficiaries", beneficiaries),
+            client_order: Arc::new(client_order),
+            tx_order: Arc::new(tx_order),
+            added: Vec::new(),
+            holders: Arc::default(),
+        };
+        db.index();
+        db
+    }
+
+    fn index(&mut self) {
+        let mut holders = BTreeMap::new();
+        for c in self.clients_in_order() {
+            for id in c.accounts.keys().chain(c.cards.keys()) {
+                holders
+                    .entry(id.to_string())
+                    .or_insert_with(|| c.client_id.clone());
+            }
+        }
+        self.holders = Arc::new(holders);
+    }
+
+    /// Clients in the reference's scanning order.
+    pub fn clients_in_order(&self) -> impl Iterator<Item = &Client> {
+        self.client_order
+            .iter()
+            .filter_map(|id| self.clients.get(id))
+    }
+
+    /// Transactions in the reference's dict order (loaded, then added).
+    pub fn transactions_in_order(&self) -> impl Iterator<Item = &Transaction> {
+        self.tx_order
+            .iter()
+            .chain(&self.added)
+            .filter_map(|id| self.transactions.get(id))
+    }
+
+    /// Store a new transaction (appended to the scanning order).
+    pub fn add_transaction(&mut self, tx: Transaction) {
+        let id = tx.transaction_id.clone();
+        if !self.transactions.contains(&id) {
+            self.added.push(id.clone());
+        }
+        self.transactions.insert(id, tx);
+    }
+
+    /// The client holding an account or card id (the first in scanning order).
+    pub fn holder_of(&self, id: &str) -> Option<&Client> {
+        self.holders.get(id).and_then(|c| self.clients.get(c))
+    }
+
+    /// Read the reference's tables (`db.json` top-level keys). Clients and transactions keep
+    /// the order the file at `origin` lists them in, when it is readable.
+    pub fn import(tables: &BTreeMap<String, Value>, origin: &Path) -> Result<Self, DomainError> {
+        let clients: BTreeMap<String, Client> = tau2::parse_table(tables, "clients", origin)?;
+        let transactions: BTreeMap<String, Transaction> =
+            tau2::parse_table(tables, "transactions", origin)?;
+        let loans: BTreeMap<String, Loan> = tau2::parse_table(tables, "loans", origin)?;
+        let beneficiaries: BTreeMap<String, Beneficiary> =
+            tau2::parse_table(tables, "beneficiaries", origin)?;
+        let order = tau2::document_order(origin);
+        let client_order =
+            tau2::in_document_order(clients.keys().map(String::as_str), order.get("clients"));
+        let tx_order = tau2::in_document_order(
+            transactions.keys().map(String::as_str),
+            order.get("transactions"),
+        );
+        let mut db = BankDb::new(clients, transactions, loans, beneficiaries);
+        db.client_order = Arc::new(client_order);
+        db.tx_order = Arc::new(tx_order);
+        db.index();
+        Ok(db)
+    }
+}
+
+impl Database for BankDb {
+    fn tools() -> &'static [Tool<Self>] {
+        super::tools::all()
+    }
+
+    fn state_hash(&self) -> StateHash {
+        self.clients
+            .state_hash()
+            .combine(self.transactions.state_hash())
+            .combine(self.loans.state_hash())
+            .combine(self.beneficiaries.state_hash())
+    }
+
+    fn tables(&self) -> Vec<(&'static str, Vec<(String, Value)>)> {
+        vec![
+            ("clients", self.clients.to_json_rows()),
+            ("transactions", self.transactions.to_json_rows()),
+            ("loans", self.loans.to_json_rows()),
+            ("beneficiaries", self.beneficiaries.to_json_rows()),
+        ]
+    }
+
+    /// The tables as `db.json`'s top-level keys, rows in `model_dump()` form.
+    fn to_tau_bench(&self) -> BTreeMap<String, Value> {
+        tau2::export_tables(Database::tables(self))
+    }
+
+    /// Clients with at least one account (every request is about one of their entities).
+    fn customers(&self) -> Vec<String> {
+        self.clients
+            .iter()
+            .filter(|(_, c)| !c.accounts.is_empty())
+            .map(|(id, _)| id.to_string())
+            .collect()
+    }
+
+    fn propose_calls(
+        &self,
+        tool: &str,
+        ctx: &GroundingContext,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<Value> {
+        super::ground::propose_calls(self, tool, ctx, rng)
+    }
+
+    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
+        super::ground::observe(tool, args, output, ctx)
+    }
+
+    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation> {
+        crate::domain::kit::policy::check_rules(&super::policy::RULES, self, tool, args)
+    }
+
+    fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
+        super::hooks::user_facts(self, user_id)
+    }
+
+    fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String> {
+        super::hooks::describe_request(self, tool, args, output)
+    }
+
+    fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String> {
+        super::hooks::internal_ids(tool, args)
+    }
+
+    fn required_outputs(&self, tool: &str, args: &Value, output: &str) -> Vec<String> {
+        super::hooks::required_outputs(tool, args, output)
+    }
+
+    fn customer_records(&self, user_id: &str) -> Vec<String> {
+        super::hooks::customer_records(self, user_id)
+    }
+}

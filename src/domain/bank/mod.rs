@@ -1,0 +1,71 @@
+//! The bank domain: clients with their accounts and cards (nested as the reference nests
+//! them), transactions, loans and beneficiaries, with the nineteen tools of ToolOrchestra's
+//! tau2-style bank environment (same names, arguments, result shapes and error strings),
+//! its generic `calculate` and `transfer_to_human_agents`, and the kit's `think` (22 tools:
+//! 13 read, 9 write, the paper's split), and the policy in `policies/bank.md`.
+//!
+//! Code map:
+//! - `db.rs`: the typed rows (pydantic field order, `model_dump()` form), the `BankDb`
+//!   tables with the reference's scanning order, import of `db.json` and the `Database`
+//!   glue.
+//! - `tools.rs`: tool specs and behaviour; transaction ids; the simulation clock.
+//! - `generate.rs`: the evaluation database (297 clients / 297 loans / 297 beneficiaries /
+//!   297 transactions, the reference's scale) and the training database (1,000 / 768 / 951
+//!   / 1,000, the paper's), from `vocabulary.toml`.
+//! - `ground.rs`: grounding proposals (loan payments of exactly the installment due) and id
+//!   learning.
+//! - `policy.rs`: the machine-checkable policy rules, as named kit rows per write tool.
+//! - `hooks.rs` + `requests.toml`: user facts, request sentences, internal ids, required
+//!   outputs and the records an agent can look up.
+//!
+//! The reference stamps `datetime.utcnow()`; every stamp here is the simulation clock's
+//! ([`CLOCK`], 2025-10-20T09:00:00Z), so replays and state hashes are deterministic.
+//!
+//! Architecture invariant: knows nothing about stages, artifacts, LLMs or the CLI.
+
+pub mod db;
+pub mod generate;
+mod ground;
+mod hooks;
+mod policy;
+mod tools;
+
+#[cfg(test)]
+mod tests;
+
+pub use db::BankDb;
+pub use tools::CLOCK;
+
+use super::{Database, Domain, DomainError, Environment, Split, ToolSpec};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub struct Bank;
+
+impl Domain for Bank {
+    fn name(&self) -> &'static str {
+        "bank"
+    }
+
+    fn tool_specs(&self) -> Vec<&'static ToolSpec> {
+        BankDb::tools().iter().map(|t| &t.spec).collect()
+    }
+
+    /// The paper gives the ToolOrchestra domains a training database of their own.
+    fn separate_train_db(&self) -> bool {
+        true
+    }
+
+    fn generate(&self, seed: u64, split: Split) -> Box<dyn Environment> {
+        Box::new(generate::generate(seed, split))
+    }
+
+    fn import_tables(
+        &self,
+        tables: BTreeMap<String, Value>,
+        origin: &Path,
+    ) -> Result<Box<dyn Environment>, DomainError> {
+        Ok(Box::new(BankDb::import(&tables, origin)?))
+    }
+}
