@@ -17,10 +17,7 @@
 //! `tools.rs`, grounding in `ground.rs`, refinement hooks in `hooks.rs`.
 
 use crate::domain::kit::tau2;
-use crate::domain::{
-    Database, DomainError, GroundingContext, PolicyViolation, StateHash, Table, Tool, UserFact,
-};
-use rand_chacha::ChaCha8Rng;
+use crate::domain::{Database, DomainError, Table};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -273,29 +270,7 @@ impl BasketballDb {
 }
 
 impl Database for BasketballDb {
-    fn tools() -> &'static [Tool<Self>] {
-        super::tools::all()
-    }
-
-    fn state_hash(&self) -> StateHash {
-        self.clubs
-            .state_hash()
-            .combine(self.players.state_hash())
-            .combine(self.games.state_hash())
-    }
-
-    fn tables(&self) -> Vec<(&'static str, Vec<(String, Value)>)> {
-        vec![
-            ("clubs", self.clubs.to_json_rows()),
-            ("players", self.players.to_json_rows()),
-            ("games", self.games.to_json_rows()),
-        ]
-    }
-
-    /// The tables as `db.json`'s top-level keys, rows in `model_dump()` form.
-    fn to_tau_bench(&self) -> BTreeMap<String, Value> {
-        tau2::export_tables(Database::tables(self))
-    }
+    crate::domain::kit::glue::tau2_database!(tables: [clubs, players, games], required_outputs);
 
     /// Players (the people the policy authenticates) who are on a club's roster: every
     /// write a task asks for concerns such a player, their club or its games.
@@ -310,42 +285,5 @@ impl Database for BasketballDb {
             .filter(|id| rostered.contains(id))
             .map(str::to_string)
             .collect()
-    }
-
-    fn propose_calls(
-        &self,
-        tool: &str,
-        ctx: &GroundingContext,
-        rng: &mut ChaCha8Rng,
-    ) -> Vec<Value> {
-        super::ground::propose_calls(self, tool, ctx, rng)
-    }
-
-    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
-        super::ground::observe(tool, args, output, ctx)
-    }
-
-    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation> {
-        crate::domain::kit::policy::check_rules(&super::policy::RULES, self, tool, args)
-    }
-
-    fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
-        super::hooks::user_facts(self, user_id)
-    }
-
-    fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String> {
-        super::hooks::describe_request(self, tool, args, output)
-    }
-
-    fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String> {
-        super::hooks::internal_ids(tool, args)
-    }
-
-    fn required_outputs(&self, tool: &str, args: &Value, output: &str) -> Vec<String> {
-        super::hooks::required_outputs(tool, args, output)
-    }
-
-    fn customer_records(&self, user_id: &str) -> Vec<String> {
-        super::hooks::customer_records(self, user_id)
     }
 }

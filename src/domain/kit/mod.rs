@@ -35,6 +35,7 @@ pub mod calc;
 pub mod clock;
 pub mod facts;
 pub mod generic;
+pub mod glue;
 pub mod ids;
 pub mod policy;
 pub mod propose;

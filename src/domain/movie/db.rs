@@ -14,10 +14,7 @@
 
 use crate::domain::kit::python::PyDict;
 use crate::domain::kit::tau2;
-use crate::domain::{
-    Database, DomainError, GroundingContext, PolicyViolation, StateHash, Table, Tool, UserFact,
-};
-use rand_chacha::ChaCha8Rng;
+use crate::domain::{Database, DomainError, Table};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -381,28 +378,7 @@ impl MovieDb {
 }
 
 impl Database for MovieDb {
-    fn tools() -> &'static [Tool<Self>] {
-        super::tools::all()
-    }
-
-    fn state_hash(&self) -> StateHash {
-        self.movies
-            .state_hash()
-            .combine(self.theaters.state_hash())
-            .combine(self.bookings.state_hash())
-    }
-
-    fn tables(&self) -> Vec<(&'static str, Vec<(String, Value)>)> {
-        vec![
-            ("movies", self.movies.to_json_rows()),
-            ("theaters", self.theaters.to_json_rows()),
-            ("bookings", self.bookings.to_json_rows()),
-        ]
-    }
-
-    fn to_tau_bench(&self) -> BTreeMap<String, Value> {
-        tau2::export_tables(Database::tables(self))
-    }
+    crate::domain::kit::glue::tau2_database!(tables: [movies, theaters, bookings]);
 
     /// The people named on bookings, by email (lower case), in order.
     fn customers(&self) -> Vec<String> {
@@ -414,38 +390,5 @@ impl Database for MovieDb {
         out.sort();
         out.dedup();
         out
-    }
-
-    fn propose_calls(
-        &self,
-        tool: &str,
-        ctx: &GroundingContext,
-        rng: &mut ChaCha8Rng,
-    ) -> Vec<Value> {
-        super::ground::propose_calls(self, tool, ctx, rng)
-    }
-
-    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
-        super::ground::observe(tool, args, output, ctx)
-    }
-
-    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation> {
-        crate::domain::kit::policy::check_rules(&super::policy::RULES, self, tool, args)
-    }
-
-    fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
-        super::hooks::user_facts(self, user_id)
-    }
-
-    fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String> {
-        super::hooks::describe_request(self, tool, args, output)
-    }
-
-    fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String> {
-        super::hooks::internal_ids(tool, args)
-    }
-
-    fn customer_records(&self, user_id: &str) -> Vec<String> {
-        super::hooks::customer_records(self, user_id)
     }
 }

@@ -13,10 +13,7 @@
 //! `tools.rs`, grounding in `ground.rs`, refinement hooks in `hooks.rs`.
 
 use crate::domain::kit::tau2;
-use crate::domain::{
-    Database, DomainError, GroundingContext, PolicyViolation, StateHash, Table, Tool, UserFact,
-};
-use rand_chacha::ChaCha8Rng;
+use crate::domain::{Database, DomainError, Table};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -510,68 +507,9 @@ impl SchoolDb {
 }
 
 impl Database for SchoolDb {
-    fn tools() -> &'static [Tool<Self>] {
-        super::tools::all()
-    }
-
-    fn state_hash(&self) -> StateHash {
-        self.courses
-            .state_hash()
-            .combine(self.students.state_hash())
-            .combine(self.registrations.state_hash())
-    }
-
-    fn tables(&self) -> Vec<(&'static str, Vec<(String, Value)>)> {
-        vec![
-            ("courses", self.courses.to_json_rows()),
-            ("students", self.students.to_json_rows()),
-            ("registrations", self.registrations.to_json_rows()),
-        ]
-    }
-
-    /// The tables as `db.json`'s top-level keys, rows in `model_dump()` form.
-    fn to_tau_bench(&self) -> BTreeMap<String, Value> {
-        tau2::export_tables(Database::tables(self))
-    }
+    crate::domain::kit::glue::tau2_database!(tables: [courses, students, registrations], required_outputs);
 
     fn customers(&self) -> Vec<String> {
         self.students.keys().map(str::to_string).collect()
-    }
-
-    fn propose_calls(
-        &self,
-        tool: &str,
-        ctx: &GroundingContext,
-        rng: &mut ChaCha8Rng,
-    ) -> Vec<Value> {
-        super::ground::propose_calls(self, tool, ctx, rng)
-    }
-
-    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
-        super::ground::observe(tool, args, output, ctx)
-    }
-
-    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation> {
-        crate::domain::kit::policy::check_rules(super::policy::RULES, self, tool, args)
-    }
-
-    fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
-        super::hooks::user_facts(self, user_id)
-    }
-
-    fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String> {
-        super::hooks::describe_request(self, tool, args, output)
-    }
-
-    fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String> {
-        super::hooks::internal_ids(tool, args)
-    }
-
-    fn required_outputs(&self, tool: &str, args: &Value, output: &str) -> Vec<String> {
-        super::hooks::required_outputs(tool, args, output)
-    }
-
-    fn customer_records(&self, user_id: &str) -> Vec<String> {
-        super::hooks::customer_records(self, user_id)
     }
 }
