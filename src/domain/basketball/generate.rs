@@ -29,6 +29,7 @@ use super::db::{
 };
 use crate::domain::Split;
 use crate::domain::kit::clock::{civil_from_days, days_from_civil};
+use crate::domain::kit::draw::{pick, weighted};
 use crate::seed::derive_rng;
 use rand::RngExt;
 use rand::seq::SliceRandom;
@@ -85,23 +86,6 @@ struct Vocabulary {
 /// tests catch, so this never panics at run time.
 static VOCABULARY: LazyLock<Vocabulary> =
     LazyLock::new(|| toml::from_str(include_str!("vocabulary.toml")).unwrap_or_default());
-
-fn pick<'a, T>(rng: &mut ChaCha8Rng, items: &'a [T]) -> &'a T {
-    &items[rng.random_range(0..items.len())]
-}
-
-/// One of `choices` with probability proportional to its weight.
-fn weighted<'a, T>(rng: &mut ChaCha8Rng, choices: &'a [(T, u32)]) -> &'a T {
-    let total: u32 = choices.iter().map(|(_, w)| w).sum();
-    let mut r = rng.random_range(0..total.max(1));
-    for (value, w) in choices {
-        if r < *w {
-            return value;
-        }
-        r -= w;
-    }
-    &choices[0].0
-}
 
 const ALPHANUMERIC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 
@@ -307,7 +291,7 @@ fn generate_player(
     };
     let address = random_address(rng, home);
     let player_id = fresh_id(rng, used);
-    let count = *weighted(rng, &[(1usize, 90), (0, 3), (2, 4), (3, 3)]);
+    let count = weighted(rng, &[(1usize, 90), (0, 3), (2, 4), (3, 3)]);
     let mut contracts = BTreeMap::new();
     for k in 0..count {
         let id = fresh_id(rng, used);
@@ -493,7 +477,7 @@ fn play(rng: &mut ChaCha8Rng, g: &mut Game, sides: &[(&str, Vec<&Player>); 2], q
         for p in lineup {
             let count = rng.random_range(1..=quarters + 1);
             for _ in 0..count {
-                let kind = *weighted(
+                let kind = weighted(
                     rng,
                     &[("2PT", 1030), ("3PT", 678), ("FT", 472), ("1PT", 17)],
                 );

@@ -33,6 +33,7 @@
 
 pub mod calc;
 pub mod clock;
+pub mod draw;
 pub mod facts;
 pub mod generic;
 pub mod glue;

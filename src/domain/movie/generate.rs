@@ -31,6 +31,7 @@ use super::db::{
 use super::tools::{ConcessionSpec, SeatSpec, quote};
 use crate::domain::Split;
 use crate::domain::kit::calc::py_round;
+use crate::domain::kit::draw::{pick, weighted};
 use crate::domain::kit::python::PyDict;
 use crate::domain::kit::tau2::{day_of, short_date};
 use crate::seed::derive_rng;
@@ -115,22 +116,6 @@ pub fn generate(seed: u64, split: Split) -> MovieDb {
         Split::Eval => generate_at(seed, "eval", EVAL_SCALE, false),
         Split::Train => generate_at(seed, "train", TRAIN_SCALE, true),
     }
-}
-
-fn weighted<T: Copy>(rng: &mut ChaCha8Rng, choices: &[(T, u32)]) -> T {
-    let total: u32 = choices.iter().map(|(_, w)| w).sum();
-    let mut r = rng.random_range(0..total.max(1));
-    for (value, w) in choices {
-        if r < *w {
-            return *value;
-        }
-        r -= w;
-    }
-    choices[0].0
-}
-
-fn pick<'a, T>(rng: &mut ChaCha8Rng, items: &'a [T]) -> &'a T {
-    &items[rng.random_range(0..items.len())]
 }
 
 fn span(rng: &mut ChaCha8Rng, (lo, hi): (usize, usize)) -> usize {

@@ -30,6 +30,7 @@ use super::db::{
 };
 use crate::domain::Split;
 use crate::domain::kit::calc::py_round;
+use crate::domain::kit::draw::{pick, weighted};
 use crate::domain::kit::text::capitalize;
 use crate::seed::derive_rng;
 use rand::RngExt;
@@ -83,23 +84,6 @@ struct Vocabulary {
 /// tests catch, so this never panics at run time.
 static VOCABULARY: LazyLock<Vocabulary> =
     LazyLock::new(|| toml::from_str(include_str!("vocabulary.toml")).unwrap_or_default());
-
-fn pick<'a, T>(rng: &mut ChaCha8Rng, items: &'a [T]) -> &'a T {
-    &items[rng.random_range(0..items.len())]
-}
-
-/// One of `choices` with probability proportional to its weight.
-fn weighted<T: Copy>(rng: &mut ChaCha8Rng, choices: &[(T, u32)]) -> T {
-    let total: u32 = choices.iter().map(|(_, w)| w).sum();
-    let mut r = rng.random_range(0..total.max(1));
-    for (value, w) in choices {
-        if r < *w {
-            return *value;
-        }
-        r -= w;
-    }
-    choices[0].0
-}
 
 const ALPHANUMERIC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 

@@ -31,6 +31,7 @@ use super::db::{
 };
 use super::tools::package_total;
 use crate::domain::Split;
+use crate::domain::kit::draw::{pick, weighted};
 use crate::domain::kit::python::PyDict;
 use crate::domain::kit::tau2::{day_of, parse_short_date, short_date};
 use crate::seed::derive_rng;
@@ -127,22 +128,6 @@ pub fn add_on_catalogue() -> Vec<AddOn> {
 /// Room types a booking can take.
 pub fn room_types() -> &'static [String] {
     &VOCABULARY.room_types
-}
-
-fn pick<'a, T>(rng: &mut ChaCha8Rng, items: &'a [T]) -> &'a T {
-    &items[rng.random_range(0..items.len())]
-}
-
-fn weighted<T: Clone>(rng: &mut ChaCha8Rng, choices: &[(T, u32)]) -> T {
-    let total: u32 = choices.iter().map(|(_, w)| w).sum();
-    let mut r = rng.random_range(0..total.max(1));
-    for (value, w) in choices {
-        if r < *w {
-            return value.clone();
-        }
-        r -= w;
-    }
-    choices[0].0.clone()
 }
 
 /// `k` distinct items of `items` in a seeded order.
