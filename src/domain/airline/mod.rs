@@ -31,34 +31,14 @@ mod tests;
 pub use db::AirlineDb;
 
 use super::kit::policy::check_rules;
-use super::{
-    Database, Domain, DomainError, Environment, GroundingContext, PolicyViolation, Split,
-    StateHash, Tool, ToolSpec, UserFact,
-};
+use super::{Database, GroundingContext, PolicyViolation, StateHash, Tool, UserFact};
 use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::Path;
 
 pub struct Airline;
 
-impl Domain for Airline {
-    fn name(&self) -> &'static str {
-        "airline"
-    }
-
-    fn tool_specs(&self) -> Vec<&'static ToolSpec> {
-        tools::all_tools().iter().map(|t| &t.spec).collect()
-    }
-
-    fn generate(&self, seed: u64, _split: Split) -> Box<dyn Environment> {
-        Box::new(generate::generate(seed))
-    }
-
-    fn import_tau_bench(&self, dir: &Path) -> Result<Box<dyn Environment>, DomainError> {
-        Ok(Box::new(tau_bench::import(dir)?))
-    }
-}
+crate::domain::kit::glue::tau_bench_domain!(Airline, "airline", AirlineDb, import: tau_bench::import);
 
 impl Database for AirlineDb {
     fn tools() -> &'static [Tool<Self>] {

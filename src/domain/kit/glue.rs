@@ -1,5 +1,7 @@
-//! The `Database` methods every ToolOrchestra-style domain writes the same way, as one macro
-//! used inside the domain's `impl Database`:
+//! The `Domain` impl every domain writes the same way ([`tau2_domain!`],
+//! [`tau_bench_domain!`], one line in the domain's `mod.rs`) and the `Database` methods
+//! every ToolOrchestra-style domain writes the same way, as one macro used inside the
+//! domain's `impl Database`:
 //!
 //! ```ignore
 //! impl Database for TravelDb {
@@ -19,26 +21,8 @@
 
 /// See the module documentation.
 macro_rules! tau2_database {
-    (tables: [$first:ident $(, $rest:ident)* $(,)?] $(, $option:ident)* $(,)?) => {
-        fn tools() -> &'static [$crate::domain::Tool<Self>] {
-            super::tools::all()
-        }
-
-        fn state_hash(&self) -> $crate::domain::StateHash {
-            self.$first.state_hash()$(.combine(self.$rest.state_hash()))*
-        }
-
-        fn tables(&self) -> Vec<(&'static str, Vec<(String, serde_json::Value)>)> {
-            vec![
-                (stringify!($first), self.$first.to_json_rows()),
-                $((stringify!($rest), self.$rest.to_json_rows()),)*
-            ]
-        }
-
-        /// The tables as `db.json`'s top-level keys, rows in `model_dump()` form.
-        fn to_tau_bench(&self) -> std::collections::BTreeMap<String, serde_json::Value> {
-            $crate::domain::kit::tau2::export_tables($crate::domain::Database::tables(self))
-        }
+    (tables: [$($table:ident),+ $(,)?] $(, $option:ident)* $(,)?) => {
+        $crate::domain::kit::glue::database_tables!($($table: $table),+);
 
         fn propose_calls(
             &self,
@@ -103,3 +87,124 @@ macro_rules! tau2_database {
 }
 
 pub(crate) use tau2_database;
+
+/// The table half of the `Database` glue, inside the domain's `impl Database` in its
+/// `db.rs`: `kit::glue::database_tables!(customers: customers, support_tickets: tickets)`
+/// lists each table under its exported name with the `Table` field holding it, in order.
+/// It writes the tool table (`super::tools::all()`), the state hash and the table listing
+/// over those fields, and the export (each table as an object keyed by row id, as
+/// [`super::tau2::export_tables`] writes it).
+macro_rules! database_tables {
+    ($($name:ident: $field:ident),+ $(,)?) => {
+        fn tools() -> &'static [$crate::domain::Tool<Self>] {
+            super::tools::all()
+        }
+
+        fn state_hash(&self) -> $crate::domain::StateHash {
+            $crate::domain::StateHash::default()$(.combine(self.$field.state_hash()))+
+        }
+
+        fn tables(&self) -> Vec<(&'static str, Vec<(String, serde_json::Value)>)> {
+            vec![$((stringify!($name), self.$field.to_json_rows())),+]
+        }
+
+        /// The tables as the reference's top-level keys (`db.json` keys or data files).
+        fn to_tau_bench(&self) -> std::collections::BTreeMap<String, serde_json::Value> {
+            $crate::domain::kit::tau2::export_tables($crate::domain::Database::tables(self))
+        }
+    };
+}
+
+pub(crate) use database_tables;
+
+/// The `Domain` impl of a ToolOrchestra-style domain, in its `mod.rs`:
+/// `kit::glue::tau2_domain!(School, "school", SchoolDb);`. The tool specs are the
+/// database's tools'; the paper gives these domains a training database of their own
+/// (`separate_train_db`), drawn by `generate::generate(seed, split)`; a reference `db.json`
+/// is read by `SchoolDb::import(&tables, origin)`.
+macro_rules! tau2_domain {
+    ($domain:ident, $name:literal, $db:ty) => {
+        impl $crate::domain::Domain for $domain {
+            fn name(&self) -> &'static str {
+                $name
+            }
+
+            fn tool_specs(&self) -> Vec<&'static $crate::domain::ToolSpec> {
+                <$db as $crate::domain::Database>::tools()
+                    .iter()
+                    .map(|t| &t.spec)
+                    .collect()
+            }
+
+            /// The paper gives the ToolOrchestra domains a training database of their own.
+            fn separate_train_db(&self) -> bool {
+                true
+            }
+
+            fn generate(
+                &self,
+                seed: u64,
+                split: $crate::domain::Split,
+            ) -> Box<dyn $crate::domain::Environment> {
+                Box::new(generate::generate(seed, split))
+            }
+
+            fn import_tables(
+                &self,
+                tables: std::collections::BTreeMap<String, serde_json::Value>,
+                origin: &std::path::Path,
+            ) -> Result<Box<dyn $crate::domain::Environment>, $crate::domain::DomainError> {
+                Ok(Box::new(<$db>::import(&tables, origin)?))
+            }
+        }
+    };
+}
+
+pub(crate) use tau2_domain;
+
+/// The `Domain` impl of a tau-bench-style domain (airline, retail, telecom, telehealth), in
+/// its `mod.rs`: `kit::glue::tau_bench_domain!(Telecom, "telecom", TelecomDb, import:
+/// db::import);`. The tool specs are the database's tools'; one database serves every
+/// split, as the references keep one for their test and train tasks, drawn by
+/// `generate::generate(seed)`; a reference data directory is read by the `import`
+/// function. `rulesets: <expr>` declares [`crate::domain::Domain::rulesets`].
+macro_rules! tau_bench_domain {
+    ($domain:ident, $name:literal, $db:ty, import: $import:path $(, rulesets: $rulesets:expr)? $(,)?) => {
+        impl $crate::domain::Domain for $domain {
+            fn name(&self) -> &'static str {
+                $name
+            }
+
+            fn tool_specs(&self) -> Vec<&'static $crate::domain::ToolSpec> {
+                <$db as $crate::domain::Database>::tools()
+                    .iter()
+                    .map(|t| &t.spec)
+                    .collect()
+            }
+
+            $(
+                fn rulesets(&self) -> &'static [$crate::domain::Ruleset] {
+                    $rulesets
+                }
+            )?
+
+            /// One database for every split, as the reference keeps one for all its tasks.
+            fn generate(
+                &self,
+                seed: u64,
+                _split: $crate::domain::Split,
+            ) -> Box<dyn $crate::domain::Environment> {
+                Box::new(generate::generate(seed))
+            }
+
+            fn import_tau_bench(
+                &self,
+                dir: &std::path::Path,
+            ) -> Result<Box<dyn $crate::domain::Environment>, $crate::domain::DomainError> {
+                Ok(Box::new($import(dir)?))
+            }
+        }
+    };
+}
+
+pub(crate) use tau_bench_domain;

@@ -32,8 +32,7 @@ mod tests;
 
 pub use db::RetailDb;
 
-use super::{Database, Domain, DomainError, Environment, Ruleset, Split, ToolSpec};
-use std::path::Path;
+use super::Ruleset;
 
 /// The simulation clock of this domain. tau-bench's retail logic has no dates, so nothing
 /// reads it today; it is fixed so any future time-dependent rule stays deterministic.
@@ -41,36 +40,16 @@ pub const SIMULATION_CLOCK: &str = "2025-03-14T10:00:00-05:00";
 
 pub struct Retail;
 
-impl Domain for Retail {
-    fn name(&self) -> &'static str {
-        "retail"
-    }
-
-    fn tool_specs(&self) -> Vec<&'static ToolSpec> {
-        RetailDb::tools().iter().map(|t| &t.spec).collect()
-    }
-
-    /// The order lifecycle: the authors' harness first (the default), tau-bench's second
-    /// (its own task files need it). Names are [`db::Lifecycle::name`].
-    fn rulesets(&self) -> &'static [Ruleset] {
-        &[
-            Ruleset {
-                name: "tau-emotion-bench",
-                description: "modifying items keeps an order pending; returns and exchanges accept any 'delivered...' status",
-            },
-            Ruleset {
-                name: "tau-bench",
-                description: "modifying items is final ('pending (item modified)'); returns and exchanges need 'delivered'",
-            },
-        ]
-    }
-
-    /// One database for both splits (the paper reuses tau-bench's retail database).
-    fn generate(&self, seed: u64, _split: Split) -> Box<dyn Environment> {
-        Box::new(generate::generate(seed))
-    }
-
-    fn import_tau_bench(&self, dir: &Path) -> Result<Box<dyn Environment>, DomainError> {
-        Ok(Box::new(tau_bench::import(dir)?))
-    }
-}
+// The order lifecycle: the authors' harness first (the default), tau-bench's second (its own
+// task files need it). Names are [`db::Lifecycle::name`]. One database for both splits (the
+// paper reuses tau-bench's retail database).
+crate::domain::kit::glue::tau_bench_domain!(Retail, "retail", RetailDb, import: tau_bench::import, rulesets: &[
+    Ruleset {
+        name: "tau-emotion-bench",
+        description: "modifying items keeps an order pending; returns and exchanges accept any 'delivered...' status",
+    },
+    Ruleset {
+        name: "tau-bench",
+        description: "modifying items is final ('pending (item modified)'); returns and exchanges need 'delivered'",
+    },
+]);

@@ -399,7 +399,7 @@ fn the_state_hash_ignores_charge_line_order() {
 fn import_reports_the_file_and_row_and_export_round_trips() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tau_bench/telecom");
     let db = db::import(&dir).unwrap();
-    for (stem, value) in db.export() {
+    for (stem, value) in db.to_tau_bench() {
         let raw = std::fs::read_to_string(dir.join(format!("{stem}.json"))).unwrap();
         assert_eq!(
             value,
@@ -799,7 +799,7 @@ fn reference_gold_tasks_replay_like_the_reference() {
         std::env::var("TRACER_TELECOM_GOLD_DIR").expect("set TRACER_TELECOM_GOLD_DIR"),
     );
     let base = db::import(&dir.join("data")).unwrap();
-    let initial = Value::Object(base.export().into_iter().collect());
+    let initial = Value::Object(base.to_tau_bench().into_iter().collect());
     let mut failures = Vec::new();
     for split in ["test", "train"] {
         let calls = jsonl(&dir.join(format!("calls_{split}.jsonl")));
@@ -823,7 +823,7 @@ fn reference_gold_tasks_replay_like_the_reference() {
                     ));
                 }
             }
-            let after = Value::Object(db.export().into_iter().collect());
+            let after = Value::Object(db.to_tau_bench().into_iter().collect());
             let ours = changed_rows(&initial, &after);
             if !json_equal(&ours, &exp["changed"]) {
                 failures.push(format!(

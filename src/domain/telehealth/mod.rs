@@ -29,14 +29,10 @@ mod tests;
 pub use db::TelehealthDb;
 
 use super::kit::clock::SimClock;
-use super::{
-    Database, Domain, DomainError, Environment, GroundingContext, PolicyViolation, Split,
-    StateHash, Tool, ToolSpec, UserFact,
-};
+use super::{Database, GroundingContext, PolicyViolation, StateHash, Tool, UserFact};
 use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::Path;
 
 /// The clinic's "now": a Monday morning. Generated visits lie around it, proposals book
 /// after it, and `cancel_appointment` stamps its date where the reference reads the wall
@@ -45,24 +41,7 @@ pub const CLOCK: SimClock = SimClock::new("2025-12-01T09:00:00");
 
 pub struct Telehealth;
 
-impl Domain for Telehealth {
-    fn name(&self) -> &'static str {
-        "telehealth"
-    }
-
-    fn tool_specs(&self) -> Vec<&'static ToolSpec> {
-        TelehealthDb::tools().iter().map(|t| &t.spec).collect()
-    }
-
-    /// One database for both splits, as the reference ships one for all its task files.
-    fn generate(&self, seed: u64, _split: Split) -> Box<dyn Environment> {
-        Box::new(generate::generate(seed))
-    }
-
-    fn import_tau_bench(&self, dir: &Path) -> Result<Box<dyn Environment>, DomainError> {
-        Ok(Box::new(db::import(dir)?))
-    }
-}
+crate::domain::kit::glue::tau_bench_domain!(Telehealth, "telehealth", TelehealthDb, import: db::import);
 
 impl Database for TelehealthDb {
     fn tools() -> &'static [Tool<Self>] {

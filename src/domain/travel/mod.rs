@@ -37,36 +37,6 @@ mod tests;
 pub use db::TravelDb;
 pub use tools::CLOCK;
 
-use super::{Database, Domain, DomainError, Environment, Split, ToolSpec};
-use serde_json::Value;
-use std::collections::BTreeMap;
-use std::path::Path;
-
 pub struct Travel;
 
-impl Domain for Travel {
-    fn name(&self) -> &'static str {
-        "travel"
-    }
-
-    fn tool_specs(&self) -> Vec<&'static ToolSpec> {
-        TravelDb::tools().iter().map(|t| &t.spec).collect()
-    }
-
-    /// The paper gives the ToolOrchestra domains a training database of their own.
-    fn separate_train_db(&self) -> bool {
-        true
-    }
-
-    fn generate(&self, seed: u64, split: Split) -> Box<dyn Environment> {
-        Box::new(generate::generate(seed, split))
-    }
-
-    fn import_tables(
-        &self,
-        tables: BTreeMap<String, Value>,
-        origin: &Path,
-    ) -> Result<Box<dyn Environment>, DomainError> {
-        Ok(Box::new(TravelDb::import(&tables, origin)?))
-    }
-}
+crate::domain::kit::glue::tau2_domain!(Travel, "travel", TravelDb);
