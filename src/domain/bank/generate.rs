@@ -25,7 +25,7 @@ use super::db::{
     TransferLimits, Verification,
 };
 use crate::domain::Split;
-use crate::domain::kit::draw::{pick, weighted};
+use crate::domain::kit::draw::{UPPER_ALPHANUMERIC, code, digits_in, pick, unique_email, weighted};
 use crate::domain::kit::python::PyDict;
 use crate::seed::derive_rng;
 use rand::RngExt;
@@ -76,34 +76,16 @@ struct Vocabulary {
 static VOCABULARY: LazyLock<Vocabulary> =
     LazyLock::new(|| toml::from_str(include_str!("vocabulary.toml")).unwrap_or_default());
 
-const ID_CHARS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-
 /// A fresh id in the reference's shape: seven upper-case letters or digits and a shard
 /// digit (`03DZE1C1`).
 fn fresh_id(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> String {
     loop {
-        let mut id: String = (0..7)
-            .map(|_| char::from(ID_CHARS[rng.random_range(0..ID_CHARS.len())]))
-            .collect();
+        let mut id = code(rng, UPPER_ALPHANUMERIC, 7);
         id.push(char::from(b'1' + rng.random_range(0..9u8)));
         if used.insert(id.clone()) {
             return id;
         }
     }
-}
-
-/// `pattern` with each `#` replaced by a digit.
-fn digits_in(rng: &mut ChaCha8Rng, pattern: &str) -> String {
-    pattern
-        .chars()
-        .map(|c| {
-            if c == '#' {
-                char::from(b'0' + rng.random_range(0..10u8))
-            } else {
-                c
-            }
-        })
-        .collect()
 }
 
 /// Whole cents as a float (exact to two decimals as Python prints them).
@@ -271,12 +253,8 @@ fn generate_client(
     let first = pick(rng, &v.given_names).clone();
     let last = pick(rng, &v.family_names).clone();
     let client_id = fresh_id(rng, used);
-    let mut email = format!("{}.{}@example.{}", first, last, r.tld).to_lowercase();
-    let mut n = 2;
-    while !emails.insert(email.clone()) {
-        email = format!("{}.{}{n}@example.{}", first, last, r.tld).to_lowercase();
-        n += 1;
-    }
+    let base = format!("{first}.{last}").to_lowercase();
+    let email = unique_email(emails, &base, &format!("example.{}", r.tld).to_lowercase());
     let n_accounts = weighted(rng, &[(1usize, 57), (2, 38), (3, 5)]);
     let mut accounts = PyDict::new();
     let mut masks = BTreeSet::new();

@@ -28,8 +28,10 @@ use super::db::{
     PlayerProfile, RosterEntry, ScoringEvent,
 };
 use crate::domain::Split;
-use crate::domain::kit::clock::{civil_from_days, days_from_civil};
-use crate::domain::kit::draw::{pick, weighted};
+use crate::domain::kit::clock::{days_from_civil, format_date};
+use crate::domain::kit::draw::{
+    UPPER_ALPHANUMERIC, digits_in, fresh_code, pick, unique_email, weighted,
+};
 use crate::seed::derive_rng;
 use rand::RngExt;
 use rand::seq::SliceRandom;
@@ -87,37 +89,9 @@ struct Vocabulary {
 static VOCABULARY: LazyLock<Vocabulary> =
     LazyLock::new(|| toml::from_str(include_str!("vocabulary.toml")).unwrap_or_default());
 
-const ALPHANUMERIC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-
 /// A fresh 7-character upper-case id (the reference's shape) not yet in `used`.
 fn fresh_id(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> String {
-    loop {
-        let id: String = (0..7)
-            .map(|_| char::from(ALPHANUMERIC[rng.random_range(0..ALPHANUMERIC.len())]))
-            .collect();
-        if used.insert(id.clone()) {
-            return id;
-        }
-    }
-}
-
-/// `pattern` with each `#` replaced by a digit.
-fn digits_in(rng: &mut ChaCha8Rng, pattern: &str) -> String {
-    pattern
-        .chars()
-        .map(|c| {
-            if c == '#' {
-                char::from(b'0' + rng.random_range(0..10u8))
-            } else {
-                c
-            }
-        })
-        .collect()
-}
-
-fn iso(day: i64) -> String {
-    let (y, m, d) = civil_from_days(day);
-    format!("{y:04}-{m:02}-{d:02}")
+    fresh_code(rng, used, UPPER_ALPHANUMERIC, 7)
 }
 
 /// A street address in a vocabulary city (or the given one).
@@ -277,12 +251,7 @@ fn generate_player(
         pick(rng, &v.email_domains).clone()
     };
     let base = format!("{}.{}", first.to_lowercase(), last.to_lowercase()).replace(' ', "");
-    let mut email = format!("{base}@{domain}");
-    let mut n = 2;
-    while !emails.insert(email.clone()) {
-        email = format!("{base}{n}@{domain}");
-        n += 1;
-    }
+    let email = unique_email(emails, &base, &domain);
     // Most players live in their club's city; some elsewhere.
     let home = if rng.random_range(0..10) < 7 {
         place
@@ -417,7 +386,7 @@ fn generate_games(
         let mut g = Game {
             game_id,
             season: season.into(),
-            date: iso(day),
+            date: format_date(day),
             status: status.into(),
             venue: home.arena.address.clone(),
             clubs: GameClubs {

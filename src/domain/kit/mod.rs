@@ -21,6 +21,9 @@
 //! - [`strptime`]: Python's `datetime.strptime` for the numeric date formats reference
 //!   tools parse (what they accept and refuse).
 //! - [`generic`]: the generic tools (`think`, `transfer_to_human_agents`, `calculate`).
+//! - [`draw`]: seeded draws for generators (uniform, weighted, codes, digits, unique
+//!   emails).
+//! - [`glue`]: the `Domain` impl and the `Database` glue as one-line macros.
 //! - [`tau2`]: what the ToolOrchestra tau2-style domains share (`db.json` tables in
 //!   `model_dump()` form, `YY-MM-DD` dates, Python's `int()`, saved payment methods).
 //! - [`tau2_generic`]: the generic tools in tau2's wording (`calculate`'s refusal).

@@ -31,7 +31,7 @@ use super::db::{
 use super::tools::{ConcessionSpec, SeatSpec, quote};
 use crate::domain::Split;
 use crate::domain::kit::calc::py_round;
-use crate::domain::kit::draw::{pick, weighted};
+use crate::domain::kit::draw::{self, UPPER_ALPHANUMERIC, digits, pick, unique_email, weighted};
 use crate::domain::kit::python::PyDict;
 use crate::domain::kit::tau2::{day_of, short_date};
 use crate::seed::derive_rng;
@@ -122,25 +122,14 @@ fn span(rng: &mut ChaCha8Rng, (lo, hi): (usize, usize)) -> usize {
     rng.random_range(lo..=hi)
 }
 
-const CODE: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-
 /// A fresh random 7-character code (unique across the database) with `suffix`.
 fn code(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>, suffix: &str) -> String {
     loop {
-        let c: String = (0..7)
-            .map(|_| CODE[rng.random_range(0..CODE.len())] as char)
-            .collect();
-        let id = format!("{c}{suffix}");
+        let id = format!("{}{suffix}", draw::code(rng, UPPER_ALPHANUMERIC, 7));
         if used.insert(id.clone()) {
             return id;
         }
     }
-}
-
-fn digits(rng: &mut ChaCha8Rng, n: usize) -> String {
-    (0..n)
-        .map(|_| char::from(b'0' + rng.random_range(0..10u8)))
-        .collect()
 }
 
 fn person(rng: &mut ChaCha8Rng) -> String {
@@ -409,12 +398,7 @@ fn generate_customers(
         let last = pick(rng, &v.family_names).clone();
         let base = format!("{}.{}", first.to_lowercase(), last.to_lowercase());
         let domain = pick(rng, &v.email_domains);
-        let mut email = format!("{base}@{domain}");
-        let mut k = 2;
-        while !emails.insert(email.clone()) {
-            email = format!("{base}{k}@{domain}");
-            k += 1;
-        }
+        let email = unique_email(&mut emails, &base, domain);
         out.push(Customer {
             name: CustomerName {
                 first_name: first,

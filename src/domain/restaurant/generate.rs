@@ -30,7 +30,7 @@ use super::db::{
 };
 use crate::domain::Split;
 use crate::domain::kit::calc::py_round;
-use crate::domain::kit::draw::{pick, weighted};
+use crate::domain::kit::draw::{digits_in, fresh_code, pick, weighted};
 use crate::domain::kit::text::capitalize;
 use crate::seed::derive_rng;
 use rand::RngExt;
@@ -89,28 +89,7 @@ const ALPHANUMERIC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 
 /// A fresh 7-character mixed-case id (the reference's shape) not yet in `used`.
 fn fresh_id(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> String {
-    loop {
-        let id: String = (0..7)
-            .map(|_| char::from(ALPHANUMERIC[rng.random_range(0..ALPHANUMERIC.len())]))
-            .collect();
-        if used.insert(id.clone()) {
-            return id;
-        }
-    }
-}
-
-/// `pattern` with each `#` replaced by a digit.
-fn digits_in(rng: &mut ChaCha8Rng, pattern: &str) -> String {
-    pattern
-        .chars()
-        .map(|c| {
-            if c == '#' {
-                char::from(b'0' + rng.random_range(0..10u8))
-            } else {
-                c
-            }
-        })
-        .collect()
+    fresh_code(rng, used, ALPHANUMERIC, 7)
 }
 
 /// To the nearest quarter (exact in binary, as menu prices are).

@@ -21,6 +21,7 @@ use super::db::{
     Address, CANCEL_REASONS, Fulfillment, Money, Name, Order, OrderItem, PaymentMethod, Product,
     RetailDb, Transaction, User, Variant, round2, status,
 };
+use crate::domain::kit::draw::digits;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
@@ -58,12 +59,6 @@ static VOCABULARY: LazyLock<Vocabulary> =
 fn pick<'a, T>(rng: &mut ChaCha8Rng, items: &'a [T]) -> &'a T {
     // Every list passed here is a non-empty constant or checked by the caller.
     &items[rng.random_range(0..items.len())]
-}
-
-fn digits(rng: &mut ChaCha8Rng, n: usize) -> String {
-    (0..n)
-        .map(|_| char::from(b'0' + rng.random_range(0..10u8)))
-        .collect()
 }
 
 /// A fresh id `prefix + n digits` not yet in `used` (first digit non-zero).

@@ -31,7 +31,7 @@ use super::db::{
 use super::tools::{conflict, tuition};
 use crate::domain::Split;
 use crate::domain::kit::clock::weekday;
-use crate::domain::kit::draw::{pick, weighted};
+use crate::domain::kit::draw::{UPPER_ALPHANUMERIC, code, digits, pick, weighted};
 use crate::domain::kit::tau2::{day_of, short_date};
 use crate::seed::derive_rng;
 use rand::RngExt;
@@ -102,25 +102,15 @@ struct Vocabulary {
 static VOCABULARY: LazyLock<Vocabulary> =
     LazyLock::new(|| toml::from_str(include_str!("vocabulary.toml")).unwrap_or_default());
 
-const ALPHANUMERIC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-
 /// A fresh 7-character id (the reference's shape) not yet in `used`; never a `REGnnn`
 /// slot id, which new registrations take.
 fn fresh_id(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>, len: usize) -> String {
     loop {
-        let id: String = (0..len)
-            .map(|_| char::from(ALPHANUMERIC[rng.random_range(0..ALPHANUMERIC.len())]))
-            .collect();
+        let id = code(rng, UPPER_ALPHANUMERIC, len);
         if !id.starts_with("REG") && used.insert(id.clone()) {
             return id;
         }
     }
-}
-
-fn digits(rng: &mut ChaCha8Rng, n: usize) -> String {
-    (0..n)
-        .map(|_| char::from(b'0' + rng.random_range(0..10u8)))
-        .collect()
 }
 
 /// `HH-MM` from minutes.

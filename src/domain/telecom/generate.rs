@@ -25,6 +25,7 @@ use super::db::{
 };
 use crate::domain::kit::calc::py_round;
 use crate::domain::kit::clock::{civil_from_days, days_from_civil, format_date, parse_date};
+use crate::domain::kit::draw::{pick, weighted_index};
 use crate::domain::kit::ids::counter_id;
 use crate::domain::kit::python::PyDict;
 use crate::seed::derive_rng;
@@ -98,24 +99,6 @@ pub fn catalogue() -> &'static Catalogue {
     &CATALOGUE
 }
 
-/// Draw an index by integer weights (`None` when they are all zero).
-fn weighted(rng: &mut ChaCha8Rng, weights: &[u32]) -> Option<usize> {
-    let total: u32 = weights.iter().sum();
-    if total == 0 {
-        return None;
-    }
-    let mut x = rng.random_range(0..total);
-    weights.iter().position(|w| {
-        let hit = x < *w;
-        x = x.saturating_sub(*w);
-        hit
-    })
-}
-
-fn pick<'a, T>(rng: &mut ChaCha8Rng, items: &'a [T]) -> &'a T {
-    &items[rng.random_range(0..items.len())]
-}
-
 /// The same day of the month `months` later (days are drawn from 1-28, so always valid).
 fn add_months(day: i64, months: i64) -> i64 {
     let (y, m, d) = civil_from_days(day);
@@ -156,7 +139,7 @@ fn plans_and_devices(
             .iter()
             .map(|p| if business { p.business } else { p.residential })
             .collect();
-        let Some(plan) = weighted(rng, &weights).map(|i| offered[i]) else {
+        let Some(plan) = weighted_index(rng, &weights).map(|i| offered[i]) else {
             continue;
         };
         plans.push(plan);
@@ -259,7 +242,7 @@ pub fn generate(seed: u64) -> TelecomDb {
             25..=32 => format!("Suite {}", rng.random_range(100..=450)),
             _ => String::new(),
         };
-        let method = weighted(&mut rng, &methods)
+        let method = weighted_index(&mut rng, &methods)
             .map_or("invoice".to_string(), |k| cat.payment_methods[k].0.clone());
         let street = format!(
             "{} {}",
@@ -439,8 +422,9 @@ fn tickets(
                     "open"
                 }
                 .into(),
-                priority: ["medium", "low", "high"][weighted(rng, &[54, 24, 22]).unwrap_or(0)]
-                    .into(),
+                priority: ["medium", "low", "high"]
+                    [weighted_index(rng, &[54, 24, 22]).unwrap_or(0)]
+                .into(),
                 category: None,
             };
             (ticket_id, ticket)

@@ -27,6 +27,7 @@ use super::db::{Customer, TelecomDb, Ticket, plan_category};
 use super::tools::{CATEGORIES, ISSUES, PRIORITIES, steps_for};
 use crate::domain::kit::calc;
 use crate::domain::kit::clock::SimClock;
+use crate::domain::kit::draw::pick;
 use crate::domain::kit::facts::{self, Identity};
 use crate::domain::kit::policy::{self, Rule};
 use crate::domain::kit::propose::{shuffled, tiered};
@@ -78,10 +79,6 @@ fn is_open(status: &str) -> bool {
 
 fn own_tickets<'a>(db: &'a TelecomDb, cid: &'a str) -> impl Iterator<Item = (&'a str, &'a Ticket)> {
     db.tickets.iter().filter(move |(_, t)| t.customer_id == cid)
-}
-
-fn pick<'a>(rng: &mut ChaCha8Rng, items: &[&'a str]) -> &'a str {
-    items[rng.random_range(0..items.len())]
 }
 
 pub fn propose_calls(
@@ -175,7 +172,7 @@ pub fn propose_calls(
             for category in categories.into_iter().filter(|x| !taken.contains(x)) {
                 let mut call = json!({"customer_id": cid, "category": category});
                 if rng.random_bool(0.75) {
-                    call["priority"] = json!(pick(rng, &PRIORITIES));
+                    call["priority"] = json!(*pick(rng, &PRIORITIES));
                 }
                 out.push(call);
             }
@@ -192,7 +189,7 @@ pub fn propose_calls(
                     _ => &["open"],
                 };
                 for _ in 0..2 {
-                    let (status, priority) = (pick(rng, next), pick(rng, &PRIORITIES));
+                    let (status, priority) = (*pick(rng, next), *pick(rng, &PRIORITIES));
                     let call = json!({"ticket_id": id, "status": status, "priority": priority});
                     if !out.contains(&call) {
                         out.push(call);
@@ -204,7 +201,7 @@ pub fn propose_calls(
             for _ in 0..6 {
                 let (paperless, auto_pay) = (rng.random_bool(0.6), rng.random_bool(0.5));
                 let call = json!({"customer_id": cid, "paperless": paperless,
-                    "auto_pay": auto_pay, "billing_cycle": pick(rng, &BILLING_CYCLES)});
+                    "auto_pay": auto_pay, "billing_cycle": *pick(rng, &BILLING_CYCLES)});
                 if billing_update_changes_something(db, &call).is_ok() && !out.contains(&call) {
                     out.push(call);
                 }
@@ -213,7 +210,7 @@ pub fn propose_calls(
         ("record_payment", Some(_)) => {
             let balance = db.billing.get(cid).map_or(0.0, |b| b.current_balance);
             if balance > 0.0 {
-                let method = pick(rng, &PAYMENT_METHODS);
+                let method = *pick(rng, &PAYMENT_METHODS);
                 let half = calc::py_round(balance / 2.0, 2);
                 for (amount, method) in
                     [(balance, method), (half, method), (balance, "credit_card")]

@@ -23,6 +23,7 @@ use super::CLOCK;
 use super::db::*;
 use crate::domain::kit::calc::py_round;
 use crate::domain::kit::clock::{WEEKDAYS, format_date, parse_date, weekday};
+use crate::domain::kit::draw::digits;
 use crate::seed::derive_rng;
 use rand::RngExt;
 use rand::seq::{IndexedRandom, SliceRandom};
@@ -135,12 +136,6 @@ fn words(list: &'static str) -> Vec<&'static str> {
 
 fn pick<'a, T>(rng: &mut ChaCha8Rng, items: &'a [T]) -> &'a T {
     &items[rng.random_range(0..items.len())]
-}
-
-fn digits(rng: &mut ChaCha8Rng, n: usize) -> String {
-    (0..n)
-        .map(|_| char::from(b'0' + rng.random_range(0..10u8)))
-        .collect()
 }
 
 fn slug(s: &str) -> String {

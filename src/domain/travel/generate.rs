@@ -31,7 +31,7 @@ use super::db::{
 };
 use super::tools::package_total;
 use crate::domain::Split;
-use crate::domain::kit::draw::{pick, weighted};
+use crate::domain::kit::draw::{UPPER_ALPHANUMERIC, digits, fresh_code, pick, weighted};
 use crate::domain::kit::python::PyDict;
 use crate::domain::kit::tau2::{day_of, parse_short_date, short_date};
 use crate::seed::derive_rng;
@@ -140,24 +140,9 @@ fn sample<T: Clone>(items: &[T], k: usize, rng: &mut ChaCha8Rng) -> Vec<T> {
     out
 }
 
-const ALPHANUMERIC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-
 /// A fresh 7-character id (the reference's shape) not yet in `used`.
 fn fresh_id(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> String {
-    loop {
-        let id: String = (0..7)
-            .map(|_| char::from(ALPHANUMERIC[rng.random_range(0..ALPHANUMERIC.len())]))
-            .collect();
-        if used.insert(id.clone()) {
-            return id;
-        }
-    }
-}
-
-fn digits(rng: &mut ChaCha8Rng, n: usize) -> String {
-    (0..n)
-        .map(|_| char::from(b'0' + rng.random_range(0..10u8)))
-        .collect()
+    fresh_code(rng, used, UPPER_ALPHANUMERIC, 7)
 }
 
 /// The generator for one split.
