@@ -109,6 +109,11 @@ impl<T: Clone + Serialize> Table<T> {
         }
     }
 
+    /// The row, or `missing` as the error (a tool's "... not found").
+    pub fn get_or(&self, key: &str, missing: &str) -> Result<&T, String> {
+        self.get(key).ok_or_else(|| missing.to_string())
+    }
+
     pub fn contains(&self, key: &str) -> bool {
         self.get(key).is_some()
     }

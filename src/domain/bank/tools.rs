@@ -376,9 +376,7 @@ fn build() -> Vec<Tool<BankDb>> {
 }
 
 pub fn client<'a>(db: &'a BankDb, id: &str) -> Result<&'a Client, String> {
-    db.clients
-        .get(id)
-        .ok_or_else(|| "Client not found".to_string())
+    db.clients.get_or(id, "Client not found")
 }
 
 /// The account with this id and its holder (the first client in scanning order).
@@ -395,13 +393,11 @@ fn card_anywhere<'a>(db: &'a BankDb, id: &str) -> Result<(&'a Client, &'a Card),
 }
 
 pub fn loan<'a>(db: &'a BankDb, id: &str) -> Result<&'a Loan, String> {
-    db.loans.get(id).ok_or_else(|| "Loan not found".to_string())
+    db.loans.get_or(id, "Loan not found")
 }
 
 pub fn beneficiary<'a>(db: &'a BankDb, id: &str) -> Result<&'a Beneficiary, String> {
-    db.beneficiaries
-        .get(id)
-        .ok_or_else(|| "Beneficiary not found".to_string())
+    db.beneficiaries.get_or(id, "Beneficiary not found")
 }
 
 /// `{account_id: {currency, masked, status, type}}`, keys sorted at both levels.

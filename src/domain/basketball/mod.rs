@@ -8,8 +8,8 @@
 //! - `db.rs`: the typed rows (pydantic field order, `model_dump()` form), the
 //!   `BasketballDb` tables, import of the reference's `db.json` tables and the `Database`
 //!   glue.
-//! - `tools.rs`: tool specs and behaviour; the status transition table and the points of
-//!   each scoring event type.
+//! - `tools.rs` + `tools.toml`: tool behaviour and specs (`kit::specs`); the status
+//!   transition table and the points of each scoring event type.
 //! - `generate.rs`: the evaluation database (300 players / 240 clubs / 300 games, the
 //!   reference's scale) and the training database (1,000 / 240 / 1,468, the paper's), from
 //!   `vocabulary.toml`, with more open games than the reference's data so every write has
@@ -35,36 +35,6 @@ mod tests;
 
 pub use db::BasketballDb;
 
-use super::{Database, Domain, DomainError, Environment, Split, ToolSpec};
-use serde_json::Value;
-use std::collections::BTreeMap;
-use std::path::Path;
-
 pub struct Basketball;
 
-impl Domain for Basketball {
-    fn name(&self) -> &'static str {
-        "basketball"
-    }
-
-    fn tool_specs(&self) -> Vec<&'static ToolSpec> {
-        BasketballDb::tools().iter().map(|t| &t.spec).collect()
-    }
-
-    /// The paper gives the ToolOrchestra domains a training database of their own.
-    fn separate_train_db(&self) -> bool {
-        true
-    }
-
-    fn generate(&self, seed: u64, split: Split) -> Box<dyn Environment> {
-        Box::new(generate::generate(seed, split))
-    }
-
-    fn import_tables(
-        &self,
-        tables: BTreeMap<String, Value>,
-        origin: &Path,
-    ) -> Result<Box<dyn Environment>, DomainError> {
-        Ok(Box::new(BasketballDb::import(&tables, origin)?))
-    }
-}
+crate::domain::kit::glue::tau2_domain!(Basketball, "basketball", BasketballDb);

@@ -20,309 +20,140 @@
 use super::db::{BasketballDb, Club, Game, Player, ScoringEvent};
 use crate::domain::kit::pyjson::{Py, dumps};
 use crate::domain::kit::python::py_str_repr;
-use crate::domain::kit::schema::{boolean, integer, nullable, object, string, strings, tool};
-use crate::domain::kit::{generic, tau2_generic};
-use crate::domain::{Args, Tool, ToolKind};
+use crate::domain::kit::{generic, specs, tau2_generic};
+use crate::domain::{Args, Tool, ToolFn};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-/// All tools, in the order they are listed to a model.
+/// All tools, in the order they are listed to a model (`tools.toml`'s, between the kit's
+/// generic tools).
 pub fn all() -> &'static [Tool<BasketballDb>] {
     static TOOLS: LazyLock<Vec<Tool<BasketballDb>>> = LazyLock::new(build);
     &TOOLS
 }
 
-const CLUB: &str = "Club id, e.g. 'K3V9QZT'.";
-const PLAYER: &str = "Player id, e.g. 'P7XK2MA'.";
-const GAME: &str = "Game id, e.g. 'G4H8RT2'.";
-const SEASON: &str = "Season, e.g. '2024-25'; omit for every season.";
-
-fn game_arg() -> Value {
-    strings(&[("game_id", GAME)])
-}
-
+/// Each tool function by name; `tools.toml` describes them.
 fn build() -> Vec<Tool<BasketballDb>> {
-    use ToolKind::{Read, Write};
-    vec![
+    let runs: [(&str, ToolFn<BasketballDb>); 17] = [
+        ("get_club_details", |db, a| {
+            Ok(Py::model(club(db, a.str("club_id")?)?).to_json_str())
+        }),
+        ("get_player_details", |db, a| {
+            Ok(Py::model(player(db, a.str("player_id")?)?).to_json_str())
+        }),
+        ("get_game_details", |db, a| {
+            Ok(Py::model(game(db, a.str("game_id")?)?).to_json_str())
+        }),
+        ("list_all_clubs", |db, _| {
+            Ok(club_listing(db.clubs_in_order()))
+        }),
+        ("list_clubs_by_league", |db, a| {
+            let league = a.str("league")?.to_lowercase();
+            let clubs: Vec<&Club> = db
+                .clubs_in_order()
+                .filter(|c| c.league.to_lowercase() == league)
+                .collect();
+            if clubs.is_empty() {
+                return Err("No clubs found for the specified league".into());
+            }
+            Ok(club_listing(clubs))
+        }),
+        ("find_player_id_by_email", |db, a| {
+            let email = a.str("email")?.to_lowercase();
+            db.players_in_order()
+                .find(|p| p.email.to_lowercase() == email)
+                .map(|p| p.player_id.clone())
+                .ok_or_else(|| "Player not found".to_string())
+        }),
+        ("find_player_id_by_name", |db, a| {
+            let first = a.str("first_name")?.to_lowercase();
+            let last = a.str("last_name")?.to_lowercase();
+            let found: Vec<&Player> = db
+                .players_in_order()
+                .filter(|p| {
+                    p.name.first_name.to_lowercase() == first
+                        && p.name.last_name.to_lowercase() == last
+                })
+                .collect();
+            match found[..] {
+                [] => Err("Player not found".into()),
+                [one] => Ok(one.player_id.clone()),
+                _ => Err("Multiple players found, please provide more information".into()),
+            }
+        }),
+        ("list_club_roster_ids", |db, a| {
+            let c = club(db, a.str("club_id")?)?;
+            let active_only = a
+                .value("active_only")
+                .and_then(Value::as_bool)
+                .unwrap_or(true);
+            let ids: Vec<&String> = c
+                .roster
+                .iter()
+                .filter(|(_, e)| !active_only || e.active)
+                .map(|(id, _)| id)
+                .collect();
+            Ok(Py::Plain(json!(ids)).to_json_str())
+        }),
+        ("get_game_box_score", |db, a| {
+            Ok(Py::models(&game(db, a.str("game_id")?)?.box_score).to_json_str())
+        }),
+        ("get_club_schedule", club_schedule),
+        ("get_game_score", |db, a| {
+            let g = game(db, a.str("game_id")?)?;
+            let side = |s: &super::db::GameSide| {
+                Py::dict([
+                    ("club_id", Py::str(&s.club_id)),
+                    ("name", Py::str(&s.name)),
+                    ("score", Py::Plain(json!(s.score))),
+                ])
+            };
+            Ok(Py::dict([
+                ("status", Py::str(&g.status)),
+                ("home", side(&g.clubs.home)),
+                ("away", side(&g.clubs.away)),
+            ])
+            .to_json_str())
+        }),
+        ("get_game_timeline", |db, a| {
+            Ok(Py::models(&game(db, a.str("game_id")?)?.scoring_history).to_json_str())
+        }),
+        ("get_player_total_points", |db, a| {
+            let total = player_total_points(db, a.str("player_id")?, a.opt_str("season"))?;
+            Ok(Py::Plain(json!(total)).to_json_str())
+        }),
+        ("get_club_record", |db, a| {
+            let (wins, losses) = club_record(db, a.str("club_id")?, a.opt_str("season"))?;
+            Ok(Py::dict([
+                ("wins", Py::Plain(json!(wins))),
+                ("losses", Py::Plain(json!(losses))),
+            ])
+            .to_json_str())
+        }),
+        ("modify_player_address", modify_player_address),
+        ("update_game_status", update_game_status),
+        ("record_scoring_event", record_scoring_event),
+    ];
+    let mut tools = vec![
         tau2_generic::calculate(),
         generic::transfer_to_human_agents(),
-        tool(
-            "get_club_details",
-            Read,
-            "Show a club: name, league, home city, arena and its address, the roster (per player id: position, jersey number, height, weight, whether active, salary) and the ids of its games.",
-            strings(&[("club_id", CLUB)]),
-            |db, a| Ok(Py::model(club(db, a.str("club_id")?)?).to_json_str()),
-        ),
-        tool(
-            "get_player_details",
-            Read,
-            "Show a player's record: name, home address, email, contracts (source, club, dates, salary, years) and the ids of the games they are listed for. Personal fields are for the authenticated player only.",
-            strings(&[("player_id", PLAYER)]),
-            |db, a| Ok(Py::model(player(db, a.str("player_id")?)?).to_json_str()),
-        ),
-        tool(
-            "get_game_details",
-            Read,
-            "Show a game in full: season, date, status, venue, home and away clubs with their scores, box score, periods and scoring history.",
-            game_arg(),
-            |db, a| Ok(Py::model(game(db, a.str("game_id")?)?).to_json_str()),
-        ),
-        tool(
-            "list_all_clubs",
-            Read,
-            "List every club as a JSON object from club name to club id, sorted by name (a name several clubs share maps to the list of their ids).",
-            object(&[], &[]),
-            |db, _| Ok(club_listing(db.clubs_in_order())),
-        ),
-        tool(
-            "list_clubs_by_league",
-            Read,
-            "List the clubs of one league (the league name's case does not matter) as a JSON object from club name to club id, sorted by name.",
-            strings(&[("league", "League name, e.g. 'Coastal Basketball League'.")]),
-            |db, a| {
-                let league = a.str("league")?.to_lowercase();
-                let clubs: Vec<&Club> = db
-                    .clubs_in_order()
-                    .filter(|c| c.league.to_lowercase() == league)
-                    .collect();
-                if clubs.is_empty() {
-                    return Err("No clubs found for the specified league".into());
-                }
-                Ok(club_listing(clubs))
-            },
-        ),
-        tool(
-            "find_player_id_by_email",
-            Read,
-            "Find a player's id from their email address (case does not matter). Use it to authenticate the player.",
-            strings(&[("email", "Email address, e.g. 'jo.reyes@example.com'.")]),
-            |db, a| {
-                let email = a.str("email")?.to_lowercase();
-                db.players_in_order()
-                    .find(|p| p.email.to_lowercase() == email)
-                    .map(|p| p.player_id.clone())
-                    .ok_or_else(|| "Player not found".to_string())
-            },
-        ),
-        tool(
-            "find_player_id_by_name",
-            Read,
-            "Find a player's id from first and last name (case does not matter). Fails when no player or more than one player has that name; then ask for more information (email, ZIP code).",
-            strings(&[("first_name", "First name."), ("last_name", "Last name.")]),
-            |db, a| {
-                let first = a.str("first_name")?.to_lowercase();
-                let last = a.str("last_name")?.to_lowercase();
-                let found: Vec<&Player> = db
-                    .players_in_order()
-                    .filter(|p| {
-                        p.name.first_name.to_lowercase() == first
-                            && p.name.last_name.to_lowercase() == last
-                    })
-                    .collect();
-                match found[..] {
-                    [] => Err("Player not found".into()),
-                    [one] => Ok(one.player_id.clone()),
-                    _ => Err("Multiple players found, please provide more information".into()),
-                }
-            },
-        ),
-        tool(
-            "list_club_roster_ids",
-            Read,
-            "List the player ids on a club's roster, sorted; by default only active players.",
-            object(
-                &[
-                    ("club_id", string(CLUB)),
-                    (
-                        "active_only",
-                        boolean("Only active roster entries (default true)."),
-                    ),
-                ],
-                &["club_id"],
-            ),
-            |db, a| {
-                let c = club(db, a.str("club_id")?)?;
-                let active_only = a
-                    .value("active_only")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(true);
-                let ids: Vec<&String> = c
-                    .roster
-                    .iter()
-                    .filter(|(_, e)| !active_only || e.active)
-                    .map(|(id, _)| id)
-                    .collect();
-                Ok(Py::Plain(json!(ids)).to_json_str())
-            },
-        ),
-        tool(
-            "get_game_box_score",
-            Read,
-            "Show a game's box score: one row per player with club, points, rebounds, assists and minutes.",
-            game_arg(),
-            |db, a| Ok(Py::models(&game(db, a.str("game_id")?)?.box_score).to_json_str()),
-        ),
-        tool(
-            "get_club_schedule",
-            Read,
-            "List the ids of a club's games in schedule order, optionally only one season and/or one status ('scheduled', 'in_progress', 'final', 'postponed').",
-            object(
-                &[
-                    ("club_id", string(CLUB)),
-                    ("season", nullable(string(SEASON))),
-                    (
-                        "status",
-                        nullable(string(
-                            "Game status: 'scheduled', 'in_progress', 'final' or 'postponed'; omit for all.",
-                        )),
-                    ),
-                ],
-                &["club_id"],
-            ),
-            club_schedule,
-        ),
-        tool(
-            "get_game_score",
-            Read,
-            "Show a game's status and the current score of each side (club id, name, score).",
-            game_arg(),
-            |db, a| {
-                let g = game(db, a.str("game_id")?)?;
-                let side = |s: &super::db::GameSide| {
-                    Py::dict([
-                        ("club_id", Py::str(&s.club_id)),
-                        ("name", Py::str(&s.name)),
-                        ("score", Py::Plain(json!(s.score))),
-                    ])
-                };
-                Ok(Py::dict([
-                    ("status", Py::str(&g.status)),
-                    ("home", side(&g.clubs.home)),
-                    ("away", side(&g.clubs.away)),
-                ])
-                .to_json_str())
-            },
-        ),
-        tool(
-            "get_game_timeline",
-            Read,
-            "Show a game's scoring history in order: event type, points, club, player and game-clock timestamp of each score.",
-            game_arg(),
-            |db, a| Ok(Py::models(&game(db, a.str("game_id")?)?.scoring_history).to_json_str()),
-        ),
-        tool(
-            "get_player_total_points",
-            Read,
-            "Add up a player's points over the box scores of their games, optionally for one season.",
-            object(
-                &[
-                    ("player_id", string(PLAYER)),
-                    ("season", nullable(string(SEASON))),
-                ],
-                &["player_id"],
-            ),
-            |db, a| {
-                let total = player_total_points(db, a.str("player_id")?, a.opt_str("season"))?;
-                Ok(Py::Plain(json!(total)).to_json_str())
-            },
-        ),
-        tool(
-            "get_club_record",
-            Read,
-            "Count a club's wins and losses over its final games, optionally for one season (ties count as neither).",
-            object(
-                &[
-                    ("club_id", string(CLUB)),
-                    ("season", nullable(string(SEASON))),
-                ],
-                &["club_id"],
-            ),
-            |db, a| {
-                let (wins, losses) = club_record(db, a.str("club_id")?, a.opt_str("season"))?;
-                Ok(Py::dict([
-                    ("wins", Py::Plain(json!(wins))),
-                    ("losses", Py::Plain(json!(losses))),
-                ])
-                .to_json_str())
-            },
-        ),
-        tool(
-            "modify_player_address",
-            Write,
-            "Replace a player's home address (street, city, state, country, ZIP). Only for the authenticated player; read the new address back and get an explicit yes first. Returns the updated player.",
-            strings(&[
-                ("player_id", PLAYER),
-                ("street", "Street line, e.g. '14 Alder Way'."),
-                ("city", "City."),
-                ("state", "State or province."),
-                ("country", "Country."),
-                ("zip", "Postal or ZIP code."),
-            ]),
-            modify_player_address,
-        ),
-        tool(
-            "update_game_status",
-            Write,
-            "Move a game to another status. Allowed: scheduled -> in_progress or postponed; postponed -> scheduled; in_progress -> final; a final game stays final. Asking for the status it already has changes nothing. State the game, its current and new status and get an explicit yes first. Returns the game.",
-            strings(&[
-                ("game_id", GAME),
-                (
-                    "new_status",
-                    "'scheduled', 'in_progress', 'final' or 'postponed'.",
-                ),
-            ]),
-            update_game_status,
-        ),
-        tool(
-            "record_scoring_event",
-            Write,
-            "Record a score in a game that is in progress: appended to its scoring history and added to the credited club's score (the box score is left as it is). Points must fit the type: 2PT = 2, 3PT = 3, FT = 1, 1PT = 1. The club must be the game's home or away club; the player must exist. State every field and get an explicit yes first. Returns the game.",
-            object(
-                &[
-                    ("game_id", string(GAME)),
-                    (
-                        "event_type",
-                        string("Kind of score: '2PT', '3PT', 'FT' (free throw) or '1PT'."),
-                    ),
-                    ("points", integer("Points scored; must fit event_type.")),
-                    ("club_id", string("Id of the club credited with the score.")),
-                    (
-                        "player_id",
-                        string("Id of the player credited with the score."),
-                    ),
-                    (
-                        "timestamp",
-                        string("Game clock of the score, e.g. 'Q3 04:12'."),
-                    ),
-                ],
-                &[
-                    "game_id",
-                    "event_type",
-                    "points",
-                    "club_id",
-                    "player_id",
-                    "timestamp",
-                ],
-            ),
-            record_scoring_event,
-        ),
-        generic::think(),
-    ]
+    ];
+    tools.extend(specs::builtin(include_str!("tools.toml"), &runs));
+    tools.push(generic::think());
+    tools
 }
 
 pub fn club<'a>(db: &'a BasketballDb, id: &str) -> Result<&'a Club, String> {
-    db.clubs.get(id).ok_or_else(|| "Club not found".to_string())
+    db.clubs.get_or(id, "Club not found")
 }
 
 pub fn player<'a>(db: &'a BasketballDb, id: &str) -> Result<&'a Player, String> {
-    db.players
-        .get(id)
-        .ok_or_else(|| "Player not found".to_string())
+    db.players.get_or(id, "Player not found")
 }
 
 pub fn game<'a>(db: &'a BasketballDb, id: &str) -> Result<&'a Game, String> {
-    db.games.get(id).ok_or_else(|| "Game not found".to_string())
+    db.games.get_or(id, "Game not found")
 }
 
 /// Clubs as `{name: club_id}` sorted by name; a repeated name keeps every club (a list of

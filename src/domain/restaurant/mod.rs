@@ -8,8 +8,8 @@
 //! - `db.rs`: the typed rows (pydantic field order, `model_dump()` form), the
 //!   `RestaurantDb` tables, import of the reference's `db.json` tables and the `Database`
 //!   glue.
-//! - `tools.rs`: tool specs and behaviour; the price oracle of item changes and what a
-//!   cancellation refunds.
+//! - `tools.rs` + `tools.toml`: tool behaviour and specs (`kit::specs`); the price oracle
+//!   of item changes and what a cancellation refunds.
 //! - `generate.rs`: the evaluation database (200 patrons / 207 dishes / 207 tickets, the
 //!   reference's scale) and the training database (1,000 / 207 / 1,564, the paper's), from
 //!   `vocabulary.toml`. Unlike the reference's data (about one plate per dish, one
@@ -36,36 +36,6 @@ mod tests;
 
 pub use db::RestaurantDb;
 
-use super::{Database, Domain, DomainError, Environment, Split, ToolSpec};
-use serde_json::Value;
-use std::collections::BTreeMap;
-use std::path::Path;
-
 pub struct Restaurant;
 
-impl Domain for Restaurant {
-    fn name(&self) -> &'static str {
-        "restaurant"
-    }
-
-    fn tool_specs(&self) -> Vec<&'static ToolSpec> {
-        RestaurantDb::tools().iter().map(|t| &t.spec).collect()
-    }
-
-    /// The paper gives the ToolOrchestra domains a training database of their own.
-    fn separate_train_db(&self) -> bool {
-        true
-    }
-
-    fn generate(&self, seed: u64, split: Split) -> Box<dyn Environment> {
-        Box::new(generate::generate(seed, split))
-    }
-
-    fn import_tables(
-        &self,
-        tables: BTreeMap<String, Value>,
-        origin: &Path,
-    ) -> Result<Box<dyn Environment>, DomainError> {
-        Ok(Box::new(RestaurantDb::import(&tables, origin)?))
-    }
-}
+crate::domain::kit::glue::tau2_domain!(Restaurant, "restaurant", RestaurantDb);

@@ -26,205 +26,79 @@ use super::db::{
 use crate::domain::kit::calc::py_round;
 use crate::domain::kit::generic;
 use crate::domain::kit::pyjson::{Py, dumps};
-use crate::domain::kit::schema::{integer, number, object, string, string_list, strings, tool};
 use crate::domain::kit::tau2_generic;
-use crate::domain::kit::{schema::with_intent, text::arg_list};
-use crate::domain::{Args, Intent, Tool, ToolKind};
+use crate::domain::kit::{specs, text::arg_list};
+use crate::domain::{Args, Tool, ToolFn};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-/// All tools, in the order they are listed to a model.
+/// All tools, in the order they are listed to a model (`tools.toml`'s, between the kit's
+/// generic tools).
 pub fn all() -> &'static [Tool<RestaurantDb>] {
     static TOOLS: LazyLock<Vec<Tool<RestaurantDb>>> = LazyLock::new(build);
     &TOOLS
 }
 
-const TICKET: &str = "Ticket reference, e.g. 'h4Tq9Zp'.";
-const INSTRUMENT: &str = "Reference of one of the patron's saved payment instruments.";
-
+/// Each tool function by name; `tools.toml` describes them.
 fn build() -> Vec<Tool<RestaurantDb>> {
-    use ToolKind::{Read, Write};
-    vec![
+    let runs: [(&str, ToolFn<RestaurantDb>); 12] = [
+        ("get_ticket_details", |db, a| {
+            Ok(Py::model(ticket(db, a.str("ticket_ref")?)?).to_json_str())
+        }),
+        ("get_dish_details", |db, a| {
+            Ok(Py::model(dish(db, a.str("dish_ref")?)?).to_json_str())
+        }),
+        ("get_patron_details", |db, a| {
+            Ok(Py::model(patron(db, a.str("guest_ref")?)?).to_json_str())
+        }),
+        ("list_all_dishes", |db, _| Ok(dish_listing(db))),
+        ("find_patron_ref_by_email", |db, a| {
+            let email = a.str("email")?.to_lowercase();
+            db.patrons_in_order()
+                .find(|p| p.contact_email.to_lowercase() == email)
+                .map(|p| p.guest_ref.clone())
+                .ok_or_else(|| "Patron not found".to_string())
+        }),
+        ("find_patron_ref_by_name_zip", |db, a| {
+            let given = a.str("given")?.to_lowercase();
+            let family = a.str("family")?.to_lowercase();
+            let postal = a.str("postal_code")?;
+            db.patrons_in_order()
+                .find(|p| {
+                    p.identity.given.to_lowercase() == given
+                        && p.identity.family.to_lowercase() == family
+                        && p.location.postal_code == postal
+                })
+                .map(|p| p.guest_ref.clone())
+                .ok_or_else(|| "Patron not found".to_string())
+        }),
+        ("cancel_placed_ticket", cancel_placed_ticket),
+        ("modify_placed_ticket_dropoff", modify_dropoff),
+        ("modify_placed_ticket_table", modify_table),
+        ("modify_placed_ticket_items", modify_items),
+        ("modify_placed_ticket_instrument", modify_instrument),
+        ("add_tip_to_ticket", add_tip),
+    ];
+    let mut tools = vec![
         tau2_generic::calculate(),
         generic::transfer_to_human_agents(),
-        tool(
-            "get_ticket_details",
-            Read,
-            "Show a service ticket: owner, service mode, dropoff address or table, line entries (dish, plate, cost, modifiers), state, kitchen batches and charges.",
-            strings(&[("ticket_ref", TICKET)]),
-            |db, a| Ok(Py::model(ticket(db, a.str("ticket_ref")?)?).to_json_str()),
-        ),
-        tool(
-            "get_dish_details",
-            Read,
-            "Show a dish of the menu with its plate selections: each plate's modifiers (spice level, portion, protein, preparation), whether it is served today, and its cost.",
-            strings(&[("dish_ref", "Dish reference, e.g. 'Rk2mQ8s'.")]),
-            |db, a| Ok(Py::model(dish(db, a.str("dish_ref")?)?).to_json_str()),
-        ),
-        tool(
-            "get_patron_details",
-            Read,
-            "Show a patron's profile: name, address, contact email, saved payment instruments and the references of their tickets.",
-            strings(&[("guest_ref", "Patron reference, e.g. 'pW7xK2a'.")]),
-            |db, a| Ok(Py::model(patron(db, a.str("guest_ref")?)?).to_json_str()),
-        ),
-        tool(
-            "list_all_dishes",
-            Read,
-            "List the menu as a JSON object from dish title to dish reference, sorted by title (a title shared by several dishes maps to the list of their references).",
-            object(&[], &[]),
-            |db, _| Ok(dish_listing(db)),
-        ),
-        tool(
-            "find_patron_ref_by_email",
-            Read,
-            "Find the patron reference for a contact email (case does not matter).",
-            strings(&[("email", "Contact email, e.g. 'ana.lopez@example.net'.")]),
-            |db, a| {
-                let email = a.str("email")?.to_lowercase();
-                db.patrons_in_order()
-                    .find(|p| p.contact_email.to_lowercase() == email)
-                    .map(|p| p.guest_ref.clone())
-                    .ok_or_else(|| "Patron not found".to_string())
-            },
-        ),
-        tool(
-            "find_patron_ref_by_name_zip",
-            Read,
-            "Find the patron reference by given and family name (case does not matter) and the exact postal code of their address; for when the email is unknown or not found.",
-            strings(&[
-                ("given", "Given (first) name."),
-                ("family", "Family (last) name."),
-                ("postal_code", "Postal code exactly as on the address."),
-            ]),
-            |db, a| {
-                let given = a.str("given")?.to_lowercase();
-                let family = a.str("family")?.to_lowercase();
-                let postal = a.str("postal_code")?;
-                db.patrons_in_order()
-                    .find(|p| {
-                        p.identity.given.to_lowercase() == given
-                            && p.identity.family.to_lowercase() == family
-                            && p.location.postal_code == postal
-                    })
-                    .map(|p| p.guest_ref.clone())
-                    .ok_or_else(|| "Patron not found".to_string())
-            },
-        ),
-        tool(
-            "cancel_placed_ticket",
-            Write,
-            "Cancel a ticket that is still 'placed' (not yet being prepared). What the patron paid is refunded to the instruments it came from. State the details and get an explicit yes first. Returns the cancelled ticket.",
-            strings(&[
-                ("ticket_ref", TICKET),
-                (
-                    "reason",
-                    "Why the patron cancels, e.g. 'no longer needed' or 'ordered by mistake'.",
-                ),
-            ]),
-            cancel_placed_ticket,
-        ),
-        tool(
-            "modify_placed_ticket_dropoff",
-            Write,
-            "Change the dropoff address of a placed delivery ticket. State the new address and get an explicit yes first. Returns the updated ticket.",
-            strings(&[
-                ("ticket_ref", TICKET),
-                ("line_one", "First address line."),
-                ("line_two", "Second address line (may be empty)."),
-                ("municipality", "City or municipality."),
-                ("province", "State or province."),
-                ("nation", "Country."),
-                ("postal_code", "Postal or ZIP code."),
-            ]),
-            modify_dropoff,
-        ),
-        tool(
-            "modify_placed_ticket_table",
-            Write,
-            "Change the table of a placed dine-in ticket: zone, table number and seat count. State the change and get an explicit yes first. Returns the updated ticket.",
-            object(
-                &[
-                    ("ticket_ref", string(TICKET)),
-                    ("zone", string("Dining area, e.g. 'Terrace'.")),
-                    ("table_no", string("Table number, e.g. '14'.")),
-                    ("seat_count", integer("Number of seats at the table.")),
-                ],
-                &["ticket_ref", "zone", "table_no", "seat_count"],
-            ),
-            modify_table,
-        ),
-        tool(
-            "modify_placed_ticket_items",
-            Write,
-            "Swap plates of a placed ticket for other plates of the same dish that are served today. plate_refs lists the plates to replace (repeat a plate to replace it twice), new_plate_refs the replacements in the same positions. The total price difference is charged to, or refunded to, the given saved instrument. State the swap and the amount and get an explicit yes first. Returns the updated ticket.",
-            object(
-                &[
-                    ("ticket_ref", string(TICKET)),
-                    (
-                        "plate_refs",
-                        string_list("Plates of the ticket to replace; duplicates allowed."),
-                    ),
-                    (
-                        "new_plate_refs",
-                        string_list("Replacement plates, one per entry of plate_refs."),
-                    ),
-                    ("instrument_ref", string(INSTRUMENT)),
-                ],
-                &[
-                    "ticket_ref",
-                    "plate_refs",
-                    "new_plate_refs",
-                    "instrument_ref",
-                ],
-            ),
-            modify_items,
-        ),
-        tool(
-            "modify_placed_ticket_instrument",
-            Write,
-            "Move the payment of a placed ticket to another saved instrument: the ticket must carry exactly one payment, and the new instrument must differ from it. The same amount is charged to the new instrument and refunded to the old one. State the change and get an explicit yes first. Returns the updated ticket.",
-            strings(&[("ticket_ref", TICKET), ("instrument_ref", INSTRUMENT)]),
-            modify_instrument,
-        ),
-        with_intent(
-            tool(
-                "add_tip_to_ticket",
-                Write,
-                "Add a tip to any ticket that is not cancelled, charged to a saved instrument (rounded to cents; never negative). State the amount and instrument and get an explicit yes first. Returns the updated ticket.",
-                object(
-                    &[
-                        ("ticket_ref", string(TICKET)),
-                        ("tip_total", number("Tip amount, e.g. 3.5.")),
-                        ("instrument_ref", string(INSTRUMENT)),
-                    ],
-                    &["ticket_ref", "tip_total", "instrument_ref"],
-                ),
-                add_tip,
-            ),
-            Intent::Pay,
-        ),
-        generic::think(),
-    ]
+    ];
+    tools.extend(specs::builtin(include_str!("tools.toml"), &runs));
+    tools.push(generic::think());
+    tools
 }
 
 pub fn ticket<'a>(db: &'a RestaurantDb, id: &str) -> Result<&'a ServiceTicket, String> {
-    db.service_tickets
-        .get(id)
-        .ok_or_else(|| "Ticket not found".to_string())
+    db.service_tickets.get_or(id, "Ticket not found")
 }
 
 pub fn dish<'a>(db: &'a RestaurantDb, id: &str) -> Result<&'a Dish, String> {
-    db.menu_board
-        .get(id)
-        .ok_or_else(|| "Dish not found".to_string())
+    db.menu_board.get_or(id, "Dish not found")
 }
 
 pub fn patron<'a>(db: &'a RestaurantDb, id: &str) -> Result<&'a super::db::Patron, String> {
-    db.patron_registry
-        .get(id)
-        .ok_or_else(|| "Patron not found".to_string())
+    db.patron_registry.get_or(id, "Patron not found")
 }
 
 /// The patron's saved instrument, with the reference's two errors.

@@ -19,8 +19,8 @@
 
 use super::db::{Billing, Customer, Device, LastPayment, PaymentRecord, TelecomDb, Ticket};
 use crate::domain::kit::python::{PyDict, py_fixed2, py_float, py_max, py_repr, py_str_repr};
-use crate::domain::kit::{calc, ids, pyjson::dumps, schema as s};
-use crate::domain::{Args, Intent, Tool, ToolKind};
+use crate::domain::kit::{calc, ids, pyjson::dumps, specs};
+use crate::domain::{Args, Tool, ToolFn};
 use serde::Serialize;
 use std::sync::LazyLock;
 
@@ -37,10 +37,6 @@ pub fn all() -> &'static [Tool<TelecomDb>] {
     &TOOLS
 }
 
-const CUSTOMER: (&str, &str) = ("customer_id", "The customer's id, e.g. 'sage_okafor_4821'.");
-const TICKET: (&str, &str) = ("ticket_id", "The ticket id, e.g. 'TICKET00042'.");
-const MODEL: &str = "The model's catalogue name, as a customer's device list shows it.";
-
 /// `json.dumps` of a row, or the reference's "not found" error.
 fn found<T: Serialize>(
     row: Option<&T>,
@@ -49,235 +45,59 @@ fn found<T: Serialize>(
     row.map(|r| dumps(r)).ok_or_else(missing)
 }
 
+/// Each tool function by name; `tools.toml` describes them.
 fn build() -> Vec<Tool<TelecomDb>> {
-    use ToolKind::{Read, Write};
-    vec![
-        s::tool(
-            "calculate",
-            Read,
-            "Evaluate an arithmetic expression; the result is rounded to two decimals.",
-            s::strings(&[("expression", "Numbers, + - * /, parentheses and spaces.")]),
-            |_, a| calc::evaluate(a.str("expression")?),
-        ),
-        s::tool(
-            "think",
-            Read,
-            "Write down a thought to reason step by step. Reads and changes nothing.",
-            s::strings(&[("thought", "The thought.")]),
-            |_, _| Ok(String::new()),
-        ),
-        s::tool(
-            "find_customer_by_email",
-            Read,
-            "Look up a customer's id by email address (case does not matter).",
-            s::strings(&[("email", "The email address on the account.")]),
-            find_customer_by_email,
-        ),
-        s::tool(
-            "find_customer_by_phone",
-            Read,
-            "Look up a customer's id by phone number (formatting does not matter).",
-            s::strings(&[(
-                "phone",
-                "The phone number on the account, e.g. '(555) 310-4477'.",
-            )]),
-            find_customer_by_phone,
-        ),
-        s::tool(
-            "get_customer_details",
-            Read,
-            "A customer's profile: name, contact details, address, account, plans, devices \
-             (with their ids) and billing preferences.",
-            s::strings(&[CUSTOMER]),
-            |db, a| {
-                let id = a.str("customer_id")?;
-                found(db.customers.get(id), || format!("Customer not found: {id}"))
-            },
-        ),
-        s::tool(
-            "get_service_details",
-            Read,
-            "One plan of the service catalogue: name, category and monthly price.",
-            s::strings(&[("service_id", "The plan's id, as get_services lists it.")]),
-            |db, a| {
-                let id = a.str("service_id")?;
-                found(db.services.get(id), || format!("Service not found: {id}"))
-            },
-        ),
-        s::tool(
-            "get_device_details",
-            Read,
-            "A device model of the catalogue (category, manufacturer, model), by its name.",
-            s::strings(&[("device_name", MODEL)]),
-            |db, a| {
-                let name = a.str("device_name")?;
-                found(db.model(name), || format!("Device not found: {name}"))
-            },
-        ),
-        s::tool(
-            "get_billing_details",
-            Read,
-            "A customer's billing account: balance, last payment, next bill date, monthly \
-             charge lines and payment history.",
-            s::strings(&[CUSTOMER]),
-            |db, a| {
-                let id = a.str("customer_id")?;
-                let b = db.billing.get(id).map(|b| &**b);
-                found(b, || {
-                    format!("No billing information found for customer: {id}")
-                })
-            },
-        ),
-        s::tool(
-            "manage_service",
-            Write,
-            "List, add or remove a customer's plans. 'add' can put some of the customer's \
-             devices on the new plan; 'remove' takes every device off the plan.",
-            s::object(
-                &[
-                    (CUSTOMER.0, s::string(CUSTOMER.1)),
-                    ("action", s::string("One of 'add', 'remove', 'list'.")),
-                    (
-                        "service_id",
-                        s::nullable(s::string("The plan to add or remove.")),
-                    ),
-                    (
-                        "devices_ids",
-                        s::nullable(s::string_list("For 'add': ids of devices to put on it.")),
-                    ),
-                ],
-                &["customer_id", "action"],
-            ),
-            manage_service,
-        ),
-        s::tool(
-            "troubleshoot_device",
-            Read,
-            "Standard troubleshooting steps for a device model and an issue.",
-            s::strings(&[
-                ("device_name", MODEL),
-                (
-                    "issue",
-                    "One of 'no_service', 'slow_speeds', 'battery_drain'.",
-                ),
-            ]),
-            troubleshoot_device,
-        ),
-        s::tool(
-            "create_support_ticket",
-            Write,
-            "Open a support ticket. Choose the priority from how urgent the problem is \
-             (urgent: must be handled within 24 hours).",
-            s::object(
-                &[
-                    (CUSTOMER.0, s::string(CUSTOMER.1)),
-                    (
-                        "category",
-                        s::string(
-                            "mobile, internet, tv, billing, account, device, security or phone.",
-                        ),
-                    ),
-                    (
-                        "priority",
-                        s::string("low, medium (the default), high or urgent."),
-                    ),
-                ],
-                &["customer_id", "category"],
-            ),
-            create_support_ticket,
-        ),
-        s::tool(
-            "get_support_ticket_details",
-            Read,
-            "A support ticket's customer, status, priority and category.",
-            s::strings(&[TICKET]),
-            |db, a| {
-                let id = a.str("ticket_id")?;
-                found(db.tickets.get(id), || {
-                    format!("Support ticket not found: {id}")
-                })
-            },
-        ),
-        s::tool(
-            "add_device",
-            Write,
-            "Register a new device of a catalogue model on a customer's account (on no plan).",
-            s::strings(&[CUSTOMER, ("device_name", MODEL)]),
-            add_device,
-        ),
-        s::tool(
-            "manage_billing",
-            Write,
-            "Set a customer's paperless billing, automatic payment and billing cycle.",
-            s::object(
-                &[
-                    (CUSTOMER.0, s::string(CUSTOMER.1)),
-                    ("paperless", s::boolean("Bills by email only.")),
-                    ("auto_pay", s::boolean("Pay each bill automatically.")),
-                    ("billing_cycle", s::string("monthly, quarterly or annual.")),
-                ],
-                &["customer_id", "paperless", "auto_pay", "billing_cycle"],
-            ),
-            manage_billing,
-        ),
-        s::tool(
-            "get_services",
-            Read,
-            "The whole service catalogue: every plan with its category and monthly price.",
-            s::strings(&[]),
-            |db, _| {
-                let all: PyDict<_> = db
-                    .services_in_order()
-                    .map(|sv| (sv.service_id.clone(), sv))
-                    .collect();
-                Ok(dumps(&all))
-            },
-        ),
-        s::tool(
-            "get_senior_discount",
-            Read,
-            "The price of a plan after the fixed $5 senior discount (never below zero).",
-            s::strings(&[(
-                "original_price",
-                "The price before the discount, e.g. '45.00'.",
-            )]),
-            |_, a| {
-                let price = py_float(a.str("original_price")?);
-                let price = price.ok_or("original_price must be a number")?;
-                Ok(py_fixed2(py_max(price - 5.0, 0.0)))
-            },
-        ),
-        s::with_intent(
-            s::tool(
-                "modify_support_ticket",
-                Write,
-                "Set a support ticket's status and priority.",
-                s::strings(&[
-                    TICKET,
-                    ("status", "open, in_progress, resolved or closed."),
-                    ("priority", "low, medium, high or urgent."),
-                ]),
-                modify_support_ticket,
-            ),
-            // Following up on a reported problem, not changing a purchase.
-            Intent::Report,
-        ),
-        s::tool(
-            "record_payment",
-            Write,
-            "Record a customer's payment and lower the balance by it (never below zero).",
-            s::object(
-                &[
-                    (CUSTOMER.0, s::string(CUSTOMER.1)),
-                    ("amount", s::number("The amount paid, in dollars.")),
-                    ("method", s::string("credit_card or bank_transfer.")),
-                    ("date", s::string("The payment date, YYYY-MM-DD.")),
-                ],
-                &["customer_id", "amount", "method", "date"],
-            ),
-            record_payment,
-        ),
-    ]
+    let runs: [(&str, ToolFn<TelecomDb>); 18] = [
+        ("calculate", |_, a| calc::evaluate(a.str("expression")?)),
+        ("think", |_, _| Ok(String::new())),
+        ("find_customer_by_email", find_customer_by_email),
+        ("find_customer_by_phone", find_customer_by_phone),
+        ("get_customer_details", |db, a| {
+            let id = a.str("customer_id")?;
+            found(db.customers.get(id), || format!("Customer not found: {id}"))
+        }),
+        ("get_service_details", |db, a| {
+            let id = a.str("service_id")?;
+            found(db.services.get(id), || format!("Service not found: {id}"))
+        }),
+        ("get_device_details", |db, a| {
+            let name = a.str("device_name")?;
+            found(db.model(name), || format!("Device not found: {name}"))
+        }),
+        ("get_billing_details", |db, a| {
+            let id = a.str("customer_id")?;
+            let b = db.billing.get(id).map(|b| &**b);
+            found(b, || {
+                format!("No billing information found for customer: {id}")
+            })
+        }),
+        ("manage_service", manage_service),
+        ("troubleshoot_device", troubleshoot_device),
+        ("create_support_ticket", create_support_ticket),
+        ("get_support_ticket_details", |db, a| {
+            let id = a.str("ticket_id")?;
+            found(db.tickets.get(id), || {
+                format!("Support ticket not found: {id}")
+            })
+        }),
+        ("add_device", add_device),
+        ("manage_billing", manage_billing),
+        ("get_services", |db, _| {
+            let all: PyDict<_> = db
+                .services_in_order()
+                .map(|sv| (sv.service_id.clone(), sv))
+                .collect();
+            Ok(dumps(&all))
+        }),
+        ("get_senior_discount", |_, a| {
+            let price = py_float(a.str("original_price")?);
+            let price = price.ok_or("original_price must be a number")?;
+            Ok(py_fixed2(py_max(price - 5.0, 0.0)))
+        }),
+        ("modify_support_ticket", modify_support_ticket),
+        ("record_payment", record_payment),
+    ];
+    specs::builtin(include_str!("tools.toml"), &runs)
 }
 
 fn customer<'a>(db: &'a TelecomDb, id: &str) -> Result<&'a Customer, String> {
