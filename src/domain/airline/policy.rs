@@ -11,18 +11,10 @@
 
 use super::db::{AirlineDb, CLOCK, Money, Reservation, User, free_bags_per_passenger};
 use crate::domain::kit::clock::parse_datetime;
-use crate::domain::kit::policy::Rule;
+use crate::domain::kit::policy::{Rule, rule};
 use crate::domain::kit::text::arg_str;
 use serde_json::Value;
 use std::collections::BTreeSet;
-
-const fn rule(
-    tool: &'static str,
-    name: &'static str,
-    check: fn(&AirlineDb, &Value) -> Result<(), String>,
-) -> Rule<AirlineDb> {
-    Rule { tool, name, check }
-}
 
 const BOOK: &str = "book_reservation";
 const CANCEL: &str = "cancel_reservation";
@@ -310,9 +302,7 @@ fn deny(broken: bool, detail: &str) -> Result<(), String> {
 }
 
 fn user<'a>(db: &'a AirlineDb, id: &str) -> Result<&'a User, String> {
-    db.users
-        .get(id)
-        .ok_or_else(|| "policy: unknown user".to_string())
+    db.users.get_or(id, "policy: unknown user")
 }
 
 fn owner<'a>(db: &'a AirlineDb, r: &Reservation) -> Result<&'a User, String> {

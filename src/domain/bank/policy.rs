@@ -20,15 +20,9 @@
 
 use super::db::{Account, BankDb};
 use super::tools::{TX_METHODS, VERIFY_METHODS, account_anywhere};
-use crate::domain::kit::policy::Rule;
+use crate::domain::kit::policy::{Rule, rule};
 use crate::domain::kit::text::{arg_list, arg_str};
 use serde_json::Value;
-
-type Check = fn(&BankDb, &Value) -> Result<(), String>;
-
-const fn rule(tool: &'static str, name: &'static str, check: Check) -> Rule<BankDb> {
-    Rule { tool, name, check }
-}
 
 const INTERNAL: &str = "initiate_internal_transfer";
 const ADD: &str = "add_beneficiary";

@@ -13,15 +13,9 @@
 //! Architecture invariant: reads the state only.
 
 use super::db::{BasketballDb, Game};
-use crate::domain::kit::policy::Rule;
+use crate::domain::kit::policy::{Rule, address_complete, refuse_if, rule, same_address};
 use crate::domain::kit::text::arg_str;
 use serde_json::Value;
-
-type Check = fn(&BasketballDb, &Value) -> Result<(), String>;
-
-const fn rule(tool: &'static str, name: &'static str, check: Check) -> Rule<BasketballDb> {
-    Rule { tool, name, check }
-}
 
 const ADDRESS: &str = "modify_player_address";
 const STATUS: &str = "update_game_status";
@@ -33,28 +27,17 @@ pub const ADDRESS_FIELDS: [&str; 5] = ["street", "city", "state", "country", "zi
 /// Checked in order; the first broken rule is reported.
 pub static RULES: [Rule<BasketballDb>; 6] = [
     rule(ADDRESS, "address_complete", |_, a| {
-        match ADDRESS_FIELDS
-            .iter()
-            .find(|f| arg_str(a, f).trim().is_empty())
-        {
-            Some(f) => Err(format!("the new address has no {f}")),
-            None => Ok(()),
-        }
+        address_complete(a, &ADDRESS_FIELDS, &[])
     }),
     rule(ADDRESS, "address_changes", |db, a| {
         let Some(p) = db.players.get(arg_str(a, "player_id")) else {
             return Ok(());
         };
         let now = &p.address;
-        let same = [&now.street, &now.city, &now.state, &now.country, &now.zip]
-            .iter()
-            .zip(ADDRESS_FIELDS)
-            .all(|(v, f)| arg_str(a, f) == v.as_str());
-        if same {
-            Err("the player already lives at that address".into())
-        } else {
-            Ok(())
-        }
+        let now = [&now.street, &now.city, &now.state, &now.country, &now.zip];
+        refuse_if(same_address(a, &ADDRESS_FIELDS, &now), || {
+            "the player already lives at that address".into()
+        })
     }),
     rule(STATUS, "status_changes", |db, a| match game(db, a) {
         Some(g) if g.status == arg_str(a, "new_status") => {

@@ -5,6 +5,7 @@
 //!
 //! Architecture invariant: evaluates checks a domain declares; knows no domain.
 
+use super::text::arg_str;
 use crate::domain::PolicyViolation;
 use serde_json::Value;
 
@@ -39,6 +40,40 @@ pub fn check_rules<D>(
         (rule.check)(db, args).map_err(|detail| PolicyViolation::new(rule.name, detail))?;
     }
     Ok(())
+}
+
+/// One rule row (see [`Rule`]), for a domain's `RULES` table.
+pub const fn rule<D>(
+    tool: &'static str,
+    name: &'static str,
+    check: fn(&D, &Value) -> Result<(), String>,
+) -> Rule<D> {
+    Rule { tool, name, check }
+}
+
+/// A rule's verdict: the reason when the call breaks it, else `Ok(())`.
+pub fn refuse_if(broken: bool, reason: impl FnOnce() -> String) -> Result<(), String> {
+    if broken { Err(reason()) } else { Ok(()) }
+}
+
+/// Every address field but the `optional` ones is given and not blank.
+pub fn address_complete(args: &Value, fields: &[&str], optional: &[&str]) -> Result<(), String> {
+    match fields
+        .iter()
+        .filter(|f| !optional.contains(f))
+        .find(|f| arg_str(args, f).trim().is_empty())
+    {
+        Some(f) => Err(format!("the new address has no {f}")),
+        None => Ok(()),
+    }
+}
+
+/// Whether the address fields of the arguments are exactly `current`'s, field by field.
+pub fn same_address(args: &Value, fields: &[&str], current: &[&String]) -> bool {
+    fields
+        .iter()
+        .zip(current)
+        .all(|(f, v)| arg_str(args, f) == v.as_str())
 }
 
 /// The common rule "`what` must be one of `allowed`": `Err` names the value and the list.

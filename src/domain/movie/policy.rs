@@ -14,15 +14,9 @@
 
 use super::db::{CONFIRMED, MovieDb, SCHEDULED};
 use super::tools::{NOW, show};
-use crate::domain::kit::policy::Rule;
+use crate::domain::kit::policy::{Rule, rule};
 use crate::domain::kit::text::arg_str;
 use serde_json::Value;
-
-type Check = fn(&MovieDb, &Value) -> Result<(), String>;
-
-const fn rule(tool: &'static str, name: &'static str, check: Check) -> Rule<MovieDb> {
-    Rule { tool, name, check }
-}
 
 const CREATE: &str = "create_booking";
 const UPDATE: &str = "update_booking_seats";

@@ -13,18 +13,9 @@
 //! Architecture invariant: reads the state only.
 
 use super::db::{RestaurantDb, ServiceTicket};
+use crate::domain::kit::policy::{Rule, address_complete, refuse_if, rule, same_address};
 use crate::domain::kit::text::{arg_list, arg_str};
 use serde_json::Value;
-
-type Check = fn(&RestaurantDb, &Value) -> Result<(), String>;
-
-const fn rule(
-    tool: &'static str,
-    name: &'static str,
-    check: Check,
-) -> crate::domain::kit::policy::Rule<RestaurantDb> {
-    crate::domain::kit::policy::Rule { tool, name, check }
-}
 
 const CANCEL: &str = "cancel_placed_ticket";
 const DROPOFF: &str = "modify_placed_ticket_dropoff";
@@ -46,23 +37,14 @@ pub const ADDRESS_FIELDS: [&str; 6] = [
 pub const MAX_SEATS: i64 = 20;
 
 /// Checked in order; the first broken rule is reported.
-pub static RULES: [crate::domain::kit::policy::Rule<RestaurantDb>; 7] = [
+pub static RULES: [Rule<RestaurantDb>; 7] = [
     rule(CANCEL, "reason_given", |_, a| {
-        if arg_str(a, "reason").trim().is_empty() {
-            Err("a cancellation needs the patron's reason".into())
-        } else {
-            Ok(())
-        }
+        refuse_if(arg_str(a, "reason").trim().is_empty(), || {
+            "a cancellation needs the patron's reason".into()
+        })
     }),
     rule(DROPOFF, "address_complete", |_, a| {
-        match ADDRESS_FIELDS
-            .iter()
-            .filter(|f| **f != "line_two")
-            .find(|f| arg_str(a, f).trim().is_empty())
-        {
-            Some(f) => Err(format!("the new address has no {f}")),
-            None => Ok(()),
-        }
+        address_complete(a, &ADDRESS_FIELDS, &["line_two"])
     }),
     rule(DROPOFF, "address_changes", |db, a| {
         let Some(current) = ticket(db, a).and_then(|t| t.dropoff.as_ref()) else {
@@ -76,15 +58,9 @@ pub static RULES: [crate::domain::kit::policy::Rule<RestaurantDb>; 7] = [
             &current.nation,
             &current.postal_code,
         ];
-        if ADDRESS_FIELDS
-            .iter()
-            .zip(now)
-            .all(|(f, v)| arg_str(a, f) == v)
-        {
-            Err("the ticket already goes to that address".into())
-        } else {
-            Ok(())
-        }
+        refuse_if(same_address(a, &ADDRESS_FIELDS, &now), || {
+            "the ticket already goes to that address".into()
+        })
     }),
     rule(TABLE, "seats_in_range", |_, a| {
         match a.get("seat_count").and_then(Value::as_f64) {
@@ -102,20 +78,15 @@ pub static RULES: [crate::domain::kit::policy::Rule<RestaurantDb>; 7] = [
         let same = arg_str(a, "zone") == current.zone
             && arg_str(a, "table_no") == current.table_no
             && a.get("seat_count").and_then(Value::as_f64) == Some(current.seat_count as f64);
-        if same {
-            Err("the ticket already has that table".into())
-        } else {
-            Ok(())
-        }
+        refuse_if(same, || "the ticket already has that table".into())
     }),
     rule(ITEMS, "swaps_a_plate", |_, a| {
         let old = arg_list(a, "plate_refs");
         let new = arg_list(a, "new_plate_refs");
-        if old.is_empty() || old.iter().zip(&new).all(|(o, n)| o == n) {
-            Err("an item change must replace at least one plate with a different one".into())
-        } else {
-            Ok(())
-        }
+        refuse_if(
+            old.is_empty() || old.iter().zip(&new).all(|(o, n)| o == n),
+            || "an item change must replace at least one plate with a different one".into(),
+        )
     }),
     rule(TIP, "tip_positive_cents", |_, a| {
         let tip = a.get("tip_total").and_then(Value::as_f64).unwrap_or(0.0);

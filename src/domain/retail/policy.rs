@@ -11,17 +11,9 @@
 //! statuses count as pending or delivered.
 
 use super::db::{CANCEL_REASONS, Lifecycle, Order, RetailDb, round2, status};
-use crate::domain::kit::policy::Rule;
+use crate::domain::kit::policy::{Rule, rule};
 use crate::domain::kit::text::{arg_list, arg_str};
 use serde_json::Value;
-
-const fn rule(
-    tool: &'static str,
-    name: &'static str,
-    check: fn(&RetailDb, &Value) -> Result<(), String>,
-) -> Rule<RetailDb> {
-    Rule { tool, name, check }
-}
 
 const CANCEL: &str = "cancel_pending_order";
 const ADDRESS: &str = "modify_pending_order_address";

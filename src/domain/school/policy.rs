@@ -18,17 +18,9 @@
 use super::db::{GradingOption, Registration, SchoolDb};
 use super::generate::level_of_degree;
 use super::tools::tuition;
-use crate::domain::kit::policy::Rule;
+use crate::domain::kit::policy::{Rule, rule};
 use crate::domain::kit::text::{arg_list, arg_str};
 use serde_json::Value;
-
-const fn rule(
-    tool: &'static str,
-    name: &'static str,
-    check: fn(&SchoolDb, &Value) -> Result<(), String>,
-) -> Rule<SchoolDb> {
-    Rule { tool, name, check }
-}
 
 const REGISTER: &str = "register_courses";
 const UPDATE: &str = "update_registration_courses";

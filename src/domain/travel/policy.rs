@@ -17,18 +17,10 @@
 use super::db::{Booking, BookingTraveler, TravelDb};
 use super::tools::CLOCK;
 use crate::domain::kit::clock::parse_date;
-use crate::domain::kit::policy::Rule;
+use crate::domain::kit::policy::{Rule, rule};
 use crate::domain::kit::tau2::parse_short_date;
 use crate::domain::kit::text::arg_str;
 use serde_json::Value;
-
-const fn rule(
-    tool: &'static str,
-    name: &'static str,
-    check: fn(&TravelDb, &Value) -> Result<(), String>,
-) -> Rule<TravelDb> {
-    Rule { tool, name, check }
-}
 
 const BOOK: &str = "book_package";
 const CANCEL: &str = "cancel_booking";
