@@ -41,10 +41,7 @@ pub const ACCOUNT_REASONS: [&str; 3] = [
 ];
 
 fn client_of<'a>(db: &'a BankDb, ctx: &GroundingContext) -> Option<&'a Client> {
-    ctx.user_id
-        .iter()
-        .chain(ctx.values("client_id"))
-        .find_map(|id| db.clients.get(id))
+    propose::customer(ctx, "client_id", &db.clients)
 }
 
 /// The client's accounts matching `keep`: known ones first, the rest shuffled.

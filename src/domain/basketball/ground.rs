@@ -25,10 +25,7 @@ use serde_json::{Value, json};
 const MAX_PROPOSALS: usize = 8;
 
 fn player_of<'a>(db: &'a BasketballDb, ctx: &GroundingContext) -> Option<&'a Player> {
-    ctx.user_id
-        .iter()
-        .chain(ctx.values("player_id"))
-        .find_map(|id| db.players.get(id))
+    propose::customer(ctx, "player_id", &db.players)
 }
 
 /// The player's games matching `keep`: known ones first, the rest shuffled.

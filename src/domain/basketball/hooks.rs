@@ -17,7 +17,7 @@ use super::db::{BasketballDb, Game};
 use super::policy::ADDRESS_FIELDS;
 use super::tools::club_listing;
 use crate::domain::UserFact;
-use crate::domain::kit::facts::{self, Identity};
+use crate::domain::kit::facts;
 use crate::domain::kit::pyjson::Py;
 use crate::domain::kit::templates::Templates;
 use crate::domain::kit::text::arg_str;
@@ -49,19 +49,8 @@ pub fn user_facts(db: &BasketballDb, player_id: &str) -> Vec<UserFact> {
     let Some(p) = db.players.get(player_id) else {
         return Vec::new();
     };
-    let mut out = vec![
-        facts::identity(Identity::Email(&p.email), &[player_id]),
-        facts::identity(
-            Identity::NameZip {
-                first: &p.name.first_name,
-                last: &p.name.last_name,
-                zip: &p.address.zip,
-            },
-            &[player_id],
-        ),
-    ];
-    // The second identity is a fallback, not the one an instruction must state.
-    out[1].kind = "name".into();
+    let name = (&*p.name.first_name, &*p.name.last_name, &*p.address.zip);
+    let mut out = facts::email_or_name_zip(&p.email, name, &[player_id]);
     if let Some(c) = db.club_of(player_id) {
         out.push(facts::fact(
             "club",

@@ -44,6 +44,19 @@ pub fn identity(id: Identity<'_>, ids: &[&str]) -> UserFact {
     fact("identity", text, values, ids)
 }
 
+/// The identities of a customer who authenticates by email, with name and zip code as the
+/// fallback: that second fact has kind `name`, so it is not the one an instruction must
+/// state.
+pub fn email_or_name_zip(
+    email: &str,
+    (first, last, zip): (&str, &str, &str),
+    ids: &[&str],
+) -> Vec<UserFact> {
+    let mut fallback = identity(Identity::NameZip { first, last, zip }, ids);
+    fallback.kind = "name".into();
+    vec![identity(Identity::Email(email), ids), fallback]
+}
+
 /// "Your name is First Last."
 pub fn name(first: &str, last: &str) -> UserFact {
     fact(

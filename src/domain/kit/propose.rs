@@ -10,10 +10,24 @@
 //! Architecture invariant: deterministic for a given RNG state; reads the state only
 //! (dry runs use forks).
 
-use crate::domain::{Environment, GroundingContext, ToolSpec};
+use crate::domain::{Environment, GroundingContext, Table, ToolSpec};
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
 use serde_json::{Map, Value};
+
+/// The conversation's customer: the context's user, else an id learned under `key`; the
+/// first that `table` holds.
+pub fn customer<'a, T: Clone + Serialize>(
+    ctx: &GroundingContext,
+    key: &str,
+    table: &'a Table<T>,
+) -> Option<&'a T> {
+    ctx.user_id
+        .iter()
+        .chain(ctx.values(key))
+        .find_map(|id| table.get(id))
+}
 
 /// Values for an id argument: those the context already knows first (in the order learnt,
 /// filtered by `keep`), then `own` in a seeded order, without repeats.

@@ -30,10 +30,7 @@ pub const REASONS: [&str; 4] = [
 ];
 
 fn patron_of<'a>(db: &'a RestaurantDb, ctx: &GroundingContext) -> Option<&'a Patron> {
-    ctx.user_id
-        .iter()
-        .chain(ctx.values("guest_ref"))
-        .find_map(|id| db.patron_registry.get(id))
+    propose::customer(ctx, "guest_ref", &db.patron_registry)
 }
 
 /// The patron's tickets matching `keep`: known ones first, the rest shuffled.

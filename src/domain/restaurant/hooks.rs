@@ -18,7 +18,7 @@ use super::db::{Plate, RestaurantDb, ServiceMode, ServiceTicket};
 use super::policy::ADDRESS_FIELDS;
 use super::tools::{dish_listing, swap_difference};
 use crate::domain::UserFact;
-use crate::domain::kit::facts::{self, Identity};
+use crate::domain::kit::facts;
 use crate::domain::kit::pyjson::Py;
 use crate::domain::kit::templates::Templates;
 use crate::domain::kit::text::{arg_list, arg_str, dollars, join_and};
@@ -86,19 +86,12 @@ pub fn user_facts(db: &RestaurantDb, guest_ref: &str) -> Vec<UserFact> {
     let Some(p) = db.patron_registry.get(guest_ref) else {
         return Vec::new();
     };
-    let mut out = vec![
-        facts::identity(Identity::Email(&p.contact_email), &[guest_ref]),
-        facts::identity(
-            Identity::NameZip {
-                first: &p.identity.given,
-                last: &p.identity.family,
-                zip: &p.location.postal_code,
-            },
-            &[guest_ref],
-        ),
-    ];
-    // The second identity is a fallback, not the one an instruction must state.
-    out[1].kind = "name".into();
+    let name = (
+        &*p.identity.given,
+        &*p.identity.family,
+        &*p.location.postal_code,
+    );
+    let mut out = facts::email_or_name_zip(&p.contact_email, name, &[guest_ref]);
     for i in p.saved_instruments.values() {
         let (phrase, values) = i.phrase();
         out.push(facts::fact(

@@ -26,10 +26,7 @@ use serde_json::{Map, Value, json};
 const MAX_PROPOSALS: usize = 8;
 
 fn student_of<'a>(db: &'a SchoolDb, ctx: &GroundingContext) -> Option<&'a Student> {
-    ctx.user_id
-        .iter()
-        .chain(ctx.values("student_id"))
-        .find_map(|id| db.students.get(id))
+    propose::customer(ctx, "student_id", &db.students)
 }
 
 /// The student's registrations matching `keep`: known ones first, the rest shuffled.

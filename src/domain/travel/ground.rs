@@ -24,10 +24,7 @@ use serde_json::{Value, json};
 const MAX_PROPOSALS: usize = 8;
 
 fn traveler_of<'a>(db: &'a TravelDb, ctx: &GroundingContext) -> Option<&'a Traveler> {
-    ctx.user_id
-        .iter()
-        .chain(ctx.values("traveler_id"))
-        .find_map(|id| db.travelers.get(id))
+    propose::customer(ctx, "traveler_id", &db.travelers)
 }
 
 /// The traveler's bookings matching `keep`: known ones first, the rest shuffled. Looked up
