@@ -139,7 +139,7 @@ fn checked_in_anchors_are_complete_unique_and_regenerable() {
         &["emotion", "vectors", "--check"],
     );
     assert_ok(&o);
-    assert!(stdout(&o).contains("covers all"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("cover all"), "{}", stdout(&o));
 }
 
 #[test]
@@ -482,6 +482,85 @@ fn the_vector_cache_is_reused_and_a_corrupted_one_is_detected_not_used() {
 }
 
 #[test]
+fn a_seed_grows_by_small_delta_files_and_compacts_back_to_one() {
+    let root = temp_dir("vector-seed");
+    let (seeds, cache) = (root.join("seeds"), root.join("cache"));
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let open = || {
+        CachedEmbedder::open_seeded(
+            Box::new(Counting {
+                calls: calls.clone(),
+            }),
+            &cache,
+            Some(&seeds),
+        )
+    };
+    let texts = |n: usize| -> Vec<String> { (0..n).map(|i| format!("text number {i}")).collect() };
+    let files = || {
+        let mut names: Vec<String> = std::fs::read_dir(&seeds)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    };
+    // No seed yet: the first write is the base file.
+    let base = open()
+        .write_seed(&texts(30), &seeds, false)
+        .unwrap()
+        .unwrap();
+    assert_eq!(files().len(), 1);
+    assert!(!base.to_string_lossy().contains('+'));
+    // Ten new texts: a delta with only those ten; an unchanged set writes nothing.
+    let delta = open()
+        .write_seed(&texts(40), &seeds, false)
+        .unwrap()
+        .unwrap();
+    assert!(delta.to_string_lossy().ends_with("+1.bin"), "{delta:?}");
+    assert!(std::fs::metadata(&delta).unwrap().len() < std::fs::metadata(&base).unwrap().len() / 2);
+    assert_eq!(open().write_seed(&texts(40), &seeds, false).unwrap(), None);
+    let seeded = CachedEmbedder::open_seed(
+        Box::new(Counting {
+            calls: calls.clone(),
+        }),
+        &seeds,
+    );
+    assert_eq!(seeded.state(), &CacheState::Loaded { entries: 40 });
+    assert_eq!(seeded.count_missing(&texts(41)), 1);
+    // A fresh cache directory is served from base + delta without embedding anything.
+    std::fs::remove_dir_all(&cache).ok();
+    let before = calls.load(std::sync::atomic::Ordering::SeqCst);
+    open().embed(&texts(40)).unwrap();
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), before);
+    // A damaged delta is reported, and the next write rewrites one whole base file.
+    let mut bytes = std::fs::read(&delta).unwrap();
+    let at = bytes.len() - 40;
+    bytes[at] ^= 0x10;
+    std::fs::write(&delta, &bytes).unwrap();
+    match open().seed_state() {
+        CacheState::Corrupt(why) => assert!(why.contains("+1.bin"), "{why}"),
+        s => panic!("corruption not detected: {s:?}"),
+    }
+    open()
+        .write_seed(&texts(40), &seeds, false)
+        .unwrap()
+        .unwrap();
+    assert_eq!(files().len(), 1);
+    // Compacting keeps exactly the texts in use.
+    open()
+        .write_seed(&texts(45), &seeds, false)
+        .unwrap()
+        .unwrap();
+    assert_eq!(files().len(), 2);
+    open()
+        .write_seed(&texts(20), &seeds, true)
+        .unwrap()
+        .unwrap();
+    assert_eq!(files().len(), 1);
+    assert_eq!(open().seed_state(), &CacheState::Loaded { entries: 20 });
+}
+
+#[test]
 fn a_missing_model_is_one_line_naming_how_to_fetch_it_and_tfidf_needs_none() {
     let root = project_copy("no-model");
     let out = temp_dir("no-model-out");
@@ -621,9 +700,9 @@ fn the_anchor_writer_role_writes_validated_anchors_through_an_endpoint() {
 
 #[test]
 fn the_mapper_reads_the_scripted_feelers_real_output_as_meant() {
-    // Real `feelings` stage output (airline, scripted feeler), then `emotion agreement`:
-    // it rewrites each feeling from the task and the artifact's seed (so it knows what the
-    // feeler meant) and maps it with the default mapper.
+    // Real `feelings` stage output (every domain, scripted feeler, 40 traces each), then
+    // `emotion agreement`: it rewrites each feeling from the task and the artifact's seed (so
+    // it knows what the feeler meant) and maps it with the default mapper.
     let out = temp_dir("emotion-agreement");
     let o = tracer(&repo(), &out, &["emotion", "agreement"]);
     assert!(!o.status.success());
@@ -632,26 +711,43 @@ fn the_mapper_reads_the_scripted_feelers_real_output_as_meant() {
         "{}",
         stderr(&o)
     );
-    assert_ok(&tracer(
-        &repo(),
-        &out,
-        &["run", "feelings", "--domain", "airline"],
-    ));
-    let o = tracer(
-        &repo(),
-        &out,
-        &["emotion", "agreement", "--limit", "40", "--json"],
+    let overrides = out.join("overrides");
+    std::fs::create_dir_all(&overrides).unwrap();
+    let traces = std::fs::read_to_string(repo().join("stages/traces.toml")).unwrap();
+    let small: String = traces
+        .lines()
+        .map(|l| match l.split_once(" = ") {
+            Some((d, n))
+                if d.chars().all(|c| c.is_ascii_lowercase()) && n.parse::<u64>().is_ok() =>
+            {
+                format!("{d} = 40\n")
+            }
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    std::fs::write(overrides.join("traces.toml"), small).unwrap();
+    assert_ok(
+        &tracer_command(&repo(), &out)
+            .env("TRACER_STAGE_OVERRIDES", &overrides)
+            .args(["run", "feelings"])
+            .output()
+            .unwrap(),
     );
+    let o = tracer(&repo(), &out, &["emotion", "agreement", "--json"]);
     assert_ok(&o);
     let rows: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let row = &rows[0];
-    assert_eq!(row["domain"], "airline");
-    assert_eq!(row["feelings"], 40, "{row}");
-    assert_eq!(row["skipped"], 0, "{row}");
-    // Measured on the first 100 feelings of each domain: politeness 99-100%, trust 100%,
-    // urgency 72-99% (telecom lowest), emotion 98-100%.
-    for label in ["family", "emotion", "politeness", "urgency", "trust"] {
-        let hits = row[label].as_u64().unwrap();
-        assert!(hits >= 34, "{label}: {hits} of 40 ({row})");
+    let rows = rows.as_array().unwrap();
+    let domains: Vec<&str> = rows.iter().map(|r| r["domain"].as_str().unwrap()).collect();
+    assert_eq!(domains.len(), 10, "{domains:?}");
+    // Measured on the first 150 traces of each domain: 95.8-100% on every label (bank's
+    // urgency lowest); on these 40 every label was at least 94% in every domain.
+    for row in rows {
+        let n = row["feelings"].as_u64().unwrap();
+        assert!(n >= 15, "{row}");
+        assert_eq!(row["skipped"], 0, "{row}");
+        for label in ["family", "emotion", "politeness", "urgency", "trust"] {
+            let hits = row[label].as_u64().unwrap();
+            assert!(hits * 100 >= n * 90, "{label}: {hits} of {n} ({row})");
+        }
     }
 }

@@ -5,7 +5,7 @@
 # (imported as `tracer import tau2` reads it; some arguments corrupted, as record.sh does),
 # runs them through the reference's Python tools on that same file, and writes
 # <out>/{db.json,calls.jsonl,expected.jsonl,meta.json}. Nothing here is committed; the
-# domain's ignored test reads <out> (school: TRACER_SCHOOL_OWN_DB_DIR=<out>).
+# ignored test reads <out>: TRACER_OWN_DB_DIR=<out> cargo test --test integration own_database -- --ignored
 set -euo pipefail
 domain=$1 repo=$2 out=$3 count=${4:-300}
 root=$(cd "$(dirname "$0")/../.." && pwd)

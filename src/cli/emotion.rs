@@ -66,9 +66,13 @@ pub struct AgreementArgs {
 
 #[derive(Debug, Args)]
 pub struct VectorsArgs {
-    /// Do not write: fail unless the checked-in file is intact and covers every text.
+    /// Do not write: fail unless the checked-in files are intact and cover every text.
     #[arg(long)]
     pub check: bool,
+    /// Rewrite one file with exactly the texts in use (removes deltas and vectors of texts
+    /// no longer used). Default: add a delta file with only the texts the seed lacks.
+    #[arg(long, conflicts_with = "check")]
+    pub compact: bool,
 }
 
 #[derive(Debug, Args)]
@@ -379,7 +383,7 @@ fn vectors(paths: &Paths, a: VectorsArgs) -> Result<(), CliError> {
         let model = emotion::encoder::MiniLm::load(&emotion::encoder::model_dir(&paths.root))
             .map_err(failed)?;
         let id = emotion::embed::Embedder::id(&model);
-        let seed = emotion::embed_cache::CachedEmbedder::open(Box::new(model), &dir);
+        let seed = emotion::embed_cache::CachedEmbedder::open_seed(Box::new(model), &dir);
         let path = seed.path().to_path_buf();
         match seed.state() {
             emotion::embed_cache::CacheState::Loaded { .. } => {}
@@ -399,16 +403,28 @@ fn vectors(paths: &Paths, a: VectorsArgs) -> Result<(), CliError> {
                 texts.len()
             )));
         }
-        println!("ok: {} covers all {} texts", path.display(), texts.len());
+        println!(
+            "ok: the vectors in {} cover all {} texts",
+            dir.display(),
+            texts.len()
+        );
         return Ok(());
     }
     let (encoder, _) = emotion::mapper::cached_encoder(&paths.root).map_err(failed)?;
-    let path = encoder.write_seed(&texts, &dir).map_err(failed)?;
-    println!(
-        "wrote the vectors of {} texts to {}",
-        texts.len(),
-        path.display()
-    );
+    match encoder
+        .write_seed(&texts, &dir, a.compact)
+        .map_err(failed)?
+    {
+        Some(path) => println!(
+            "wrote {}: the checked-in vectors now cover all {} texts",
+            path.display(),
+            texts.len()
+        ),
+        None => println!(
+            "ok: the checked-in vectors already cover all {} texts",
+            texts.len()
+        ),
+    }
     Ok(())
 }
 

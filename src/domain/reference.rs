@@ -304,6 +304,11 @@ pub struct Departure {
     pub affects_state: bool,
     #[serde(default)]
     pub differs_only_in: Vec<String>,
+    /// With `affects_state`: the fields (any depth; a table's name drops the table) where the
+    /// sequence's changed rows may differ; the rest is still compared. Empty: a state-changing
+    /// departure stops the comparison of that sequence's rows.
+    #[serde(default)]
+    pub state_differs_only_in: Vec<String>,
     #[serde(default)]
     pub ours_contains: String,
 }

@@ -5,10 +5,13 @@
 //! emotion map`, every `emotions` stage run and every test would pay it. A cache entry is
 //! only ever a function of (model, text), so reusing it changes nothing.
 //!
-//! Two files can feed one cache: a read-only *seed* checked in beside the anchors
+//! Two kinds of file feed one cache: a read-only *seed* checked in beside the anchors
 //! (`emotion_anchors/vectors/`, written by `tracer emotion vectors`, so a fresh clone
 //! never has to encode the anchors), and the writable cache in the cache directory, where
-//! whatever else gets encoded is kept. Both are checked the same way.
+//! whatever else gets encoded is kept. All are checked the same way. A seed is a base file
+//! plus any number of *delta* files (`embeddings-<id hash>+<n>.bin`) holding only the texts
+//! the earlier files lack: a change to a few training texts adds a small file to the
+//! repository instead of another copy of the whole seed.
 //!
 //! The file (`<cache dir>/embeddings-<id hash>.bin`) is a magic line, a JSON header (the
 //! embedder id, the vector length, the entry count), the entries (32-byte text hash + the
@@ -63,6 +66,11 @@ pub struct CachedEmbedder {
     path: PathBuf,
     state: CacheState,
     seed_state: CacheState,
+    /// The seed files read (base first) and the texts they hold.
+    seed_paths: Vec<PathBuf>,
+    seed_keys: std::collections::HashSet<TextKey>,
+    /// Whether `path` is a writable cache (not a seed file opened read-only).
+    writable: bool,
     vectors: Mutex<HashMap<TextKey, Vec<f32>>>,
 }
 
@@ -74,6 +82,44 @@ pub fn cache_file(dir: &Path, embedder_id: &str) -> PathBuf {
         .map(|b| format!("{b:02x}"))
         .collect();
     dir.join(format!("embeddings-{h}.bin"))
+}
+
+/// The seed files of an embedder id inside `dir`: the base file (whether or not it exists),
+/// then its deltas in order.
+pub fn seed_files(dir: &Path, embedder_id: &str) -> Vec<PathBuf> {
+    let base = cache_file(dir, embedder_id);
+    let stem = base
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default()
+        .to_string();
+    let mut deltas: Vec<(u32, PathBuf)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let n = name
+                .strip_prefix(&stem)?
+                .strip_prefix('+')?
+                .strip_suffix(".bin")?
+                .parse()
+                .ok()?;
+            Some((n, e.path()))
+        })
+        .collect();
+    deltas.sort();
+    std::iter::once(base)
+        .chain(deltas.into_iter().map(|(_, p)| p))
+        .collect()
+}
+
+fn delta_file(base: &Path, n: usize) -> PathBuf {
+    let stem = base
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
+    base.with_file_name(format!("{stem}+{n}.bin"))
 }
 
 /// Read and check a cache file. `Err` carries why it cannot be used.
@@ -151,27 +197,66 @@ impl CachedEmbedder {
         Self::open_seeded(inner, dir, None)
     }
 
-    /// Open the cache of `inner` in `dir`, first reading the read-only seed file of the same
-    /// embedder in `seed_dir`, if there is one.
+    /// Open the cache of `inner` in `dir`, first reading the read-only seed files of the same
+    /// embedder in `seed_dir` (base and deltas), if there are any.
     pub fn open_seeded(
         inner: Box<dyn Embedder>,
         dir: &Path,
         seed_dir: Option<&Path>,
     ) -> CachedEmbedder {
+        Self::build(inner, Some(dir), seed_dir)
+    }
+
+    fn build(
+        inner: Box<dyn Embedder>,
+        dir: Option<&Path>,
+        seed_dir: Option<&Path>,
+    ) -> CachedEmbedder {
         let mut vectors = HashMap::new();
-        let seed_state = match seed_dir {
-            Some(d) => load_into(&cache_file(d, &inner.id()), inner.as_ref(), &mut vectors),
-            None => CacheState::Missing,
+        let seed_paths = seed_dir
+            .map(|d| seed_files(d, &inner.id()))
+            .unwrap_or_default();
+        let mut seed_state = CacheState::Missing;
+        for path in &seed_paths {
+            match (load_into(path, inner.as_ref(), &mut vectors), &seed_state) {
+                (CacheState::Missing, _) | (_, CacheState::Corrupt(_)) => {}
+                (CacheState::Loaded { entries }, CacheState::Loaded { entries: before }) => {
+                    seed_state = CacheState::Loaded {
+                        entries: before + entries,
+                    }
+                }
+                (state, _) => seed_state = state,
+            }
+        }
+        let seed_keys = vectors.keys().copied().collect();
+        let (path, state) = match dir {
+            Some(dir) => {
+                let path = cache_file(dir, &inner.id());
+                let state = load_into(&path, inner.as_ref(), &mut vectors);
+                (path, state)
+            }
+            // Seeds only: the base seed file names the cache in messages.
+            None => (
+                seed_paths.first().cloned().unwrap_or_default(),
+                seed_state.clone(),
+            ),
         };
-        let path = cache_file(dir, &inner.id());
-        let state = load_into(&path, inner.as_ref(), &mut vectors);
         CachedEmbedder {
             inner,
             path,
             state,
             seed_state,
+            seed_paths,
+            seed_keys,
+            writable: dir.is_some(),
             vectors: Mutex::new(vectors),
         }
+    }
+
+    /// The seed files of `inner` in `seed_dir` alone (no writable cache): what a fresh
+    /// clone has. [`CachedEmbedder::path`] is the base seed file.
+    pub fn open_seed(inner: Box<dyn Embedder>, seed_dir: &Path) -> CachedEmbedder {
+        Self::build(inner, None, Some(seed_dir))
     }
 
     /// How many of `texts` have no vector yet (nothing is embedded).
@@ -191,15 +276,57 @@ impl CachedEmbedder {
         &self.seed_state
     }
 
-    /// Write the vectors of `texts` (embedding any not yet known) to the seed file in
-    /// `seed_dir`; returns its path.
-    pub fn write_seed(&self, texts: &[String], seed_dir: &Path) -> Result<PathBuf, EmbedError> {
-        let vectors = self.embed(texts)?;
+    /// Make the seed files in `seed_dir` cover `texts` (embedding any not yet known).
+    /// `compact`: rewrite the base file with exactly `texts` and remove the deltas.
+    /// Otherwise add one delta file with the texts the seed files lack, if any.
+    /// Returns the file written, `None` when the seed already covered every text.
+    pub fn write_seed(
+        &self,
+        texts: &[String],
+        seed_dir: &Path,
+        compact: bool,
+    ) -> Result<Option<PathBuf>, EmbedError> {
+        let base = cache_file(seed_dir, &self.inner.id());
+        let existing = seed_files(seed_dir, &self.inner.id());
+        let uncovered = !self.seed_paths.starts_with(&existing[..1])
+            || !matches!(self.seed_state, CacheState::Loaded { .. });
+        let wanted: Vec<String> = if compact || uncovered {
+            texts.to_vec()
+        } else {
+            let mut seen = std::collections::HashSet::new();
+            texts
+                .iter()
+                .filter(|t| {
+                    let k = text_key(t);
+                    !self.seed_keys.contains(&k) && seen.insert(k)
+                })
+                .cloned()
+                .collect()
+        };
+        if wanted.is_empty() {
+            return Ok(None);
+        }
+        let vectors = self.embed(&wanted)?;
         let entries: HashMap<TextKey, Vec<f32>> =
-            texts.iter().map(|t| text_key(t)).zip(vectors).collect();
-        let path = cache_file(seed_dir, &self.inner.id());
+            wanted.iter().map(|t| text_key(t)).zip(vectors).collect();
+        let path = if compact || uncovered {
+            base.clone()
+        } else {
+            (existing.len()..)
+                .map(|n| delta_file(&base, n))
+                .find(|p| !p.exists())
+                .expect("a free delta number")
+        };
         self.write_file(&path, &entries)?;
-        Ok(path)
+        if compact || uncovered {
+            for stale in existing.iter().skip(1) {
+                std::fs::remove_file(stale).map_err(|e| EmbedError {
+                    embedder: self.inner.id(),
+                    message: format!("{}: {e}", stale.display()),
+                })?;
+            }
+        }
+        Ok(Some(path))
     }
 
     pub fn path(&self) -> &Path {
@@ -207,6 +334,9 @@ impl CachedEmbedder {
     }
 
     fn save(&self, vectors: &HashMap<TextKey, Vec<f32>>) -> Result<(), EmbedError> {
+        if !self.writable {
+            return Ok(());
+        }
         self.write_file(&self.path, vectors)
     }
 

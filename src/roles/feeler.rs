@@ -190,7 +190,7 @@ fn situation(input: &FeelerInput) -> Situation {
         return Situation {
             emotions: &["frustration", "exasperation", "helplessness", "anxiety"],
             causes: &[
-                "a service they rely on is not working and they need it fixed",
+                "a service they rely on has stopped working",
                 "they have a problem they cannot solve on their own",
             ],
             urgency: Level::High,
@@ -449,7 +449,7 @@ pub fn scripted_feeling_labelled(input: &FeelerInput, rng: &mut ChaCha8Rng) -> S
             ][..],
             &[
                 "doubt the agent will get it right",
-                "suspect they will be let down again",
+                "suspect they will be brushed off again",
             ][..],
         ][trust],
     );
@@ -688,7 +688,7 @@ mod tests {
                 let trust_ok = match labelled.trust {
                     "trusting" => says(&["simply take care", "at their word"]),
                     "cautious" => says(&["step confirmed", "read back"]),
-                    _ => says(&["doubt the agent", "let down again"]),
+                    _ => says(&["doubt the agent", "brushed off again"]),
                 };
                 assert!(politeness_ok && urgency_ok && trust_ok, "{labelled:?}");
                 assert!(

@@ -7,7 +7,6 @@
 use super::db::RestaurantDb;
 use super::generate::{self, EVAL_SCALE, TRAIN_SCALE};
 use super::{Restaurant, hooks};
-use crate::domain::reference::{changed_rows, json_equal, outputs_equal};
 use crate::domain::{Database, Domain, GroundingContext, Split, ToolKind};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -668,81 +667,4 @@ fn facts_requests_and_ids_speak_as_the_patron() {
     // What the agent can look up covers every plate an item change of this patron needs.
     let records = db.customer_records(AMARA).join("\n");
     assert!(records.contains("pLmLrg2") && records.contains("\"Lamb Tagine\""));
-}
-
-fn jsonl(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-/// The reference's tools on the reference's own `db.json`, against ours on the same file:
-/// `scripts/reference/own_db.sh restaurant <ToolOrchestra checkout> <dir>`, then
-/// `TRACER_RESTAURANT_OWN_DB_DIR=<dir> cargo test --lib domain::restaurant -- --ignored --nocapture`.
-/// Departures listed in the fixture's `departures.json` are allowed.
-#[test]
-#[ignore = "needs the reference's db.json and its tools' answers (see doc comment)"]
-fn reference_tools_on_their_own_database_answer_like_ours() {
-    let dir = PathBuf::from(
-        std::env::var("TRACER_RESTAURANT_OWN_DB_DIR").expect("set TRACER_RESTAURANT_OWN_DB_DIR"),
-    );
-    let path = dir.join("db.json");
-    let tables: BTreeMap<String, Value> =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let base = RestaurantDb::import(&tables, &path).unwrap();
-    let initial = Value::Object(base.to_tau_bench().into_iter().collect());
-    let departures: Vec<crate::domain::reference::Departure> = serde_json::from_str(
-        &std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixtures/reference/restaurant/departures.json"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
-    let calls = jsonl(&dir.join("calls.jsonl"));
-    let expected = jsonl(&dir.join("expected.jsonl"));
-    assert_eq!(calls.len(), expected.len());
-    let (mut n, mut exact, mut errors, mut departed) = (0, 0, 0, 0);
-    let mut failures = Vec::new();
-    for (i, (seq, exp)) in calls.iter().zip(&expected).enumerate() {
-        let mut db = base.clone();
-        let mut allowed = false;
-        for (j, c) in seq.as_array().unwrap().iter().enumerate() {
-            n += 1;
-            let tool = c["name"].as_str().unwrap();
-            let ours = crate::domain::Environment::invoke(&mut db, tool, &c["kwargs"]);
-            let theirs = exp["outputs"][j].as_str().unwrap();
-            errors += usize::from(ours.is_error);
-            if ours.text == theirs {
-                exact += 1;
-            } else if outputs_equal(&ours.text, theirs) {
-                continue;
-            } else if departures
-                .iter()
-                .any(|d| d.covers(tool, &ours.text, theirs))
-            {
-                departed += 1;
-                allowed = true;
-            } else {
-                failures.push(format!("#{i} {tool}: ours {} | theirs {theirs}", ours.text));
-            }
-        }
-        let after = Value::Object(db.to_tau_bench().into_iter().collect());
-        let ours = changed_rows(&initial, &after);
-        if !allowed && !json_equal(&ours, &exp["changed"]) {
-            failures.push(format!(
-                "#{i}: changed rows differ\n ours {ours}\n theirs {}",
-                exp["changed"]
-            ));
-        }
-    }
-    println!(
-        "own database: {} sequences, {n} calls, {exact} byte-identical, {errors} errors, {departed} departures, {} failures",
-        calls.len(),
-        failures.len()
-    );
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

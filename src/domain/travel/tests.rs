@@ -7,12 +7,10 @@
 use super::db::{Booking, TravelDb};
 use super::generate::{EVAL_SCALE, TRAIN_SCALE, generate};
 use super::tools::{insurance_per_person, package_total};
-use crate::domain::reference::{changed_rows, json_equal, outputs_equal};
 use crate::domain::{Database, Environment, GroundingContext, Intent, Split, ToolKind};
 use crate::seed::derive_rng;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 fn db() -> TravelDb {
     generate(7, Split::Eval)
@@ -847,95 +845,4 @@ fn facts_requests_and_ids_speak_as_the_traveler() {
     );
     let records = Database::customer_records(&db, &owner).join("\n");
     assert!(records.contains(&b.package_id) && records.contains(&b.agent_id));
-}
-
-// ---------- the reference's tools on the reference's own database (opt-in) ----------
-
-fn jsonl(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-/// Replays call sequences drawn by our proposals on the reference's own `db.json` through
-/// our tools and compares each output and each sequence's changed rows with what the
-/// reference's tools answered on the same file. Prepare the directory with
-/// `scripts/reference/own_db.sh travel <ToolOrchestra checkout> <dir>`, then
-/// `TRACER_TRAVEL_OWN_DB_DIR=<dir> cargo test --lib domain::travel -- --ignored --nocapture`.
-/// Departures listed in the fixture's `departures.json` are allowed.
-#[test]
-#[ignore = "needs the reference's db.json and its tools' answers (see doc comment)"]
-fn reference_tools_on_their_own_database_answer_like_ours() {
-    let dir = PathBuf::from(
-        std::env::var("TRACER_TRAVEL_OWN_DB_DIR").expect("set TRACER_TRAVEL_OWN_DB_DIR"),
-    );
-    let path = dir.join("db.json");
-    let tables: BTreeMap<String, Value> =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let base = TravelDb::import(&tables, &path).unwrap();
-    let initial = Value::Object(Database::to_tau_bench(&base).into_iter().collect());
-    let departures: Vec<Value> = serde_json::from_str(
-        &std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixtures/reference/travel/departures.json"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
-    // The departure that covers a call, if any (its `affects_state` says whether the two
-    // states part ways from there on).
-    let departs = |tool: &str, ours: &str, theirs: &str| {
-        departures.iter().find(|d| {
-            d["tool"] == tool
-                && theirs.contains(d["reference_contains"].as_str().unwrap_or("\0"))
-                && ours.contains(d["ours_contains"].as_str().unwrap_or(""))
-        })
-    };
-    let calls = jsonl(&dir.join("calls.jsonl"));
-    let expected = jsonl(&dir.join("expected.jsonl"));
-    assert_eq!(calls.len(), expected.len());
-    let (mut n, mut exact, mut errors, mut departed) = (0, 0, 0, 0);
-    let mut failures = Vec::new();
-    for (i, (seq, exp)) in calls.iter().zip(&expected).enumerate() {
-        let mut db = base.clone();
-        let mut allowed = false;
-        for (j, c) in seq.as_array().unwrap().iter().enumerate() {
-            n += 1;
-            let tool = c["name"].as_str().unwrap();
-            let ours = Environment::invoke(&mut db, tool, &c["kwargs"]);
-            let theirs = exp["outputs"][j].as_str().unwrap();
-            errors += usize::from(ours.is_error);
-            if ours.text == theirs {
-                exact += 1;
-            } else if outputs_equal(&ours.text, theirs) || allowed {
-                // After a departure that changed the state, later outputs may differ too.
-                continue;
-            } else if let Some(d) = departs(tool, &ours.text, theirs) {
-                departed += 1;
-                allowed = d["affects_state"] == json!(true);
-            } else {
-                failures.push(format!("#{i} {tool}: ours {} | theirs {theirs}", ours.text));
-            }
-        }
-        let after = Value::Object(Database::to_tau_bench(&db).into_iter().collect());
-        let ours = changed_rows(&initial, &after);
-        if !allowed && !json_equal(&ours, &exp["changed"]) {
-            failures.push(format!(
-                "#{i}: changed rows differ\n ours {ours}\n theirs {}",
-                exp["changed"]
-            ));
-        }
-    }
-    eprintln!(
-        "{} sequences, {n} calls, {exact} outputs byte-identical, {errors} error outputs, {departed} documented departures",
-        calls.len()
-    );
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures[..failures.len().min(10)].join("\n")
-    );
 }
