@@ -29,6 +29,10 @@ pub struct SearchLimits {
     pub max_proposals: usize,
     /// Tool executions allowed per customer before giving up on them.
     pub max_expansions: usize,
+    /// Refuse a step that makes the composition incoherent (repeats, overwrites or undoes
+    /// an earlier write, cancels what the task created, uses what it cancelled), so the
+    /// search backtracks to other entities (`quality::coherence`).
+    pub coherent: bool,
 }
 
 impl Default for SearchLimits {
@@ -37,6 +41,7 @@ impl Default for SearchLimits {
             max_customers: 24,
             max_proposals: 6,
             max_expansions: 400,
+            coherent: true,
         }
     }
 }
@@ -114,20 +119,20 @@ pub async fn llm_ground_trace(
                         let mut next = state.fork();
                         let out = next.invoke(&call.name, &args);
                         if !out.is_error {
-                            let last_of_intent =
-                                steps.get(path.len() + 1).is_none_or(|(i, _)| *i != intent);
-                            let read_only = intents[intent]
-                                .iter()
-                                .all(|t| tool_is_read(state.as_ref(), t));
+                            let request = state
+                                .describe_request(&call.name, &args, &out.text)
+                                .map(|r| crate::quality::language::tidy(&r));
                             path.push(GroundedStep {
                                 intent,
                                 tool: call.name.clone(),
-                                request: state.describe_request(&call.name, &args, &out.text),
-                                required_outputs: if last_of_intent && read_only {
-                                    state.required_outputs(&call.name, &args, &out.text)
-                                } else {
-                                    Vec::new()
-                                },
+                                required_outputs: answer(
+                                    state.as_ref(),
+                                    &call.name,
+                                    &args,
+                                    &out.text,
+                                    request.as_deref(),
+                                ),
+                                request,
                                 args,
                                 output: out.text.clone(),
                             });
@@ -151,6 +156,7 @@ pub async fn llm_ground_trace(
             steps.len()
         ));
     }
+    name_created_in_words(env.as_ref(), &user_id, &mut path);
     Ok(Grounding {
         facts: env.user_facts(&user_id),
         user_id,
@@ -182,10 +188,13 @@ pub struct Grounding {
 
 struct Search<'a> {
     steps: &'a [(usize, &'a str)],
-    intents: &'a [Vec<String>],
     limits: &'a SearchLimits,
     budget: usize,
     path: Vec<GroundedStep>,
+    /// The path as coherence sees it (state hashes around each call).
+    steps_done: Vec<crate::quality::coherence::Step>,
+    /// The customer's own ids (never an entity of a call).
+    customer: Vec<String>,
     dead_end: DeadEnd,
 }
 
@@ -197,6 +206,7 @@ struct DeadEnd {
     step: usize,
     no_proposals: usize,
     tool_errors: usize,
+    incoherent: std::collections::BTreeMap<&'static str, usize>,
     policy: std::collections::BTreeMap<&'static str, usize>,
     out_of_budget: bool,
 }
@@ -237,6 +247,9 @@ impl DeadEnd {
         }
         if self.tool_errors > 0 {
             parts.push(format!("{} refused by the tool", self.tool_errors));
+        }
+        for (kind, n) in &self.incoherent {
+            parts.push(format!("{n} incoherent ({kind})"));
         }
         if self.no_proposals > 0 {
             parts.push(format!("{} times nothing to propose", self.no_proposals));
@@ -290,8 +303,6 @@ impl Search<'_> {
             return Some(env.fork());
         }
         let (intent, tool) = self.steps[pos];
-        let last_of_intent = self.steps.get(pos + 1).is_none_or(|(i, _)| *i != intent);
-        let read_only_intent = self.intents[intent].iter().all(|t| tool_is_read(env, t));
         let proposals = env.propose_calls(tool, ctx, rng);
         if proposals.is_empty()
             && let Some(d) = self.dead_end.at(pos)
@@ -320,34 +331,156 @@ impl Search<'_> {
                 }
                 continue;
             }
+            let step = self.limits.coherent.then(|| {
+                let spec = env.tool_specs().into_iter().find(|s| s.name == tool);
+                crate::quality::coherence::Step {
+                    tool: tool.to_string(),
+                    args: args.clone(),
+                    output: out.text.clone(),
+                    kind: spec.map_or(crate::domain::ToolKind::Write, |s| s.kind),
+                    intent: spec.map_or(crate::domain::Intent::Change, |s| s.intent),
+                    before: env.state_hash(),
+                    after: next.state_hash(),
+                }
+            });
+            if let Some(step) = &step {
+                let ids: Vec<&str> = self.customer.iter().map(String::as_str).collect();
+                if let Some(f) = crate::quality::coherence::check_next(&self.steps_done, step, &ids)
+                {
+                    if let Some(d) = self.dead_end.at(pos) {
+                        *d.incoherent.entry(f.kind.as_str()).or_default() += 1;
+                    }
+                    continue;
+                }
+            }
             let mut ctx_next = ctx.clone();
             next.observe(tool, &args, &out.text, &mut ctx_next);
-            let required_outputs = if last_of_intent && read_only_intent {
-                env.required_outputs(tool, &args, &out.text)
-            } else {
-                Vec::new()
-            };
+            let request = env
+                .describe_request(tool, &args, &out.text)
+                .map(|r| crate::quality::language::tidy(&r));
+            let required_outputs = answer(env, tool, &args, &out.text, request.as_deref());
             self.path.push(GroundedStep {
                 intent,
                 tool: tool.to_string(),
-                request: env.describe_request(tool, &args, &out.text),
+                request,
                 args,
                 output: out.text,
                 required_outputs,
             });
+            let pushed = step.is_some();
+            self.steps_done.extend(step);
             if let Some(done) = self.dfs(next.as_ref(), pos + 1, &ctx_next, rng) {
                 return Some(done);
             }
             self.path.pop();
+            if pushed {
+                self.steps_done.pop();
+            }
         }
         None
     }
 }
 
-fn tool_is_read(env: &dyn Environment, tool: &str) -> bool {
-    env.tool_specs()
+pub use crate::quality::answers::{answer, named_fields};
+
+/// A customer learns the id of something made in the conversation from the agent, so a
+/// later request names it in words: "your booking BKG001" -> "the booking you just made".
+/// The ids are those the task's own writes created (`quality::knowable`).
+fn name_created_in_words(env: &dyn Environment, user: &str, steps: &mut [GroundedStep]) {
+    let specs = env.tool_specs();
+    let views: Vec<crate::quality::coherence::Step> = steps
         .iter()
-        .any(|s| s.name == tool && s.kind == crate::domain::ToolKind::Read)
+        .map(|s| {
+            let spec = specs.iter().find(|x| x.name == s.tool);
+            crate::quality::coherence::Step {
+                tool: s.tool.clone(),
+                args: s.args.clone(),
+                output: s.output.clone(),
+                kind: spec.map_or(crate::domain::ToolKind::Read, |x| x.kind),
+                intent: spec.map_or(crate::domain::Intent::Lookup, |x| x.intent),
+                before: Default::default(),
+                after: Default::default(),
+            }
+        })
+        .collect();
+    let records = env.customer_records(user).join("\n");
+    for k in 1..steps.len() {
+        let created = crate::quality::knowable::task_created_ids(&views[..k], &records);
+        if let Some(r) = steps[k].request.as_mut() {
+            for id in &created {
+                if crate::quality::knowable::names(r, id) {
+                    *r = crate::quality::language::tidy(&in_words(r, id));
+                }
+            }
+        }
+    }
+}
+
+/// `text` with the noun phrase ending in `id` ("your booking BKG001", "ticket TICKET241")
+/// said as "the booking you just made" ("the one you just made" without a noun).
+pub fn in_words(text: &str, id: &str) -> String {
+    let Some(at) = text.find(id) else {
+        return text.to_string();
+    };
+    let before = &text[..at];
+    let after = &text[at + id.len()..];
+    let words: Vec<&str> = before.split(' ').collect();
+    // Up to two words back to a determiner; without one, the noun right before the id.
+    let mut start = words.len().saturating_sub(1);
+    let mut nouns: Vec<&str> = Vec::new();
+    let mut determiner = false;
+    for k in (0..words.len().saturating_sub(1)).rev() {
+        let w = words[k];
+        let bare = w.trim_start_matches('(');
+        if ["your", "the", "my", "a", "an", "this"].contains(&bare.to_lowercase().as_str()) {
+            start = k;
+            determiner = true;
+            break;
+        }
+        if nouns.len() == 2 || bare.is_empty() || !bare.chars().all(char::is_alphabetic) {
+            break;
+        }
+        nouns.insert(0, w);
+        start = k;
+        if w.starts_with('(') {
+            break;
+        }
+    }
+    if !determiner && nouns.len() > 1 && !nouns[0].starts_with('(') {
+        nouns.remove(0);
+        start += 1;
+    }
+    let open = if words.get(start).is_some_and(|w| w.starts_with('(')) {
+        "("
+    } else {
+        ""
+    };
+    let nouns: Vec<String> = nouns
+        .iter()
+        .map(|n| n.trim_start_matches('(').to_lowercase())
+        .filter(|n| !n.is_empty())
+        .collect();
+    let phrase = if nouns.is_empty() {
+        "the one you just made".to_string()
+    } else {
+        format!("the {} you just made", nouns.join(" "))
+    };
+    let head = words[..start].join(" ");
+    let sep = if head.is_empty() { "" } else { " " };
+    format!("{head}{sep}{open}{phrase}{after}")
+}
+
+/// The customer's own ids: their id and the values of their identity facts.
+fn customer_ids(env: &dyn Environment, user: &str) -> Vec<String> {
+    let mut ids = vec![user.to_string()];
+    for f in env
+        .user_facts(user)
+        .into_iter()
+        .filter(|f| f.kind == "identity")
+    {
+        ids.extend(f.values);
+    }
+    ids
 }
 
 /// Ground one trace; `Err` carries the rejection reason.
@@ -376,18 +509,21 @@ pub fn ground_trace(
         let user = &customers[rng.random_range(0..customers.len())];
         let mut search = Search {
             steps: &steps,
-            intents,
             limits,
             budget: limits.max_expansions,
             path: Vec::new(),
+            steps_done: Vec::new(),
+            customer: customer_ids(env, user),
             dead_end: std::mem::take(&mut dead_end),
         };
         let ctx = GroundingContext::for_user(user);
         if let Some(done) = search.dfs(env, 0, &ctx, &mut rng) {
+            let mut steps = search.path;
+            name_created_in_words(env, user, &mut steps);
             return Ok(Grounding {
                 user_id: user.clone(),
                 facts: env.user_facts(user),
-                steps: search.path,
+                steps,
                 final_hash: done.state_hash().to_hex(),
             });
         }
@@ -471,6 +607,29 @@ mod tests {
         // Tool errors and empty proposal lists outnumbering refusals: no rule to blame.
         d.at(1).unwrap().no_proposals += 3;
         assert_eq!(d.rule(), None);
+    }
+
+    #[test]
+    fn a_created_id_is_said_in_words() {
+        assert_eq!(
+            in_words(
+                "Then you want to check your booking BKG001 for Dune.",
+                "BKG001"
+            ),
+            "Then you want to check the booking you just made for Dune."
+        );
+        assert_eq!(
+            in_words("You want ticket TICKET241 closed.", "TICKET241"),
+            "You want the ticket you just made closed."
+        );
+        assert_eq!(
+            in_words("You want an update (booking QENXU75).", "QENXU75"),
+            "You want an update (the booking you just made)."
+        );
+        assert_eq!(
+            in_words("QX1 is yours.", "QX1"),
+            "the one you just made is yours."
+        );
     }
 
     #[test]

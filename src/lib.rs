@@ -17,6 +17,8 @@
 //! - [`grounding`]: the grounding search and the LLM grounder (trace -> reference calls).
 //! - [`roles`]: the grounder, refiner and task judge as traits, scripted and endpoint
 //!   implementations side by side.
+//! - [`quality`]: data quality: coherence, knowable ids, language, clean SFT rows, and
+//!   the `tracer quality` table.
 //! - [`verify`]: task verification (replay, policy, internal ids, information).
 //! - [`harness`]: episodes (agent x user x environment), reward, the offline roles.
 //! - [`analysis`]: why episodes fail: fault detectors over replayed trajectories, the judge.
@@ -40,6 +42,7 @@ pub mod harness;
 pub mod llm;
 pub mod parallel;
 pub mod pipeline;
+pub mod quality;
 pub mod replay;
 pub mod roles;
 pub mod seed;

@@ -30,6 +30,18 @@ pub enum RejectKind {
     Judge,
     /// The judge's endpoint failed.
     EndpointError,
+    /// The composition repeats, overwrites or undoes its own writes, cancels what it
+    /// created or uses what it cancelled (`rule`: the kind, `quality::coherence`).
+    Incoherent,
+    /// The instruction names an id the customer cannot know or an attribute dump (`rule`:
+    /// the kind, `quality::knowable`).
+    Unknowable,
+    /// A mechanical language error (`rule`: the rule, `quality::language`).
+    Language,
+    /// The customer asks to hear something the task's `outputs` do not carry.
+    Unanswered,
+    /// More reference actions than `max_actions`.
+    TooLong,
 }
 
 impl RejectKind {
@@ -43,6 +55,11 @@ impl RejectKind {
             RejectKind::Inconclusive => "inconclusive",
             RejectKind::Judge => "judge",
             RejectKind::EndpointError => "endpoint_error",
+            RejectKind::Incoherent => "incoherent",
+            RejectKind::Unknowable => "unknowable",
+            RejectKind::Language => "language",
+            RejectKind::Unanswered => "unanswered",
+            RejectKind::TooLong => "too_long",
         }
     }
 }
@@ -253,9 +270,122 @@ pub fn information_gaps(
     }
 }
 
-/// Verify one task: replay + policy, id rule, information. A task whose only gap is a
-/// value not stated verbatim comes back as kind `inconclusive`, for the judge.
+/// The quality gates of verification (`stages/tasks.toml`), each on by default.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Gates {
+    /// Reject incoherent compositions.
+    pub coherence: bool,
+    /// Reject instructions naming created or internal ids, or attribute dumps.
+    pub knowable: bool,
+    /// Reject mechanical language errors in the instruction and emotion instruction.
+    pub language: bool,
+    /// Reject tasks that ask to hear something their `outputs` do not carry.
+    pub answered: bool,
+    /// Reject tasks with more reference actions than this.
+    pub max_actions: usize,
+}
+
+/// Reference actions a task may have by default. The public hand-checked tasks have 10 or
+/// more in 7% of cases; the paper's successful trajectories average 5.2.
+pub const MAX_ACTIONS: usize = 12;
+
+impl Default for Gates {
+    fn default() -> Self {
+        Gates {
+            coherence: true,
+            knowable: true,
+            language: true,
+            answered: true,
+            max_actions: MAX_ACTIONS,
+        }
+    }
+}
+
+fn with_rule(kind: RejectKind, rule: &'static str, reason: String) -> Rejection {
+    Rejection {
+        kind,
+        rule: Some(rule),
+        reason,
+    }
+}
+
+/// The quality gates on a task that replays: coherence, knowable ids, language, answered
+/// information requests, length.
+pub fn check_quality(
+    env: &dyn Environment,
+    task: &TaskRecord,
+    instruction: &str,
+    gates: &Gates,
+) -> Result<(), Rejection> {
+    let m = crate::quality::coherence::replay_steps(env, task)
+        .map_err(|e| reject(RejectKind::Malformed, e))?;
+    if gates.coherence {
+        let ids = crate::quality::coherence::customer_ids(task);
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        if let Some(f) = crate::quality::coherence::check_steps(&m, &ids)
+            .into_iter()
+            .next()
+        {
+            return Err(with_rule(RejectKind::Incoherent, f.kind.as_str(), f.detail));
+        }
+    }
+    if gates.knowable {
+        let records = env.customer_records(&task.user_id).join("\n");
+        if let Some(f) =
+            crate::quality::knowable::check(instruction, &m, &records, env.internal_id_fields())
+        {
+            return Err(with_rule(RejectKind::Unknowable, f.kind.as_str(), f.detail));
+        }
+    }
+    if gates.language {
+        for text in crate::quality::task_texts(task) {
+            if let Some(h) = crate::quality::language::check(text).into_iter().next() {
+                return Err(with_rule(
+                    RejectKind::Language,
+                    h.rule.as_str(),
+                    format!("language: {h}"),
+                ));
+            }
+        }
+    }
+    if gates.answered {
+        let q = crate::quality::measure_task(env, task);
+        if q.unanswered > 0 {
+            return Err(reject(
+                RejectKind::Unanswered,
+                format!(
+                    "{} read(s) the customer asks to hear have no value among the outputs",
+                    q.unanswered
+                ),
+            ));
+        }
+    }
+    if m.len() > gates.max_actions {
+        return Err(reject(
+            RejectKind::TooLong,
+            format!(
+                "{} reference actions (max_actions = {})",
+                m.len(),
+                gates.max_actions
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Verify one task with the default gates (see [`verify_task_with`]).
 pub fn verify_task(env: &dyn Environment, task: &TaskRecord) -> Result<(), Rejection> {
+    verify_task_with(env, task, &Gates::default())
+}
+
+/// Verify one task: replay + policy, id rule, the quality gates, information. A task whose
+/// only gap is a value not stated verbatim comes back as kind `inconclusive`, for the judge.
+pub fn verify_task_with(
+    env: &dyn Environment,
+    task: &TaskRecord,
+    gates: &Gates,
+) -> Result<(), Rejection> {
     let outputs = replay_checked(env, task)?;
     let instruction = task
         .instruction
@@ -263,6 +393,7 @@ pub fn verify_task(env: &dyn Environment, task: &TaskRecord) -> Result<(), Rejec
         .ok_or_else(|| reject(RejectKind::Malformed, "task has no instruction"))?;
     check_no_internal_ids(env, task, instruction)
         .map_err(|e| reject(RejectKind::ForbiddenId, e))?;
+    check_quality(env, task, instruction, gates)?;
     let facts = crate::task::TaskParts::decode(task)
         .map_err(|e| reject(RejectKind::Malformed, e))?
         .user_facts;
@@ -408,6 +539,106 @@ mod tests {
             r.reason.contains("reservation_id") || r.reason.contains("authenticates"),
             "{r:?}"
         );
+    }
+
+    /// `task` with these actions and the reference hash they replay to.
+    fn with_actions(env: &dyn Environment, task: &TaskRecord, actions: Value) -> TaskRecord {
+        let mut state = env.fork();
+        for a in actions.as_array().unwrap() {
+            let out = state.invoke(a["name"].as_str().unwrap(), &a["kwargs"]);
+            assert!(!out.is_error, "{}", out.text);
+        }
+        TaskRecord {
+            actions: actions.to_string(),
+            action_intents: vec![0; actions.as_array().unwrap().len()],
+            requests: serde_json::to_string(&vec![
+                None::<String>;
+                actions.as_array().unwrap().len()
+            ])
+            .unwrap(),
+            reference_hash: state.state_hash().to_hex(),
+            ..task.clone()
+        }
+    }
+
+    #[test]
+    fn the_quality_gates_reject_crafted_tasks_with_their_rule() {
+        let env = airline();
+        let mut task = grounded(
+            env.as_ref(),
+            &[&["get_reservation_details", "cancel_reservation"]],
+        );
+        task.instruction = Some("You want to cancel a trip.".into());
+        let actions = parse_actions(&task).unwrap();
+        let rid = actions[1].kwargs["reservation_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let gates = Gates::default();
+        // Read after cancelling: incoherent/use_after_cancel.
+        let after = with_actions(
+            env.as_ref(),
+            &task,
+            serde_json::json!([
+                {"name": "cancel_reservation", "kwargs": {"reservation_id": rid}},
+                {"name": "get_reservation_details", "kwargs": {"reservation_id": rid}},
+            ]),
+        );
+        let r =
+            check_quality(env.as_ref(), &after, "You want to cancel a trip.", &gates).unwrap_err();
+        assert_eq!(
+            (r.kind, r.rule),
+            (RejectKind::Incoherent, Some("use_after_cancel")),
+            "{r:?}"
+        );
+        let off = Gates {
+            coherence: false,
+            ..Gates::default()
+        };
+        assert!(check_quality(env.as_ref(), &after, "You want to cancel a trip.", &off).is_ok());
+        // Language and length.
+        let one = with_actions(
+            env.as_ref(),
+            &task,
+            serde_json::json!([{"name": "cancel_reservation", "kwargs": {"reservation_id": rid}}]),
+        );
+        let mut bad = one.clone();
+        bad.instruction = Some("You want to cancel a annual trip.".into());
+        let r = check_quality(
+            env.as_ref(),
+            &bad,
+            bad.instruction.as_deref().unwrap(),
+            &gates,
+        )
+        .unwrap_err();
+        assert_eq!(
+            (r.kind, r.rule),
+            (RejectKind::Language, Some("article")),
+            "{r:?}"
+        );
+        let short = Gates {
+            max_actions: 0,
+            ..Gates::default()
+        };
+        let r =
+            check_quality(env.as_ref(), &one, "You want to cancel a trip.", &short).unwrap_err();
+        assert_eq!(r.kind, RejectKind::TooLong);
+        // A requested read whose values the outputs do not carry: unanswered.
+        let mut asked = with_actions(
+            env.as_ref(),
+            &task,
+            serde_json::json!([{"name": "get_reservation_details", "kwargs": {"reservation_id": rid}}]),
+        );
+        asked.requests = r#"["You want to hear which flights it covers."]"#.into();
+        asked.outputs = vec![];
+        let r = check_quality(
+            env.as_ref(),
+            &asked,
+            "You want to hear which flights it covers.",
+            &gates,
+        )
+        .unwrap_err();
+        assert_eq!(r.kind, RejectKind::Unanswered, "{r:?}");
     }
 
     #[test]

@@ -16,6 +16,12 @@ fn tiny_release(label: &str) -> std::path::PathBuf {
         "max_train = 12\nmax_eval = 6\n[caps.airline]\nmax_train = 20\nmax_eval = 8\n",
     )
     .unwrap();
+    // The offline roles' rows are published only when asked for (and marked scripted).
+    std::fs::write(
+        root.join("configs/tiny/trajectories.toml"),
+        "export_scripted = true\n",
+    )
+    .unwrap();
     root
 }
 

@@ -62,6 +62,24 @@ print("rollouts", len(ro), "trajectories", len(tr))
 fn the_sft_export_loads_with_hugging_face_datasets() {
     let root = small_project("sft");
     let out = temp_dir("sft-out");
+    // Offline rows are test data: by default they are withheld from the SFT files.
+    let run = tracer(&root, &out, &["run", "trajectories", "--domain", "airline"]);
+    assert_ok(&run);
+    assert!(
+        stderr(&run).contains("scripted rows withheld")
+            || stdout(&run).contains("scripted rows withheld"),
+        "{}",
+        stdout(&run)
+    );
+    let withheld =
+        std::fs::read_to_string(out.join("trajectories/domain=airline/_sft.jsonl")).unwrap();
+    assert_eq!(
+        withheld, "",
+        "no scripted row is exported without export_scripted"
+    );
+    let mut config = std::fs::read_to_string(root.join("stages/trajectories.toml")).unwrap();
+    config = config.replace("export_scripted = false", "export_scripted = true");
+    std::fs::write(root.join("stages/trajectories.toml"), config).unwrap();
     assert_ok(&tracer(
         &root,
         &out,
@@ -88,7 +106,18 @@ assert isinstance(json.loads(prow["tools"]), list)
 pcall = next(m for m in prow["messages"] if m["tool_calls"])["tool_calls"][0]
 assert isinstance(json.loads(pcall["function"]["arguments"]), dict)
 assert any(m.get("reasoning_content") for m in row["messages"])
-print("sft rows", n)
+# Every row names its models and says it is scripted; no reasoning names a "reference".
+assert all(r["scripted"] and r["agent_model"].startswith("scripted:") and r["user_model"] for r in js), js[0]
+assert all(r["scripted"] for r in pa)
+for r in js:
+    for m in r["messages"]:
+        assert "reference" not in (m.get("reasoning_content") or "").lower(), m
+# Kept rows ended with the user's stop, and the rejects name why the others were dropped.
+tr = pq.read_table(d + "/part-00000.parquet").to_pylist()
+assert all(r["termination"] == "user_stop" for r in tr), {{r["termination"] for r in tr}}
+rej = pq.read_table(d + "/_rejects.parquet").to_pylist()
+assert all(r["stage"] == "trajectories" and r["reason_kind"] == "unclean" and r["rule"] for r in rej)
+print("sft rows", n, "unclean", len(rej))
 "#,
         dir = dir.display().to_string()
     ));

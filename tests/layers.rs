@@ -30,14 +30,15 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "analysis",
         &[
-            "artifact", "domain", "harness", "llm", "parallel", "seed", "task", "verify",
+            "artifact", "domain", "harness", "llm", "parallel", "seed", "task", "verify", "quality",
         ],
     ),
     ("replay", &["artifact", "domain"]),
-    ("verify", &["artifact", "domain", "task"]),
+    ("verify", &["artifact", "domain", "task", "quality"]),
+    ("quality", &["artifact", "domain", "task"]),
     (
         "grounding",
-        &["artifact", "domain", "llm", "seed", "parallel"],
+        &["artifact", "domain", "llm", "seed", "parallel", "quality"],
     ),
     (
         "roles",
@@ -63,6 +64,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "task",
             "verify",
             "analysis",
+            "quality",
         ],
     ),
     (

@@ -17,6 +17,7 @@
 //! and never reads a rollout's `injected_mistakes` (the ground truth it is measured by).
 
 pub mod alignment;
+pub mod clean;
 pub mod confirmation;
 pub mod early_stop;
 pub mod episode;

@@ -30,7 +30,8 @@ fn sft_parquet_row(row: &Value) -> Value {
             })
         })
         .collect();
-    json!({"messages": messages, "tools": row["tools"].to_string(), "task_id": row["task_id"], "domain": row["domain"]})
+    json!({"messages": messages, "tools": row["tools"].to_string(), "task_id": row["task_id"], "domain": row["domain"],
+           "agent_model": row["agent_model"], "user_model": row["user_model"], "scripted": row["scripted"]})
 }
 
 pub fn sft_schema() -> arrow::datatypes::SchemaRef {
@@ -64,6 +65,9 @@ pub fn sft_schema() -> arrow::datatypes::SchemaRef {
         s("tools", false),
         s("task_id", false),
         s("domain", false),
+        s("agent_model", false),
+        s("user_model", false),
+        Field::new("scripted", DataType::Boolean, false),
     ]))
 }
 

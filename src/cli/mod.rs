@@ -7,6 +7,7 @@ pub mod data;
 pub mod emotion;
 pub mod graphs;
 pub mod pipeline;
+pub mod quality;
 
 use clap::{Parser, Subcommand};
 
@@ -85,6 +86,9 @@ pub enum Command {
     Bench(pipeline::BenchArgs),
     /// The funnel per domain (traces -> grounded -> refined -> verified) as Markdown.
     Stats(pipeline::StatsArgs),
+    /// Data quality per domain and split: coherence, answered questions, unknowable ids,
+    /// length, repetition, language, emotion mix, clean SFT rows.
+    Quality(quality::QualityArgs),
     #[command(flatten)]
     Emotion(emotion::EmotionCommands),
 }
@@ -113,6 +117,7 @@ pub fn main() -> Result<(), CliError> {
         Command::Reference(c) => data::reference(&paths, c),
         Command::Bench(a) => pipeline::bench(&paths, a),
         Command::Stats(a) => pipeline::stats(&paths, a),
+        Command::Quality(a) => quality::quality(&paths, a),
         Command::Emotion(c) => {
             // `emotion map` / `emotion eval` may (re)train and cache the model in the output.
             let _lock = match &c {

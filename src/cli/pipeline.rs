@@ -97,6 +97,10 @@ pub fn stats(paths: &Paths, args: StatsArgs) -> Result<(), CliError> {
         "{}",
         crate::stats::fault_report(&crate::stats::read_faults(paths, &names)?)
     );
+    if let Some(q) = super::quality::report(paths, &names)? {
+        println!("\n## Quality of verified tasks\n");
+        print!("{q}");
+    }
     Ok(())
 }
 

@@ -416,6 +416,12 @@ pub trait Database: Clone + Send + Sync + 'static {
         Vec::new()
     }
 
+    /// Argument and output fields whose values a customer never sees (an agent id, a
+    /// package id): an instruction that names one is rejected (`quality::knowable`).
+    fn internal_id_fields(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// The outputs read tools give about this customer once identified (their profile and
     /// each order / reservation they own): what an agent can look up, for sufficiency checks.
     fn customer_records(&self, user_id: &str) -> Vec<String> {
@@ -455,6 +461,7 @@ pub trait Environment: Send + Sync {
     fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String>;
     fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String>;
     fn required_outputs(&self, tool: &str, args: &Value, output: &str) -> Vec<String>;
+    fn internal_id_fields(&self) -> &'static [&'static str];
     fn customer_records(&self, user_id: &str) -> Vec<String>;
     fn ruleset(&self) -> Option<&'static str>;
     fn set_ruleset(&mut self, name: &str) -> Result<(), String>;
@@ -530,6 +537,9 @@ impl<D: Database> Environment for D {
     }
     fn required_outputs(&self, tool: &str, args: &Value, output: &str) -> Vec<String> {
         Database::required_outputs(self, tool, args, output)
+    }
+    fn internal_id_fields(&self) -> &'static [&'static str] {
+        Database::internal_id_fields(self)
     }
     fn customer_records(&self, user_id: &str) -> Vec<String> {
         Database::customer_records(self, user_id)

@@ -52,6 +52,16 @@ pub struct OracleAgent {
     action_intents: Vec<i32>,
     requests: Vec<Option<String>>,
     outputs: Vec<String>,
+    /// Outputs seen in tool results of the current request, to tell at its end.
+    found: Vec<String>,
+    /// Outputs told so far.
+    told: Vec<String>,
+    /// The lookup that identifies the customer, when the reference actions make none
+    /// before their first write (`identify_call`); made once, right after authentication.
+    identify: Option<(String, Value)>,
+    /// The customer's own id and identity values: never read back in a confirmation, and
+    /// recognised when the customer states them unasked.
+    customer: Vec<String>,
     transfer_tool: Option<String>,
     plan: Plan,
     next: usize,
@@ -88,11 +98,13 @@ fn perturb(args: &mut Value) {
 }
 
 impl OracleAgent {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         task: &TaskRecord,
         parts: &TaskParts,
         rates: &ErrorRates,
         transfer_tool: Option<String>,
+        identify: Option<(String, Value)>,
         seed: u64,
         trial: u32,
     ) -> OracleAgent {
@@ -132,6 +144,19 @@ impl OracleAgent {
             action_intents: task.action_intents.clone(),
             requests: parts.requests.clone(),
             outputs: task.outputs.clone(),
+            found: Vec::new(),
+            told: Vec::new(),
+            identify,
+            customer: std::iter::once(task.user_id.clone())
+                .chain(
+                    parts
+                        .user_facts
+                        .iter()
+                        .filter(|f| f.kind == "identity")
+                        .flat_map(|f| f.values.iter().cloned()),
+                )
+                .filter(|v| !v.is_empty())
+                .collect(),
             transfer_tool,
             plan,
             next: 0,
@@ -165,13 +190,52 @@ impl OracleAgent {
         ChatMessage::assistant_tool_calls(None, vec![call]).with_reasoning(reasoning)
     }
 
-    fn agent_voice(request: &str) -> String {
-        let r = request.trim_end_matches('.');
-        let r = r
-            .strip_prefix("You want to ")
-            .or_else(|| r.strip_prefix("You would like to "))
-            .unwrap_or(r);
-        r.replace(" your ", " the ").replace("Your ", "The ")
+    /// What a write will do, from its tool name and arguments, in the agent's words:
+    /// "cancel the reservation (reservation id 4WQ150, reason: change of plan)".
+    fn summarise(&self, name: &str, args: &Value) -> String {
+        let action = name.replace('_', " ");
+        let mut details = Vec::new();
+        if let Value::Object(m) = args {
+            for (k, v) in m {
+                // Who the customer is was settled already; reading it back would sound
+                // like another identity question.
+                if v.as_str()
+                    .is_some_and(|s| self.customer.iter().any(|c| c == s))
+                {
+                    continue;
+                }
+                let value = match v {
+                    Value::String(s) => s.replace('_', " "),
+                    Value::Array(items) if items.iter().all(Value::is_string) => items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    Value::Array(items) if items.len() == 1 => "one entry".to_string(),
+                    Value::Array(items) => format!("{} entries", items.len()),
+                    Value::Object(_) => continue,
+                    other => other.to_string(),
+                };
+                details.push(format!("{} {value}", k.replace('_', " ")));
+            }
+        }
+        if details.is_empty() {
+            action
+        } else {
+            format!("{action} ({})", details.join("; "))
+        }
+    }
+
+    /// The reasoning behind a tool call: the policy step it takes, never a reference.
+    fn reasoning_for(&self, name: &str, write: bool, requested: bool) -> String {
+        let step = if write {
+            "The customer has confirmed, so I make the change they asked for"
+        } else if requested {
+            "The customer asked to hear this, so I look it up and will tell them what it shows"
+        } else {
+            "I need this information before I can act on the request"
+        };
+        format!("{step}: calling {name}.")
     }
 
     fn decide(&mut self) -> ChatMessage {
@@ -184,6 +248,13 @@ impl OracleAgent {
                 );
             }
             self.authenticated = true;
+            if let Some((name, args)) = self.identify.take() {
+                return self.call(
+                    &name,
+                    &args,
+                    "Policy: identify the customer with a lookup before taking any action.".into(),
+                );
+            }
         }
         if self.plan.redundant_question && !self.asked_again && self.next > 0 {
             self.asked_again = true;
@@ -194,9 +265,26 @@ impl OracleAgent {
             );
         }
         let Some((name, args, write)) = self.actions.get(self.next).cloned() else {
+            // Whatever the customer asked to hear and has not heard yet, said once at the end.
+            let untold: Vec<String> = self
+                .outputs
+                .iter()
+                .filter(|o| !self.told.contains(o))
+                .cloned()
+                .collect();
+            if !untold.is_empty() {
+                self.told.extend(untold.iter().cloned());
+                return Self::say(
+                    format!(
+                        "To sum up what you asked about: {}. Is there anything else I can help you with?",
+                        untold.join(", ")
+                    ),
+                    "Every request is handled; I make sure the customer heard each answer.",
+                );
+            }
             return Self::say(
                 "Everything you asked for is done. Is there anything else I can help you with?",
-                "All reference actions are executed.",
+                "Every request is handled; I hand back to the customer.",
             );
         };
         if self.plan.premature_transfer && self.next + 1 == self.actions.len() {
@@ -212,16 +300,14 @@ impl OracleAgent {
         }
         if write && !self.awaiting_confirmation && !self.plan.skip_confirmation {
             self.awaiting_confirmation = true;
-            let what = self
-                .requests
-                .get(self.next)
-                .cloned()
-                .flatten()
-                .map(|r| Self::agent_voice(&r))
-                .unwrap_or_else(|| format!("run {name}"));
+            let what = self.summarise(&name, &args);
             return Self::say(
-                format!("Here is what I will do: {what}. Shall I proceed (yes/no)?"),
-                format!("Policy: confirm before the write {name}."),
+                format!(
+                    "Before I go ahead, please confirm: I will {what}. Shall I proceed (yes/no)?"
+                ),
+                format!(
+                    "Policy: describe the change and get an explicit yes before calling {name}."
+                ),
             );
         }
         if write && !self.awaiting_confirmation {
@@ -231,40 +317,44 @@ impl OracleAgent {
             self.made("wrong_argument");
         }
         self.awaiting_confirmation = false;
-        let reasoning = format!(
-            "Next reference action {}/{}: {name}.",
-            self.next + 1,
-            self.actions.len()
-        );
+        let requested = self.requests.get(self.next).is_some_and(Option::is_some);
+        let reasoning = self.reasoning_for(&name, write, requested);
         self.next += 1;
         self.call(&name, &args, reasoning)
     }
 
     /// After a tool result: report when an intent is complete, else keep acting.
     fn after_tool(&mut self, transcript: &[ChatMessage]) -> Option<ChatMessage> {
+        let last_output = transcript
+            .last()
+            .and_then(|m| m.content.clone())
+            .unwrap_or_default();
+        for o in &self.outputs {
+            if last_output.contains(o.as_str()) && !self.found.contains(o) {
+                self.found.push(o.clone());
+            }
+        }
         let done_intent = self.action_intents.get(self.next - 1).copied();
         let next_intent = self.action_intents.get(self.next).copied();
         if done_intent == next_intent {
             return None;
         }
-        let last_output = transcript
-            .last()
-            .and_then(|m| m.content.clone())
-            .unwrap_or_default();
-        let told: Vec<&String> = self
-            .outputs
-            .iter()
-            .filter(|o| last_output.contains(o.as_str()))
-            .collect();
+        let mut told = std::mem::take(&mut self.found);
+        if self.next == self.actions.len() {
+            // The last request: whatever else the customer asked to hear, said now.
+            for o in &self.outputs {
+                if !self.told.contains(o) && !told.contains(o) {
+                    told.push(o.clone());
+                }
+            }
+        }
+        self.told.extend(told.iter().cloned());
         let report = if told.is_empty() {
             "That is done.".to_string()
         } else {
             format!(
-                "That is done. Here is what you asked for: {}.",
-                told.iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                "I have checked that for you. Here is what you asked about: {}.",
+                told.join(", ")
             )
         };
         Some(Self::say(
@@ -288,14 +378,123 @@ impl Agent for OracleAgent {
         transcript: &'a [ChatMessage],
     ) -> BoxFuture<'a, Result<(ChatMessage, Usage), HarnessError>> {
         Box::pin(async move {
+            // A customer who stated who they are unasked is not asked again.
+            if !self.asked_identity
+                && transcript.iter().any(|m| {
+                    m.role == MessageRole::User
+                        && m.content.as_deref().is_some_and(|t| {
+                            let identity = &self.customer[self.customer.len().min(1)..];
+                            (!identity.is_empty()
+                                && identity.iter().all(|v| t.contains(v.as_str())))
+                                || self
+                                    .customer
+                                    .first()
+                                    .is_some_and(|id| t.contains(id.as_str()))
+                        })
+                })
+            {
+                self.asked_identity = true;
+            }
             let after_tool = transcript
                 .last()
                 .is_some_and(|m| m.role == MessageRole::Tool)
                 && self.next > 0;
-            if after_tool && let Some(m) = self.after_tool(transcript) {
+            if after_tool
+                && self.next > 0
+                && let Some(m) = self.after_tool(transcript)
+            {
                 return Ok((m, Usage::default()));
             }
             Ok((self.decide(), Usage::default()))
         })
     }
+}
+
+/// The lookup that identifies the customer before the first write, when the reference
+/// actions make none: the first read tool whose required arguments the customer's identity
+/// fills (an email, a phone number, a name with a zip code or birth date, or the user id)
+/// and that succeeds on `env` for this customer. `None` when a reference read already
+/// carries an identity value before the first write, or when no tool fits.
+pub fn identify_call(
+    env: &dyn crate::domain::Environment,
+    task: &TaskRecord,
+    parts: &TaskParts,
+) -> Option<(String, Value)> {
+    use crate::domain::ToolKind;
+    let specs = env.tool_specs();
+    let kind = |name: &str| specs.iter().find(|s| s.name == name).map(|s| s.kind);
+    let identity: Vec<String> = parts
+        .user_facts
+        .iter()
+        .filter(|f| f.kind == "identity")
+        .flat_map(|f| f.values.iter().cloned())
+        .collect();
+    let carries = |args: &Value| {
+        let text = args.to_string();
+        identity
+            .iter()
+            .chain(std::iter::once(&task.user_id))
+            .any(|v| !v.is_empty() && text.contains(&format!("\"{v}\"")))
+    };
+    for a in &parts.actions {
+        match kind(&a.name) {
+            Some(ToolKind::Write) => break,
+            Some(ToolKind::Read) if carries(&a.kwargs) => return None,
+            _ => {}
+        }
+    }
+    if !parts
+        .actions
+        .iter()
+        .any(|a| kind(&a.name) == Some(ToolKind::Write))
+    {
+        return None;
+    }
+    let by_id = identity.iter().any(|v| v == &task.user_id);
+    let fill = |param: &str| -> Option<String> {
+        let p = param.to_lowercase();
+        let find = |pred: &dyn Fn(&str) -> bool| identity.iter().find(|v| pred(v)).cloned();
+        if p.contains("email") {
+            find(&|v| v.contains('@'))
+        } else if p.contains("phone") {
+            find(&|v| v.chars().filter(char::is_ascii_digit).count() >= 7 && !v.contains('@'))
+        } else if p.contains("first") {
+            identity.first().cloned().filter(|_| identity.len() == 3)
+        } else if p.contains("last") {
+            identity.get(1).cloned().filter(|_| identity.len() == 3)
+        } else if p.contains("zip") || p.contains("postal") || p.contains("birth") || p == "dob" {
+            identity.get(2).cloned().filter(|_| identity.len() == 3)
+        } else if p.ends_with("id") && by_id {
+            Some(task.user_id.clone())
+        } else {
+            None
+        }
+    };
+    for spec in specs.iter().filter(|s| s.kind == ToolKind::Read) {
+        let required: Vec<&str> = spec.parameters["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if required.is_empty() {
+            continue;
+        }
+        let mut args = serde_json::Map::new();
+        for p in &required {
+            match fill(p) {
+                Some(v) => {
+                    args.insert(p.to_string(), Value::String(v));
+                }
+                None => break,
+            }
+        }
+        if args.len() != required.len() {
+            continue;
+        }
+        let args = Value::Object(args);
+        let out = env.fork().invoke(spec.name, &args);
+        if !out.is_error && (out.text.contains(&task.user_id) || carries(&args)) {
+            return Some((spec.name.to_string(), args));
+        }
+    }
+    None
 }

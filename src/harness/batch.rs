@@ -145,6 +145,7 @@ fn episode_players(
     cfg: &BatchConfig,
     tools: &[serde_json::Value],
     transfer: Option<String>,
+    env: &dyn crate::domain::Environment,
     seed: u64,
 ) -> (Box<dyn Agent>, Box<dyn User>) {
     let episode_seed =
@@ -160,6 +161,7 @@ fn episode_players(
             parts,
             &cfg.agent_errors,
             transfer,
+            super::agent::identify_call(env, task, parts),
             seed,
             trial,
         )),
@@ -285,8 +287,17 @@ pub fn roll_out(
             set.spawn(async move {
                 let _permit = permit;
                 let mut env = base.fork();
-                let (mut agent, mut user) =
-                    episode_players(&roles, &task, &parts, trial, &ecfg, &tools, transfer, seed);
+                let (mut agent, mut user) = episode_players(
+                    &roles,
+                    &task,
+                    &parts,
+                    trial,
+                    &ecfg,
+                    &tools,
+                    transfer,
+                    base.as_ref(),
+                    seed,
+                );
                 let ep = run_episode(
                     env.as_mut(),
                     &policy,

@@ -267,6 +267,7 @@ pub fn first_person(text: &str) -> String {
         "want", "would", "need", "are", "have", "will", "say", "prefer", "do", "can", "also",
         "were", "had", "should", "might", "plan", "booked", "paid", "ordered", "just", "still",
         "already", "recently", "bought", "received", "got", "think", "like", "only", "hope",
+        "cannot", "could", "must", "may", "wish", "feel", "live", "expect", "agree",
     ];
     let words: Vec<&str> = text.split(' ').collect();
     let mut out: Vec<String> = Vec::with_capacity(words.len());

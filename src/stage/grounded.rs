@@ -28,6 +28,8 @@ pub struct GroundedConfig {
     pub max_proposals: usize,
     /// Tool executions allowed per customer before giving up on them.
     pub max_expansions: usize,
+    /// Refuse incoherent compositions during the search (see `quality::coherence`).
+    pub coherent: bool,
     /// `[roles.grounder]`: scripted search (the default) or a tool-calling model.
     pub roles: crate::llm::RolesConfig,
     /// `[caps.<domain>]`: per-domain `max_train` / `max_eval` replacing the two above for
@@ -51,6 +53,7 @@ impl Default for GroundedConfig {
             max_customers: limits.max_customers,
             max_proposals: limits.max_proposals,
             max_expansions: limits.max_expansions,
+            coherent: limits.coherent,
             roles: Default::default(),
             caps: Default::default(),
         }
@@ -72,6 +75,7 @@ impl GroundedConfig {
             max_customers: self.max_customers,
             max_proposals: self.max_proposals,
             max_expansions: self.max_expansions,
+            coherent: self.coherent,
         }
     }
 }

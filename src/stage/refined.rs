@@ -180,7 +180,7 @@ pub fn scripted_instruction(
             lower_first(&id.text)
         ));
     }
-    Ok(parts.join(" "))
+    Ok(crate::quality::language::tidy(&parts.join(" ")))
 }
 
 fn read_grounded(ctx: &StageContext) -> Result<Vec<TaskRecord>, PipelineError> {

@@ -6,7 +6,10 @@
 //!    revealed by the customer's own records or an earlier reference call, or (for
 //!    internal ids) resolvable through a user fact the instruction states — and no internal
 //!    id appears in the instruction;
-//! 4. where 1–3 are inconclusive (only free-text values missing from the instruction), the
+//! 4. it passes the quality gates (`[gates]`, `verify::Gates`): a coherent composition,
+//!    nothing the customer cannot know, no mechanical language error, every read the
+//!    customer asks to hear answered by the task's `outputs`, at most `max_actions` actions;
+//! 5. where 1–4 are inconclusive (only free-text values missing from the instruction), the
 //!    judge role decides; the scripted judge rejects.
 //!
 //! Rejected tasks go to `_rejects.parquet` with their reason. Verification does not read
@@ -17,7 +20,7 @@ use crate::config::ConfigError;
 use crate::pipeline::{PipelineError, Stage, StageContext};
 use crate::roles::JudgeJob;
 use crate::split::Split;
-use crate::verify::verify_task;
+use crate::verify::verify_task_with;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -26,6 +29,10 @@ pub struct TasksStage;
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TasksConfig {
+    /// `[gates]`: the quality gates (coherence, knowable ids, language, answered
+    /// questions, `max_actions`), all on by default.
+    #[serde(default)]
+    pub gates: crate::verify::Gates,
     /// `[roles.judge]`: decides inconclusive tasks. Scripted (the default) rejects them.
     #[serde(default)]
     pub roles: crate::llm::RolesConfig,
@@ -68,6 +75,12 @@ impl Stage for TasksStage {
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
         let cfg: TasksConfig = crate::config::parse_typed(path, table)?;
+        crate::config::Check::new(path).count(
+            "gates.max_actions",
+            cfg.gates.max_actions,
+            1,
+            crate::config::MAX_COUNT,
+        )?;
         super::roles::check_roles(path, &cfg.roles, &[crate::llm::Role::Judge])
     }
     fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
@@ -80,8 +93,9 @@ impl Stage for TasksStage {
         let mut refined = read_emotions(ctx)?;
         refined.retain(|t| ctx.owns(&t.task_id));
         let envs = super::db::SplitEnvs::load(&ctx.input_dir("db"), ctx.domain)?;
-        let verdicts =
-            crate::parallel::parallel_map(&refined, |t| verify_task(envs.for_split(t.split), t));
+        let verdicts = crate::parallel::parallel_map(&refined, |t| {
+            verify_task_with(envs.for_split(t.split), t, &cfg.gates)
+        });
         let model = super::roles::open_role(ctx, &cfg.roles, crate::llm::Role::Judge)?;
         let jobs = refined
             .iter()

@@ -12,12 +12,13 @@
 //! fixed). Side files start with `_`, the convention dataset readers (pyarrow, Spark) use
 //! to skip non-data files, so `output/trajectories` still reads as one table.
 
-use crate::artifact::{self, RolloutRecord, sha256_hex};
+use crate::artifact::{self, RejectRecord, RolloutRecord, TaskRecord, sha256_hex};
 use crate::config::ConfigError;
 use crate::harness::ChatMessage;
 use crate::pipeline::{PipelineError, Stage, StageContext};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 pub struct TrajectoriesStage;
@@ -34,6 +35,20 @@ pub struct TrajectoriesConfig {
     /// Keep the agent's reasoning as `reasoning_content` in the SFT rows.
     #[serde(default = "yes")]
     pub keep_reasoning: bool,
+    /// Keep only clean successes: ended by the user's stop, no policy or interaction fault
+    /// that the failure analysis finds, the customer identified before the first write
+    /// (`analysis::clean`). The rest go to `_rejects.parquet` with the reason.
+    #[serde(default = "yes")]
+    pub clean_only: bool,
+    /// Require a lookup that identifies the customer before the first write (every
+    /// domain's policy asks for it).
+    #[serde(default = "yes")]
+    pub identity_first: bool,
+    /// Export rows made by a scripted (offline) agent or user to the SFT files. Off by
+    /// default: scripted rows are test data, not training data; when on, each row says
+    /// `"scripted": true`.
+    #[serde(default)]
+    pub export_scripted: bool,
 }
 
 fn cap() -> usize {
@@ -114,9 +129,70 @@ pub fn sft_row(
             Value::Object(o)
         })
         .collect();
-    Ok(
-        json!({"messages": out, "tools": tools, "task_id": rollout.task_id, "domain": rollout.domain}),
-    )
+    Ok(json!({
+        "messages": out, "tools": tools, "task_id": rollout.task_id, "domain": rollout.domain,
+        "agent_model": rollout.agent_model, "user_model": rollout.user_model,
+        "scripted": is_scripted(rollout),
+    }))
+}
+
+/// Whether a scripted (offline) agent or user made this episode.
+pub fn is_scripted(rollout: &RolloutRecord) -> bool {
+    rollout.agent_model.starts_with("scripted:") || rollout.user_model.starts_with("scripted:")
+}
+
+/// Split the successes into clean rows and rejections (`analysis::clean`): each success is
+/// analysed on a fork of its task's database by the deterministic detectors.
+fn clean_successes(
+    ctx: &StageContext,
+    rows: Vec<RolloutRecord>,
+    cfg: &TrajectoriesConfig,
+) -> Result<(Vec<RolloutRecord>, Vec<RejectRecord>), PipelineError> {
+    let wins: Vec<RolloutRecord> = rows
+        .into_iter()
+        .filter(|r| r.reward == 1 && r.error.is_none())
+        .collect();
+    if !cfg.clean_only {
+        return Ok((wins, Vec::new()));
+    }
+    let (tasks, _) =
+        artifact::read_records::<TaskRecord>(&ctx.input_dir("tasks").join("part-00000.parquet"))?;
+    let tasks: BTreeMap<String, TaskRecord> =
+        tasks.into_iter().map(|t| (t.task_id.clone(), t)).collect();
+    let envs = super::db::SplitEnvs::load(&ctx.input_dir("db"), ctx.domain)?;
+    let starts = crate::analysis::StartStates {
+        train: envs.for_split(crate::split::Split::Train),
+        eval: envs.for_split(crate::split::Split::Eval),
+    };
+    let analysed = crate::analysis::analyse_rollouts(starts, &tasks, &wins, true)
+        .map_err(|e| ctx.fail(e.to_string()))?;
+    let mut verdicts: Vec<Vec<crate::analysis::clean::Unclean>> = vec![Vec::new(); wins.len()];
+    for a in &analysed {
+        verdicts[a.index] =
+            crate::analysis::clean::unclean(&a.episode, &a.findings, cfg.identity_first);
+    }
+    let mut kept = Vec::new();
+    let mut rejects = Vec::new();
+    for (r, why) in wins.into_iter().zip(verdicts) {
+        match why.first() {
+            None => kept.push(r),
+            Some(first) => rejects.push(RejectRecord {
+                domain: r.domain.clone(),
+                split: r.split,
+                trace_id: String::new(),
+                task_id: Some(r.task_id.clone()),
+                stage: "trajectories".into(),
+                reason_kind: "unclean".into(),
+                rule: Some(first.kind().to_string()),
+                reason: why
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            }),
+        }
+    }
+    Ok((kept, rejects))
 }
 
 impl Stage for TrajectoriesStage {
@@ -124,7 +200,7 @@ impl Stage for TrajectoriesStage {
         "trajectories"
     }
     fn inputs(&self) -> &'static [&'static str] {
-        &["rollouts"]
+        &["db", "tasks", "rollouts"]
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
         let cfg: TrajectoriesConfig = crate::config::parse_typed(path, table)?;
@@ -142,12 +218,18 @@ impl Stage for TrajectoriesStage {
         let (rows, _) = artifact::read_records::<RolloutRecord>(
             &ctx.input_dir("rollouts").join("part-00000.parquet"),
         )?;
-        let high = select_successes(&rows, cfg.cap_per_domain, ctx.seed);
+        let wins = rows
+            .iter()
+            .filter(|r| r.reward == 1 && r.error.is_none())
+            .count();
+        let (clean, rejects) = clean_successes(ctx, rows, &cfg)?;
+        let high = select_successes(&clean, cfg.cap_per_domain, ctx.seed);
         let prov = ctx.provenance();
         artifact::write_records(&ctx.out("part-00000.parquet"), &high, &prov)?;
+        artifact::write_records(&ctx.out("_rejects.parquet"), &rejects, &prov)?;
         let in_low = cfg.low_domains.iter().any(|d| d == ctx.domain.name());
         let low = if in_low {
-            select_successes(&rows, usize::MAX, ctx.seed)
+            select_successes(&clean, usize::MAX, ctx.seed)
         } else {
             Vec::new()
         };
@@ -155,7 +237,12 @@ impl Stage for TrajectoriesStage {
             artifact::write_records(&ctx.out("_low.parquet"), &low, &prov)?;
         }
         let tools: Vec<Value> = ctx.domain.tool_specs().iter().map(|s| s.openai()).collect();
-        let sft: Vec<Value> = high
+        let exported: Vec<&RolloutRecord> = high
+            .iter()
+            .filter(|r| cfg.export_scripted || !is_scripted(r))
+            .collect();
+        let withheld = high.len() - exported.len();
+        let sft: Vec<Value> = exported
             .iter()
             .map(|r| sft_row(r, &tools, cfg.keep_reasoning))
             .collect::<Result<_, _>>()
@@ -169,18 +256,23 @@ impl Stage for TrajectoriesStage {
         let batch =
             artifact::sft::sft_batch(&sft).map_err(|e| ctx.fail(format!("_sft.parquet: {e}")))?;
         artifact::write_parquet(&ctx.out("_sft.parquet"), &batch, &prov)?;
-        let wins = rows
-            .iter()
-            .filter(|r| r.reward == 1 && r.error.is_none())
-            .count();
         Ok(format!(
-            "{} of {wins} successes kept (cap {}), low set {}",
+            "{} of {wins} successes kept ({} unclean dropped, cap {}), low set {}, {} SFT rows{}",
             high.len(),
+            rejects.len(),
             cfg.cap_per_domain,
             if in_low {
                 low.len().to_string()
             } else {
                 "-".into()
+            },
+            sft.len(),
+            if withheld > 0 {
+                format!(
+                    " ({withheld} scripted rows withheld: set export_scripted = true to export them, marked)"
+                )
+            } else {
+                String::new()
             }
         ))
     }

@@ -30,8 +30,9 @@ static REQUESTS: LazyLock<Templates> =
     LazyLock::new(|| Templates::builtin(include_str!("requests.toml")));
 
 /// An amount in the theater's money (the data names no currency): "27.50".
+/// An amount as a customer says it: the theater's currency is local, so it is named so.
 fn amount(x: f64) -> String {
-    format!("{x:.2}")
+    format!("{x:.2} in local currency")
 }
 
 /// "24-06-12-19-30" -> "2024-06-12 at 19:30".

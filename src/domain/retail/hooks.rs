@@ -66,19 +66,24 @@ fn payment_values(user: &User, method: &PaymentMethod) -> Vec<String> {
     }
 }
 
-/// "edition: deluxe, theme: party".
+/// "deluxe edition and party theme": options in words, as a customer names them.
 fn options_text(options: &BTreeMap<String, String>) -> String {
-    let parts: Vec<String> = options.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-    parts.join(", ")
+    let parts: Vec<String> = options.iter().map(|(k, v)| option_words(k, v)).collect();
+    join_and(&parts)
 }
 
-/// "board game (edition: deluxe, theme: party)".
+/// One option in words: "deluxe edition", "1080p resolution".
+fn option_words(key: &str, value: &str) -> String {
+    format!("{value} {}", key.replace('_', " "))
+}
+
+/// "board game with deluxe edition and party theme".
 fn item_text(item: &OrderItem) -> String {
     let name = item.name.to_lowercase();
     if item.options.is_empty() {
         name
     } else {
-        format!("{name} ({})", options_text(&item.options))
+        format!("{name} with {}", options_text(&item.options))
     }
 }
 
@@ -128,14 +133,14 @@ fn swap_parts(db: &RetailDb, order: &Order, old: &str, new: &str) -> (String, St
             v.options
                 .iter()
                 .filter(|(k, val)| item.options.get(*k) != Some(*val))
-                .map(|(k, val)| format!("{k}: {val}"))
+                .map(|(k, val)| option_words(k, val))
                 .collect()
         })
         .unwrap_or_default();
     let wanted = if changed.is_empty() {
         "another available variant".to_string()
     } else {
-        format!("the one with {}", changed.join(", "))
+        format!("the one with {}", join_and(&changed))
     };
     (item_text(item), wanted)
 }

@@ -1712,7 +1712,7 @@ fn user_facts_identity_first_payments_by_last_digits_and_ids_mapped() {
     assert!(
         order
             .text
-            .contains("desk fan (color: white, speed settings: 3)")
+            .contains("desk fan with white color and 3 speed settings")
     );
     for id in ["1100000001", "2200000002", "1100000002", "2200000003"] {
         assert!(order.ids.iter().any(|i| i == id), "{id} in {:?}", order.ids);
@@ -1796,8 +1796,8 @@ fn describe_request_states_every_value_each_write_needs() {
     for v in [
         "#w1000001",
         "desk fan",
-        "color: white",
-        "color: black",
+        "white color",
+        "black color",
         "ending in 1187",
     ] {
         assert!(s.contains(v), "{v} missing: {s}");
@@ -1818,7 +1818,7 @@ fn describe_request_states_every_value_each_write_needs() {
         "#w1000002",
         "return",
         "yoga block",
-        "material: cork",
+        "cork material",
         "gift card",
     ] {
         assert!(s.contains(v), "{v} missing: {s}");
@@ -1833,7 +1833,7 @@ fn describe_request_states_every_value_each_write_needs() {
         "#w1000002",
         "exchange",
         "yoga block",
-        "size: large",
+        "large size",
         "ending in 1187",
     ] {
         assert!(s.contains(v), "{v} missing: {s}");
@@ -1846,7 +1846,7 @@ fn describe_request_states_every_value_each_write_needs() {
             "new_item_ids": ["3300000002", "3300000002"], "payment_method_id": "paypal_5520031"}),
     );
     assert!(
-        s.contains("two units of the espresso cups") && s.contains("pieces: 4"),
+        s.contains("two units of the espresso cups") && s.contains("4 pieces"),
         "{s}"
     );
     assert!(s.contains("paypal"), "{s}");

@@ -68,7 +68,7 @@ fn booking_text(db: &TravelDb, b: &Booking) -> String {
 fn package_text(db: &TravelDb, id: &str) -> Option<String> {
     db.packages
         .get(id)
-        .map(|p| format!("the {} package (package id {id})", p.name))
+        .map(|p| format!("the {} package (code {id})", p.name))
 }
 
 fn agent_text(db: &TravelDb, id: &str) -> Option<String> {

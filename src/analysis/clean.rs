@@ -1,0 +1,182 @@
+//! Which successful rollouts may become SFT rows. Reward 1 says the final state and the
+//! required outputs were right; it says nothing about how the agent got there. A row a model
+//! is trained on must also end with the user's own stop, carry no policy or interaction fault
+//! that the failure analysis finds (a skipped confirmation, a premature or wrong transfer,
+//! information revealed before verification, a policy breach, a redundant question), and —
+//! where the policy requires it — identify the customer with a lookup before the first write.
+//!
+//! Architecture invariant: decides from an analysed [`Episode`] and its findings; reads no
+//! files.
+
+use super::{Episode, Fault, Finding};
+use crate::harness::{MessageRole, Termination};
+use std::collections::BTreeMap;
+
+/// The fault groups that disqualify a successful episode as training data.
+pub fn disqualifies(fault: Fault) -> bool {
+    matches!(fault.category(), "policy & interaction" | "integrity")
+}
+
+/// Why a successful episode is not a clean SFT row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unclean {
+    /// It ended some other way than the user's `###STOP###`.
+    NotStopped(String),
+    /// A disqualifying fault, with the detector's detail.
+    Fault(Fault, String),
+    /// A write came before any lookup that identified the customer.
+    NotIdentified,
+}
+
+impl Unclean {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Unclean::NotStopped(_) => "not_stopped",
+            Unclean::Fault(f, _) => f.as_str(),
+            Unclean::NotIdentified => "not_identified",
+        }
+    }
+}
+
+impl std::fmt::Display for Unclean {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unclean::NotStopped(t) => write!(f, "ended with {t}, not the user's stop"),
+            Unclean::Fault(fault, d) => write!(f, "{}: {d}", fault.as_str()),
+            Unclean::NotIdentified => {
+                f.write_str("a write came before any lookup that identified the customer")
+            }
+        }
+    }
+}
+
+/// Whether the customer was identified by a successful read carrying an identity value
+/// before the first write; `None` when the episode wrote nothing.
+pub fn identified_before_first_write(ep: &Episode) -> Option<bool> {
+    let first_write = ep.calls.iter().find(|c| c.is_action_write())?;
+    Some(ep.calls.iter().any(|c| {
+        c.ordinal < first_write.ordinal
+            && c.succeeded()
+            && c.kind == Some(crate::domain::ToolKind::Read)
+            && c.args.as_ref().is_some_and(|a| {
+                let mut leaves = Vec::new();
+                super::episode::string_leaves(a, &mut leaves);
+                leaves
+                    .iter()
+                    .any(|l| ep.identity_values.iter().any(|v| l.eq_ignore_ascii_case(v)))
+            })
+    }))
+}
+
+/// Every reason a successful episode is not a clean row (empty: keep it).
+pub fn unclean(ep: &Episode, findings: &[Finding], identity_first: bool) -> Vec<Unclean> {
+    let mut out = Vec::new();
+    if ep.termination != Termination::UserStop.as_str() {
+        out.push(Unclean::NotStopped(ep.termination.clone()));
+    }
+    for f in findings.iter().filter(|f| disqualifies(f.fault)) {
+        if !out
+            .iter()
+            .any(|u| matches!(u, Unclean::Fault(g, _) if *g == f.fault))
+        {
+            out.push(Unclean::Fault(f.fault, f.detail.clone()));
+        }
+    }
+    if identity_first && identified_before_first_write(ep) == Some(false) {
+        out.push(Unclean::NotIdentified);
+    }
+    out
+}
+
+/// The SFT figures of one domain and split (`tracer quality`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SftSummary {
+    pub rows: usize,
+    pub not_stopped: usize,
+    /// Rows with at least one disqualifying fault, and the faults counted per row.
+    pub faulty: usize,
+    pub faults: BTreeMap<&'static str, usize>,
+    /// Rows that write, and of those the ones whose customer was identified first.
+    pub writing: usize,
+    pub identified_first: usize,
+    /// Rows made by a scripted agent or user.
+    pub scripted: usize,
+    /// Language hits in the user's turns, by rule.
+    pub language: BTreeMap<&'static str, usize>,
+}
+
+impl SftSummary {
+    /// Add one kept row: its analysed episode, the detectors' findings and the models.
+    pub fn add(&mut self, ep: &Episode, findings: &[Finding], agent: &str, user: &str) {
+        self.rows += 1;
+        if ep.termination != Termination::UserStop.as_str() {
+            self.not_stopped += 1;
+        }
+        let mut faulty = false;
+        for f in findings.iter().filter(|f| disqualifies(f.fault)) {
+            *self.faults.entry(f.fault.as_str()).or_default() += 1;
+            faulty = true;
+        }
+        self.faulty += usize::from(faulty);
+        if let Some(first) = identified_before_first_write(ep) {
+            self.writing += 1;
+            self.identified_first += usize::from(first);
+        }
+        if agent.starts_with("scripted:") || user.starts_with("scripted:") {
+            self.scripted += 1;
+        }
+        for m in ep.messages.iter().filter(|m| m.role == MessageRole::User) {
+            let text = m.content.as_deref().unwrap_or_default();
+            let text = text
+                .replace(crate::harness::STOP, "")
+                .replace(crate::harness::UNSATISFIED, "");
+            for h in crate::quality::language::check(&text) {
+                *self.language.entry(h.rule.as_str()).or_default() += 1;
+            }
+        }
+    }
+}
+
+fn pct(n: usize, of: usize) -> String {
+    if of == 0 {
+        "-".into()
+    } else {
+        format!("{:.1}%", 100.0 * n as f64 / of as f64)
+    }
+}
+
+/// The kept-SFT-rows table of `tracer quality`, one row per domain and split.
+pub fn table(rows: &[(String, crate::split::Split, SftSummary)]) -> String {
+    let mut out = String::from(
+        "| domain | split | kept SFT rows | not ended by the user's stop | with a policy or interaction fault (fault n) | identified before the first write | scripted agent or user | user-turn language hits |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    for (d, split, s) in rows {
+        let faults = if s.faults.is_empty() {
+            "none".to_string()
+        } else {
+            s.faults
+                .iter()
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let language = if s.language.is_empty() {
+            "none".to_string()
+        } else {
+            s.language
+                .iter()
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        out.push_str(&format!(
+            "| {d} | {split} | {} | {} | {} ({faults}) | {} | {} | {language} |\n",
+            s.rows,
+            s.not_stopped,
+            s.faulty,
+            pct(s.identified_first, s.writing),
+            s.scripted,
+        ));
+    }
+    out
+}

@@ -1,0 +1,605 @@
+//! Coherent composition: a task's reference actions must read as one customer's sensible
+//! plan. Random walks over a dependency graph happily compose plans no customer would make:
+//! the same tip left three times, a booking made and cancelled, a card unblocked, blocked and
+//! unblocked again, a passenger swapped back and forth, an appointment read after it was
+//! cancelled. Each is a kind here ([`Incoherence`]), decided from the executed steps alone
+//! (tool, arguments, output, the state hash before and after), so the grounding search can
+//! refuse a step as it explores ([`check_next`]) and verification can refuse a finished task
+//! whoever grounded it ([`check_task`]).
+//!
+//! Architecture invariant: knows domains through `Environment` / `ToolSpec` (intent and
+//! kind of each tool) and tasks through `TaskRecord`; nothing of stages or roles.
+
+use crate::artifact::TaskRecord;
+use crate::domain::{Environment, Intent, StateHash, ToolKind};
+use serde_json::Value;
+
+/// The ways a composition is incoherent (the `rule` of an `incoherent` rejection).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Incoherence {
+    /// The same write with the same arguments twice.
+    RepeatWrite,
+    /// The same write tool on the same entity twice with other arguments (it was changed,
+    /// then changed again: the customer would have asked for the final value once).
+    Overwrite,
+    /// A write that returns the database to a state it had before an earlier write (A -> B
+    /// -> A), or the opposite tool on the same entity (block -> unblock, add -> remove).
+    Undo,
+    /// Something created in this task is cancelled in it.
+    CreateCancel,
+    /// An entity is used (read or written) after the task cancelled it.
+    UseAfterCancel,
+    /// A write that changes nothing.
+    NoOp,
+}
+
+impl Incoherence {
+    pub const ALL: [Incoherence; 6] = [
+        Incoherence::RepeatWrite,
+        Incoherence::Overwrite,
+        Incoherence::Undo,
+        Incoherence::CreateCancel,
+        Incoherence::UseAfterCancel,
+        Incoherence::NoOp,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Incoherence::RepeatWrite => "repeat_write",
+            Incoherence::Overwrite => "overwrite",
+            Incoherence::Undo => "undo",
+            Incoherence::CreateCancel => "create_cancel",
+            Incoherence::UseAfterCancel => "use_after_cancel",
+            Incoherence::NoOp => "no_op",
+        }
+    }
+}
+
+/// One incoherence of a task, with the actions involved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub kind: Incoherence,
+    pub detail: String,
+}
+
+/// One executed reference step as coherence sees it.
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub tool: String,
+    pub args: Value,
+    pub output: String,
+    pub kind: ToolKind,
+    pub intent: Intent,
+    pub before: StateHash,
+    pub after: StateHash,
+}
+
+impl Step {
+    /// A write that acts for the customer (not a hand-over or a helper).
+    fn acts(&self) -> bool {
+        self.kind == ToolKind::Write && !matches!(self.intent, Intent::Transfer | Intent::Helper)
+    }
+}
+
+/// Opposite verbs: a write named with one after a write named with the other, on the same
+/// entity, takes the first back.
+const OPPOSITES: &[(&str, &str)] = &[
+    ("unblock", "block"),
+    ("unfreeze", "freeze"),
+    ("unlock", "lock"),
+    ("unsubscribe", "subscribe"),
+    ("deactivate", "activate"),
+    ("disable", "enable"),
+    ("remove", "add"),
+    ("resume", "suspend"),
+    ("reactivate", "suspend"),
+    ("opt_out", "opt_in"),
+    ("drop", "register"),
+    ("drop", "enroll"),
+];
+
+/// The verb of a tool name's action, for [`OPPOSITES`]: the first word, or the word after a
+/// leading `set_`/`update_` (update_card_status is not an opposite of anything).
+fn verb(tool: &str) -> &str {
+    tool.split('_').next().unwrap_or(tool)
+}
+
+fn opposite(a: &str, b: &str) -> bool {
+    let (va, vb) = (verb(a), verb(b));
+    // "opt_in" / "opt_out" are two words.
+    let two = |t: &str| t.split('_').take(2).collect::<Vec<_>>().join("_");
+    OPPOSITES.iter().any(|(x, y)| {
+        ((va == *x && vb == *y) || (va == *y && vb == *x))
+            || ((two(a) == *x && two(b) == *y) || (two(a) == *y && two(b) == *x))
+    })
+}
+
+/// Argument keys that name the entity a call is about: `*_id`, `*_number`, `*_code` and bare
+/// `id`, minus the ones that name how the customer pays.
+fn entity_key(key: &str) -> bool {
+    let named = key == "id"
+        || key.ends_with("_id")
+        || key.ends_with("_number")
+        || key.ends_with("_code")
+        || key.ends_with("_ids");
+    named && !key.contains("payment") && !key.contains("method") && !key.contains("source")
+}
+
+/// The entity values of a call's arguments (sorted, without the customer's own ids).
+pub fn entities(args: &Value, customer: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    collect(args, None, &mut out);
+    out.retain(|v| !customer.contains(&v.as_str()));
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn collect(v: &Value, key: Option<&str>, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                collect(x, Some(k), out);
+            }
+        }
+        Value::Array(items) => {
+            for x in items {
+                collect(x, key, out);
+            }
+        }
+        Value::String(s) if key.is_some_and(entity_key) && !s.is_empty() => out.push(s.clone()),
+        _ => {}
+    }
+}
+
+/// Ids a write created: id-valued strings of its output (JSON under an entity key, or an
+/// id-shaped word of a text output) that neither its arguments nor anything seen before
+/// carried.
+pub fn created_ids(step: &Step, seen: &str) -> Vec<String> {
+    if step.kind != ToolKind::Write {
+        return Vec::new();
+    }
+    let mut found = Vec::new();
+    match serde_json::from_str::<Value>(&step.output) {
+        Ok(v @ (Value::Object(_) | Value::Array(_))) => collect(&v, None, &mut found),
+        _ => found.extend(id_words(&step.output)),
+    }
+    let args = step.args.to_string();
+    found.retain(|id| id.len() >= 3 && !args.contains(id.as_str()) && !seen.contains(id.as_str()));
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// Words that look like record ids: letters and digits mixed (BKG001, TICKET241, R-1042),
+/// at least one digit and one letter.
+pub fn id_words(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .map(|w| w.trim_matches(|c| c == '-' || c == '_'))
+        .filter(|w| {
+            w.len() >= 4
+                && w.chars().any(|c| c.is_ascii_digit())
+                && w.chars().any(|c| c.is_ascii_uppercase())
+                && !w.chars().any(|c| c.is_ascii_lowercase())
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether `next` keeps the composition coherent after `prev` (the steps before it, in
+/// order); the first incoherence it introduces otherwise. `customer` lists the customer's
+/// own ids (never an entity of a call).
+pub fn check_next(prev: &[Step], next: &Step, customer: &[&str]) -> Option<Finding> {
+    let here = entities(&next.args, customer);
+    let finding = |kind, detail: String| Some(Finding { kind, detail });
+    // Used after it was cancelled: any call naming an entity a cancel named.
+    for (j, p) in prev.iter().enumerate() {
+        if p.intent == Intent::Cancel && p.kind == ToolKind::Write {
+            let gone = entities(&p.args, customer);
+            if let Some(e) = here.iter().find(|e| gone.contains(e)) {
+                return finding(
+                    Incoherence::UseAfterCancel,
+                    format!(
+                        "{} uses {e} after action {j} ({}) cancelled it",
+                        next.tool, p.tool
+                    ),
+                );
+            }
+        }
+    }
+    if !next.acts() {
+        return None;
+    }
+    if next.after == next.before {
+        return finding(Incoherence::NoOp, format!("{} changes nothing", next.tool));
+    }
+    let mut seen = String::new();
+    for (j, p) in prev.iter().enumerate() {
+        if !p.acts() {
+            seen.push_str(&p.args.to_string());
+            seen.push_str(&p.output);
+            continue;
+        }
+        if p.tool == next.tool && p.args == next.args {
+            return finding(
+                Incoherence::RepeatWrite,
+                format!("{} repeats action {j} with the same arguments", next.tool),
+            );
+        }
+        if next.after == p.before {
+            return finding(
+                Incoherence::Undo,
+                format!(
+                    "{} returns the database to its state before action {j} ({})",
+                    next.tool, p.tool
+                ),
+            );
+        }
+        let theirs = entities(&p.args, customer);
+        let shared = !here.is_empty() && here.iter().any(|e| theirs.contains(e));
+        if shared && opposite(&p.tool, &next.tool) {
+            return finding(
+                Incoherence::Undo,
+                format!(
+                    "{} takes back action {j} ({}) on the same entity",
+                    next.tool, p.tool
+                ),
+            );
+        }
+        if shared && p.tool == next.tool && here == theirs {
+            return finding(
+                Incoherence::Overwrite,
+                format!(
+                    "{} changes {} again after action {j}",
+                    next.tool,
+                    here.join(", ")
+                ),
+            );
+        }
+        if next.intent == Intent::Cancel {
+            let made = created_ids(p, &seen);
+            if let Some(e) = here.iter().find(|e| made.contains(e)) {
+                return finding(
+                    Incoherence::CreateCancel,
+                    format!(
+                        "{} cancels {e}, which action {j} ({}) created",
+                        next.tool, p.tool
+                    ),
+                );
+            }
+        }
+        seen.push_str(&p.args.to_string());
+        seen.push_str(&p.output);
+    }
+    None
+}
+
+/// The steps of a task replayed on a fresh fork of `env` (stopping at the first failing
+/// call, which replay verification reports on its own).
+pub fn replay_steps(env: &dyn Environment, task: &TaskRecord) -> Result<Vec<Step>, String> {
+    let actions = crate::task::actions(task)?;
+    let specs = env.tool_specs();
+    let mut state = env.fork();
+    let mut steps = Vec::with_capacity(actions.len());
+    for a in actions {
+        let Some(spec) = specs.iter().find(|s| s.name == a.name) else {
+            break;
+        };
+        let before = state.state_hash();
+        let out = state.invoke(&a.name, &a.kwargs);
+        if out.is_error {
+            break;
+        }
+        steps.push(Step {
+            tool: a.name,
+            args: a.kwargs,
+            output: out.text,
+            kind: spec.kind,
+            intent: spec.intent,
+            before,
+            after: state.state_hash(),
+        });
+    }
+    Ok(steps)
+}
+
+/// The customer's own ids, never an entity of a call: the task's user id and the values of
+/// its identity facts.
+pub fn customer_ids(task: &TaskRecord) -> Vec<String> {
+    let mut ids = vec![task.user_id.clone()];
+    if let Ok(parts) = crate::task::TaskParts::decode(task) {
+        for f in parts.user_facts.iter().filter(|f| f.kind == "identity") {
+            ids.extend(f.values.iter().cloned());
+        }
+    }
+    ids
+}
+
+/// Every incoherence of a finished task, in step order (one per offending step).
+pub fn check_steps(steps: &[Step], customer: &[&str]) -> Vec<Finding> {
+    (0..steps.len())
+        .filter_map(|k| check_next(&steps[..k], &steps[k], customer))
+        .collect()
+}
+
+/// The first incoherence of a task on `env` (its start state).
+pub fn check_task(env: &dyn Environment, task: &TaskRecord) -> Result<Option<Finding>, String> {
+    let steps = replay_steps(env, task)?;
+    let ids = customer_ids(task);
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    Ok(check_steps(&steps, &ids).into_iter().next())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn step(
+        tool: &str,
+        args: Value,
+        output: &str,
+        intent: Intent,
+        before: u128,
+        after: u128,
+    ) -> Step {
+        Step {
+            tool: tool.into(),
+            args,
+            output: output.into(),
+            kind: if intent == Intent::Lookup {
+                ToolKind::Read
+            } else {
+                ToolKind::Write
+            },
+            intent,
+            before: StateHash(before),
+            after: StateHash(after),
+        }
+    }
+
+    fn kinds(steps: &[Step]) -> Vec<Incoherence> {
+        check_steps(steps, &["u1"])
+            .into_iter()
+            .map(|f| f.kind)
+            .collect()
+    }
+
+    #[test]
+    fn a_coherent_plan_has_no_finding() {
+        let steps = [
+            step(
+                "get_order",
+                json!({"order_id": "O1"}),
+                "{}",
+                Intent::Lookup,
+                1,
+                1,
+            ),
+            step(
+                "leave_tip",
+                json!({"order_id": "O1", "amount": 3}),
+                "ok",
+                Intent::Pay,
+                1,
+                2,
+            ),
+            step(
+                "leave_tip",
+                json!({"order_id": "O2", "amount": 3}),
+                "ok",
+                Intent::Pay,
+                2,
+                3,
+            ),
+            step(
+                "block_card",
+                json!({"card_id": "C1"}),
+                "ok",
+                Intent::Change,
+                3,
+                4,
+            ),
+            step(
+                "unblock_card",
+                json!({"card_id": "C2"}),
+                "ok",
+                Intent::Change,
+                4,
+                5,
+            ),
+        ];
+        assert_eq!(kinds(&steps), []);
+    }
+
+    #[test]
+    fn each_kind_is_found_on_a_crafted_plan() {
+        let tip = json!({"order_id": "O1", "amount": 3});
+        assert_eq!(
+            kinds(&[
+                step("leave_tip", tip.clone(), "ok", Intent::Pay, 1, 2),
+                step("leave_tip", tip, "ok", Intent::Pay, 2, 3),
+            ]),
+            [Incoherence::RepeatWrite]
+        );
+        assert_eq!(
+            kinds(&[
+                step(
+                    "update_passengers",
+                    json!({"reservation_id": "R1", "p": "A"}),
+                    "ok",
+                    Intent::Change,
+                    1,
+                    2
+                ),
+                step(
+                    "update_passengers",
+                    json!({"reservation_id": "R1", "p": "B"}),
+                    "ok",
+                    Intent::Change,
+                    2,
+                    1
+                ),
+            ]),
+            [Incoherence::Undo],
+            "the state went back"
+        );
+        assert_eq!(
+            kinds(&[
+                step(
+                    "unblock_card",
+                    json!({"card_id": "C1"}),
+                    "ok",
+                    Intent::Change,
+                    1,
+                    2
+                ),
+                step(
+                    "block_card",
+                    json!({"card_id": "C1", "reason": "lost"}),
+                    "ok",
+                    Intent::Change,
+                    2,
+                    3
+                ),
+            ]),
+            [Incoherence::Undo],
+            "opposite verbs on one entity, even when a log row keeps the state apart"
+        );
+        assert_eq!(
+            kinds(&[
+                step(
+                    "update_address",
+                    json!({"order_id": "O1", "city": "A"}),
+                    "ok",
+                    Intent::Change,
+                    1,
+                    2
+                ),
+                step(
+                    "update_address",
+                    json!({"order_id": "O1", "city": "B"}),
+                    "ok",
+                    Intent::Change,
+                    2,
+                    3
+                ),
+            ]),
+            [Incoherence::Overwrite]
+        );
+        assert_eq!(
+            kinds(&[
+                step(
+                    "book_movie",
+                    json!({"movie_id": "M1"}),
+                    r#"{"booking_id": "BKG001", "movie_id": "M1"}"#,
+                    Intent::Book,
+                    1,
+                    2
+                ),
+                step(
+                    "cancel_booking",
+                    json!({"booking_id": "BKG001"}),
+                    "ok",
+                    Intent::Cancel,
+                    2,
+                    3
+                ),
+            ]),
+            [Incoherence::CreateCancel]
+        );
+        assert_eq!(
+            kinds(&[
+                step(
+                    "create_ticket",
+                    json!({"issue": "x"}),
+                    "Ticket TICKET241 opened.",
+                    Intent::Report,
+                    1,
+                    2
+                ),
+                step(
+                    "cancel_ticket",
+                    json!({"ticket_id": "TICKET241"}),
+                    "ok",
+                    Intent::Cancel,
+                    2,
+                    3
+                ),
+            ]),
+            [Incoherence::CreateCancel],
+            "an id in a text output"
+        );
+        assert_eq!(
+            kinds(&[
+                step(
+                    "cancel_appointment",
+                    json!({"appointment_id": "A1"}),
+                    "ok",
+                    Intent::Cancel,
+                    1,
+                    2
+                ),
+                step(
+                    "get_video_link",
+                    json!({"appointment_id": "A1"}),
+                    "{}",
+                    Intent::Lookup,
+                    2,
+                    2
+                ),
+            ]),
+            [Incoherence::UseAfterCancel]
+        );
+        assert_eq!(
+            kinds(&[step(
+                "update_address",
+                json!({"user_id": "u1"}),
+                "ok",
+                Intent::Change,
+                1,
+                1
+            )]),
+            [Incoherence::NoOp]
+        );
+    }
+
+    #[test]
+    fn the_customer_and_payment_ids_are_not_entities() {
+        assert_eq!(
+            entities(
+                &json!({"user_id": "u1", "payment_id": "credit_card_1", "reservation_id": "R1",
+                        "flights": [{"flight_number": "HAT001"}]}),
+                &["u1"]
+            ),
+            ["HAT001", "R1"]
+        );
+        // Two writes for one customer on different entities are not an overwrite.
+        assert_eq!(
+            kinds(&[
+                step(
+                    "update_address",
+                    json!({"user_id": "u1", "city": "A"}),
+                    "ok",
+                    Intent::Change,
+                    1,
+                    2
+                ),
+                step(
+                    "update_address",
+                    json!({"user_id": "u1", "city": "B"}),
+                    "ok",
+                    Intent::Change,
+                    2,
+                    3
+                ),
+            ]),
+            [],
+            "no entity besides the customer: not decidable as an overwrite"
+        );
+        assert_eq!(
+            id_words("Booking BKG001 for Movie m-1 at 10:30"),
+            ["BKG001"]
+        );
+    }
+}
