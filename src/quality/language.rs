@@ -181,9 +181,7 @@ pub fn check(text: &str) -> Vec<Hit> {
             let det = |s: &str| DETERMINERS.contains(&s);
             // "Piri Piri", "Bora Bora": a repeated capitalised word is a name.
             let name = w.starts_with(char::is_uppercase) && n.starts_with(char::is_uppercase);
-            if lw == ln && lw != "that" && lw != "had" && !name {
-                hits.push(hit(Rule::Doubled, excerpt(&ws, i, i + 2)));
-            } else if det(&lw) && det(&ln) {
+            if (lw == ln && lw != "that" && lw != "had" && !name) || (det(&lw) && det(&ln)) {
                 hits.push(hit(Rule::Doubled, excerpt(&ws, i, i + 2)));
             } else if POSSESSIVE_DETERMINERS.contains(&lw.as_str())
                 && !ws[i + 1].raw.ends_with(|c: char| ",.;:!?".contains(c))

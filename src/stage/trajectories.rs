@@ -1,4 +1,6 @@
-//! `trajectories` stage: keep reward-1 rollouts (never errored ones), balance domains with
+//! `trajectories` stage: keep reward-1 rollouts (never errored ones) that are clean SFT rows
+//! (`analysis::clean`: ended by the user's stop, no policy or interaction fault, the customer
+//! identified before the first write; the others go to `_rejects.parquet`), balance domains with
 //! a seeded cap per domain (the paper's "High" set, 250 by default), mark the "Low"
 //! selection (every success of the named domains), and export an SFT dataset in the
 //! conversational tool-calling format TRL's `SFTTrainer` takes: one row per trajectory with
