@@ -10,6 +10,7 @@
 
 use super::{Episode, Fault, Finding};
 use crate::harness::{MessageRole, Termination};
+use crate::quality::{counts, pct};
 use std::collections::BTreeMap;
 
 /// The fault groups that disqualify a successful episode as training data.
@@ -137,38 +138,13 @@ impl SftSummary {
     }
 }
 
-fn pct(n: usize, of: usize) -> String {
-    if of == 0 {
-        "-".into()
-    } else {
-        format!("{:.1}%", 100.0 * n as f64 / of as f64)
-    }
-}
-
 /// The kept-SFT-rows table of `tracer quality`, one row per domain and split.
 pub fn table(rows: &[(String, crate::split::Split, SftSummary)]) -> String {
     let mut out = String::from(
         "| domain | split | kept SFT rows | not ended by the user's stop | with a policy or interaction fault (fault n) | identified before the first write | scripted agent or user | user-turn language hits |\n|---|---|---|---|---|---|---|---|\n",
     );
     for (d, split, s) in rows {
-        let faults = if s.faults.is_empty() {
-            "none".to_string()
-        } else {
-            s.faults
-                .iter()
-                .map(|(k, n)| format!("{k} {n}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let language = if s.language.is_empty() {
-            "none".to_string()
-        } else {
-            s.language
-                .iter()
-                .map(|(k, n)| format!("{k} {n}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let (faults, language) = (counts(&s.faults), counts(&s.language));
         out.push_str(&format!(
             "| {d} | {split} | {} | {} | {} ({faults}) | {} | {} | {language} |\n",
             s.rows,

@@ -247,7 +247,8 @@ pub fn summarise(tasks: &[&TaskRecord], measures: &[TaskQuality]) -> Summary {
     s
 }
 
-fn pct(n: usize, of: usize) -> String {
+/// "12.5%" of `of`, or "-" when there is nothing to count.
+pub fn pct(n: usize, of: usize) -> String {
     if of == 0 {
         "-".into()
     } else {
@@ -255,7 +256,8 @@ fn pct(n: usize, of: usize) -> String {
     }
 }
 
-fn counts(m: &BTreeMap<&'static str, usize>) -> String {
+/// "kind n, kind n", or "none".
+pub fn counts(m: &BTreeMap<&'static str, usize>) -> String {
     if m.is_empty() {
         return "none".into();
     }
