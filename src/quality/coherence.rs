@@ -98,8 +98,7 @@ const OPPOSITES: &[(&str, &str)] = &[
     ("drop", "enroll"),
 ];
 
-/// The verb of a tool name's action, for [`OPPOSITES`]: the first word, or the word after a
-/// leading `set_`/`update_` (update_card_status is not an opposite of anything).
+/// The verb of a tool name, for [`OPPOSITES`]: its first word (`unblock_card` -> `unblock`).
 fn verb(tool: &str) -> &str {
     tool.split('_').next().unwrap_or(tool)
 }
