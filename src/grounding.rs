@@ -33,6 +33,10 @@ pub struct SearchLimits {
     /// an earlier write, cancels what the task created, uses what it cancelled), so the
     /// search backtracks to other entities (`quality::coherence`).
     pub coherent: bool,
+    /// Refuse a read the customer asks to hear whose output gives nothing to tell (a list
+    /// too long to read out, a check with no finding): the search tries other arguments,
+    /// so every requested read of a grounded task has `outputs` the reward can check.
+    pub answerable: bool,
 }
 
 impl Default for SearchLimits {
@@ -42,6 +46,7 @@ impl Default for SearchLimits {
             max_proposals: 6,
             max_expansions: 400,
             coherent: true,
+            answerable: true,
         }
     }
 }
@@ -207,6 +212,7 @@ struct DeadEnd {
     no_proposals: usize,
     tool_errors: usize,
     incoherent: std::collections::BTreeMap<&'static str, usize>,
+    unanswerable: usize,
     policy: std::collections::BTreeMap<&'static str, usize>,
     out_of_budget: bool,
 }
@@ -250,6 +256,9 @@ impl DeadEnd {
         }
         for (kind, n) in &self.incoherent {
             parts.push(format!("{n} incoherent ({kind})"));
+        }
+        if self.unanswerable > 0 {
+            parts.push(format!("{} with nothing to tell", self.unanswerable));
         }
         if self.no_proposals > 0 {
             parts.push(format!("{} times nothing to propose", self.no_proposals));
@@ -359,6 +368,16 @@ impl Search<'_> {
                 .describe_request(tool, &args, &out.text)
                 .map(|r| crate::quality::language::tidy(&r));
             let required_outputs = answer(env, tool, &args, &out.text, request.as_deref());
+            if self.limits.answerable
+                && request.is_some()
+                && required_outputs.is_empty()
+                && is_read(env, tool)
+            {
+                if let Some(d) = self.dead_end.at(pos) {
+                    d.unanswerable += 1;
+                }
+                continue;
+            }
             self.path.push(GroundedStep {
                 intent,
                 tool: tool.to_string(),
@@ -404,16 +423,39 @@ fn name_created_in_words(env: &dyn Environment, user: &str, steps: &mut [Grounde
         })
         .collect();
     let records = env.customer_records(user).join("\n");
+    let mut rewritten = false;
     for k in 1..steps.len() {
         let created = crate::quality::knowable::task_created_ids(&views[..k], &records);
         if let Some(r) = steps[k].request.as_mut() {
             for id in &created {
                 if crate::quality::knowable::names(r, id) {
                     *r = crate::quality::language::tidy(&in_words(r, id));
+                    rewritten = true;
                 }
             }
         }
     }
+    if rewritten {
+        // The values to tell follow the words the customer says: recompute them from the
+        // rewritten requests, on the state each read saw (as the quality measure does).
+        let mut state = env.fork();
+        for s in steps.iter_mut() {
+            s.required_outputs = answer(
+                state.as_ref(),
+                &s.tool,
+                &s.args,
+                &s.output,
+                s.request.as_deref(),
+            );
+            state.invoke(&s.tool, &s.args);
+        }
+    }
+}
+
+fn is_read(env: &dyn Environment, tool: &str) -> bool {
+    env.tool_specs()
+        .iter()
+        .any(|s| s.name == tool && s.kind == crate::domain::ToolKind::Read)
 }
 
 /// `text` with the noun phrase ending in `id` ("your booking BKG001", "ticket TICKET241")
@@ -629,6 +671,53 @@ mod tests {
         assert_eq!(
             in_words("QX1 is yours.", "QX1"),
             "the one you just made is yours."
+        );
+    }
+
+    #[test]
+    fn a_requested_read_with_nothing_to_tell_is_refused_so_another_is_found() {
+        // Provider lists longer than five names and drug checks without a finding give the
+        // customer nothing to hear; the search must pass them over.
+        let env = crate::domain::find("telehealth")
+            .unwrap()
+            .generate(7, crate::domain::Split::Eval);
+        let intents = vec![vec![
+            "list_available_providers".to_string(),
+            "get_provider_details".to_string(),
+        ]];
+        let unanswered = |limits: &SearchLimits| -> (usize, usize) {
+            let (mut grounded, mut unanswered) = (0, 0);
+            for seed in 0..12 {
+                let Ok(g) = ground_trace(env.as_ref(), "telehealth", "t", &intents, seed, limits)
+                else {
+                    continue;
+                };
+                let trace = crate::artifact::TraceRecord {
+                    trace_id: "t".into(),
+                    domain: "telehealth".into(),
+                    split: crate::domain::Split::Eval,
+                    sample_index: 0,
+                    n_intents: 1,
+                    intents: intents.clone(),
+                    length: 2,
+                };
+                let task = task_record(&trace, &g);
+                grounded += 1;
+                unanswered += crate::quality::measure_task(env.as_ref(), &task).unanswered;
+            }
+            (grounded, unanswered)
+        };
+        let (grounded, missing) = unanswered(&SearchLimits::default());
+        assert!(grounded > 0, "nothing grounded");
+        assert_eq!(missing, 0, "a grounded read has nothing to tell");
+        // Without the refusal the same search does ground reads with nothing to tell.
+        let loose = SearchLimits {
+            answerable: false,
+            ..SearchLimits::default()
+        };
+        assert!(
+            unanswered(&loose).1 > 0,
+            "the probe no longer exercises the refusal"
         );
     }
 

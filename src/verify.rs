@@ -288,7 +288,7 @@ pub struct Gates {
 
 /// Reference actions a task may have by default. The public hand-checked tasks have 10 or
 /// more in 7% of cases; the paper's successful trajectories average 5.2.
-pub const MAX_ACTIONS: usize = 12;
+pub const MAX_ACTIONS: usize = 10;
 
 impl Default for Gates {
     fn default() -> Self {

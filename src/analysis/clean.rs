@@ -107,8 +107,17 @@ pub struct SftSummary {
 }
 
 impl SftSummary {
-    /// Add one kept row: its analysed episode, the detectors' findings and the models.
-    pub fn add(&mut self, ep: &Episode, findings: &[Finding], agent: &str, user: &str) {
+    /// Add one kept row: its analysed episode, the detectors' findings and the models;
+    /// `identity_required`: whether the domain's policy has the customer identified first
+    /// (rows of a domain without sign-in do not count towards that column).
+    pub fn add(
+        &mut self,
+        ep: &Episode,
+        findings: &[Finding],
+        agent: &str,
+        user: &str,
+        identity_required: bool,
+    ) {
         self.rows += 1;
         if ep.termination != Termination::UserStop.as_str() {
             self.not_stopped += 1;
@@ -119,7 +128,7 @@ impl SftSummary {
             faulty = true;
         }
         self.faulty += usize::from(faulty);
-        if let Some(first) = identified_before_first_write(ep) {
+        if let Some(first) = identified_before_first_write(ep).filter(|_| identity_required) {
             self.writing += 1;
             self.identified_first += usize::from(first);
         }

@@ -69,6 +69,7 @@ pub fn report(paths: &Paths, domains: &[&str]) -> Result<Option<String>, CliErro
                 &a.findings,
                 &r.agent_model,
                 &r.user_model,
+                starts.train.identifies_customer(),
             );
         }
         sft_rows.extend(

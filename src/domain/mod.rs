@@ -422,6 +422,12 @@ pub trait Database: Clone + Send + Sync + 'static {
         &[]
     }
 
+    /// Whether the policy has the agent identify the customer by a lookup before changing
+    /// anything (a clean SFT row must then show that lookup first). Movie has no accounts.
+    fn identifies_customer(&self) -> bool {
+        true
+    }
+
     /// The outputs read tools give about this customer once identified (their profile and
     /// each order / reservation they own): what an agent can look up, for sufficiency checks.
     fn customer_records(&self, user_id: &str) -> Vec<String> {
@@ -462,6 +468,7 @@ pub trait Environment: Send + Sync {
     fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String>;
     fn required_outputs(&self, tool: &str, args: &Value, output: &str) -> Vec<String>;
     fn internal_id_fields(&self) -> &'static [&'static str];
+    fn identifies_customer(&self) -> bool;
     fn customer_records(&self, user_id: &str) -> Vec<String>;
     fn ruleset(&self) -> Option<&'static str>;
     fn set_ruleset(&mut self, name: &str) -> Result<(), String>;
@@ -540,6 +547,9 @@ impl<D: Database> Environment for D {
     }
     fn internal_id_fields(&self) -> &'static [&'static str] {
         Database::internal_id_fields(self)
+    }
+    fn identifies_customer(&self) -> bool {
+        Database::identifies_customer(self)
     }
     fn customer_records(&self, user_id: &str) -> Vec<String> {
         Database::customer_records(self, user_id)

@@ -37,7 +37,19 @@ pub fn answer(
 /// link" -> `status`, `video_link`), in output order, without repeats; at most eight.
 pub fn named_fields(request: &str, output: &str) -> Vec<String> {
     let Ok(v) = serde_json::from_str::<Value>(output) else {
-        return Vec::new();
+        // A one-word answer in plain text ("scheduled"): that word is what to tell.
+        let text = output.trim();
+        let word = !text.is_empty()
+            && text.len() <= 40
+            && text
+                .chars()
+                .all(|c| c.is_alphanumeric() || " _-.$".contains(c))
+            && !text.contains("  ");
+        return if word {
+            vec![text.to_string()]
+        } else {
+            Vec::new()
+        };
     };
     let said = format!(
         " {} ",
@@ -99,9 +111,23 @@ fn about(v: &Value) -> Vec<String> {
     let pick =
         |m: &serde_json::Map<String, Value>| KEYS.iter().find_map(|k| m.get(*k).and_then(scalar));
     match v {
+        Value::String(_) | Value::Number(_) => scalar(v).into_iter().collect(),
         Value::Object(m) => {
             if let Some(x) = pick(m) {
                 return vec![x];
+            }
+            // An id -> name map (`{"01IVZ8R3": "Lerato Bakker"}`) or a name -> id one: the
+            // names, which are the side a customer would say.
+            if !m.is_empty() && m.values().all(Value::is_string) {
+                let wordy = |t: &str| t.contains(' ') || t.chars().any(char::is_lowercase);
+                let values: Vec<String> = m.values().filter_map(scalar).collect();
+                let keys_wordy = m.keys().filter(|k| wordy(k)).count();
+                let values_wordy = values.iter().filter(|v| wordy(v)).count();
+                return if keys_wordy > values_wordy {
+                    m.keys().cloned().collect()
+                } else {
+                    values
+                };
             }
             // `{"bookings": [...]}`: the list inside.
             m.values()
@@ -124,4 +150,52 @@ fn is_read(env: &dyn Environment, tool: &str) -> bool {
     env.tool_specs()
         .iter()
         .any(|s| s.name == tool && s.kind == crate::domain::ToolKind::Read)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::named_fields;
+
+    #[test]
+    fn a_named_field_is_told_and_an_unnamed_record_tells_its_status() {
+        let out = r#"{"status": "confirmed", "balance": 12.5, "seats": ["1A", "1B"]}"#;
+        assert_eq!(named_fields("You want to hear the balance.", out), ["12.5"]);
+        assert_eq!(named_fields("You want both seats.", out), ["1A", "1B"]);
+        assert_eq!(named_fields("Is it still on?", out), ["confirmed"]);
+    }
+
+    #[test]
+    fn a_one_word_text_answer_is_told_but_a_sentence_is_not() {
+        assert_eq!(
+            named_fields("Is the show going ahead?", "scheduled"),
+            ["scheduled"]
+        );
+        assert_eq!(
+            named_fields("Any interactions?", "\"none found\""),
+            ["none found"]
+        );
+        assert!(
+            named_fields(
+                "Any interactions?",
+                "No documented high-risk interactions found for the supplied medications."
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_map_between_ids_and_names_tells_the_names() {
+        let by_id = r#"{"01IVZ8R3": "Lerato Bakker", "7QX2KD01": "Ana Ruiz"}"#;
+        assert_eq!(
+            named_fields("Which payees are saved?", by_id),
+            ["Lerato Bakker", "Ana Ruiz"]
+        );
+        let by_name = r#"{"Harbor Hawks": "CLB001", "Lakeside Lions": "CLB002"}"#;
+        assert_eq!(
+            named_fields("Which clubs are there?", by_name),
+            ["Harbor Hawks", "Lakeside Lions"]
+        );
+        assert!(named_fields("Which payees are saved?", "{}").is_empty());
+        assert!(named_fields("Which payees are saved?", "[]").is_empty());
+    }
 }

@@ -30,6 +30,12 @@ pub struct GroundedConfig {
     pub max_expansions: usize,
     /// Refuse incoherent compositions during the search (see `quality::coherence`).
     pub coherent: bool,
+    /// Refuse a requested read with nothing to tell (see `SearchLimits::answerable`).
+    pub answerable: bool,
+    /// Traces with more tool calls than this are passed over: the selection takes the
+    /// first N traces short enough for the tasks stage's `max_actions` gate, so the cap
+    /// finds tasks instead of filtering them.
+    pub max_actions: usize,
     /// `[roles.grounder]`: scripted search (the default) or a tool-calling model.
     pub roles: crate::llm::RolesConfig,
     /// `[caps.<domain>]`: per-domain `max_train` / `max_eval` replacing the two above for
@@ -54,6 +60,8 @@ impl Default for GroundedConfig {
             max_proposals: limits.max_proposals,
             max_expansions: limits.max_expansions,
             coherent: limits.coherent,
+            answerable: limits.answerable,
+            max_actions: crate::verify::MAX_ACTIONS,
             roles: Default::default(),
             caps: Default::default(),
         }
@@ -76,12 +84,14 @@ impl GroundedConfig {
             max_proposals: self.max_proposals,
             max_expansions: self.max_expansions,
             coherent: self.coherent,
+            answerable: self.answerable,
         }
     }
 }
 
 /// The traces a run grounds, in order: the first `max_train` training traces, then the
-/// first `max_eval` evaluation traces (the cap applies before any sharding).
+/// first `max_eval` evaluation traces, of at most `max_actions` calls each (the cap applies
+/// before any sharding).
 fn select_traces<'a>(
     traces: &'a [TraceRecord],
     cfg: &GroundedConfig,
@@ -90,7 +100,12 @@ fn select_traces<'a>(
     let mut selected: Vec<&TraceRecord> = Vec::new();
     let (train, eval) = cfg.caps_for(domain);
     for (split, cap) in [(Split::Train, train), (Split::Eval, eval)] {
-        selected.extend(traces.iter().filter(|t| t.split == split).take(cap));
+        selected.extend(
+            traces
+                .iter()
+                .filter(|t| t.split == split && t.length as usize <= cfg.max_actions)
+                .take(cap),
+        );
     }
     selected
 }
@@ -135,6 +150,7 @@ impl Stage for GroundedStage {
         c.count("max_customers", cfg.max_customers, 1, 100_000)?;
         c.count("max_proposals", cfg.max_proposals, 1, 10_000)?;
         c.count("max_expansions", cfg.max_expansions, 1, MAX_COUNT)?;
+        c.count("max_actions", cfg.max_actions, 1, MAX_COUNT)?;
         c.domains("caps", cfg.caps.keys().map(String::as_str))?;
         for (domain, caps) in &cfg.caps {
             if let Some(n) = caps.max_train {

@@ -168,10 +168,12 @@ fn clean_successes(
     };
     let analysed = crate::analysis::analyse_rollouts(starts, &tasks, &wins, true)
         .map_err(|e| ctx.fail(e.to_string()))?;
+    // Identity first only where the domain's policy has the agent identify the customer.
+    let identity_first = cfg.identity_first && starts.train.identifies_customer();
     let mut verdicts: Vec<Vec<crate::analysis::clean::Unclean>> = vec![Vec::new(); wins.len()];
     for a in &analysed {
         verdicts[a.index] =
-            crate::analysis::clean::unclean(&a.episode, &a.findings, cfg.identity_first);
+            crate::analysis::clean::unclean(&a.episode, &a.findings, identity_first);
     }
     let mut kept = Vec::new();
     let mut rejects = Vec::new();

@@ -275,3 +275,24 @@ pub fn customer_records(db: &MovieDb, email: &str) -> Vec<String> {
     out.push(format!("The current time is {NOW}."));
     out
 }
+
+/// What the agent must tell after a read the customer asked for, where the request's words
+/// do not name the field (`quality::answers` reads the rest): the grand total of a price
+/// preview ("what it would cost in total").
+pub fn required_outputs(tool: &str, _args: &Value, output: &str) -> Vec<String> {
+    let Ok(v) = serde_json::from_str::<Value>(output) else {
+        return Vec::new();
+    };
+    match tool {
+        "price_preview" => v
+            .get("grand_total")
+            .and_then(|t| {
+                t.as_str()
+                    .map(str::to_string)
+                    .or_else(|| Some(t.to_string()))
+            })
+            .into_iter()
+            .collect(),
+        _ => Vec::new(),
+    }
+}

@@ -512,4 +512,8 @@ impl Database for SchoolDb {
     fn customers(&self) -> Vec<String> {
         self.students.keys().map(str::to_string).collect()
     }
+
+    fn internal_id_fields(&self) -> &'static [&'static str] {
+        super::hooks::INTERNAL_ID_FIELDS
+    }
 }

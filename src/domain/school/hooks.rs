@@ -66,14 +66,31 @@ fn code_of(db: &SchoolDb, id: &str) -> String {
         .map_or_else(|| id.to_string(), |c| c.course_code.clone())
 }
 
-/// A registration as the student refers to it.
-fn registration_text(reg: &Registration) -> String {
+/// A registration as the student refers to it: by term (its id is the registrar's), and by
+/// its courses when the student holds another registration for the same term.
+fn registration_text(db: &SchoolDb, reg: &Registration) -> String {
     if reg.registration_id.starts_with("REG") && reg.registration_id.len() == 6 {
-        format!("the {} registration you just made", reg.term)
+        return format!("the {} registration you just made", reg.term);
+    }
+    let twin = db.students.get(&reg.student_id).is_some_and(|s| {
+        db.registrations_of(s)
+            .iter()
+            .any(|r| r.registration_id != reg.registration_id && r.term == reg.term)
+    });
+    let codes: Vec<String> = reg
+        .courses
+        .iter()
+        .map(|c| code_of(db, &c.course_id))
+        .collect();
+    if twin && !codes.is_empty() {
+        format!("your {} registration for {}", reg.term, join_and(&codes))
     } else {
-        format!("your {} registration {}", reg.term, reg.registration_id)
+        format!("your {} registration", reg.term)
     }
 }
+
+/// Id fields a student never sees: the registrar's registration ids.
+pub const INTERNAL_ID_FIELDS: &[&str] = &["registration_id"];
 
 fn level_text(level: StudyLevel) -> &'static str {
     match level {
@@ -145,8 +162,8 @@ pub fn user_facts(db: &SchoolDb, student_id: &str) -> Vec<UserFact> {
     for r in db.registrations_of(s) {
         out.push(facts::fact(
             "entity",
-            format!("Your {} registration id is {}.", r.term, r.registration_id),
-            vec![r.registration_id.clone()],
+            format!("You are registered for {}.", r.term),
+            vec![r.term.clone()],
             &[],
         ));
     }
@@ -211,7 +228,7 @@ pub fn describe_request(db: &SchoolDb, tool: &str, args: &Value, output: &str) -
         }
         "update_registration_courses" => {
             let (reg, owner) = (reg?, owner?);
-            vars.insert("registration", registration_text(reg));
+            vars.insert("registration", registration_text(db, reg));
             let adds = arg_list(args, "add_course_ids");
             let drops = arg_list(args, "drop_course_ids");
             let mut changes = Vec::new();
@@ -261,11 +278,11 @@ pub fn describe_request(db: &SchoolDb, tool: &str, args: &Value, output: &str) -
             table = format!("{tool}.{case}");
         }
         "cancel_registration" | "get_registration_details" => {
-            vars.insert("registration", registration_text(reg?));
+            vars.insert("registration", registration_text(db, reg?));
         }
         "pay_registration" => {
             let (reg, owner) = (reg?, owner?);
-            vars.insert("registration", registration_text(reg));
+            vars.insert("registration", registration_text(db, reg));
             let amount = args.pointer("/payment/amount").and_then(Value::as_i64)?;
             vars.insert("amount", usd(amount));
             let id = args

@@ -646,6 +646,20 @@ pub fn required_outputs(tool: &str, output: &str) -> Vec<String> {
     let Ok(v) = serde_json::from_str::<Value>(output) else {
         return Vec::new();
     };
+    if tool == "get_services" {
+        // The cheapest plan (the first listed among equals) and its price.
+        let cheapest = v.as_object().and_then(|m| {
+            m.values()
+                .filter_map(|s| Some((s["price"].as_f64()?, s["name"].as_str()?)))
+                .fold(None, |best: Option<(f64, &str)>, x| match best {
+                    Some(b) if b.0 <= x.0 => Some(b),
+                    _ => Some(x),
+                })
+        });
+        return cheapest
+            .map(|(price, name)| vec![name.to_string(), py_float_repr(price)])
+            .unwrap_or_default();
+    }
     let field = match tool {
         "get_billing_details" => &v["current_balance"],
         "get_service_details" => &v["price"],

@@ -1012,6 +1012,26 @@ pub fn required_outputs(db: &TelehealthDb, tool: &str, args: &Value, output: &st
             .flat_map(|p| line_values(p))
             .collect(),
         "get_appointment_details" => line_values("Meeting Link: "),
+        // What the visit found: the assessment's first finding.
+        "get_medical_record" => line_values("Assessment: ")
+            .into_iter()
+            .filter_map(|a| {
+                let first = a.split(';').next()?.trim().trim_end_matches('.');
+                (!first.is_empty()).then(|| first.to_string())
+            })
+            .take(1)
+            .collect(),
+        // A short list is read out device by device; a long one has nothing to tell.
+        "list_telemetry_devices" => {
+            let ids: Vec<String> = output
+                .lines()
+                .filter_map(|l| {
+                    l.split_once(" | status=")
+                        .map(|(id, _)| id.trim().to_string())
+                })
+                .collect();
+            if ids.len() <= 5 { ids } else { Vec::new() }
+        }
         "get_provider_details" => line_values("Consultation Fee: "),
         "get_regimen_options" => captures(output, "Option ", &['\n'])
             .into_iter()

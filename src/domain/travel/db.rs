@@ -422,4 +422,8 @@ impl Database for TravelDb {
     fn customers(&self) -> Vec<String> {
         self.travelers.keys().map(str::to_string).collect()
     }
+
+    fn internal_id_fields(&self) -> &'static [&'static str] {
+        super::hooks::INTERNAL_ID_FIELDS
+    }
 }

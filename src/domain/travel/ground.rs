@@ -77,7 +77,7 @@ fn ranked_packages<'a>(
 }
 
 /// Agents: revealed ones, then those handling the traveler's bookings or managing known
-/// packages, then everyone.
+/// packages, then every agent who manages a package.
 fn ranked_agents(
     db: &TravelDb,
     ctx: &GroundingContext,
@@ -92,7 +92,18 @@ fn ranked_agents(
             near.extend(p.managed_by_agents.iter().cloned());
         }
     }
-    let all: Vec<String> = db.agents.keys().map(str::to_string).collect();
+    // Beyond those, the agents a traveler can find through the package catalogue (an
+    // agent who manages no package is someone they could not name to the agency).
+    let all: Vec<String> = db
+        .agents
+        .keys()
+        .filter(|a| {
+            db.packages
+                .iter()
+                .any(|(_, p)| p.managed_by_agents.iter().any(|m| m == a))
+        })
+        .map(str::to_string)
+        .collect();
     propose::tiered(
         ctx,
         "agent_id",

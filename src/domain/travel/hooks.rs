@@ -65,17 +65,26 @@ fn booking_text(db: &TravelDb, b: &Booking) -> String {
     }
 }
 
+/// A package as a traveler names it: its name, and its length and kind, which tell apart
+/// the packages that share a name (its code is the agency's, not the traveler's).
 fn package_text(db: &TravelDb, id: &str) -> Option<String> {
-    db.packages
-        .get(id)
-        .map(|p| format!("the {} package (code {id})", p.name))
+    db.packages.get(id).map(|p| {
+        format!(
+            "the {} package (the {}-day {} trip)",
+            p.name, p.duration_days, p.category
+        )
+    })
 }
 
+/// An agent as a traveler names them: by name.
 fn agent_text(db: &TravelDb, id: &str) -> Option<String> {
     db.agents
         .get(id)
-        .map(|a| format!("{} {} (agent id {id})", a.name.first_name, a.name.last_name))
+        .map(|a| format!("{} {}", a.name.first_name, a.name.last_name))
 }
+
+/// Id fields a traveler never sees: the agency's package codes and agent ids.
+pub const INTERNAL_ID_FIELDS: &[&str] = &["package_id", "agent_id"];
 
 pub fn user_facts(db: &TravelDb, traveler_id: &str) -> Vec<UserFact> {
     let Some(t) = db.travelers.get(traveler_id) else {
@@ -396,6 +405,18 @@ pub fn customer_records(db: &TravelDb, traveler_id: &str) -> Vec<String> {
                 records.push(plain(a));
             }
         }
+    }
+    // The catalogue an agent searches (`search_packages`) for a package the traveler names,
+    // with the agents who manage each package.
+    for (_, p) in db.packages.iter() {
+        records.push(format!(
+            "package {} {} {}-day {} agents {}",
+            p.package_id,
+            p.name,
+            p.duration_days,
+            p.category,
+            p.managed_by_agents.join(" ")
+        ));
     }
     records
 }

@@ -817,10 +817,14 @@ fn facts_requests_and_ids_speak_as_the_traveler() {
     let ids = Database::internal_ids(&db, "book_package", &args);
     assert!(!ids.is_empty());
     assert!(ids.iter().all(|id| !text.contains(id.as_str())), "{text}");
+    // The package by name, never by the agency's code (an internal id field).
+    let package = args["package_id"].as_str().unwrap();
+    assert!(!text.contains(package), "{text}");
     assert!(
-        text.contains(args["package_id"].as_str().unwrap()),
+        text.contains(&db.packages.get(package).unwrap().name),
         "{text}"
     );
+    assert!(Database::internal_id_fields(&db).contains(&"package_id"));
     // Dates are said in full, which holds the tools' short form.
     assert!(
         text.contains(args["departure_date"].as_str().unwrap()),
