@@ -371,7 +371,7 @@ impl Search<'_> {
             if self.limits.answerable
                 && request.is_some()
                 && required_outputs.is_empty()
-                && is_read(env, tool)
+                && crate::quality::answers::is_read(env, tool)
             {
                 if let Some(d) = self.dead_end.at(pos) {
                     d.unanswerable += 1;
@@ -450,12 +450,6 @@ fn name_created_in_words(env: &dyn Environment, user: &str, steps: &mut [Grounde
             state.invoke(&s.tool, &s.args);
         }
     }
-}
-
-fn is_read(env: &dyn Environment, tool: &str) -> bool {
-    env.tool_specs()
-        .iter()
-        .any(|s| s.name == tool && s.kind == crate::domain::ToolKind::Read)
 }
 
 /// `text` with the noun phrase ending in `id` ("your booking BKG001", "ticket TICKET241")

@@ -70,7 +70,7 @@ fn names(dir: &Path) -> Vec<String> {
     v
 }
 
-/// A project with small grounding (12 airline training traces, 10 verified tasks) and an output whose `tasks`
+/// A project with small grounding (12 airline training traces, all 12 verified) and an output whose `tasks`
 /// stage is done, built once per test binary; tests work on copies of both.
 fn tasks_base() -> &'static (PathBuf, PathBuf) {
     static BASE: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
@@ -253,7 +253,7 @@ fn rollouts_resume_exactly_what_the_journal_lacks_and_one_writer_holds_the_outpu
         &[("TRACER_FAILPOINT", "manifest-written@rollouts")],
     );
     assert_aborted_at(&o, "manifest-written@rollouts");
-    assert_eq!(journal_lines(&out, "rollouts"), 1 + 10);
+    assert_eq!(journal_lines(&out, "rollouts"), 1 + 12);
     let o = tracer_env(
         &root,
         &out,
@@ -272,7 +272,7 @@ fn rollouts_resume_exactly_what_the_journal_lacks_and_one_writer_holds_the_outpu
         &[("TRACER_FAILPOINT", "swap-done@rollouts")],
     );
     assert_aborted_at(&o, "swap-done@rollouts");
-    assert_eq!(journal_lines(&out, "rollouts"), 1 + 10);
+    assert_eq!(journal_lines(&out, "rollouts"), 1 + 12);
     let o = tracer(&root, &out, &run);
     assert_ok(&o);
     assert!(
@@ -366,7 +366,7 @@ fn an_endpoint_outage_fails_the_stage_and_a_rerun_retries_only_the_errored_episo
     assert_one_line_error(
         &o,
         &[
-            "stage 'rollouts', domain 'airline': 5 of 10 episodes errored on infrastructure",
+            "stage 'rollouts', domain 'airline': 5 of 12 episodes errored on infrastructure",
             "HTTP 503",
             "rerun to retry",
         ],

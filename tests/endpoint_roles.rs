@@ -293,7 +293,7 @@ fn endpoint_faults_in_rollouts_are_counted_and_nothing_is_lost() {
     ));
     assert_eq!(
         report.trim(),
-        "10 3 3 test-model",
+        "12 3 3 test-model",
         "every task has its episode; the 3 faults are errored"
     );
     let kept = python(&format!(

@@ -146,7 +146,8 @@ fn about(v: &Value) -> Vec<String> {
     }
 }
 
-fn is_read(env: &dyn Environment, tool: &str) -> bool {
+/// Whether `tool` is one of the environment's read tools.
+pub fn is_read(env: &dyn Environment, tool: &str) -> bool {
     env.tool_specs()
         .iter()
         .any(|s| s.name == tool && s.kind == crate::domain::ToolKind::Read)
