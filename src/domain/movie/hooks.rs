@@ -286,11 +286,7 @@ pub fn required_outputs(tool: &str, _args: &Value, output: &str) -> Vec<String> 
     match tool {
         "price_preview" => v
             .get("grand_total")
-            .and_then(|t| {
-                t.as_str()
-                    .map(str::to_string)
-                    .or_else(|| Some(t.to_string()))
-            })
+            .map(|t| t.as_str().map_or_else(|| t.to_string(), str::to_string))
             .into_iter()
             .collect(),
         _ => Vec::new(),

@@ -647,7 +647,7 @@ pub fn required_outputs(tool: &str, output: &str) -> Vec<String> {
         return Vec::new();
     };
     if tool == "get_services" {
-        // The cheapest plan (the first listed among equals) and its price.
+        // The cheapest plan and its price (a tie would go to the lower service id).
         let cheapest = v.as_object().and_then(|m| {
             m.values()
                 .filter_map(|s| Some((s["price"].as_f64()?, s["name"].as_str()?)))

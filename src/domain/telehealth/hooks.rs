@@ -999,6 +999,11 @@ pub fn internal_ids(_tool: &str, args: &Value) -> Vec<String> {
         .collect()
 }
 
+/// A list short enough to read out to a patient (at most five names), else nothing to tell.
+fn read_out(items: Vec<String>) -> Vec<String> {
+    if items.len() <= 5 { items } else { Vec::new() }
+}
+
 pub fn required_outputs(db: &TelehealthDb, tool: &str, args: &Value, output: &str) -> Vec<String> {
     let line_values = |prefix: &str| -> Vec<String> {
         captures(output, prefix, &['\n'])
@@ -1030,7 +1035,7 @@ pub fn required_outputs(db: &TelehealthDb, tool: &str, args: &Value, output: &st
                         .map(|(id, _)| id.trim().to_string())
                 })
                 .collect();
-            if ids.len() <= 5 { ids } else { Vec::new() }
+            read_out(ids)
         }
         "get_provider_details" => line_values("Consultation Fee: "),
         "get_regimen_options" => captures(output, "Option ", &['\n'])
@@ -1060,7 +1065,7 @@ pub fn required_outputs(db: &TelehealthDb, tool: &str, args: &Value, output: &st
                 .into_iter()
                 .filter_map(|id| db.providers.get(id).map(Provider::full_name))
                 .collect();
-            if names.len() <= 5 { names } else { Vec::new() }
+            read_out(names)
         }
         "list_medication_suppliers" => captures(output, ":\n", &['(', '|'])
             .into_iter()
