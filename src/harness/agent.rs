@@ -190,40 +190,9 @@ impl OracleAgent {
         ChatMessage::assistant_tool_calls(None, vec![call]).with_reasoning(reasoning)
     }
 
-    /// What a write will do, from its tool name and arguments, in the agent's words:
-    /// "cancel the reservation (reservation id 4WQ150, reason: change of plan)".
+    /// What a write will do, in the agent's words (see [`summarise_write`]).
     fn summarise(&self, name: &str, args: &Value) -> String {
-        let action = name.replace('_', " ");
-        let mut details = Vec::new();
-        if let Value::Object(m) = args {
-            for (k, v) in m {
-                // Who the customer is was settled already; reading it back would sound
-                // like another identity question.
-                if v.as_str()
-                    .is_some_and(|s| self.customer.iter().any(|c| c == s))
-                {
-                    continue;
-                }
-                let value = match v {
-                    Value::String(s) => s.replace('_', " "),
-                    Value::Array(items) if items.iter().all(Value::is_string) => items
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    Value::Array(items) if items.len() == 1 => "one entry".to_string(),
-                    Value::Array(items) => format!("{} entries", items.len()),
-                    Value::Object(_) => continue,
-                    other => other.to_string(),
-                };
-                details.push(format!("{} {value}", k.replace('_', " ")));
-            }
-        }
-        if details.is_empty() {
-            action
-        } else {
-            format!("{action} ({})", details.join("; "))
-        }
+        summarise_write(name, args, &self.customer)
     }
 
     /// The reasoning behind a tool call: the policy step it takes, never a reference.
@@ -497,4 +466,63 @@ pub fn identify_call(
         }
     }
     None
+}
+
+/// What a write will do, from its tool name and arguments, in the agent's words:
+/// "cancel reservation (reservation id 4WQ150; reason change of plan)". The customer's own
+/// ids are left out (reading them back would sound like another identity question), and so
+/// are nested objects and values nothing was chosen for.
+pub fn summarise_write(name: &str, args: &Value, customer: &[String]) -> String {
+    let action = name.replace('_', " ");
+    let mut details = Vec::new();
+    if let Value::Object(m) = args {
+        for (k, v) in m {
+            if v.as_str().is_some_and(|s| customer.iter().any(|c| c == s)) {
+                continue;
+            }
+            let value = match v {
+                // Nothing chosen is nothing to read back ("insurance null", "add ons ").
+                Value::Null | Value::Object(_) => continue,
+                Value::Array(items) if items.is_empty() => "none".to_string(),
+                Value::String(s) => s.replace('_', " "),
+                Value::Array(items) if items.iter().all(Value::is_string) => items
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                Value::Array(items) if items.len() == 1 => "one entry".to_string(),
+                Value::Array(items) => format!("{} entries", items.len()),
+                other => other.to_string(),
+            };
+            details.push(format!("{} {value}", k.replace('_', " ")));
+        }
+    }
+    if details.is_empty() {
+        action
+    } else {
+        format!("{action} ({})", details.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::summarise_write;
+    use serde_json::json;
+
+    #[test]
+    fn a_confirmation_reads_back_choices_not_blanks_or_the_customer() {
+        let args = json!({
+            "add_ons": [],
+            "departure_date": "24-12-02",
+            "insurance": null,
+            "rooming": {"room_type": "single"},
+            "travelers": [{"first_name": "Q"}],
+            "traveler_id": "F8XHQCG",
+        });
+        assert_eq!(
+            summarise_write("book_package", &args, &["F8XHQCG".to_string()]),
+            "book package (add ons none; departure date 24-12-02; travelers one entry)"
+        );
+        assert_eq!(summarise_write("cancel_all", &json!({}), &[]), "cancel all");
+    }
 }

@@ -27,6 +27,9 @@ pub enum Incoherence {
     Undo,
     /// Something created in this task is cancelled in it.
     CreateCancel,
+    /// Something this task changed is cancelled later in it (the change was wasted: the
+    /// customer would have cancelled straight away).
+    ChangeCancel,
     /// An entity is used (read or written) after the task cancelled it.
     UseAfterCancel,
     /// A write that changes nothing.
@@ -34,11 +37,12 @@ pub enum Incoherence {
 }
 
 impl Incoherence {
-    pub const ALL: [Incoherence; 6] = [
+    pub const ALL: [Incoherence; 7] = [
         Incoherence::RepeatWrite,
         Incoherence::Overwrite,
         Incoherence::Undo,
         Incoherence::CreateCancel,
+        Incoherence::ChangeCancel,
         Incoherence::UseAfterCancel,
         Incoherence::NoOp,
     ];
@@ -49,6 +53,7 @@ impl Incoherence {
             Incoherence::Overwrite => "overwrite",
             Incoherence::Undo => "undo",
             Incoherence::CreateCancel => "create_cancel",
+            Incoherence::ChangeCancel => "change_cancel",
             Incoherence::UseAfterCancel => "use_after_cancel",
             Incoherence::NoOp => "no_op",
         }
@@ -264,6 +269,12 @@ pub fn check_next(prev: &[Step], next: &Step, customer: &[&str]) -> Option<Findi
                         "{} cancels {e}, which action {j} ({}) created",
                         next.tool, p.tool
                     ),
+                );
+            }
+            if shared {
+                return finding(
+                    Incoherence::ChangeCancel,
+                    format!("{} cancels what action {j} ({}) changed", next.tool, p.tool),
                 );
             }
         }
@@ -528,6 +539,49 @@ mod tests {
             ]),
             [Incoherence::CreateCancel],
             "an id in a text output"
+        );
+        assert_eq!(
+            kinds(&[
+                step(
+                    "update_booking_rooming",
+                    json!({"booking_id": "BKG-1", "room_type": "suite"}),
+                    "ok",
+                    Intent::Change,
+                    1,
+                    2
+                ),
+                step(
+                    "cancel_booking",
+                    json!({"booking_id": "BKG-1"}),
+                    "ok",
+                    Intent::Cancel,
+                    2,
+                    3
+                ),
+            ]),
+            [Incoherence::ChangeCancel]
+        );
+        assert!(
+            kinds(&[
+                step(
+                    "update_booking_rooming",
+                    json!({"booking_id": "BKG-1", "room_type": "suite"}),
+                    "ok",
+                    Intent::Change,
+                    1,
+                    2
+                ),
+                step(
+                    "cancel_booking",
+                    json!({"booking_id": "BKG-2"}),
+                    "ok",
+                    Intent::Cancel,
+                    2,
+                    3
+                ),
+            ])
+            .is_empty(),
+            "cancelling another booking is coherent"
         );
         assert_eq!(
             kinds(&[

@@ -59,7 +59,11 @@ fn booking_text(db: &TravelDb, b: &Booking) -> String {
         .get(&b.package_id)
         .map_or_else(|| "your package".to_string(), |p| format!("the {}", p.name));
     if b.booking_id.starts_with("TAU") && b.booking_id.len() == 6 {
-        format!("the booking you just made for {package}")
+        // The departure tells apart two bookings made in one conversation.
+        format!(
+            "the booking you just made for {package} (departing {})",
+            say_date(&b.departure_date)
+        )
     } else {
         format!("your booking {} for {package}", b.booking_id)
     }
