@@ -178,15 +178,28 @@ fn the_llm_refiner_is_checked_and_a_rerun_is_served_from_the_cache() {
         &out,
         &["run", "refined", "--domain", "airline"],
     ));
+    let grounded: usize = python(&format!(
+        "import pyarrow.parquet as pq; print(pq.read_table({:?}).num_rows)",
+        out.join("grounded/domain=airline/part-00000.parquet")
+            .display()
+            .to_string()
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    assert!(grounded >= 25, "most of the 30 traces ground: {grounded}");
     let first = server.post_count();
-    assert_eq!(first, 30, "one request per grounded task");
+    assert_eq!(first, grounded, "one request per grounded task");
     let rows = python(&format!(
         "import pyarrow.parquet as pq; t = pq.read_table({:?}).to_pylist(); print(len(t), t[0]['refiner'], t[0]['instruction'][:6])",
         out.join("refined/domain=airline/part-00000.parquet")
             .display()
             .to_string()
     ));
-    assert!(rows.starts_with("30 test-model echo: "), "{rows}");
+    assert!(
+        rows.starts_with(&format!("{grounded} test-model echo: ")),
+        "{rows}"
+    );
 
     assert_ok(&tracer(
         &root,
