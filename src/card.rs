@@ -53,6 +53,8 @@ pub enum CardError {
     Artifact(#[from] ArtifactError),
     #[error(transparent)]
     Pipeline(#[from] PipelineError),
+    #[error("the card's data quality section: {0}")]
+    Quality(String),
 }
 
 /// One published table: a `datasets` config.
@@ -66,9 +68,14 @@ struct Table {
     files: usize,
 }
 
-/// Write `output/README.md` for the run's domains; returns its path.
-pub fn write_card(runner: &Runner) -> Result<PathBuf, CardError> {
-    let text = render_card(runner)?;
+/// The `tracer quality` report of the run's artifacts, made by the caller (which knows the
+/// quality measures) once the card has found the run complete and fresh.
+pub type QualityReport<'a> = &'a dyn Fn() -> Result<Option<String>, String>;
+
+/// Write `output/README.md` for the run's domains; returns its path. `quality` gives the
+/// card's "Data quality" section.
+pub fn write_card(runner: &Runner, quality: QualityReport) -> Result<PathBuf, CardError> {
+    let text = render_card(runner, quality)?;
     let path = runner.paths.output.join(CARD_FILE);
     artifact::write_atomic(&path, text.as_bytes())?;
     Ok(path)
@@ -218,8 +225,9 @@ fn configured_role(paths: &Paths, stage: &str, role: crate::llm::Role) -> String
     crate::llm::configured_model_id(&roles, role)
 }
 
-fn render_card(runner: &Runner) -> Result<String, CardError> {
+fn render_card(runner: &Runner, quality: QualityReport) -> Result<String, CardError> {
     let with_eval = check_artifacts(runner)?;
+    let quality = quality().map_err(CardError::Quality)?;
     let paths = runner.paths;
     let domains: Vec<&str> = runner.domains.iter().map(|d| d.name()).collect();
 
@@ -434,6 +442,11 @@ fn render_card(runner: &Runner) -> Result<String, CardError> {
     out.push_str(&family_table(&domains, &tasks));
     out.push('\n');
     out.push_str(&crate::stats::emotion_table(paths, &domains)?);
+
+    if let Some(q) = &quality {
+        out.push_str("\n## Data quality\n\nWhat a reviewer would check by eye, per domain and split (`tracer quality`): incoherent compositions, requested reads whose values the task carries, ids a customer could not know, length, repeated phrasing, language hits, the emotion mix, and the kept training rows (their ending, faults, identification before the first write, and whether a built-in simulator wrote them).\n\n");
+        out.push_str(q);
+    }
 
     out.push_str("\n## Reward mix\n\nTraining rollouts (reward 1: the final database equals the reference's and the user did not abandon; -1: the user abandoned; 0 otherwise). Episodes lost to infrastructure failures are not scored.\n\n");
     out.push_str(&crate::stats::rollout_table(paths, &domains)?);

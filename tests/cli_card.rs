@@ -88,6 +88,16 @@ fn the_card_reads_back_with_hugging_face_and_is_deterministic() {
     assert!(card.contains("**Offline stand-ins.**"));
     assert!(!card.contains("(OpenAI-compatible endpoint)"));
     assert!(card.contains("- Seed: 20261129."));
+    // The quality report of the same artifacts is a section of the card.
+    let quality = card
+        .split("\n## Data quality\n")
+        .nth(1)
+        .expect("a Data quality section");
+    assert!(
+        quality.contains("| airline | train |")
+            && quality.contains("| domain | split | kept SFT rows |"),
+        "{quality}"
+    );
 
     let report = python(&format!(
         r#"

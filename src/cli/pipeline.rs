@@ -61,7 +61,9 @@ pub fn card(paths: &Paths, args: CardArgs) -> Result<(), CliError> {
     let r = runner(paths, &args.domains, args.seed)?;
     // Exclusive: a stage swapping its directory while the card reads it would mix runs.
     let _lock = super::lock_output(paths)?;
-    let path = crate::card::write_card(&r)?;
+    let names: Vec<&str> = r.domains.iter().map(|d| d.name()).collect();
+    let quality = || super::quality::report(paths, &names).map_err(|e| e.to_string());
+    let path = crate::card::write_card(&r, &quality)?;
     println!("wrote {}", path.display());
     Ok(())
 }
