@@ -85,7 +85,7 @@ pub fn funnel(paths: &Paths, domains: &[&str]) -> Result<String, ArtifactError> 
 pub fn rollout_table(paths: &Paths, domains: &[&str]) -> Result<String, ArtifactError> {
     use crate::artifact::RolloutRecord;
     let mut out = String::from(
-        "| domain | tasks | rollouts | agent errors | infra errors (not scored) | R=1 | R=0 | R=-1 | success | user turns | assistant turns | tool calls | gold actions | reasoning chars/turn | tools > questions |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| domain | tasks | rollouts | agent errors | infra errors (not scored) | context exceeded | R=1 | R=0 | R=-1 | success | user turns | assistant turns | tool calls | gold actions | reasoning chars/turn | tools > questions |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for &d in domains {
         let Some(rows) = read_opt::<RolloutRecord>(paths, "rollouts", d, "part-00000.parquet")?
@@ -102,7 +102,16 @@ pub fn rollout_table(paths: &Paths, domains: &[&str]) -> Result<String, Artifact
             .copied()
             .filter(|r| r.reward == 1 && r.error.is_none())
             .collect();
-        let agent_errors = ok.iter().filter(|r| r.error.is_some()).count();
+        let context_exceeded = ok
+            .iter()
+            .filter(|r| r.termination == crate::harness::Termination::ContextExceeded.as_str())
+            .count();
+        // Agent errors: a malformed answer (an overflow is counted on its own).
+        let agent_errors = ok
+            .iter()
+            .filter(|r| r.error.is_some())
+            .count()
+            .saturating_sub(context_exceeded);
         let tasks: std::collections::BTreeSet<&str> =
             rows.iter().map(|r| r.task_id.as_str()).collect();
         let n = |r: i32| ok.iter().filter(|x| x.reward == r).count();
@@ -127,7 +136,7 @@ pub fn rollout_table(paths: &Paths, domains: &[&str]) -> Result<String, Artifact
             .filter(|r| r.tool_calls > r.follow_up_questions)
             .count();
         out.push_str(&format!(
-            "| {d} | {} | {} | {agent_errors} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.0} | {:.0}% |\n",
+            "| {d} | {} | {} | {agent_errors} | {} | {context_exceeded} | {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.0} | {:.0}% |\n",
             tasks.len(),
             rows.len(),
             rows.len() - ok.len(),

@@ -432,3 +432,107 @@ fn an_endpoint_embedder_maps_feelings_and_is_cached() {
         "a re-run is served from the response cache"
     );
 }
+
+/// A server started without reasoning or tool-call parsers: the agent thinks in `<think>`
+/// and calls tools in Hermes text, the user deliberates about `###STOP###` inside its
+/// thinking before it is done, then stops as a model writes it (`###stop###.`). The
+/// episode runs the text calls, keeps both roles' thinking out of what is said, and ends
+/// on the real stop; a second episode outgrows the agent's context window and ends as
+/// `context_exceeded` after one request.
+#[test]
+fn an_episode_against_a_server_without_parsers() {
+    let server = OpenAiServer::start(&["test-model"]);
+    let dir = temp_dir("no-parsers");
+    let cache = dir.join("cache.redb");
+    let env = domain::find("airline").unwrap().generate(1, Split::Eval);
+    let user_id = env.customers()[0].clone();
+    server.push(Reply::Text(
+        "<think>I should not say ###STOP### yet.</think>Hi, can you look me up?".into(),
+    ));
+    server.push(Reply::Text(format!(
+        "<think>Identify the user first.</think>\n<tool_call>\n{{\"name\": \"get_user_details\", \"arguments\": {{\"user_id\": \"{user_id}\"}}}}\n</tool_call>"
+    )));
+    server.push(Reply::Text(
+        "<think>Found them.</think>I found your profile.".into(),
+    ));
+    server.push(Reply::Text(
+        "<think>All done.</think>Great, thanks. ###stop###.".into(),
+    ));
+    let tools: Vec<serde_json::Value> = env.tool_specs().iter().map(|s| s.openai()).collect();
+    let mut agent = EndpointAgent {
+        model: endpoint(&server, Role::Agent, &cache),
+        tools: tools.clone(),
+        seed: 3,
+    };
+    let mut user = EndpointUser::new(endpoint(&server, Role::User, &cache), "Ask.", None, 3);
+    let mut fork = env.fork();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let ep = rt.block_on(run_episode(
+        fork.as_mut(),
+        "policy",
+        &mut agent,
+        &mut user,
+        20,
+    ));
+    assert_eq!(ep.termination, Termination::UserStop, "{:?}", ep.error);
+    let call = ep
+        .messages
+        .iter()
+        .find(|m| !m.tool_calls.is_empty())
+        .expect("the text call was read");
+    assert_eq!(call.tool_calls[0].name, "get_user_details");
+    assert_eq!(
+        call.reasoning_content.as_deref(),
+        Some("Identify the user first.")
+    );
+    let observation = ep
+        .messages
+        .iter()
+        .find(|m| m.role == MessageRole::Tool)
+        .unwrap();
+    let observed = observation.content.as_deref().unwrap();
+    assert!(observed.contains("reservations"), "{observed}");
+    let said: Vec<&str> = ep
+        .messages
+        .iter()
+        .filter_map(|m| m.content.as_deref())
+        .collect();
+    assert!(
+        said.iter().all(|t| !t.contains("<think>")),
+        "thinking never reaches the transcript's text: {said:?}"
+    );
+    assert_eq!(server.post_count(), 4);
+
+    // The agent's window is too small for the conversation: the episode ends on its own
+    // reason after the user's opening, with no agent request sent.
+    let small = RoleConfig {
+        context_window: Some(300),
+        ..role(&server, 2)
+    };
+    let RoleModel::Endpoint(model) = build_role(Role::Agent, &small, &cache).unwrap() else {
+        unreachable!()
+    };
+    server.push(Reply::Text("Hello, I need help with a booking.".into()));
+    let mut agent = EndpointAgent {
+        model,
+        tools,
+        seed: 4,
+    };
+    let mut user = EndpointUser::new(endpoint(&server, Role::User, &cache), "Ask.", None, 4);
+    let mut fork = env.fork();
+    let ep = rt.block_on(run_episode(
+        fork.as_mut(),
+        "policy",
+        &mut agent,
+        &mut user,
+        20,
+    ));
+    assert_eq!(
+        ep.termination,
+        Termination::ContextExceeded,
+        "{:?}",
+        ep.error
+    );
+    assert!(ep.error.as_deref().unwrap().contains("context window"));
+    assert_eq!(server.post_count(), 5, "only the user's opening was sent");
+}

@@ -76,7 +76,7 @@ async fn chat_plain_text_sends_config_and_extra_body() {
     assert_eq!(r.finish_reason.as_deref(), Some("stop"));
     assert_eq!((r.usage.prompt_tokens, r.usage.completion_tokens), (20, 5));
 
-    let seen = server.requests();
+    let seen = server.posts();
     assert_eq!(seen.len(), 1);
     assert_eq!(seen[0].path, "/v1/chat/completions");
     let body = &seen[0].body;
@@ -129,7 +129,7 @@ async fn chat_with_several_tool_calls_in_one_message() {
     );
     assert_eq!(calls[1].name, "get_reservation_details");
     assert_eq!(calls[1].id, "call_1");
-    assert_eq!(server.requests()[0].body["tools"], json!(tools()));
+    assert_eq!(server.posts()[0].body["tools"], json!(tools()));
 
     // The assistant turn goes back into the conversation in OpenAI shape.
     let turn = serde_json::to_value(r.message.to_message()).unwrap();
@@ -202,7 +202,7 @@ async fn rate_limit_waits_for_retry_after() {
     let model = endpoint(&config(&server.base_url(), ""), &cache_path("429"));
     let r = model.chat(hello("hi")).await.unwrap();
     assert_eq!(r.message.content.as_deref(), Some("echo: hi"));
-    let seen = server.requests();
+    let seen = server.posts();
     assert_eq!(seen.len(), 2);
     let gap = seen[1].at.duration_since(seen[0].at);
     // A lower bound only: the backoff alone (10 ms initial) would be far shorter.
@@ -233,7 +233,7 @@ async fn server_errors_and_hangups_are_retried() {
     let model = endpoint(&config(&server.base_url(), ""), &cache_path("5xx"));
     let r = model.chat(hello("hi")).await.unwrap();
     assert_eq!(r.message.content.as_deref(), Some("echo: hi"));
-    let seen = server.requests();
+    let seen = server.posts();
     assert_eq!(seen.len(), 4);
     // 503 honours Retry-After as well (lower bound only).
     let gap = seen[2].at.duration_since(seen[1].at);
@@ -613,4 +613,257 @@ fn stage_config_errors_name_the_field() {
         err,
         "role 'judge': field `concurrency`: 0 is outside 1..=4096"
     );
+}
+
+/// Tools the shape tests offer: the user lookup and a cancellation.
+fn two_tools() -> Vec<Value> {
+    let mut t = tools();
+    t.push(json!({"type": "function", "function": {
+        "name": "cancel_reservation",
+        "description": "Cancel a reservation.",
+        "parameters": {"type": "object", "properties": {"reservation_id": {"type": "string"}}}}}));
+    t
+}
+
+fn call_list(r: &tracer::llm::ChatResponse) -> Vec<(String, Value)> {
+    r.message
+        .tool_calls
+        .iter()
+        .map(|c| (c.name.clone(), c.arguments_json().unwrap()))
+        .collect()
+}
+
+#[tokio::test]
+async fn answers_in_every_server_shape_come_out_in_fields() {
+    let server = OpenAiServer::start(&[MODEL]);
+    let lookup = (
+        "get_user_details".to_string(),
+        json!({"user_id": "mia_li_3668"}),
+    );
+    let cancel = (
+        "cancel_reservation".to_string(),
+        json!({"reservation_id": "NO6JO3"}),
+    );
+    // (what the server sends, the reasoning, the content, the calls) per shape.
+    type Case = (
+        Reply,
+        Option<&'static str>,
+        Option<&'static str>,
+        Vec<(String, Value)>,
+    );
+    let cases: Vec<Case> = vec![
+        // A reasoning model without a reasoning parser: <think> in the content.
+        (
+            Reply::Text("<think>The user asks for the policy.</think>\n\nRefunds take 5 days.".into()),
+            Some("The user asks for the policy."),
+            Some("Refunds take 5 days."),
+            vec![],
+        ),
+        // The template opened the block in the prompt: only the closing tag comes back.
+        (
+            Reply::Text("Look the user up first.</think>One moment.".into()),
+            Some("Look the user up first."),
+            Some("One moment."),
+            vec![],
+        ),
+        // Hermes / Qwen without a tool parser, thinking included.
+        (
+            Reply::Text("<think>Find the user.</think>\n<tool_call>\n{\"name\": \"get_user_details\", \"arguments\": {\"user_id\": \"mia_li_3668\"}}\n</tool_call>".into()),
+            Some("Find the user."),
+            None,
+            vec![lookup.clone()],
+        ),
+        // Llama 3 JSON, two calls joined by ';'.
+        (
+            Reply::Text("<|python_tag|>{\"name\": \"get_user_details\", \"parameters\": {\"user_id\": \"mia_li_3668\"}}; {\"name\": \"cancel_reservation\", \"parameters\": {\"reservation_id\": \"NO6JO3\"}}".into()),
+            None,
+            None,
+            vec![lookup.clone(), cancel.clone()],
+        ),
+        // Mistral, both generations of the format.
+        (
+            Reply::Text("[TOOL_CALLS][{\"name\": \"cancel_reservation\", \"arguments\": {\"reservation_id\": \"NO6JO3\"}}]".into()),
+            None,
+            None,
+            vec![cancel.clone()],
+        ),
+        (
+            Reply::Text("[TOOL_CALLS]get_user_details[ARGS]{\"user_id\": \"mia_li_3668\"}".into()),
+            None,
+            None,
+            vec![lookup.clone()],
+        ),
+        // A reasoning parser but no tool parser: thinking in the field, the call in text.
+        (
+            Reply::Reasoning {
+                field: "reasoning",
+                reasoning: "Cancel it.".into(),
+                content: "<tool_call>{\"name\": \"cancel_reservation\", \"arguments\": \"{\\\"reservation_id\\\": \\\"NO6JO3\\\"}\"}</tool_call>".into(),
+            },
+            Some("Cancel it."),
+            None,
+            vec![cancel.clone()],
+        ),
+        // Both parsers on: the fields as they are.
+        (
+            Reply::ToolCalls(vec![(
+                "cancel_reservation".into(),
+                "{\"reservation_id\": \"NO6JO3\"}".into(),
+            )]),
+            None,
+            None,
+            vec![cancel.clone()],
+        ),
+    ];
+    let model = endpoint(&config(&server.base_url(), ""), &cache_path("shapes"));
+    for (i, (reply, reasoning, content, calls)) in cases.into_iter().enumerate() {
+        server.push(reply);
+        let r = model
+            .chat(hello(&format!("case {i}")).with_tools(two_tools()))
+            .await
+            .unwrap_or_else(|e| panic!("case {i}: {e}"));
+        assert_eq!(
+            r.message.reasoning_content.as_deref(),
+            reasoning,
+            "case {i}"
+        );
+        assert_eq!(r.message.content.as_deref(), content, "case {i}");
+        assert_eq!(call_list(&r), calls, "case {i}");
+        // The same shape comes back out of the cache.
+        let again = model
+            .chat(hello(&format!("case {i}")).with_tools(two_tools()))
+            .await
+            .unwrap();
+        assert!(again.from_cache);
+        assert_eq!(call_list(&again), calls, "case {i} from the cache");
+    }
+}
+
+#[tokio::test]
+async fn a_field_only_role_names_the_missing_server_flag() {
+    let server = OpenAiServer::start(&[MODEL]);
+    server.push(Reply::Text(
+        "<tool_call>{\"name\": \"get_user_details\", \"arguments\": {\"user_id\": \"a\"}}</tool_call>"
+            .into(),
+    ));
+    server.push(Reply::Text(
+        "<tool_call>{\"name\": \"get_user_details\", \"arguments\": {\"user_id\": \"a".into(),
+    ));
+    let strict = endpoint(
+        &config(&server.base_url(), "tool_call_format = \"field\""),
+        &cache_path("field-only"),
+    );
+    let err = strict
+        .chat(hello("who am I").with_tools(tools()))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::TextToolCall);
+    let line = err.to_string();
+    assert!(line.starts_with("role 'agent': "), "{line}");
+    assert!(line.contains("--tool-call-parser"), "{line}");
+    assert!(!line.contains('\n'));
+    assert_eq!(server.post_count(), 1, "a server setting is not retried");
+    // Reading text calls, a broken one is a malformed answer (the agent's fault).
+    let lenient = endpoint(&config(&server.base_url(), ""), &cache_path("broken-text"));
+    let err = lenient
+        .chat(hello("and now").with_tools(tools()))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Malformed, "{err}");
+}
+
+#[tokio::test]
+async fn thinking_goes_back_as_the_role_says() {
+    let conversation = || {
+        let call = tracer::llm::ToolCall {
+            id: "call_0".into(),
+            name: "get_user_details".into(),
+            arguments: "{\"user_id\": \"a\"}".into(),
+        };
+        ChatRequest::new(vec![
+            ChatMessage::system("policy"),
+            ChatMessage::user("hi"),
+            ChatMessage::assistant("Hello, who are you?").with_reasoning("greet"),
+            ChatMessage::user("I am a."),
+            ChatMessage::assistant_tool_calls(None, vec![call]).with_reasoning("look a up"),
+            ChatMessage::tool("call_0", "get_user_details", "{\"name\": \"A\"}"),
+        ])
+        .with_tools(tools())
+    };
+    let mut sent = Vec::new();
+    for policy in ["never", "within_turn", "all"] {
+        let server = OpenAiServer::start(&[MODEL]);
+        let model = endpoint(
+            &config(
+                &server.base_url(),
+                &format!("send_reasoning = \"{policy}\""),
+            ),
+            &cache_path(&format!("send-{policy}")),
+        );
+        model.chat(conversation()).await.unwrap();
+        let body = &server.posts()[0].body;
+        let thinking: Vec<Option<String>> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["reasoning_content"].as_str().map(str::to_string))
+            .collect();
+        sent.push(thinking);
+    }
+    let some = |s: &str| Some(s.to_string());
+    assert_eq!(sent[0], vec![None; 6], "never");
+    assert_eq!(
+        sent[1],
+        vec![None, None, None, None, some("look a up"), None],
+        "within_turn: only the tool-call loop after the last user message"
+    );
+    assert_eq!(
+        sent[2],
+        vec![None, None, some("greet"), None, some("look a up"), None],
+        "all"
+    );
+}
+
+#[tokio::test]
+async fn an_overflowing_conversation_is_its_own_error_and_never_retried() {
+    // The window the server reports: a prompt that cannot fit is not sent at all.
+    let server = OpenAiServer::start(&[MODEL]);
+    server.report_context_window(300);
+    let model = endpoint(
+        &config(&server.base_url(), "max_tokens = 100"),
+        &cache_path("window-served"),
+    );
+    let fits = model.chat(hello("short")).await;
+    assert!(fits.is_ok(), "{fits:?}");
+    let err = model.chat(hello(&"word ".repeat(200))).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ContextExceeded, "{err}");
+    assert!(err.to_string().contains("300"), "{err}");
+    assert_eq!(server.post_count(), 1, "the long prompt was never sent");
+    let gets = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "GET")
+        .count();
+    assert_eq!(gets, 1, "the window is asked once");
+
+    // A configured window wins over the server's.
+    let model = endpoint(
+        &config(&server.base_url(), "context_window = 100000"),
+        &cache_path("window-config"),
+    );
+    assert!(model.chat(hello(&"word ".repeat(200))).await.is_ok());
+
+    // The server's own refusal (no window known): not retried, same error kind.
+    let server = OpenAiServer::start(&[MODEL]);
+    server.push(Reply::Status {
+        code: 400,
+        retry_after: None,
+        message: "This model's maximum context length is 4096 tokens. However, your messages resulted in 5120 tokens.".into(),
+    });
+    let model = endpoint(&config(&server.base_url(), ""), &cache_path("refused"));
+    let err = model.chat(hello("long")).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ContextExceeded, "{err}");
+    assert!(!err.is_retryable());
+    assert_eq!(server.post_count(), 1);
+    assert_eq!(model.stats().errors_of(ErrorKind::ContextExceeded), 1);
 }

@@ -33,8 +33,9 @@ pub mod unsatisfied;
 use crate::split::Split;
 pub use episode::{AnalysisError, CallOutcome, Episode, ExecutedCall};
 
-/// A fault of the paper's taxonomy, plus three labels of our own: `step_limit` (the
-/// episode was cut at the step limit), `user_unsatisfied` (the user left with
+/// A fault of the paper's taxonomy, plus four labels of our own: `step_limit` (the
+/// episode was cut at the step limit), `context_exceeded` (the conversation outgrew a
+/// model's context window), `user_unsatisfied` (the user left with
 /// `###UNSATISFIED###`; the detail is their stated reason) and `unlabelled` (a failed
 /// episode no detector or judge explained, so every failure shows up in the tables).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -55,13 +56,14 @@ pub enum Fault {
     EmotionalNeglect,
     WrongTransfer,
     StepLimit,
+    ContextExceeded,
     UserUnsatisfied,
     Unlabelled,
 }
 
 impl Fault {
     /// Every fault, in the taxonomy's order (the order of the stats tables).
-    pub const ALL: [Fault; 18] = [
+    pub const ALL: [Fault; 19] = [
         Fault::MissedAction,
         Fault::WrongOrder,
         Fault::ExtraAction,
@@ -78,6 +80,7 @@ impl Fault {
         Fault::EmotionalNeglect,
         Fault::WrongTransfer,
         Fault::StepLimit,
+        Fault::ContextExceeded,
         Fault::UserUnsatisfied,
         Fault::Unlabelled,
     ];
@@ -109,6 +112,7 @@ impl Fault {
             Fault::EmotionalNeglect => "emotional_neglect",
             Fault::WrongTransfer => "wrong_transfer",
             Fault::StepLimit => "step_limit",
+            Fault::ContextExceeded => "context_exceeded",
             Fault::UserUnsatisfied => "user_unsatisfied",
             Fault::Unlabelled => "unlabelled",
         }
@@ -132,7 +136,7 @@ impl Fault {
             | Fault::Friction
             | Fault::EmotionalNeglect
             | Fault::WrongTransfer => "policy & interaction",
-            Fault::StepLimit | Fault::UserUnsatisfied => "ending",
+            Fault::StepLimit | Fault::ContextExceeded | Fault::UserUnsatisfied => "ending",
             Fault::Unlabelled => "unexplained",
         }
     }

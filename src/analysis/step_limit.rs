@@ -1,5 +1,6 @@
-//! Step-limit hits: the harness cut the episode at its step limit (a label of our own; the
-//! paper's taxonomy has none, but a cut episode failed for a reason worth counting).
+//! Step-limit hits and context overflows: the harness cut the episode at its step limit,
+//! or a role's model ran out of context window (labels of our own; the paper's taxonomy has
+//! none, but a cut episode failed for a reason worth counting).
 
 use super::episode::Episode;
 use super::{Fault, Finding};
@@ -7,15 +8,17 @@ use super::{Fault, Finding};
 pub const NAME: &str = "step_limit";
 
 pub fn detect(ep: &Episode) -> Vec<Finding> {
-    if ep.termination != "max_steps" {
-        return Vec::new();
-    }
+    let (fault, what) = match ep.termination.as_str() {
+        "max_steps" => (Fault::StepLimit, "cut at the step limit"),
+        "context_exceeded" => (Fault::ContextExceeded, "out of context window"),
+        _ => return Vec::new(),
+    };
     vec![
         Finding::new(
-            Fault::StepLimit,
+            fault,
             NAME,
             format!(
-                "cut at the step limit after {} messages ({} tool calls)",
+                "{what} after {} messages ({} tool calls)",
                 ep.messages.len(),
                 ep.calls.len()
             ),
@@ -39,6 +42,10 @@ mod tests {
         assert_eq!(
             labels(&detect(&s.episode("max_steps", 0))),
             [(Fault::StepLimit, Some(last), None)]
+        );
+        assert_eq!(
+            labels(&detect(&s.episode("context_exceeded", 0))),
+            [(Fault::ContextExceeded, Some(last), None)]
         );
         assert!(detect(&s.episode("user_stop", 0)).is_empty());
     }

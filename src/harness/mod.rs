@@ -44,6 +44,10 @@ pub enum HarnessError {
     /// The agent produced something unusable (e.g. malformed tool call).
     #[error("agent error: {0}")]
     Agent(String),
+    /// The conversation outgrew a role's context window (our estimate or the server's
+    /// refusal): the episode ends as `context_exceeded`, is scored, and is not retried.
+    #[error("{0}")]
+    ContextExceeded(String),
 }
 
 /// The agent role: sees the transcript (system prompt = policy first), answers with one
@@ -81,6 +85,7 @@ pub enum Termination {
     MaxSteps,
     EndpointError,
     AgentError,
+    ContextExceeded,
 }
 
 impl Termination {
@@ -92,6 +97,7 @@ impl Termination {
             Termination::MaxSteps => "max_steps",
             Termination::EndpointError => "endpoint_error",
             Termination::AgentError => "agent_error",
+            Termination::ContextExceeded => "context_exceeded",
         }
     }
 }
@@ -108,9 +114,62 @@ pub struct Episode {
     pub user_usage: Usage,
 }
 
-/// True when a user message ends the episode with this marker, even glued to text.
+/// True when a user message ends the episode with this marker, as models really write it:
+/// glued to text, followed by punctuation, in any case, with spaces inside the hashes
+/// (`### stop ###`), two to four hashes a side, or without the closing hashes at the end of
+/// a line (`###STOP`), wrapped in `**` or backticks. The word must stand alone
+/// (`###STOPPED###` is not a marker).
 pub fn has_marker(text: &str, marker: &str) -> bool {
-    text.contains(marker)
+    let word = marker.trim_matches('#').to_ascii_lowercase();
+    let lower = text.to_ascii_lowercase();
+    let b = lower.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'#' || (i > 0 && b[i - 1] == b'#') {
+            i += 1;
+            continue;
+        }
+        let hashes = b[i..].iter().take_while(|&&c| c == b'#').count();
+        let mut j = i + hashes;
+        i = j;
+        if !(2..=4).contains(&hashes) {
+            continue;
+        }
+        while j < b.len() && b[j] == b' ' {
+            j += 1;
+        }
+        if !lower[j..].starts_with(&word) {
+            continue;
+        }
+        j += word.len();
+        if b.get(j)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        {
+            continue;
+        }
+        while j < b.len() && b[j] == b' ' {
+            j += 1;
+        }
+        let closing = b[j..].iter().take_while(|&&c| c == b'#').count();
+        let at_line_end = b[j..]
+            .iter()
+            .take_while(|&&c| c != b'\n')
+            .all(|c| c.is_ascii_punctuation() || c.is_ascii_whitespace());
+        if (2..=4).contains(&closing) || (closing == 0 && at_line_end) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The last end marker a text carries (`###STOP###` or `###UNSATISFIED###`), canonical.
+pub fn last_marker(text: &str) -> Option<&'static str> {
+    // Which comes last: cut the text after each candidate line and test the tail.
+    text.lines().rev().find_map(|line| {
+        [UNSATISFIED, STOP]
+            .into_iter()
+            .find(|m| has_marker(line, m))
+    })
 }
 
 /// Run one episode on `env` (a fresh fork owned by the episode).
@@ -178,9 +237,13 @@ pub async fn run_episode(
                     }
                 }
                 Err(e) => {
+                    let termination = match e {
+                        HarnessError::ContextExceeded(_) => Termination::ContextExceeded,
+                        _ => Termination::EndpointError,
+                    };
                     return finish(
                         messages,
-                        Termination::EndpointError,
+                        termination,
                         Some(e.to_string()),
                         env,
                         agent_usage,
@@ -197,6 +260,16 @@ pub async fn run_episode(
                 return finish(
                     messages,
                     Termination::EndpointError,
+                    Some(e.to_string()),
+                    env,
+                    agent_usage,
+                    user_usage,
+                );
+            }
+            Err(e @ HarnessError::ContextExceeded(_)) => {
+                return finish(
+                    messages,
+                    Termination::ContextExceeded,
                     Some(e.to_string()),
                     env,
                     agent_usage,
@@ -315,5 +388,42 @@ mod tests {
         );
         assert!(has_marker("Thanks!###STOP###", STOP));
         assert!(has_marker("no.###UNSATISFIED###", UNSATISFIED));
+    }
+
+    #[test]
+    fn end_markers_as_models_write_them() {
+        for said in [
+            "###STOP###",
+            "###STOP###.",
+            "Thanks, that's all! ###STOP###!",
+            "###stop###",
+            "### STOP ###",
+            "##STOP##",
+            "**###STOP###**",
+            "`###STOP###`",
+            "That's all.\n###STOP",
+            "Bye ###STOP.",
+            "\"###STOP###\"",
+        ] {
+            assert!(has_marker(said, STOP), "{said:?}");
+        }
+        for not in [
+            "Please do not stop yet.",
+            "###STOPPED###",
+            "#STOP#",
+            "###STOP_NOW###",
+            "###STOP and then continue with the refund",
+            "######STOP######",
+            "The code is ###UNSATISFIED###",
+        ] {
+            assert!(!has_marker(not, STOP), "{not:?}");
+        }
+        assert!(has_marker("I give up. ### Unsatisfied ###", UNSATISFIED));
+        assert_eq!(
+            last_marker("I could say ###STOP### now.\nNo: ###UNSATISFIED###"),
+            Some(UNSATISFIED)
+        );
+        assert_eq!(last_marker("All good.\n###STOP###."), Some(STOP));
+        assert_eq!(last_marker("nothing here"), None);
     }
 }

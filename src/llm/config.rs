@@ -14,6 +14,7 @@ use std::fmt;
 use std::time::Duration;
 
 use super::error::LlmError;
+pub use super::shape::{ReasoningFormat, ToolCallFormat};
 
 /// The LLM roles of the pipeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -121,6 +122,24 @@ pub struct RoleConfig {
     pub max_tokens: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// Where the model's thinking is read from: `auto` (the `reasoning_content` /
+    /// `reasoning` field, then `<think>` blocks left in the text), `fields`, `tags`.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub reasoning_format: ReasoningFormat,
+    /// Where tool calls are read from: `auto` (the `tool_calls` field, then the text formats
+    /// when the request offered tools), `field`, `hermes`, `llama3`, `mistral`.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub tool_call_format: ToolCallFormat,
+    /// Which of the model's own earlier thinking goes back to it: `never` (default),
+    /// `within_turn` (the assistant messages since the last user message: the interleaved
+    /// thinking of a tool-call loop), `all`. Sent as `reasoning_content`.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub send_reasoning: SendReasoning,
+    /// The model's context window in tokens. Default: what the server's `/models` reports
+    /// (`max_model_len`, `context_length`, `max_context_length`), else unknown, and only the
+    /// server's own refusal ends an episode as `context_exceeded`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
     /// Per HTTP attempt, from connect to the last body byte. Default 120.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_secs: Option<f64>,
@@ -146,6 +165,20 @@ pub struct RoleConfig {
     /// is the namespace of caches written before namespaces existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_namespace: Option<String>,
+}
+
+/// Which earlier thinking of the model is sent back to it (see [`RoleConfig::send_reasoning`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SendReasoning {
+    #[default]
+    Never,
+    WithinTurn,
+    All,
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }
 
 /// `[roles]` of a stage TOML: one table per role; roles left out are scripted.
@@ -238,6 +271,19 @@ impl RoleConfig {
             note("api_key_env", self.api_key_env.is_some());
             note("extra_body", !self.extra_body.is_empty());
             note("cache_namespace", self.cache_namespace.is_some());
+            note(
+                "reasoning_format",
+                self.reasoning_format != ReasoningFormat::default(),
+            );
+            note(
+                "tool_call_format",
+                self.tool_call_format != ToolCallFormat::default(),
+            );
+            note(
+                "send_reasoning",
+                self.send_reasoning != SendReasoning::default(),
+            );
+            note("context_window", self.context_window.is_some());
             if let Some(field) = set.first() {
                 return Err(bad(format!(
                     "field `{field}` needs provider = \"openai\" (this role is scripted)"
@@ -316,6 +362,7 @@ impl RoleConfig {
         )?;
         count("max_retries", self.max_retries.map(u64::from), 0, 100)?;
         count("retry_initial_ms", self.retry_initial_ms, 0, 600_000)?;
+        count("context_window", self.context_window, 256, 100_000_000)?;
         if self.max_tokens == Some(0) {
             return Err(bad("field `max_tokens`: must be at least 1".to_string()));
         }
@@ -386,9 +433,27 @@ mod tests {
             max_retries = 2
             concurrency = 16
             extra_body = { chat_template_kwargs = { enable_thinking = true } }
+            reasoning_format = "tags"
+            tool_call_format = "hermes"
+            send_reasoning = "within_turn"
+            context_window = 32768
         "#;
         let cfg = RoleConfig::from_toml("role 'agent'", text).unwrap();
         assert_eq!(cfg.endpoints(), ["http://a:8000/v1", "http://b:8000/v1"]);
+        assert_eq!(
+            (
+                cfg.reasoning_format,
+                cfg.tool_call_format,
+                cfg.send_reasoning,
+                cfg.context_window
+            ),
+            (
+                ReasoningFormat::Tags,
+                ToolCallFormat::Hermes,
+                SendReasoning::WithinTurn,
+                Some(32768)
+            )
+        );
         assert_eq!(cfg.timeout(), Duration::from_secs(30));
         assert_eq!(
             cfg.extra_body["chat_template_kwargs"]["enable_thinking"],
@@ -424,6 +489,15 @@ mod tests {
                 "`extra_body.stream`",
             ),
             ("model = \"m\"", "`model`"),
+            ("send_reasoning = \"all\"", "`send_reasoning`"),
+            (
+                "provider = \"openai\"\nmodel = \"m\"\nbase_url = \"http://x/v1\"\ntool_call_format = \"xml\"",
+                "tool_call_format",
+            ),
+            (
+                "provider = \"openai\"\nmodel = \"m\"\nbase_url = \"http://x/v1\"\ncontext_window = 10",
+                "`context_window`",
+            ),
         ];
         for (text, field) in cases {
             let err = RoleConfig::from_toml("role 'refiner'", text)

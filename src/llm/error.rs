@@ -62,6 +62,15 @@ pub enum LlmError {
     Malformed { context: String, detail: String },
     #[error("response cache {path}: {message}")]
     Cache { path: String, message: String },
+    /// The model wrote a tool call as text and the role reads only the `tool_calls` field
+    /// (`tool_call_format = "field"`): the server runs without a tool-call parser.
+    #[error("{context}: the model wrote a tool call as text, not in `tool_calls`; {hint}")]
+    TextToolCall { context: String, hint: String },
+    /// The conversation no longer fits the model's context window: by our estimate before
+    /// sending (`estimated` prompt tokens plus `max_tokens` over `window`), or by the
+    /// server's own refusal. Not transient: the same request fails the same way.
+    #[error("{context}: context window exceeded: {detail}")]
+    ContextExceeded { context: String, detail: String },
 }
 
 /// The coarse kinds errors are counted under in [`super::stats::RoleStats`].
@@ -78,10 +87,12 @@ pub enum ErrorKind {
     Connection,
     Malformed,
     Cache,
+    TextToolCall,
+    ContextExceeded,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 11] = [
+    pub const ALL: [ErrorKind; 13] = [
         ErrorKind::Config,
         ErrorKind::ApiKey,
         ErrorKind::Unreachable,
@@ -93,6 +104,8 @@ impl ErrorKind {
         ErrorKind::Connection,
         ErrorKind::Malformed,
         ErrorKind::Cache,
+        ErrorKind::TextToolCall,
+        ErrorKind::ContextExceeded,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -108,6 +121,8 @@ impl ErrorKind {
             ErrorKind::Connection => "connection",
             ErrorKind::Malformed => "malformed",
             ErrorKind::Cache => "cache",
+            ErrorKind::TextToolCall => "text_tool_call",
+            ErrorKind::ContextExceeded => "context_exceeded",
         }
     }
 
@@ -130,6 +145,8 @@ impl LlmError {
             LlmError::Connection { .. } => ErrorKind::Connection,
             LlmError::Malformed { .. } => ErrorKind::Malformed,
             LlmError::Cache { .. } => ErrorKind::Cache,
+            LlmError::TextToolCall { .. } => ErrorKind::TextToolCall,
+            LlmError::ContextExceeded { .. } => ErrorKind::ContextExceeded,
         }
     }
 
@@ -144,11 +161,90 @@ impl LlmError {
         }
     }
 
+    /// A server's refusal of a prompt too long for the model (vLLM, OpenAI, llama.cpp and
+    /// others word it differently), as [`LlmError::ContextExceeded`]; other errors as they are.
+    pub fn context_refusal(self) -> LlmError {
+        match self {
+            LlmError::Status {
+                context,
+                status: 400 | 413,
+                message,
+                ..
+            } if is_context_message(&message) => LlmError::ContextExceeded {
+                context,
+                detail: format!("the server refused the prompt: {message}"),
+            },
+            other => other,
+        }
+    }
+
     /// The server's `Retry-After`, when it sent one.
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
             LlmError::Status { retry_after, .. } => *retry_after,
             _ => None,
         }
+    }
+}
+
+/// Whether a server's error text says the prompt does not fit the context window.
+pub fn is_context_message(message: &str) -> bool {
+    const PHRASES: [&str; 8] = [
+        "maximum context length",
+        "context length",
+        "context_length_exceeded",
+        "exceed_context_size",
+        "exceeds the available context",
+        "context window",
+        "prompt is too long",
+        "too many tokens",
+    ];
+    let m = message.to_lowercase();
+    PHRASES.iter().any(|p| m.contains(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_refusals_of_common_servers_are_recognised() {
+        let status = |status: u16, message: &str| LlmError::Status {
+            context: "role 'agent'".into(),
+            endpoint: "http://x/v1".into(),
+            status,
+            retry_after: None,
+            message: message.into(),
+        };
+        for (code, text) in [
+            (
+                400,
+                "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens",
+            ),
+            (
+                400,
+                "the request exceeds the available context size, try increasing it",
+            ),
+            (
+                400,
+                "{\"type\": \"exceed_context_size_error\", \"n_ctx\": 4096}",
+            ),
+            (413, "Prompt is too long"),
+        ] {
+            let e = status(code, text).context_refusal();
+            assert_eq!(e.kind(), ErrorKind::ContextExceeded, "{text}");
+            assert!(!e.is_retryable());
+        }
+        // Other 400s and any 5xx stay what they are.
+        assert_eq!(
+            status(400, "unknown field `foo`").context_refusal().kind(),
+            ErrorKind::ClientError
+        );
+        assert_eq!(
+            status(500, "maximum context length")
+                .context_refusal()
+                .kind(),
+            ErrorKind::ServerError
+        );
     }
 }

@@ -10,6 +10,8 @@
 //! - [`chat`]: messages, requests and responses in the OpenAI shape.
 //! - [`provider`]: `openai` (async-openai, bring-your-own-types JSON), its `transport`, and
 //!   the `scripted` hook that labels stand-in output `scripted:<role>`.
+//! - [`shape`]: thinking and tool calls wherever the server left them (fields, `<think>`
+//!   text, Hermes / Llama 3 / Mistral text calls), moved into the fields the stages read.
 //! - [`cache`]: the redb response cache keyed by SHA-256 of the canonical request.
 //! - [`limits`]: per-endpoint semaphores, round-robin, the backoff schedule.
 //! - [`stats`]: per-role counters and their snapshot.
@@ -42,6 +44,7 @@ pub mod error;
 pub mod limits;
 pub mod preflight;
 pub mod provider;
+pub mod shape;
 pub mod stats;
 
 use std::future::Future;
@@ -53,11 +56,12 @@ pub use chat::{
     AssistantMessage, ChatMessage, ChatRequest, ChatResponse, MessageRole, Sampling, ToolCall,
     Usage,
 };
-pub use config::{Provider, Role, RoleConfig, RolesConfig};
+pub use config::{Provider, Role, RoleConfig, RolesConfig, SendReasoning};
 pub use error::{ErrorKind, LlmError};
 pub use preflight::{preflight, preflight_with_env};
 pub use provider::openai::OpenAiModel;
 pub use provider::scripted::{scripted_model_id, scripted_response};
+pub use shape::{ReasoningFormat, ToolCallFormat};
 pub use stats::{RoleStats, StatsSnapshot};
 
 /// A boxed, `Send` future: keeps [`ChatModel`] and [`EmbeddingModel`] object-safe without a macro.

@@ -64,6 +64,8 @@ struct State {
     max_in_flight: usize,
     models: Vec<String>,
     hold: Duration,
+    /// `max_model_len` listed with each model (vLLM's field), when set.
+    context_window: Option<u64>,
 }
 
 pub struct OpenAiServer {
@@ -83,6 +85,7 @@ impl OpenAiServer {
             max_in_flight: 0,
             models: models.iter().map(|m| m.to_string()).collect(),
             hold: Duration::ZERO,
+            context_window: None,
         }));
         let shared = state.clone();
         thread::spawn(move || {
@@ -104,6 +107,11 @@ impl OpenAiServer {
         self.state.lock().unwrap().script.push_back(reply);
     }
 
+    /// List every model with this `max_model_len`, as vLLM does.
+    pub fn report_context_window(&self, tokens: u64) {
+        self.state.lock().unwrap().context_window = Some(tokens);
+    }
+
     /// Every POST waits this long before answering (to overlap requests).
     pub fn hold_each_request(&self, d: Duration) {
         self.state.lock().unwrap().hold = d;
@@ -111,6 +119,15 @@ impl OpenAiServer {
 
     pub fn requests(&self) -> Vec<Recorded> {
         self.state.lock().unwrap().seen.clone()
+    }
+
+    /// The POSTs seen (chat + embeddings), in order: what costs tokens (a role may also
+    /// `GET /models` once, for the model's context window).
+    pub fn posts(&self) -> Vec<Recorded> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.method == "POST")
+            .collect()
     }
 
     /// POSTs seen (chat + embeddings), the requests that cost tokens.
@@ -197,7 +214,7 @@ fn serve_connection(stream: TcpStream, state: Arc<Mutex<State>>) {
     let mut reader = BufReader::new(stream);
     while let Some(req) = read_request(&mut reader) {
         let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
-        let (reply, hold, models) = {
+        let (reply, hold, models, window) = {
             let mut s = state.lock().unwrap();
             s.seen.push(Recorded {
                 at: Instant::now(),
@@ -213,7 +230,7 @@ fn serve_connection(stream: TcpStream, state: Arc<Mutex<State>>) {
             } else {
                 None
             };
-            (reply, s.hold, s.models.clone())
+            (reply, s.hold, s.models.clone(), s.context_window)
         };
         if req.method == "POST" && !hold.is_zero() {
             thread::sleep(hold);
@@ -223,7 +240,7 @@ fn serve_connection(stream: TcpStream, state: Arc<Mutex<State>>) {
             let _ = writer.shutdown(std::net::Shutdown::Both);
             return;
         }
-        let (code, headers, text) = answer(&req, &body, reply, &models);
+        let (code, headers, text) = answer(&req, &body, reply, &models, window);
         {
             let mut s = state.lock().unwrap();
             s.in_flight -= 1;
@@ -237,11 +254,18 @@ fn answer(
     body: &Value,
     reply: Option<Reply>,
     models: &[String],
+    window: Option<u64>,
 ) -> (u16, String, String) {
     if req.method == "GET" && req.path == "/v1/models" {
         let data: Vec<Value> = models
             .iter()
-            .map(|m| json!({"id": m, "object": "model", "owned_by": "test"}))
+            .map(|m| {
+                let mut entry = json!({"id": m, "object": "model", "owned_by": "test"});
+                if let Some(w) = window {
+                    entry["max_model_len"] = json!(w);
+                }
+                entry
+            })
             .collect();
         return (
             200,

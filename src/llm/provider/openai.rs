@@ -28,10 +28,14 @@ use std::time::Duration;
 
 use super::transport::{HttpStatusError, StatusTransport, shorten};
 use crate::llm::cache::{ResponseCache, request_key};
-use crate::llm::chat::{AssistantMessage, ChatRequest, ChatResponse, Sampling, ToolCall, Usage};
-use crate::llm::config::{Provider, RoleConfig};
+use crate::llm::chat::{
+    AssistantMessage, ChatMessage, ChatRequest, ChatResponse, MessageRole, Sampling, ToolCall,
+    Usage,
+};
+use crate::llm::config::{Provider, RoleConfig, SendReasoning};
 use crate::llm::error::{ErrorKind, LlmError};
 use crate::llm::limits::{EndpointPool, MAX_RETRY_AFTER, RetryPolicy};
+use crate::llm::shape::{self, ReasoningFormat, ToolCallFormat};
 use crate::llm::stats::{RoleStats, StatsSnapshot};
 use crate::llm::{BoxFuture, ChatModel, EmbeddingModel, EnvLookup};
 
@@ -306,6 +310,57 @@ fn parse_tool_call(
     })
 }
 
+/// The messages as sent under a [`SendReasoning`] policy: `never` strips every message's
+/// thinking, `within_turn` keeps it on the assistant messages after the last user message
+/// (the tool-call loop of the current turn), `all` keeps it everywhere.
+pub fn reasoning_sent(messages: &[ChatMessage], policy: SendReasoning) -> Vec<ChatMessage> {
+    let last_user = messages.iter().rposition(|m| m.role == MessageRole::User);
+    messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let keep = match policy {
+                SendReasoning::Never => false,
+                SendReasoning::All => true,
+                SendReasoning::WithinTurn => last_user.is_none_or(|u| i > u),
+            };
+            if keep {
+                m.clone()
+            } else {
+                m.without_reasoning()
+            }
+        })
+        .collect()
+}
+
+/// A rough prompt size: the JSON of the messages and tools at four characters a token, plus
+/// four per message. The server's own count decides; this only spares a request that
+/// cannot fit.
+pub fn estimate_prompt_tokens(body: &Value) -> u64 {
+    let chars = |k: &str| {
+        body.get(k)
+            .map_or(0, |v| v.to_string().chars().count() as u64)
+    };
+    let messages = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .map_or(0, |m| m.len() as u64);
+    (chars("messages") + chars("tools")).div_ceil(4) + 4 * messages
+}
+
+/// The context window a `/models` answer reports for `model`: vLLM's `max_model_len`,
+/// or `context_length` / `max_context_length` (OpenRouter, LM Studio and others).
+pub fn served_context_window(listed: &Value, model: &str) -> Option<u64> {
+    let entry = listed
+        .get("data")?
+        .as_array()?
+        .iter()
+        .find(|m| m.get("id").and_then(Value::as_str) == Some(model))?;
+    ["max_model_len", "context_length", "max_context_length"]
+        .iter()
+        .find_map(|k| entry.get(*k).and_then(Value::as_u64))
+}
+
 /// Read an embeddings answer: one vector per input, in input order.
 pub fn parse_embeddings(
     context: &str,
@@ -403,6 +458,13 @@ pub struct OpenAiModel {
     cache_namespace: String,
     stats: Arc<RoleStats>,
     secret: Option<Secret>,
+    reasoning_format: ReasoningFormat,
+    tool_call_format: ToolCallFormat,
+    send_reasoning: SendReasoning,
+    /// The configured context window, if any.
+    context_window: Option<u64>,
+    /// The window the server reports, asked once (`None`: it reports none).
+    served_window: tokio::sync::OnceCell<Option<u64>>,
 }
 
 impl std::fmt::Debug for OpenAiModel {
@@ -466,6 +528,11 @@ impl OpenAiModel {
             cache_namespace: cfg.cache_namespace(),
             stats: Arc::new(RoleStats::default()),
             secret: key.map(Secret),
+            reasoning_format: cfg.reasoning_format,
+            tool_call_format: cfg.tool_call_format,
+            send_reasoning: cfg.send_reasoning,
+            context_window: cfg.context_window,
+            served_window: tokio::sync::OnceCell::new(),
         })
     }
 
@@ -473,7 +540,10 @@ impl OpenAiModel {
     pub fn chat_body(&self, req: &ChatRequest) -> Value {
         let mut body = self.extra_body.clone();
         body.insert("model".into(), json!(self.model));
-        body.insert("messages".into(), json!(req.messages));
+        body.insert(
+            "messages".into(),
+            json!(reasoning_sent(&req.messages, self.send_reasoning)),
+        );
         if !req.tools.is_empty() {
             body.insert("tools".into(), json!(req.tools));
         }
@@ -613,7 +683,9 @@ impl OpenAiModel {
             };
             let err = match result {
                 Ok(json) => return Ok(json),
-                Err(e) => self.scrub(classify(&self.context, &endpoint.base_url, self.timeout, e)),
+                Err(e) => self
+                    .scrub(classify(&self.context, &endpoint.base_url, self.timeout, e))
+                    .context_refusal(),
             };
             let retry_after = err.retry_after();
             if let (Some(after), true) = (retry_after, err.is_retryable())
@@ -639,17 +711,76 @@ impl OpenAiModel {
         let key = request_key("chat", &self.cache_namespace, &body);
         if let Some(hit) = self.cached::<ChatResponse>(key).await? {
             self.stats.record_cache_hit();
-            return Ok(ChatResponse {
-                from_cache: true,
-                ..hit
-            });
+            return self.shaped(
+                ChatResponse {
+                    from_cache: true,
+                    ..hit
+                },
+                &req.tools,
+            );
         }
+        self.check_window(&body).await?;
         let json = self.send(CallKind::Chat, &body, &key).await?;
         let response =
             parse_chat_response(&self.context, &json, &self.model).map_err(|e| self.fail(e))?;
         self.stats.record_usage(response.usage);
+        // The cache keeps what the server said; the shape is read from it on every use.
         self.store(key, &response).await;
-        Ok(response)
+        self.shaped(response, &req.tools)
+    }
+
+    /// Thinking and tool calls moved where the role's formats say they are.
+    fn shaped(&self, mut r: ChatResponse, tools: &[Value]) -> Result<ChatResponse, LlmError> {
+        shape::normalize(
+            &self.context,
+            &mut r,
+            self.reasoning_format,
+            self.tool_call_format,
+            tools,
+        )
+        .map_err(|e| self.fail(e))?;
+        Ok(r)
+    }
+
+    /// The context window: configured, else what the server's `/models` reports for the
+    /// model (asked once; a failed or silent answer means unknown).
+    async fn window(&self) -> Option<u64> {
+        if self.context_window.is_some() {
+            return self.context_window;
+        }
+        *self
+            .served_window
+            .get_or_init(|| async {
+                let listed = self
+                    .pool
+                    .pick()
+                    .client
+                    .models()
+                    .list_byot::<Value>()
+                    .await
+                    .ok()?;
+                served_context_window(&listed, &self.model)
+            })
+            .await
+    }
+
+    /// Refuse a request that cannot fit: estimated prompt tokens plus the answer's
+    /// `max_tokens` over the window.
+    async fn check_window(&self, body: &Value) -> Result<(), LlmError> {
+        let Some(window) = self.window().await else {
+            return Ok(());
+        };
+        let estimated = estimate_prompt_tokens(body);
+        let reserve = body.get("max_tokens").and_then(Value::as_u64).unwrap_or(0);
+        if estimated + reserve > window {
+            return Err(self.fail(LlmError::ContextExceeded {
+                context: self.context.clone(),
+                detail: format!(
+                    "about {estimated} prompt tokens + max_tokens {reserve} > the model's {window}"
+                ),
+            }));
+        }
+        Ok(())
     }
 
     async fn embed_call(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
@@ -756,6 +887,58 @@ mod tests {
             let err = parse_chat_response("role 'agent'", &json, "m").unwrap_err();
             assert_eq!(err.kind(), ErrorKind::Malformed, "{json}: {err}");
         }
+    }
+
+    #[test]
+    fn reasoning_goes_back_by_policy() {
+        let think = |m: ChatMessage, r: &str| m.with_reasoning(r);
+        let call = ToolCall {
+            id: "c".into(),
+            name: "f".into(),
+            arguments: "{}".into(),
+        };
+        let messages = vec![
+            ChatMessage::system("policy"),
+            ChatMessage::user("hi"),
+            think(ChatMessage::assistant("hello"), "t1"),
+            ChatMessage::user("cancel it"),
+            think(ChatMessage::assistant_tool_calls(None, vec![call]), "t2"),
+            ChatMessage::tool("c", "f", "{}"),
+        ];
+        let kept = |p| -> Vec<Option<String>> {
+            reasoning_sent(&messages, p)
+                .into_iter()
+                .map(|m| m.reasoning_content)
+                .collect()
+        };
+        let none = vec![None; 6];
+        assert_eq!(kept(SendReasoning::Never), none);
+        let mut within = none.clone();
+        within[4] = Some("t2".into());
+        assert_eq!(kept(SendReasoning::WithinTurn), within);
+        let mut all = within.clone();
+        all[2] = Some("t1".into());
+        assert_eq!(kept(SendReasoning::All), all);
+        // On the wire the field is `reasoning_content` of the assistant message.
+        let wire = json!(reasoning_sent(&messages, SendReasoning::WithinTurn));
+        assert_eq!(wire[4]["reasoning_content"], "t2");
+        assert!(wire[2].get("reasoning_content").is_none());
+    }
+
+    #[test]
+    fn context_windows_from_models_listings() {
+        let listed = json!({"data": [
+            {"id": "a", "max_model_len": 32768},
+            {"id": "b", "context_length": 8192},
+            {"id": "c"}
+        ]});
+        assert_eq!(served_context_window(&listed, "a"), Some(32768));
+        assert_eq!(served_context_window(&listed, "b"), Some(8192));
+        assert_eq!(served_context_window(&listed, "c"), None);
+        assert_eq!(served_context_window(&listed, "d"), None);
+        let body = json!({"messages": [{"role": "user", "content": "x".repeat(400)}]});
+        let t = estimate_prompt_tokens(&body);
+        assert!((100..=120).contains(&t), "{t}");
     }
 
     #[test]
