@@ -21,7 +21,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 /// How hard the scripted search tries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
 pub struct SearchLimits {
     /// Customers tried per trace.
     pub max_customers: usize,
@@ -37,7 +37,15 @@ pub struct SearchLimits {
     /// too long to read out, a check with no finding): the search tries other arguments,
     /// so every requested read of a grounded task has `outputs` the reward can check.
     pub answerable: bool,
+    /// Share of traces whose search may keep one incoherent step of a kind a customer can
+    /// mean (`coherence::CHANGE_OF_MIND`: take a change back, cancel what was just booked
+    /// or changed) as a deliberate change of mind; its request then says so ("On second
+    /// thought, ...") and verification accepts it only when the instruction states it.
+    pub change_of_mind: f64,
 }
+
+/// The default share of traces allowed a change of mind.
+pub const CHANGE_OF_MIND_SHARE: f64 = 0.1;
 
 impl Default for SearchLimits {
     fn default() -> Self {
@@ -47,6 +55,7 @@ impl Default for SearchLimits {
             max_expansions: 400,
             coherent: true,
             answerable: true,
+            change_of_mind: CHANGE_OF_MIND_SHARE,
         }
     }
 }
@@ -201,6 +210,9 @@ struct Search<'a> {
     /// The customer's own ids (never an entity of a call).
     customer: Vec<String>,
     dead_end: DeadEnd,
+    /// This trace may keep one change of mind; the step that took it, once taken.
+    mind_change_allowed: bool,
+    mind_changed: Option<usize>,
 }
 
 /// Where a failed search got stuck: the deepest step it tried, and what refused the
@@ -352,14 +364,20 @@ impl Search<'_> {
                     after: next.state_hash(),
                 }
             });
+            let mut change_of_mind = false;
             if let Some(step) = &step {
                 let ids: Vec<&str> = self.customer.iter().map(String::as_str).collect();
                 if let Some(f) = crate::quality::coherence::check_next(&self.steps_done, step, &ids)
                 {
-                    if let Some(d) = self.dead_end.at(pos) {
-                        *d.incoherent.entry(f.kind.as_str()).or_default() += 1;
+                    change_of_mind = self.mind_change_allowed
+                        && self.mind_changed.is_none()
+                        && crate::quality::coherence::CHANGE_OF_MIND.contains(&f.kind);
+                    if !change_of_mind {
+                        if let Some(d) = self.dead_end.at(pos) {
+                            *d.incoherent.entry(f.kind.as_str()).or_default() += 1;
+                        }
+                        continue;
                     }
-                    continue;
                 }
             }
             let mut ctx_next = ctx.clone();
@@ -367,6 +385,20 @@ impl Search<'_> {
             let request = env
                 .describe_request(tool, &args, &out.text)
                 .map(|r| crate::quality::language::tidy(&r));
+            // A change of mind the customer does not state would be an accident.
+            if change_of_mind && request.is_none() {
+                if let Some(d) = self.dead_end.at(pos) {
+                    *d.incoherent.entry("unstated change of mind").or_default() += 1;
+                }
+                continue;
+            }
+            let request = match request {
+                Some(r) if change_of_mind => Some(crate::quality::coherence::as_change_of_mind(
+                    &r,
+                    pos + self.path.len() * 7 + tool.len(),
+                )),
+                other => other,
+            };
             let required_outputs = answer(env, tool, &args, &out.text, request.as_deref());
             if self.limits.answerable
                 && request.is_some()
@@ -388,12 +420,18 @@ impl Search<'_> {
             });
             let pushed = step.is_some();
             self.steps_done.extend(step);
+            if change_of_mind {
+                self.mind_changed = Some(pos);
+            }
             if let Some(done) = self.dfs(next.as_ref(), pos + 1, &ctx_next, rng) {
                 return Some(done);
             }
             self.path.pop();
             if pushed {
                 self.steps_done.pop();
+            }
+            if change_of_mind {
+                self.mind_changed = None;
             }
         }
         None
@@ -540,6 +578,10 @@ pub fn ground_trace(
         ));
     }
     let mut rng = derive_rng(seed, &["grounded", domain, trace_id]);
+    // Its own stream, so allowing changes of mind leaves every other choice as it was.
+    let mind_change_allowed = limits.change_of_mind > 0.0
+        && derive_rng(seed, &["change-of-mind", domain, trace_id])
+            .random_bool(limits.change_of_mind.clamp(0.0, 1.0));
     let mut dead_end = DeadEnd::default();
     for _ in 0..limits.max_customers.min(customers.len()) {
         let user = &customers[rng.random_range(0..customers.len())];
@@ -551,6 +593,8 @@ pub fn ground_trace(
             steps_done: Vec::new(),
             customer: customer_ids(env, user),
             dead_end: std::mem::take(&mut dead_end),
+            mind_change_allowed,
+            mind_changed: None,
         };
         let ctx = GroundingContext::for_user(user);
         if let Some(done) = search.dfs(env, 0, &ctx, &mut rng) {

@@ -323,9 +323,10 @@ pub fn check_quality(
     if gates.coherence {
         let ids = crate::quality::coherence::customer_ids(task);
         let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-        if let Some(f) = crate::quality::coherence::check_steps(&m, &ids)
-            .into_iter()
-            .next()
+        let findings = crate::quality::coherence::check_steps(&m, &ids);
+        // One change of mind the instruction states is the customer's, not an accident.
+        if !crate::quality::coherence::is_stated_change_of_mind(&findings, instruction)
+            && let Some(f) = findings.into_iter().next()
         {
             return Err(with_rule(RejectKind::Incoherent, f.kind.as_str(), f.detail));
         }
@@ -559,6 +560,79 @@ mod tests {
             reference_hash: state.state_hash().to_hex(),
             ..task.clone()
         }
+    }
+
+    #[test]
+    fn a_change_of_mind_is_kept_only_when_stated_and_only_when_allowed() {
+        let env = crate::domain::find("bank")
+            .unwrap()
+            .generate(3, Split::Eval);
+        let intents = vec![vec!["freeze_card".to_string(), "unfreeze_card".to_string()]];
+        let allowed = SearchLimits {
+            change_of_mind: 1.0,
+            ..cfg()
+        };
+        let never = SearchLimits {
+            change_of_mind: 0.0,
+            ..cfg()
+        };
+        let gates = Gates::default();
+        let mut changed = 0;
+        for k in 0..8 {
+            let id = format!("t{k}");
+            let Ok(g) = ground_trace(env.as_ref(), "bank", &id, &intents, 5, &allowed) else {
+                continue;
+            };
+            let requests: Vec<&str> = g
+                .steps
+                .iter()
+                .filter_map(|s| s.request.as_deref())
+                .collect();
+            let said = requests.join(" ");
+            let trace = TraceRecord {
+                trace_id: id.clone(),
+                domain: "bank".into(),
+                split: crate::split::Split::Train,
+                sample_index: 0,
+                n_intents: 1,
+                length: 2,
+                intents: intents.clone(),
+            };
+            let task = task_record(&trace, &g);
+            if !crate::quality::coherence::states_change_of_mind(&said) {
+                // Another card was free to unfreeze: a coherent task, no change of mind.
+                assert!(
+                    check_quality(env.as_ref(), &task, &said, &gates).is_ok(),
+                    "{said}"
+                );
+                continue;
+            }
+            changed += 1;
+            assert!(
+                check_quality(env.as_ref(), &task, &said, &gates).is_ok(),
+                "{said}"
+            );
+            // The same actions without the statement are an accident: incoherent/undo.
+            let plain = "You want your card frozen. Then you want it unfrozen.";
+            let r = check_quality(env.as_ref(), &task, plain, &gates).unwrap_err();
+            assert_eq!(
+                (r.kind, r.rule),
+                (RejectKind::Incoherent, Some("undo")),
+                "{r:?}"
+            );
+            // Never allowed: the search does not keep it.
+            if let Ok(g) = ground_trace(env.as_ref(), "bank", &id, &intents, 5, &never) {
+                let said: Vec<&str> = g
+                    .steps
+                    .iter()
+                    .filter_map(|s| s.request.as_deref())
+                    .collect();
+                assert!(!crate::quality::coherence::states_change_of_mind(
+                    &said.join(" ")
+                ));
+            }
+        }
+        assert!(changed > 0, "no trace grounded as a change of mind");
     }
 
     #[test]

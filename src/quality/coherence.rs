@@ -60,6 +60,60 @@ impl Incoherence {
     }
 }
 
+/// The kinds a customer may deliberately do as a change of mind (take a change back,
+/// cancel what they just booked or changed, change a value a second time) when the task
+/// says so; repeats, no-ops and uses of cancelled things never read as one.
+pub const CHANGE_OF_MIND: [Incoherence; 4] = [
+    Incoherence::Undo,
+    Incoherence::Overwrite,
+    Incoherence::CreateCancel,
+    Incoherence::ChangeCancel,
+];
+
+/// How a scripted request states a change of mind (each matched by
+/// [`states_change_of_mind`]); a model's wording passes if it says it in any of these ways.
+/// An opener ending in a full stop keeps the request as its own sentence.
+pub const CHANGE_OF_MIND_OPENERS: [&str; 3] = [
+    "You change your mind. ",
+    "On second thought, ",
+    "You reconsider, and ",
+];
+
+/// Whether a text states a change of mind.
+pub fn states_change_of_mind(text: &str) -> bool {
+    let t = text.to_lowercase();
+    [
+        "change your mind",
+        "changes your mind",
+        "changed your mind",
+        "second thought",
+        "you reconsider",
+    ]
+    .iter()
+    .any(|p| t.contains(p))
+}
+
+/// A request stated as a change of mind (`opener` picks one of the openers).
+pub fn as_change_of_mind(request: &str, opener: usize) -> String {
+    let open = CHANGE_OF_MIND_OPENERS[opener % CHANGE_OF_MIND_OPENERS.len()];
+    if open.ends_with(". ") {
+        return format!("{open}{request}");
+    }
+    let mut c = request.chars();
+    let rest = match c.next() {
+        Some(f) => f.to_lowercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    };
+    format!("{open}{rest}")
+}
+
+/// Whether a task's incoherences are one deliberate change of mind: a single finding, of a
+/// kind in [`CHANGE_OF_MIND`], in a task whose instruction states it.
+pub fn is_stated_change_of_mind(findings: &[Finding], instruction: &str) -> bool {
+    matches!(findings, [f] if CHANGE_OF_MIND.contains(&f.kind))
+        && states_change_of_mind(instruction)
+}
+
 /// One incoherence of a task, with the actions involved.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
@@ -373,6 +427,43 @@ mod tests {
             .into_iter()
             .map(|f| f.kind)
             .collect()
+    }
+
+    #[test]
+    fn a_change_of_mind_is_one_stated_finding_of_a_tolerated_kind() {
+        let one = |kind| {
+            vec![Finding {
+                kind,
+                detail: String::new(),
+            }]
+        };
+        let said = "You block the card. Then on second thought, you want it unblocked.";
+        assert!(is_stated_change_of_mind(&one(Incoherence::Undo), said));
+        assert!(is_stated_change_of_mind(
+            &one(Incoherence::CreateCancel),
+            "Then you change your mind: you want to cancel the booking you just made."
+        ));
+        // Not stated, a kind no customer means, or two of them: incoherent.
+        assert!(!is_stated_change_of_mind(
+            &one(Incoherence::Undo),
+            "You block the card. Then you want it unblocked."
+        ));
+        assert!(!is_stated_change_of_mind(
+            &one(Incoherence::RepeatWrite),
+            said
+        ));
+        assert!(!is_stated_change_of_mind(
+            &one(Incoherence::UseAfterCancel),
+            said
+        ));
+        let mut two = one(Incoherence::Undo);
+        two.extend(one(Incoherence::Overwrite));
+        assert!(!is_stated_change_of_mind(&two, said));
+        for k in 0..CHANGE_OF_MIND_OPENERS.len() {
+            let r = as_change_of_mind("You want to unblock the card.", k);
+            assert!(states_change_of_mind(&r), "{r}");
+            assert!(r.to_lowercase().contains("you want to unblock"), "{r}");
+        }
     }
 
     #[test]

@@ -25,6 +25,9 @@ use std::collections::{BTreeMap, BTreeSet};
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TaskQuality {
     pub incoherent: Option<coherence::Incoherence>,
+    /// The one incoherence is a change of mind the instruction states (not counted as
+    /// incoherent).
+    pub change_of_mind: bool,
     /// Whether the task asks to hear something (a read the customer requested).
     pub asks: bool,
     /// Requested reads none of whose values the task's `outputs` carry.
@@ -77,8 +80,13 @@ pub fn measure_task(env: &dyn Environment, task: &TaskRecord) -> TaskQuality {
     }
     let instruction = task.instruction.as_deref().unwrap_or_default();
     let records = env.customer_records(&task.user_id).join("\n");
+    let findings = coherence::check_steps(&steps, &ids);
+    let change_of_mind = coherence::is_stated_change_of_mind(&findings, instruction);
     TaskQuality {
-        incoherent: coherence::check_steps(&steps, &ids).first().map(|f| f.kind),
+        incoherent: (!change_of_mind)
+            .then(|| findings.first().map(|f| f.kind))
+            .flatten(),
+        change_of_mind,
         asks,
         unanswered,
         unknowable: knowable::check(instruction, &steps, &records, env.internal_id_fields())
@@ -165,6 +173,8 @@ pub fn spread(values: &[usize]) -> (usize, usize, usize) {
 pub struct Summary {
     pub tasks: usize,
     pub incoherent: BTreeMap<&'static str, usize>,
+    /// Tasks with one stated change of mind.
+    pub changes_of_mind: usize,
     pub asking: usize,
     /// Tasks that ask and whose every requested read has its values among `outputs`.
     pub answered: usize,
@@ -194,6 +204,7 @@ pub fn summarise(tasks: &[&TaskRecord], measures: &[TaskQuality]) -> Summary {
         if let Some(k) = m.incoherent {
             *s.incoherent.entry(k.as_str()).or_default() += 1;
         }
+        s.changes_of_mind += usize::from(m.change_of_mind);
         if m.asks {
             s.asking += 1;
             if m.unanswered == 0 {
@@ -271,16 +282,17 @@ pub fn counts(m: &BTreeMap<&'static str, usize>) -> String {
 /// and split; the SFT table is `analysis::clean::table`.
 pub fn table(rows: &[(String, crate::split::Split, Summary)]) -> String {
     let mut out = String::from(
-        "| domain | split | tasks | incoherent (kind n) | asking: answered | unknowable ids (kind n) | words med/p90/max | actions med/p90/max | >= 10 actions | top 6-gram | 6-grams in >= 25% | shared openings | language hits (rule n) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| domain | split | tasks | incoherent (kind n) | stated changes of mind | asking: answered | unknowable ids (kind n) | words med/p90/max | actions med/p90/max | >= 10 actions | top 6-gram | 6-grams in >= 25% | shared openings | language hits (rule n) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for (d, split, s) in rows {
         let incoherent: usize = s.incoherent.values().sum();
         let unknowable: usize = s.unknowable.values().sum();
         out.push_str(&format!(
-            "| {d} | {split} | {} | {} ({}) | {}: {} | {} ({}) | {}/{}/{} | {}/{}/{} | {} | {:.0}% | {} | {:.1}% | {} |\n",
+            "| {d} | {split} | {} | {} ({}) | {} | {}: {} | {} ({}) | {}/{}/{} | {}/{}/{} | {} | {:.0}% | {} | {:.1}% | {} |\n",
             s.tasks,
             pct(incoherent, s.tasks),
             counts(&s.incoherent),
+            pct(s.changes_of_mind, s.tasks),
             s.asking,
             pct(s.answered, s.asking),
             pct(unknowable, s.tasks),

@@ -32,6 +32,9 @@ pub struct GroundedConfig {
     pub coherent: bool,
     /// Refuse a requested read with nothing to tell (see `SearchLimits::answerable`).
     pub answerable: bool,
+    /// Share of traces allowed one stated change of mind (see
+    /// `SearchLimits::change_of_mind`).
+    pub change_of_mind: f64,
     /// Traces with more tool calls than this are passed over: the selection takes the
     /// first N traces short enough for the tasks stage's `max_actions` gate, so the cap
     /// finds tasks instead of filtering them.
@@ -61,6 +64,7 @@ impl Default for GroundedConfig {
             max_expansions: limits.max_expansions,
             coherent: limits.coherent,
             answerable: limits.answerable,
+            change_of_mind: limits.change_of_mind,
             max_actions: crate::verify::MAX_ACTIONS,
             roles: Default::default(),
             caps: Default::default(),
@@ -85,6 +89,7 @@ impl GroundedConfig {
             max_expansions: self.max_expansions,
             coherent: self.coherent,
             answerable: self.answerable,
+            change_of_mind: self.change_of_mind,
         }
     }
 }
@@ -151,6 +156,7 @@ impl Stage for GroundedStage {
         c.count("max_proposals", cfg.max_proposals, 1, 10_000)?;
         c.count("max_expansions", cfg.max_expansions, 1, MAX_COUNT)?;
         c.count("max_actions", cfg.max_actions, 1, MAX_COUNT)?;
+        c.share("change_of_mind", cfg.change_of_mind)?;
         c.domains("caps", cfg.caps.keys().map(String::as_str))?;
         for (domain, caps) in &cfg.caps {
             if let Some(n) = caps.max_train {
