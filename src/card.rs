@@ -73,9 +73,14 @@ struct Table {
 pub type QualityReport<'a> = &'a dyn Fn() -> Result<Option<String>, String>;
 
 /// Write `output/README.md` for the run's domains; returns its path. `quality` gives the
-/// card's "Data quality" section.
-pub fn write_card(runner: &Runner, quality: QualityReport) -> Result<PathBuf, CardError> {
-    let text = render_card(runner, quality)?;
+/// card's "Data quality" section; `eval_resamples` the bootstrap resamples of the eval
+/// table's intervals (the eval stage's `bootstrap_resamples`).
+pub fn write_card(
+    runner: &Runner,
+    quality: QualityReport,
+    eval_resamples: usize,
+) -> Result<PathBuf, CardError> {
+    let text = render_card(runner, quality, eval_resamples)?;
     let path = runner.paths.output.join(CARD_FILE);
     artifact::write_atomic(&path, text.as_bytes())?;
     Ok(path)
@@ -225,7 +230,11 @@ fn configured_role(paths: &Paths, stage: &str, role: crate::llm::Role) -> String
     crate::llm::configured_model_id(&roles, role)
 }
 
-fn render_card(runner: &Runner, quality: QualityReport) -> Result<String, CardError> {
+fn render_card(
+    runner: &Runner,
+    quality: QualityReport,
+    eval_resamples: usize,
+) -> Result<String, CardError> {
     let with_eval = check_artifacts(runner)?;
     let quality = quality().map_err(CardError::Quality)?;
     let paths = runner.paths;
@@ -450,8 +459,10 @@ fn render_card(runner: &Runner, quality: QualityReport) -> Result<String, CardEr
 
     out.push_str("\n## Reward mix\n\nTraining rollouts (reward 1: the final database equals the reference's and the user did not abandon; -1: the user abandoned; 0 otherwise). Episodes lost to infrastructure failures are not scored.\n\n");
     out.push_str(&crate::stats::rollout_table(paths, &domains)?);
-    if let Some(eval) = crate::stats::eval_table(paths, &domains)? {
-        out.push_str("\nEvaluation (Avg@k and Pass^k over k trials per task):\n\n");
+    if let Some(eval) = crate::stats::eval_table(paths, &domains, eval_resamples)? {
+        out.push_str(
+            "\nEvaluation (Avg@k and Pass^k over k trials per task, with 95% intervals):\n\n",
+        );
         out.push_str(&eval);
     }
 

@@ -40,6 +40,8 @@ pub const MAX_CONCURRENCY: usize = 4_096;
 pub const MAX_STEPS: usize = 10_000;
 /// Item counts: targets, caps, search budgets.
 pub const MAX_COUNT: usize = 10_000_000;
+/// Bootstrap and permutation resamples of the eval intervals and `tracer compare`.
+pub const MAX_RESAMPLES: usize = 100_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {

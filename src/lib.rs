@@ -25,6 +25,8 @@
 //! - [`replay`]: tau-bench task files and gold-action replay.
 //! - [`bench`]: the benchmarks behind `make bench`.
 //! - [`stats`]: the funnel and other reports of `tracer stats`.
+//! - [`compare`]: `tracer compare`, two evaluations paired by task, with the noise of
+//!   each difference.
 //! - [`card`]: `tracer card`, the Hugging Face dataset card of a fresh run.
 //! - [`llm`]: LLM roles (scripted or OpenAI-compatible endpoint), response cache, limits.
 
@@ -33,6 +35,7 @@ pub mod artifact;
 pub mod bench;
 pub mod card;
 pub mod cli;
+pub mod compare;
 pub mod config;
 pub mod domain;
 pub mod emotion;

@@ -155,17 +155,27 @@ pub fn rollout_table(paths: &Paths, domains: &[&str]) -> Result<String, Artifact
     Ok(out)
 }
 
-/// The Avg@k / Pass^k table from the `eval` stage's per-domain reports.
-pub fn eval_table(paths: &Paths, domains: &[&str]) -> Result<Option<String>, ArtifactError> {
+/// The Avg@k / Pass^k table, with 95% intervals, recomputed from the `eval` stage's
+/// episodes: `resamples` bootstrap resamples per domain, drawn from the run seed recorded
+/// in each domain's Parquet, so the table matches the stage's own `report.md`.
+pub fn eval_table(
+    paths: &Paths,
+    domains: &[&str],
+    resamples: usize,
+) -> Result<Option<String>, ArtifactError> {
     let mut reports = Vec::new();
     for &d in domains {
         let path = stage_dir(&paths.output, "eval", d).join("part-00000.parquet");
         if !path.exists() {
             continue;
         }
-        let (rows, _) = artifact::read_records::<crate::artifact::RolloutRecord>(&path)?;
+        let (rows, prov) = artifact::read_records::<crate::artifact::RolloutRecord>(&path)?;
         let k = rows.iter().map(|r| r.trial + 1).max().unwrap_or(0).max(0) as u32;
-        reports.push(crate::harness::metrics::report(d, &rows, k));
+        let bootstrap = crate::harness::metrics::Bootstrap {
+            resamples,
+            seed: prov.seed,
+        };
+        reports.push(crate::harness::metrics::report(d, &rows, k, &bootstrap));
     }
     Ok((!reports.is_empty()).then(|| crate::harness::metrics::report_table(&reports)))
 }

@@ -88,6 +88,19 @@ fn the_card_reads_back_with_hugging_face_and_is_deterministic() {
     assert!(card.contains("**Offline stand-ins.**"));
     assert!(!card.contains("(OpenAI-compatible endpoint)"));
     assert!(card.contains("- Seed: 20261129."));
+    // The eval table gives every figure with its 95% interval and states the estimators.
+    let eval = card
+        .split("\nEvaluation (Avg@k and Pass^k over k trials per task, with 95% intervals):\n")
+        .nth(1)
+        .expect("an eval table");
+    for scope in ["| airline |", "| overall |"] {
+        let row = eval.lines().find(|l| l.starts_with(scope)).unwrap();
+        assert_eq!(row.matches("%, ").count(), 4, "Avg@3, Pass^1..3: {row}");
+    }
+    assert!(
+        eval.contains("C(c, j) / C(n, j)") && eval.contains("95% percentile bootstrap"),
+        "{eval}"
+    );
     // The quality report of the same artifacts is a section of the card.
     let quality = card
         .split("\n## Data quality\n")

@@ -5,17 +5,6 @@
 use crate::common::*;
 use std::path::Path;
 
-/// A project copy with smaller grounding caps, so a test runs the whole DAG quickly.
-fn small_project(label: &str) -> std::path::PathBuf {
-    let root = project_copy(label);
-    std::fs::write(
-        root.join("stages/grounded.toml"),
-        "max_train = 80\nmax_eval = 30\nmax_customers = 24\nmax_proposals = 6\nmax_expansions = 400\n",
-    )
-    .unwrap();
-    root
-}
-
 #[test]
 fn trajectories_run_offline_and_are_byte_identical() {
     let root = small_project("traj");
@@ -209,9 +198,34 @@ fn eval_reports_avg_and_pass_hat_k() {
         .collect();
     assert_eq!(pass.len(), 3);
     assert!(pass[0] >= pass[1] && pass[1] >= pass[2], "{pass:?}");
-    assert!((rep["avg_at_k"].as_f64().unwrap() - pass[0]).abs() < 1e-9);
+    let avg = rep["avg_at_k"].as_f64().unwrap();
+    assert!((avg - pass[0]).abs() < 1e-9);
+    // Each figure has its 95% interval around it; the table shows them.
+    let ci = &rep["avg_at_k_ci"];
+    let (lo, hi) = (ci["lo"].as_f64().unwrap(), ci["hi"].as_f64().unwrap());
+    assert!(lo <= avg && avg <= hi && lo < hi, "{ci}");
+    assert_eq!(rep["pass_hat_ci"].as_array().unwrap().len(), 3);
+    assert_eq!(rep["bootstrap"]["resamples"].as_u64(), Some(1000));
     let stats = stdout(&tracer(&root, &out, &["stats", "--domain", "retail"]));
     assert!(stats.contains("Pass^3"), "{stats}");
+    let row = stats
+        .lines()
+        .find(|l| l.starts_with("| retail |") && l.contains(" ["))
+        .unwrap_or_else(|| panic!("no eval row with intervals: {stats}"));
+    let avg_cell = format!(
+        "{:.1}% [{:.1}%, {:.1}%]",
+        avg * 100.0,
+        lo * 100.0,
+        hi * 100.0
+    );
+    assert_eq!(row.split(" | ").nth(2), Some(avg_cell.as_str()), "{row}");
+    assert!(
+        stats.contains("C(c, j) / C(n, j)") && stats.contains("95% percentile bootstrap"),
+        "{stats}"
+    );
+    // `tracer stats` recomputes the stage's own table: same seed, same resamples.
+    let report_md = std::fs::read_to_string(out.join("eval/domain=retail/report.md")).unwrap();
+    assert!(stats.contains(&report_md), "{report_md}\n---\n{stats}");
 }
 
 fn journal_lines(out: &Path) -> usize {

@@ -31,6 +31,17 @@ pub fn project_copy(label: &str) -> PathBuf {
     root
 }
 
+/// A project copy with smaller grounding caps, so a test runs the whole DAG quickly.
+pub fn small_project(label: &str) -> PathBuf {
+    let root = project_copy(label);
+    std::fs::write(
+        root.join("stages/grounded.toml"),
+        "max_train = 80\nmax_eval = 30\nmax_customers = 24\nmax_proposals = 6\nmax_expansions = 400\n",
+    )
+    .unwrap();
+    root
+}
+
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {

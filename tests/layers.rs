@@ -72,6 +72,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &["artifact", "config", "pipeline", "harness", "analysis"],
     ),
     ("card", &["artifact", "config", "pipeline", "stats", "llm"]),
+    ("compare", &["artifact", "harness"]),
     (
         "bench",
         &[

@@ -6,6 +6,7 @@ mod common;
 mod chaos;
 mod cli_analysis;
 mod cli_card;
+mod cli_compare;
 mod cli_graphs;
 mod cli_pipeline;
 mod cli_replay;

@@ -545,7 +545,11 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
     };
     artifact::write_records(&args.out.join("tasks.parquet"), &tasks, &prov)?;
     artifact::write_records(&args.out.join("rollouts.parquet"), &rows, &prov)?;
-    let mut report = metrics::report(d.name(), &rows, cfg.trials);
+    let bootstrap = metrics::Bootstrap {
+        resamples: cfg.bootstrap_resamples,
+        seed,
+    };
+    let mut report = metrics::report(d.name(), &rows, cfg.trials, &bootstrap);
     report.broken_gold = broken_ids;
     report.broken_gold_scored = args.include_broken_gold;
     artifact::write_atomic(

@@ -3,6 +3,7 @@
 //!
 //! Architecture invariant: no pipeline or domain logic here — parse, call, print.
 
+pub mod compare;
 pub mod data;
 pub mod emotion;
 pub mod graphs;
@@ -31,6 +32,8 @@ pub enum CliError {
     Journal(#[from] crate::pipeline::JournalError),
     #[error(transparent)]
     Card(#[from] crate::card::CardError),
+    #[error(transparent)]
+    Compare(#[from] crate::compare::CompareError),
     /// A check ran and found problems (already printed); exit non-zero.
     #[error("{0}")]
     Failed(String),
@@ -86,6 +89,9 @@ pub enum Command {
     Bench(pipeline::BenchArgs),
     /// The funnel per domain (traces -> grounded -> refined -> verified) as Markdown.
     Stats(pipeline::StatsArgs),
+    /// Compare two evaluations task by task: Avg@k and Pass^k per domain and overall, the
+    /// difference with its 95% interval, a paired p-value, and whether it is within noise.
+    Compare(compare::CompareArgs),
     /// Data quality per domain and split: coherence, answered questions, unknowable ids,
     /// length, repetition, language, emotion mix, clean SFT rows.
     Quality(quality::QualityArgs),
@@ -117,6 +123,7 @@ pub fn main() -> Result<(), CliError> {
         Command::Reference(c) => data::reference(&paths, c),
         Command::Bench(a) => pipeline::bench(&paths, a),
         Command::Stats(a) => pipeline::stats(&paths, a),
+        Command::Compare(a) => compare::compare(a),
         Command::Quality(a) => quality::quality(&paths, a),
         Command::Emotion(c) => {
             // `emotion map` / `emotion eval` may (re)train and cache the model in the output.

@@ -63,7 +63,8 @@ pub fn card(paths: &Paths, args: CardArgs) -> Result<(), CliError> {
     let _lock = super::lock_output(paths)?;
     let names: Vec<&str> = r.domains.iter().map(|d| d.name()).collect();
     let quality = || super::quality::report(paths, &names).map_err(|e| e.to_string());
-    let path = crate::card::write_card(&r, &quality)?;
+    let resamples = crate::stage::rollouts::eval_resamples(paths)?;
+    let path = crate::card::write_card(&r, &quality, resamples)?;
     println!("wrote {}", path.display());
     Ok(())
 }
@@ -91,7 +92,8 @@ pub fn stats(paths: &Paths, args: StatsArgs) -> Result<(), CliError> {
         println!("\n## Rollouts (training)\n");
         print!("{rollouts}");
     }
-    if let Some(eval) = crate::stats::eval_table(paths, &names)? {
+    let resamples = crate::stage::rollouts::eval_resamples(paths)?;
+    if let Some(eval) = crate::stats::eval_table(paths, &names, resamples)? {
         println!("\n## Evaluation\n");
         print!("{eval}");
     }

@@ -18,7 +18,7 @@ use crate::config::ConfigError;
 use crate::domain::Environment;
 use crate::harness::agent::ErrorRates;
 use crate::harness::batch::{self, BatchConfig};
-use crate::harness::metrics::{self, percent, report, report_table, reward_mix};
+use crate::harness::metrics::{self, percent_with_interval, report, report_table, reward_mix};
 use crate::llm::{Role, RolesConfig};
 use crate::pipeline::{PipelineError, Stage, StageContext};
 use crate::split::Split;
@@ -64,6 +64,9 @@ pub struct RolloutsConfig {
     /// Largest share of episodes that may end on infrastructure failures for the stage to
     /// succeed; above it the stage fails, stays stale, and a rerun retries those episodes.
     pub max_errored_share: f64,
+    /// `eval`: bootstrap resamples behind the 95% intervals of Avg@k and Pass^k (the
+    /// reports, `tracer stats`, the dataset card).
+    pub bootstrap_resamples: usize,
 }
 
 impl Default for RolloutsConfig {
@@ -77,6 +80,7 @@ impl Default for RolloutsConfig {
             agent_errors: ErrorRates::default(),
             roles: RolesConfig::default(),
             max_errored_share: 0.0,
+            bootstrap_resamples: metrics::DEFAULT_RESAMPLES,
         }
     }
 }
@@ -109,7 +113,7 @@ impl RolloutsConfig {
     /// Ranges and roles; `path` names the file in errors. Also run on a config whose
     /// `trials` a command line overrode.
     pub fn check(&self, path: &Path) -> Result<(), ConfigError> {
-        use crate::config::{Check, MAX_CONCURRENCY, MAX_STEPS, MAX_TRIALS};
+        use crate::config::{Check, MAX_CONCURRENCY, MAX_RESAMPLES, MAX_STEPS, MAX_TRIALS};
         let c = Check::new(path);
         if self.split.parse::<Split>().is_err() {
             return Err(c.error(
@@ -121,6 +125,12 @@ impl RolloutsConfig {
         c.count("max_steps", self.max_steps, 1, MAX_STEPS)?;
         c.count("concurrency", self.concurrency, 1, MAX_CONCURRENCY)?;
         c.share("max_errored_share", self.max_errored_share)?;
+        c.count(
+            "bootstrap_resamples",
+            self.bootstrap_resamples,
+            1,
+            MAX_RESAMPLES,
+        )?;
         let rates = &self.agent_errors;
         c.share("agent_errors.skip_confirmation", rates.skip_confirmation)?;
         c.share("agent_errors.redundant_question", rates.redundant_question)?;
@@ -128,6 +138,17 @@ impl RolloutsConfig {
         c.share("agent_errors.premature_transfer", rates.premature_transfer)?;
         super::roles::check_roles(path, &self.roles, &[Role::Agent, Role::User])
     }
+}
+
+/// The bootstrap resamples of the eval intervals: `bootstrap_resamples` of the eval
+/// stage's config (its override when one is set), the default when there is no file.
+pub fn eval_resamples(paths: &crate::config::Paths) -> Result<usize, ConfigError> {
+    let path = paths.stage_config(EVAL.name);
+    if !path.is_file() {
+        return Ok(metrics::DEFAULT_RESAMPLES);
+    }
+    let table = crate::config::read_table(&path)?;
+    Ok(RolloutsConfig::load(&path, &table)?.bootstrap_resamples)
 }
 
 /// The journal's view of an episode: its id, and whether it is finished for good.
@@ -261,7 +282,11 @@ impl RolloutsStage {
         if !self.report {
             return Ok(format!("{} episodes: {}", rows.len(), reward_mix(rows)));
         }
-        let rep = report(ctx.domain.name(), rows, cfg.trials);
+        let bootstrap = metrics::Bootstrap {
+            resamples: cfg.bootstrap_resamples,
+            seed: ctx.seed,
+        };
+        let rep = report(ctx.domain.name(), rows, cfg.trials, &bootstrap);
         let json = serde_json::to_vec_pretty(&rep).unwrap_or_default();
         artifact::write_atomic(&ctx.out("report.json"), &json)?;
         artifact::write_atomic(
@@ -273,9 +298,12 @@ impl RolloutsStage {
             rep.tasks,
             cfg.trials,
             cfg.trials,
-            percent(rep.avg_at_k),
+            percent_with_interval(rep.avg_at_k, rep.avg_at_k_ci),
             cfg.trials,
-            percent(rep.pass_hat.last().copied().flatten()),
+            percent_with_interval(
+                rep.pass_hat.last().copied().flatten(),
+                rep.pass_hat_ci.last().copied().flatten()
+            ),
             reward_mix(rows)
         ))
     }
