@@ -118,13 +118,98 @@ fn tmp_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// Write bytes atomically: temp file in the same directory, then rename.
+/// What a directory entry is, in the words an error message uses; read without following
+/// a symlink, so a link is reported as a link and not as what it points to.
+fn entry_kind(meta: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_symlink() {
+        return "a symlink";
+    }
+    if t.is_dir() {
+        return "a directory";
+    }
+    if t.is_file() {
+        return "a regular file";
+    }
+    #[cfg(unix)]
+    {
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+    }
+    "a special file"
+}
+
+/// Refuse an output file path that exists and is anything but a regular file (a symlink,
+/// FIFO, directory or device node): the atomic rename would replace a link or a FIFO
+/// silently, and an earlier non-atomic writer would have written through it.
+pub fn check_output_file(path: &Path) -> Result<(), ArtifactError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_file() => Ok(()),
+        Ok(meta) => Err(ArtifactError::io(
+            path,
+            format!(
+                "is {}; an output must be a regular file or a new path",
+                entry_kind(&meta)
+            ),
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(ArtifactError::io(path, e)),
+    }
+}
+
+/// Refuse an output directory path that exists and is anything but a directory (a
+/// symlink is not followed: files would land wherever it points).
+pub fn check_output_dir(path: &Path) -> Result<(), ArtifactError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_dir() => Ok(()),
+        Ok(meta) => Err(ArtifactError::io(
+            path,
+            format!(
+                "is {}; an output directory must be a directory or a new path",
+                entry_kind(&meta)
+            ),
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(ArtifactError::io(path, e)),
+    }
+}
+
+/// Write bytes atomically: temp file in the same directory, then rename. The target must
+/// be a regular file or not exist ([`check_output_file`]); the temp file is created anew
+/// (a stale one, even a link, is removed first, never written through).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ArtifactError> {
+    use std::io::Write;
+    check_output_file(path)?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| ArtifactError::io(dir, e))?;
     }
     let tmp = tmp_path(path);
-    std::fs::write(&tmp, bytes).map_err(|e| ArtifactError::io(&tmp, e))?;
+    match std::fs::remove_file(&tmp) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(ArtifactError::io(&tmp, e));
+        }
+        _ => {}
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(|e| ArtifactError::io(&tmp, e))?;
+    file.write_all(bytes)
+        .map_err(|e| ArtifactError::io(&tmp, e))?;
+    drop(file);
     std::fs::rename(&tmp, path).map_err(|e| ArtifactError::io(path, e))
 }
 
@@ -376,6 +461,29 @@ mod tests {
         let (back, p) = read_records::<TraceRecord>(&path).unwrap();
         assert_eq!(back, rows());
         assert_eq!(p, prov);
+    }
+
+    #[test]
+    fn outputs_refuse_links_fifos_and_directories() {
+        let dir = scratch("special");
+        let target = dir.join("target");
+        std::fs::write(&target, b"keep").unwrap();
+        let link = dir.join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let err = write_atomic(&link, b"new").unwrap_err().to_string();
+        assert!(err.contains("link: is a symlink"), "{err}");
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+        let err = write_atomic(&dir, b"new").unwrap_err().to_string();
+        assert!(err.contains("is a directory"), "{err}");
+        assert!(check_output_dir(&link).is_err());
+        assert!(check_output_dir(&dir).is_ok());
+        assert!(check_output_dir(&dir.join("new")).is_ok());
+        // A stale temp file that is a link is replaced, not written through.
+        let out = dir.join("out.json");
+        std::os::unix::fs::symlink(&target, tmp_path(&out)).unwrap();
+        write_atomic(&out, b"fresh").unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), b"fresh");
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep");
     }
 
     #[test]
