@@ -339,9 +339,14 @@ fn redact_value(value: &mut Value, key: &str) -> bool {
             *s = s.replace(key, REDACTED);
             true
         }
-        Value::Array(items) => items
-            .iter_mut()
-            .fold(false, |changed, v| redact_value(v, key) || changed),
+        Value::Array(items) => {
+            // Every item is visited: `any` would stop at the first one redacted.
+            let mut changed = false;
+            for item in items {
+                changed |= redact_value(item, key);
+            }
+            changed
+        }
         Value::Object(map) => {
             let mut changed = false;
             let entries = std::mem::take(map);
