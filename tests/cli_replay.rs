@@ -330,3 +330,124 @@ fn telecom_task_files_replay_and_roll_out_against_an_imported_database() {
         serde_json::from_str(&std::fs::read_to_string(run.join("report.json")).unwrap()).unwrap();
     assert_eq!(rep["tasks"], 3, "{rep}");
 }
+
+/// `--out` names a regular file or a new path; a symlink (not followed), a FIFO, a directory
+/// is refused before anything is written, and left as it was.
+#[test]
+fn out_refuses_links_fifos_and_directories_and_still_replaces_a_regular_file() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = temp_dir("special-out");
+    let tasks = repo()
+        .join("tests/fixtures/replay/airline_tasks.json")
+        .display()
+        .to_string();
+    let airline = fixture("airline");
+    let replay = |out: &std::path::Path| {
+        tracer(
+            &repo(),
+            &dir,
+            &[
+                "replay",
+                "--domain",
+                "airline",
+                "--db",
+                &airline,
+                "--tasks",
+                &tasks,
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        )
+    };
+    let export = |out: &std::path::Path| {
+        tracer(
+            &repo(),
+            &dir,
+            &[
+                "export",
+                "tasks",
+                "--domain",
+                "airline",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        )
+    };
+    let refused = |o: &std::process::Output, path: &std::path::Path, what: &str| {
+        assert!(!o.status.success(), "{path:?} accepted");
+        let err = stderr(o);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(
+            err.contains(&format!("{}: is {what}", path.display())),
+            "{err}"
+        );
+    };
+
+    let target = dir.join("target.txt");
+    std::fs::write(&target, b"keep me").unwrap();
+    let link = dir.join("link.jsonl");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let fifo = dir.join("fifo.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let subdir = dir.join("a-directory");
+    std::fs::create_dir_all(&subdir).unwrap();
+
+    for run in [
+        &replay as &dyn Fn(&std::path::Path) -> std::process::Output,
+        &export,
+    ] {
+        refused(&run(&link), &link, "a symlink");
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep me");
+        refused(&run(&fifo), &fifo, "a FIFO");
+        assert!(
+            std::fs::symlink_metadata(&fifo)
+                .unwrap()
+                .file_type()
+                .is_fifo()
+        );
+        refused(&run(&subdir), &subdir, "a directory");
+        assert_eq!(std::fs::read_dir(&subdir).unwrap().count(), 0);
+    }
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.ends_with(".tmp")), "{names:?}");
+
+    // A directory-valued --out refuses a symlink too (files would land where it points).
+    let dir_link = dir.join("dir-link");
+    std::os::unix::fs::symlink(&subdir, &dir_link).unwrap();
+    let o = tracer(
+        &repo(),
+        &dir,
+        &[
+            "export",
+            "db",
+            "--domain",
+            "airline",
+            "--from",
+            &airline,
+            "--out",
+            dir_link.to_str().unwrap(),
+        ],
+    );
+    refused(&o, &dir_link, "a symlink");
+    assert_eq!(std::fs::read_dir(&subdir).unwrap().count(), 0);
+
+    // A regular file is still replaced, atomically.
+    let regular = dir.join("regular.jsonl");
+    std::fs::write(&regular, b"old contents").unwrap();
+    assert_ok(&replay(&regular));
+    let text = std::fs::read_to_string(&regular).unwrap();
+    assert!(text.starts_with('{') && text.lines().count() == 9, "{text}");
+}

@@ -574,6 +574,50 @@ async fn api_key_never_leaks() {
     }
 }
 
+#[tokio::test]
+async fn a_key_echoed_in_an_answer_is_neither_returned_nor_cached() {
+    let server = OpenAiServer::start(&[MODEL]);
+    let cache = cache_path("key-in-answer");
+    let cfg = config(&server.base_url(), &format!("api_key_env = \"{KEY_VAR}\""));
+    let role = build_role_with_env(Role::Agent, &cfg, &cache, &env_with_key).unwrap();
+    let RoleModel::Endpoint(model) = role else {
+        panic!("endpoint expected")
+    };
+    server.push(Reply::EchoAuthorizationInAnswer);
+    let fresh = model.chat(hello("hi")).await.unwrap();
+    assert_eq!(
+        server.requests()[0].authorization,
+        Some(format!("Bearer {KEY}")),
+        "the server did see the key"
+    );
+    // Asked again: the answer now comes from the cache, and is as clean.
+    let hit = model.chat(hello("hi")).await.unwrap();
+    assert!(hit.from_cache);
+    for r in [&fresh, &hit] {
+        let text = serde_json::to_string(r).unwrap();
+        assert!(!text.contains(KEY), "{text}");
+        assert!(!format!("{r:?}").contains(KEY));
+        assert_eq!(
+            r.message.content.as_deref(),
+            Some("You sent Bearer [redacted].")
+        );
+        assert_eq!(
+            r.message.reasoning_content.as_deref(),
+            Some("The header was Bearer [redacted].")
+        );
+        let args = r.message.tool_calls[0].arguments_json().unwrap();
+        assert_eq!(args["note"], "Bearer [redacted]");
+        assert_eq!(args["seen"][0], "header Bearer [redacted] seen");
+        assert_eq!(args["Bearer [redacted]"], true);
+    }
+    drop(model);
+    let bytes = std::fs::read(&cache).unwrap();
+    assert!(
+        !bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()),
+        "key found in the cache file"
+    );
+}
+
 #[test]
 fn scripted_roles_are_labelled_and_touch_nothing() {
     let cache = cache_path("scripted");

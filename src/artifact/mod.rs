@@ -118,13 +118,98 @@ fn tmp_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// Write bytes atomically: temp file in the same directory, then rename.
+/// What a directory entry is, in the words an error message uses; read without following
+/// a symlink, so a link is reported as a link and not as what it points to.
+fn entry_kind(meta: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_symlink() {
+        return "a symlink";
+    }
+    if t.is_dir() {
+        return "a directory";
+    }
+    if t.is_file() {
+        return "a regular file";
+    }
+    #[cfg(unix)]
+    {
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+    }
+    "a special file"
+}
+
+/// Refuse an output file path that exists and is anything but a regular file (a symlink,
+/// FIFO, directory or device node): the atomic rename would replace a link or a FIFO
+/// silently, and an earlier non-atomic writer would have written through it.
+pub fn check_output_file(path: &Path) -> Result<(), ArtifactError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_file() => Ok(()),
+        Ok(meta) => Err(ArtifactError::io(
+            path,
+            format!(
+                "is {}; an output must be a regular file or a new path",
+                entry_kind(&meta)
+            ),
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(ArtifactError::io(path, e)),
+    }
+}
+
+/// Refuse an output directory path that exists and is anything but a directory (a
+/// symlink is not followed: files would land wherever it points).
+pub fn check_output_dir(path: &Path) -> Result<(), ArtifactError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_dir() => Ok(()),
+        Ok(meta) => Err(ArtifactError::io(
+            path,
+            format!(
+                "is {}; an output directory must be a directory or a new path",
+                entry_kind(&meta)
+            ),
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(ArtifactError::io(path, e)),
+    }
+}
+
+/// Write bytes atomically: temp file in the same directory, then rename. The target must
+/// be a regular file or not exist ([`check_output_file`]); the temp file is created anew
+/// (a stale one, even a link, is removed first, never written through).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ArtifactError> {
+    use std::io::Write;
+    check_output_file(path)?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| ArtifactError::io(dir, e))?;
     }
     let tmp = tmp_path(path);
-    std::fs::write(&tmp, bytes).map_err(|e| ArtifactError::io(&tmp, e))?;
+    match std::fs::remove_file(&tmp) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(ArtifactError::io(&tmp, e));
+        }
+        _ => {}
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(|e| ArtifactError::io(&tmp, e))?;
+    file.write_all(bytes)
+        .map_err(|e| ArtifactError::io(&tmp, e))?;
+    drop(file);
     std::fs::rename(&tmp, path).map_err(|e| ArtifactError::io(path, e))
 }
 
@@ -195,6 +280,16 @@ pub fn read_cached(path: &Path) -> Result<Option<Vec<u8>>, CachedError> {
 
 /// Encode one batch as zstd Parquet with provenance metadata.
 pub fn encode_parquet(batch: &RecordBatch, prov: &Provenance) -> Result<Vec<u8>, ArtifactError> {
+    encode_batches(batch.schema(), std::slice::from_ref(batch), prov)
+}
+
+/// Encode batches of one schema as one zstd Parquet table with provenance metadata, each
+/// batch its own row group (one batch: the same bytes as [`encode_parquet`] always wrote).
+fn encode_batches(
+    schema: SchemaRef,
+    batches: &[RecordBatch],
+    prov: &Provenance,
+) -> Result<Vec<u8>, ArtifactError> {
     let props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).unwrap_or_default()))
         .set_created_by(format!("tracer {}", prov.version))
@@ -205,10 +300,58 @@ pub fn encode_parquet(batch: &RecordBatch, prov: &Provenance) -> Result<Vec<u8>,
         path: "<parquet encoder>".into(),
         message: e.to_string(),
     };
-    let mut writer = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).map_err(to_err)?;
-    writer.write(batch).map_err(to_err)?;
+    let mut writer = ArrowWriter::try_new(&mut buf, schema, Some(props)).map_err(to_err)?;
+    for (i, batch) in batches.iter().enumerate() {
+        if i > 0 {
+            writer.flush().map_err(to_err)?;
+        }
+        writer.write(batch).map_err(to_err)?;
+    }
     writer.close().map_err(to_err)?;
     Ok(buf)
+}
+
+/// Most bytes of row data put in one Arrow batch when writing records. A string or list
+/// array addresses its data with i32 offsets (2 GiB); a table larger than that is written
+/// as several batches (row groups) well under it, and reads back as one table.
+pub(crate) const BATCH_BYTES: usize = 256 << 20;
+
+/// Consecutive runs of rows, in order, each holding at most `limit` bytes by `size`; a row
+/// larger than `limit` is a run of its own. No rows give one empty run, so an empty table
+/// still has its schema.
+pub(crate) fn runs_by_bytes<T>(rows: &[T], size: impl Fn(&T) -> usize, limit: usize) -> Vec<&[T]> {
+    let mut runs = Vec::new();
+    let (mut start, mut bytes) = (0, 0usize);
+    for (i, row) in rows.iter().enumerate() {
+        let row_bytes = size(row);
+        if i > start && bytes.saturating_add(row_bytes) > limit {
+            runs.push(&rows[start..i]);
+            (start, bytes) = (i, 0);
+        }
+        bytes = bytes.saturating_add(row_bytes);
+    }
+    if start < rows.len() || runs.is_empty() {
+        runs.push(&rows[start..]);
+    }
+    runs
+}
+
+/// [`runs_by_bytes`] of records, sized by [`Record::encoded_bytes`].
+fn row_batches<R: Record>(rows: &[R], limit: usize) -> Vec<&[R]> {
+    runs_by_bytes(rows, R::encoded_bytes, limit)
+}
+
+/// Encode records as Parquet in batches of at most `limit` bytes each.
+fn encode_records<R: Record>(
+    rows: &[R],
+    prov: &Provenance,
+    limit: usize,
+) -> Result<Vec<u8>, ArtifactError> {
+    let batches: Vec<RecordBatch> = row_batches(rows, limit)
+        .into_iter()
+        .map(R::to_batch)
+        .collect();
+    encode_batches(R::schema(), &batches, prov)
 }
 
 /// Write a batch to `path` atomically.
@@ -221,12 +364,53 @@ pub fn write_parquet(
     write_atomic(path, &bytes)
 }
 
-/// Read a Parquet file; when `expected` is given, the file's schema must match it
-/// field by field (name and type).
+/// Write batches of one schema to `path` atomically, one row group each.
+pub fn write_batches(
+    path: &Path,
+    schema: SchemaRef,
+    batches: &[RecordBatch],
+    prov: &Provenance,
+) -> Result<(), ArtifactError> {
+    let bytes = encode_batches(schema, batches, prov)?;
+    write_atomic(path, &bytes)
+}
+
+/// Read a Parquet file as one batch; when `expected` is given, the file's schema must
+/// match it field by field (name and type).
 pub fn read_parquet(
     path: &Path,
     expected: Option<&SchemaRef>,
 ) -> Result<(RecordBatch, Provenance), ArtifactError> {
+    let (batches, prov) = read_batches(path, expected)?;
+    let schema = match batches.first() {
+        Some(b) => b.schema(),
+        None => parquet_schema(path)?,
+    };
+    let batch =
+        arrow::compute::concat_batches(&schema, &batches).map_err(|e| ArtifactError::Corrupt {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+    Ok((batch, prov))
+}
+
+/// The Arrow schema of a Parquet file, from its footer.
+fn parquet_schema(path: &Path) -> Result<SchemaRef, ArtifactError> {
+    let file = File::open(path).map_err(|e| ArtifactError::io(path, e))?;
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| ArtifactError::Corrupt {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+    Ok(builder.schema().clone())
+}
+
+/// Read a Parquet file as the reader's batches, in order, schema-checked like
+/// [`read_parquet`].
+fn read_batches(
+    path: &Path,
+    expected: Option<&SchemaRef>,
+) -> Result<(Vec<RecordBatch>, Provenance), ArtifactError> {
     let file = File::open(path).map_err(|e| ArtifactError::io(path, e))?;
     let corrupt = |e: &dyn std::fmt::Display| ArtifactError::Corrupt {
         path: path.display().to_string(),
@@ -250,8 +434,7 @@ pub fn read_parquet(
     for batch in reader {
         batches.push(batch.map_err(|e| corrupt(&e))?);
     }
-    let batch = arrow::compute::concat_batches(&schema, &batches).map_err(|e| corrupt(&e))?;
-    Ok((batch, prov))
+    Ok((batches, prov))
 }
 
 fn check_schema(
@@ -305,25 +488,51 @@ pub fn parquet_rows(path: &Path) -> Result<(u64, Provenance), ArtifactError> {
     Ok((u64::try_from(meta.num_rows()).unwrap_or(0), prov))
 }
 
-/// Read a typed artifact.
+/// Read a typed artifact, decoding batch by batch (a table over 2 GiB of text does not fit
+/// one Arrow batch, so it is never concatenated into one).
 pub fn read_records<R: Record>(path: &Path) -> Result<(Vec<R>, Provenance), ArtifactError> {
-    let (batch, prov) = read_parquet(path, Some(&R::schema()))?;
-    let rows = R::from_batch(&batch).map_err(|(column, message)| ArtifactError::Column {
-        path: path.display().to_string(),
-        column,
-        message,
-    })?;
+    let (batches, prov) = read_batches(path, Some(&R::schema()))?;
+    let mut rows = Vec::new();
+    let mut before = 0;
+    for batch in &batches {
+        let decoded = R::from_batch(batch).map_err(|(column, message)| ArtifactError::Column {
+            path: path.display().to_string(),
+            column,
+            // Rows are counted within a batch; say which row of the file it was.
+            message: shift_row_numbers(&message, before),
+        })?;
+        before += batch.num_rows();
+        rows.extend(decoded);
+    }
     Ok((rows, prov))
 }
 
-/// Write a typed artifact atomically.
+/// A decoding message's `row N` counted from the start of the file rather than of its batch.
+fn shift_row_numbers(message: &str, before: usize) -> String {
+    if before == 0 {
+        return message.to_string();
+    }
+    match message.strip_prefix("row ").and_then(|rest| {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let n: usize = rest[..digits].parse().ok()?;
+        Some(format!("row {}{}", n + before, &rest[digits..]))
+    }) {
+        Some(shifted) => shifted,
+        None => message.to_string(),
+    }
+}
+
+/// Write a typed artifact atomically, in batches that keep every array under Arrow's
+/// 2 GiB offset limit ([`BATCH_BYTES`]).
 pub fn write_records<R: Record>(
     path: &Path,
     rows: &[R],
     prov: &Provenance,
 ) -> Result<(), ArtifactError> {
-    let batch = R::to_batch(rows);
-    write_parquet(path, &batch, prov)
+    let bytes = encode_records(rows, prov, BATCH_BYTES)?;
+    write_atomic(path, &bytes)
 }
 
 #[cfg(test)]
@@ -376,6 +585,98 @@ mod tests {
         let (back, p) = read_records::<TraceRecord>(&path).unwrap();
         assert_eq!(back, rows());
         assert_eq!(p, prov);
+    }
+
+    fn traces(n: usize) -> Vec<TraceRecord> {
+        (0..n)
+            .map(|i| TraceRecord {
+                trace_id: format!("trace-{i:03}"),
+                domain: "airline".into(),
+                split: crate::split::Split::Train,
+                sample_index: i32::try_from(i).unwrap(),
+                n_intents: 1,
+                // Rows of different sizes, so runs end at different counts.
+                intents: vec![vec!["x".repeat(10 + 7 * (i % 5))]],
+                length: 1,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_table_over_the_batch_limit_is_written_in_row_groups_and_reads_back_whole() {
+        let rows = traces(40);
+        let sizes: Vec<usize> = rows.iter().map(Record::encoded_bytes).collect();
+        let limit = 400;
+        let runs = row_batches(&rows, limit);
+        assert!(runs.len() > 3, "{} runs", runs.len());
+        // In order, nothing lost, each run within the limit.
+        let mut next = 0;
+        for run in &runs {
+            let bytes: usize = sizes[next..next + run.len()].iter().sum();
+            assert!(bytes <= limit, "run of {bytes} bytes");
+            next += run.len();
+        }
+        assert_eq!(next, rows.len());
+        // A row over the limit on its own; no rows: one empty run (the schema survives).
+        assert_eq!(row_batches(&rows[..3], 1).len(), 3);
+        assert_eq!(row_batches::<TraceRecord>(&[], 1).len(), 1);
+
+        let dir = scratch("batches");
+        let path = dir.join("part-00000.parquet");
+        let prov = Provenance {
+            stage: "traces".into(),
+            ..Provenance::default()
+        };
+        std::fs::write(&path, encode_records(&rows, &prov, limit).unwrap()).unwrap();
+        let file = File::open(&path).unwrap();
+        let groups = ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .metadata()
+            .num_row_groups();
+        assert_eq!(groups, runs.len(), "one row group per batch");
+        let (back, p) = read_records::<TraceRecord>(&path).unwrap();
+        assert_eq!(back, rows, "one table, rows in order");
+        assert_eq!(p, prov);
+        let (table, _) = read_parquet(&path, Some(&TraceRecord::schema())).unwrap();
+        assert_eq!(table.num_rows(), rows.len());
+        // Under the real limit a small table stays one batch: the bytes are as before.
+        assert_eq!(
+            encode_records(&rows, &prov, BATCH_BYTES).unwrap(),
+            encode_parquet(&TraceRecord::to_batch(&rows), &prov).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_bad_cell_is_named_by_its_row_in_the_file_not_in_its_batch() {
+        assert_eq!(shift_row_numbers("row 3: null", 1024), "row 1027: null");
+        assert_eq!(
+            shift_row_numbers("row 3, item 1: null", 10),
+            "row 13, item 1: null"
+        );
+        assert_eq!(shift_row_numbers("expected Utf8", 10), "expected Utf8");
+    }
+
+    #[test]
+    fn outputs_refuse_links_fifos_and_directories() {
+        let dir = scratch("special");
+        let target = dir.join("target");
+        std::fs::write(&target, b"keep").unwrap();
+        let link = dir.join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let err = write_atomic(&link, b"new").unwrap_err().to_string();
+        assert!(err.contains("link: is a symlink"), "{err}");
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+        let err = write_atomic(&dir, b"new").unwrap_err().to_string();
+        assert!(err.contains("is a directory"), "{err}");
+        assert!(check_output_dir(&link).is_err());
+        assert!(check_output_dir(&dir).is_ok());
+        assert!(check_output_dir(&dir.join("new")).is_ok());
+        // A stale temp file that is a link is replaced, not written through.
+        let out = dir.join("out.json");
+        std::os::unix::fs::symlink(&target, tmp_path(&out)).unwrap();
+        write_atomic(&out, b"fresh").unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), b"fresh");
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep");
     }
 
     #[test]

@@ -24,6 +24,10 @@ pub trait Record: Sized {
     fn schema() -> SchemaRef;
     fn to_batch(rows: &[Self]) -> RecordBatch;
     fn from_batch(batch: &RecordBatch) -> Result<Vec<Self>, ColumnError>;
+    /// About how many bytes this row adds to its batch's arrays (text bytes plus a fixed
+    /// cost per value): what the writer splits a table into batches by, so no string
+    /// array reaches Arrow's 2 GiB limit.
+    fn encoded_bytes(&self) -> usize;
 }
 
 /// A field type that can be an artifact column: its Arrow type and nullability, and the
@@ -36,6 +40,10 @@ trait Column: Sized {
     where
         Self: 'a;
     fn from_array(array: &dyn Array) -> Result<Vec<Self>, CellError>;
+    /// Bytes this value adds to its array: the text, plus an offset or a fixed-width value.
+    fn encoded_bytes(&self) -> usize {
+        8
+    }
 }
 
 /// Why a column's values could not be decoded: where (the row, then the item within each
@@ -123,6 +131,10 @@ macro_rules! scalar_columns {
                 Arc::new(b.finish())
             }
 
+            fn encoded_bytes(&self) -> usize {
+                8 + TextLen::text_len(self)
+            }
+
             fn from_array(array: &dyn Array) -> Result<Vec<Self>, CellError> {
                 let $a = downcast::<$array, Self>(array)?;
                 (0..$a.len())
@@ -161,9 +173,29 @@ macro_rules! scalar_columns {
                     .map(|$i| (!$a.is_null($i)).then(|| $get))
                     .collect())
             }
+
+            fn encoded_bytes(&self) -> usize {
+                8 + self.as_ref().map_or(0, TextLen::text_len)
+            }
         }
     )*};
 }
+
+/// The variable-length bytes of a scalar (its UTF-8 length for text, none otherwise).
+trait TextLen {
+    fn text_len(&self) -> usize {
+        0
+    }
+}
+
+impl TextLen for String {
+    fn text_len(&self) -> usize {
+        self.len()
+    }
+}
+impl TextLen for i32 {}
+impl TextLen for i64 {}
+impl TextLen for bool {}
 
 scalar_columns! {
     String: DataType::Utf8, StringArray, StringBuilder, |v| v, |a, i| a.value(i).to_string();
@@ -217,6 +249,10 @@ impl<T: Column> Column for Vec<T> {
         Arc::new(ListArray::new(item_field::<T>(), offsets, values, None))
     }
 
+    fn encoded_bytes(&self) -> usize {
+        8 + self.iter().map(T::encoded_bytes).sum::<usize>()
+    }
+
     fn from_array(array: &dyn Array) -> Result<Vec<Self>, CellError> {
         let list = downcast::<ListArray, Self>(array)?;
         (0..list.len())
@@ -263,6 +299,10 @@ macro_rules! record {
                 $(let mut $field = decode::<$ty>(batch, stringify!($field))?.into_iter();)*
                 // Every column holds one value per row of the batch.
                 Ok(std::iter::from_fn(|| Some($name { $($field: $field.next()?,)* })).collect())
+            }
+
+            fn encoded_bytes(&self) -> usize {
+                0 $(+ <$ty as Column>::encoded_bytes(&self.$field))*
             }
         }
     };

@@ -71,6 +71,16 @@ pub fn sft_schema() -> arrow::datatypes::SchemaRef {
     ]))
 }
 
+/// Encode SFT rows as RecordBatches of at most [`super::BATCH_BYTES`] of JSON text each
+/// (the JSON decoder takes every row it is given into one batch, and a string array holds
+/// at most 2 GiB), in order; a small set is one batch.
+pub fn sft_batches(rows: &[Value]) -> Result<Vec<arrow::array::RecordBatch>, String> {
+    super::runs_by_bytes(rows, |r| r.to_string().len(), super::BATCH_BYTES)
+        .into_iter()
+        .map(sft_batch)
+        .collect()
+}
+
 /// Encode SFT rows as a RecordBatch through arrow's JSON decoder (fixed schema).
 pub fn sft_batch(rows: &[Value]) -> Result<arrow::array::RecordBatch, String> {
     let schema = sft_schema();

@@ -127,6 +127,7 @@ pub fn reference(paths: &Paths, cmd: ReferenceCommand) -> Result<(), CliError> {
         ruleset,
         db,
     } = cmd;
+    artifact::check_output_dir(&out)?;
     let d = domain::find(&domain)?;
     let seed = resolve_seed(paths, seed)?;
     let env = load_env(paths, d, db.as_deref(), Some(seed), ruleset.as_deref())?;
@@ -216,6 +217,9 @@ pub fn import(paths: &Paths, cmd: ImportCommand) -> Result<(), CliError> {
         out,
         ruleset,
     }) = cmd;
+    if let Some(out) = &out {
+        artifact::check_output_dir(out)?;
+    }
     let d = domain::find(&domain)?;
     let env = load_env(paths, d, Some(&from), None, ruleset.as_deref())?;
     let sizes: Vec<String> = env
@@ -273,6 +277,7 @@ pub fn export(paths: &Paths, cmd: ExportCommand) -> Result<(), CliError> {
             seed,
         } => return export_tasks(paths, &domain, &split, &out, allow_stale, seed),
     };
+    artifact::check_output_dir(&out)?;
     let d = domain::find(&domain)?;
     let env = load_env(paths, d, from.as_deref(), seed, ruleset.as_deref())?;
     write_tau_bench(env.as_ref(), &out)?;
@@ -285,6 +290,7 @@ pub fn export(paths: &Paths, cmd: ExportCommand) -> Result<(), CliError> {
 }
 
 pub fn replay(paths: &Paths, args: ReplayArgs) -> Result<(), CliError> {
+    artifact::check_output_file(&args.out)?;
     let d = domain::find(&args.domain)?;
     let tasks = replay::read_task_file(&args.tasks)?;
     let env = load_env(
@@ -324,6 +330,7 @@ fn export_tasks(
     allow_stale: bool,
     seed: Option<u64>,
 ) -> Result<(), CliError> {
+    artifact::check_output_file(out)?;
     let d = domain::find(domain)?;
     if !["train", "eval", "all"].contains(&split) {
         return Err(CliError::Failed(format!(
@@ -406,12 +413,8 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
     use crate::stage::rollouts::{RolloutsConfig, open_journal};
     let d = domain::find(&args.domain)?;
     let seed = resolve_seed(paths, args.seed)?;
-    if args.out.exists() && !args.out.is_dir() {
-        return Err(CliError::Failed(format!(
-            "--out {}: is a file; give a directory (rollouts.parquet, report.json and report.md go there)",
-            args.out.display()
-        )));
-    }
+    // A directory: rollouts.parquet, report.json and report.md go there.
+    artifact::check_output_dir(&args.out)?;
     let mut table = crate::config::read_table(&args.config)?;
     if let Some(k) = args.trials {
         table.insert("trials".into(), toml::Value::Integer(i64::from(k)));

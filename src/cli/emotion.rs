@@ -287,6 +287,9 @@ fn parse_line(
 }
 
 fn map(paths: &Paths, a: MapArgs) -> Result<(), CliError> {
+    if let Some(path) = &a.output {
+        crate::artifact::check_output_file(path).map_err(failed)?;
+    }
     let seed = super::resolve_seed(paths, a.seed)?;
     let (source, reader): (String, Box<dyn BufRead>) = if a.input == "-" {
         ("<stdin>".into(), Box::new(std::io::stdin().lock()))

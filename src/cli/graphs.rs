@@ -113,6 +113,9 @@ pub fn run(paths: &Paths, cmd: GraphsCommand) -> Result<(), CliError> {
             all_tools,
             seed,
         } => {
+            if let Some(path) = &out {
+                crate::artifact::check_output_file(path)?;
+            }
             let seed = resolve_seed(paths, seed)?;
             let d = crate::domain::find(&domain)?;
             let cfg = graphs_config(paths)?;
@@ -143,6 +146,7 @@ pub fn run(paths: &Paths, cmd: GraphsCommand) -> Result<(), CliError> {
             Ok(())
         }
         GraphsCommand::Render { domains, out_dir } => {
+            crate::artifact::check_output_dir(&out_dir)?;
             for d in resolve_domains(paths, &domains)? {
                 let g = graph::load(&paths.graph_file(d.name()), d)?;
                 let dot_path = out_dir.join(format!("{}.dot", d.name()));

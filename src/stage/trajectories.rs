@@ -257,9 +257,14 @@ impl Stage for TrajectoriesStage {
             jsonl.push('\n');
         }
         artifact::write_atomic(&ctx.out("_sft.jsonl"), jsonl.as_bytes())?;
-        let batch =
-            artifact::sft::sft_batch(&sft).map_err(|e| ctx.fail(format!("_sft.parquet: {e}")))?;
-        artifact::write_parquet(&ctx.out("_sft.parquet"), &batch, &prov)?;
+        let batches =
+            artifact::sft::sft_batches(&sft).map_err(|e| ctx.fail(format!("_sft.parquet: {e}")))?;
+        artifact::write_batches(
+            &ctx.out("_sft.parquet"),
+            artifact::sft::sft_schema(),
+            &batches,
+            &prov,
+        )?;
         Ok(format!(
             "{} of {wins} successes kept ({} unclean dropped, cap {}), low set {}, {} SFT rows{}",
             high.len(),

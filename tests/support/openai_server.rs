@@ -6,7 +6,7 @@
 //! Each POST takes the next scripted [`Reply`] (text, tool calls, reasoning, or a fault:
 //! an HTTP status with or without `Retry-After`, a delay past the client's timeout, a
 //! malformed body, a hang-up without an answer, an error that echoes the request's
-//! `Authorization` header); with the
+//! `Authorization` header, in an error or inside a 200 answer); with the
 //! script empty it answers a default (chat: `echo: <last user message>`; embeddings: a
 //! small vector derived from each text). It records every request (time, path, body,
 //! `Authorization`) and the most requests it ever had in flight at once.
@@ -44,6 +44,9 @@ pub enum Reply {
     MalformedBody,
     /// An error whose message repeats the request's `Authorization` header.
     EchoAuthorization(u16),
+    /// A 200 answer that repeats the request's `Authorization` header in its content, its
+    /// thinking and a tool call's arguments (a string value, a list item and an object key).
+    EchoAuthorizationInAnswer,
     /// Close the connection without answering (a reset mid-request).
     Hangup,
 }
@@ -307,6 +310,28 @@ fn answer(
         Some(Reply::Delay(d)) => {
             thread::sleep(d);
             None
+        }
+        other => other,
+    };
+    let reply = match reply {
+        Some(Reply::EchoAuthorizationInAnswer) => {
+            let auth = req.authorization.clone().unwrap_or_default();
+            let args = json!({"note": auth, "seen": [format!("header {auth} seen")], (auth.clone()): true});
+            let message = json!({
+                "role": "assistant",
+                "content": format!("You sent {auth}."),
+                "reasoning_content": format!("The header was {auth}."),
+                "tool_calls": [{"id": "call_0", "type": "function",
+                                "function": {"name": "echo", "arguments": args.to_string()}}],
+            });
+            return (
+                200,
+                String::new(),
+                json!({"id": "chatcmpl-test", "object": "chat.completion", "model": model,
+                       "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+                       "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+                .to_string(),
+            );
         }
         other => other,
     };
