@@ -27,6 +27,8 @@
 //! - [`stats`]: the funnel and other reports of `tracer stats`.
 //! - [`card`]: `tracer card`, the Hugging Face dataset card of a fresh run.
 //! - [`llm`]: LLM roles (scripted or OpenAI-compatible endpoint), response cache, limits.
+//! - [`cost`]: token usage, per-role prices and the dollars between them (a leaf every layer
+//!   may use).
 
 pub mod analysis;
 pub mod artifact;
@@ -34,6 +36,7 @@ pub mod bench;
 pub mod card;
 pub mod cli;
 pub mod config;
+pub mod cost;
 pub mod domain;
 pub mod emotion;
 pub mod graph;

@@ -4,7 +4,7 @@
 //! instruction and (for emotion-conditioned runs) the emotion instruction — never labels.
 
 use super::{Agent, BoxFuture, HarnessError, Usage, User};
-use crate::llm::{self, ChatMessage, ChatModel, ChatRequest, LlmError};
+use crate::llm::{ChatMessage, ChatModel, ChatRequest, LlmError};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -25,13 +25,6 @@ fn to_harness(e: LlmError) -> HarnessError {
     match e {
         LlmError::Malformed { .. } => HarnessError::Agent(e.to_string()),
         other => HarnessError::Endpoint(other.to_string()),
-    }
-}
-
-fn usage(r: &llm::ChatResponse) -> Usage {
-    Usage {
-        prompt_tokens: r.usage.prompt_tokens,
-        completion_tokens: r.usage.completion_tokens,
     }
 }
 
@@ -66,7 +59,7 @@ impl Agent for EndpointAgent {
                 r.message.tool_calls.clone(),
             );
             msg.reasoning_content = r.message.reasoning_content.clone();
-            Ok((msg, usage(&r)))
+            Ok((msg, r.usage))
         })
     }
 }
@@ -118,7 +111,7 @@ impl User for EndpointUser {
                 .map_err(|e| HarnessError::Endpoint(e.to_string()))?;
             let text = r.message.content.clone().unwrap_or_default();
             self.history.push(ChatMessage::assistant(text.clone()));
-            Ok((text, usage(&r)))
+            Ok((text, r.usage))
         })
     }
 }
