@@ -2,7 +2,9 @@
 //! the artifacts alone — a YAML header with one `datasets` config per published table
 //! (paths are globs over our hive layout, so `load_dataset(<output dir>, <config>)` finds
 //! the files), then the funnel, emotion mix, reward mix, per-domain counts, the models of
-//! every role and the provenance (code, config hashes per stage, seed).
+//! every role, what they cost (tokens and dollars per stage and role, per verified task and
+//! per accepted trajectory, as the stage manifests recorded them) and the provenance (code,
+//! config hashes per stage, seed).
 //!
 //! The card describes only a run whose stages are fresh: a missing or stale stage is a
 //! one-line error naming it and what to run, so the card can never describe data other
@@ -483,6 +485,11 @@ fn render_card(
         emotion_mapping(paths)
     );
 
+    let scope = crate::stats::CostScope::new(&runner.dag, published_stages(runner, with_eval)?)?;
+    if let Some(cost) = crate::stats::cost_report(paths, &scope, &domains)? {
+        let _ = write!(out, "\n## Cost\n\n{}\n\n{cost}", crate::stats::COST_NOTE);
+    }
+
     out.push_str(&provenance(runner, with_eval)?);
     Ok(out)
 }
@@ -550,16 +557,14 @@ fn emotion_mapping(paths: &Paths) -> String {
     )
 }
 
-/// Code version, seed, config hash per stage, fingerprints per stage and domain.
-fn provenance(runner: &Runner, with_eval: bool) -> Result<String, CardError> {
-    let output = &runner.paths.output;
-    // The published stages and what they were made from; stages downstream of them (the
-    // failure analysis) are not part of the dataset.
+/// The published stages and what they were made from, in DAG order; stages downstream of
+/// them (the failure analysis) are not part of the dataset.
+fn published_stages(runner: &Runner, with_eval: bool) -> Result<Vec<&'static str>, CardError> {
     let mut published = runner.dag.plan("trajectories")?;
     if with_eval {
         published.extend(runner.dag.plan("eval")?);
     }
-    let mut stages: Vec<&str> = runner
+    let mut stages: Vec<&'static str> = runner
         .dag
         .topo_order()
         .iter()
@@ -567,6 +572,13 @@ fn provenance(runner: &Runner, with_eval: bool) -> Result<String, CardError> {
         .filter(|s| published.iter().any(|p| p.name() == *s))
         .collect();
     stages.dedup();
+    Ok(stages)
+}
+
+/// Code version, seed, config hash per stage, fingerprints per stage and domain.
+fn provenance(runner: &Runner, with_eval: bool) -> Result<String, CardError> {
+    let output = &runner.paths.output;
+    let stages = published_stages(runner, with_eval)?;
     let mut seeds = BTreeSet::new();
     let mut versions = BTreeSet::new();
     let mut config_hashes: Vec<(&str, BTreeSet<String>)> = Vec::new();

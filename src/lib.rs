@@ -29,6 +29,8 @@
 //!   each difference.
 //! - [`card`]: `tracer card`, the Hugging Face dataset card of a fresh run.
 //! - [`llm`]: LLM roles (scripted or OpenAI-compatible endpoint), response cache, limits.
+//! - [`cost`]: token usage, per-role prices and the dollars between them (a leaf every layer
+//!   may use).
 
 pub mod analysis;
 pub mod artifact;
@@ -37,6 +39,7 @@ pub mod card;
 pub mod cli;
 pub mod compare;
 pub mod config;
+pub mod cost;
 pub mod domain;
 pub mod emotion;
 pub mod graph;

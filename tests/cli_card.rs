@@ -64,6 +64,25 @@ fn the_card_reads_back_with_hugging_face_and_is_deterministic() {
     assert_ok(&release(&root, &a, &["card"]));
     assert_eq!(card, std::fs::read_to_string(a.join("README.md")).unwrap());
 
+    // Offline, every role is a scripted simulator: listed as such, at no cost.
+    let cost = card
+        .split("\n## Cost\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("a cost section");
+    let all = cost
+        .lines()
+        .find(|l| l.starts_with("| all |"))
+        .expect("the all-domains cost row");
+    let cells: Vec<&str> = all.trim_matches('|').split('|').map(str::trim).collect();
+    assert_eq!([cells[2], cells[3], cells[5], cells[6]], ["$0"; 4], "{all}");
+    assert!(
+        cost.lines()
+            .filter(|l| l.contains("| scripted:"))
+            .all(|l| l.ends_with("| scripted | $0 |")),
+        "{cost}"
+    );
+
     // The per-domain cap applied: airline grounded 20 + 8 traces, the others 12 + 6 (a
     // trace that does not ground counts as a grounding rejection).
     let funnel_airline = card

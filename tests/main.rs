@@ -13,6 +13,7 @@ mod cli_replay;
 mod cli_rulesets;
 mod cli_shards;
 mod cli_trajectories;
+mod cost;
 mod emotion;
 mod endpoint_roles;
 mod layers;

@@ -423,8 +423,18 @@ record! {
         pub follow_up_questions: i32,
         pub gold_actions: i32,
         pub reasoning_chars: i64,
+        /// Agent and user simulator together, cached prompt tokens included.
         pub prompt_tokens: i64,
         pub completion_tokens: i64,
+        /// Per role (what the episode's cost is computed from): prompt tokens, the part of
+        /// them the server read from its prompt cache, completion tokens. 0 for scripted
+        /// roles; answers replayed from the response cache count what they first cost.
+        pub agent_prompt_tokens: i64,
+        pub agent_cached_prompt_tokens: i64,
+        pub agent_completion_tokens: i64,
+        pub user_prompt_tokens: i64,
+        pub user_cached_prompt_tokens: i64,
+        pub user_completion_tokens: i64,
         pub error: Option<String>,
         /// JSON list of the mistakes the scripted oracle agent made on purpose in this episode
         /// (`skip_confirmation`, `redundant_question`, `wrong_argument`, `premature_transfer`);

@@ -97,6 +97,13 @@ pub fn stats(paths: &Paths, args: StatsArgs) -> Result<(), CliError> {
         println!("\n## Evaluation\n");
         print!("{eval}");
     }
+    let dag = crate::stage::dag();
+    let scope =
+        crate::stats::CostScope::new(&dag, dag.topo_order().iter().map(|s| s.name()).collect())?;
+    if let Some(cost) = crate::stats::cost_report(paths, &scope, &names)? {
+        println!("\n## Cost\n\n{}\n", crate::stats::COST_NOTE);
+        print!("{cost}");
+    }
     print!(
         "{}",
         crate::stats::fault_report(&crate::stats::read_faults(paths, &names)?)

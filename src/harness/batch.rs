@@ -103,9 +103,36 @@ pub fn rollout_record(
         prompt_tokens: (ep.agent_usage.prompt_tokens + ep.user_usage.prompt_tokens) as i64,
         completion_tokens: (ep.agent_usage.completion_tokens + ep.user_usage.completion_tokens)
             as i64,
+        agent_prompt_tokens: ep.agent_usage.prompt_tokens as i64,
+        agent_cached_prompt_tokens: ep.agent_usage.cached_prompt_tokens as i64,
+        agent_completion_tokens: ep.agent_usage.completion_tokens as i64,
+        user_prompt_tokens: ep.user_usage.prompt_tokens as i64,
+        user_cached_prompt_tokens: ep.user_usage.cached_prompt_tokens as i64,
+        user_completion_tokens: ep.user_usage.completion_tokens as i64,
         error: ep.error.clone(),
         injected_mistakes: injected_mistakes.map(|m| serde_json::to_string(&m).unwrap_or_default()),
     }
+}
+
+/// The tokens of the agent and of the user simulator over these episodes, from their
+/// records (so a resumed batch counts the journaled episodes too).
+pub fn episode_usage(rows: &[RolloutRecord]) -> (crate::llm::Usage, crate::llm::Usage) {
+    let tokens = |n: i64| u64::try_from(n).unwrap_or(0);
+    let mut agent = crate::llm::Usage::default();
+    let mut user = crate::llm::Usage::default();
+    for r in rows {
+        agent += crate::llm::Usage {
+            prompt_tokens: tokens(r.agent_prompt_tokens),
+            cached_prompt_tokens: tokens(r.agent_cached_prompt_tokens),
+            completion_tokens: tokens(r.agent_completion_tokens),
+        };
+        user += crate::llm::Usage {
+            prompt_tokens: tokens(r.user_prompt_tokens),
+            cached_prompt_tokens: tokens(r.user_cached_prompt_tokens),
+            completion_tokens: tokens(r.user_completion_tokens),
+        };
+    }
+    (agent, user)
 }
 
 /// The two roles of an episode.

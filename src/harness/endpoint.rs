@@ -4,7 +4,7 @@
 //! instruction and (for emotion-conditioned runs) the emotion instruction — never labels.
 
 use super::{Agent, BoxFuture, HarnessError, Usage, User};
-use crate::llm::{self, ChatMessage, ChatModel, ChatRequest, LlmError};
+use crate::llm::{ChatMessage, ChatModel, ChatRequest, LlmError};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -38,13 +38,6 @@ fn user_error(e: LlmError) -> HarnessError {
     }
 }
 
-fn usage(r: &llm::ChatResponse) -> Usage {
-    Usage {
-        prompt_tokens: r.usage.prompt_tokens,
-        completion_tokens: r.usage.completion_tokens,
-    }
-}
-
 pub struct EndpointAgent {
     pub model: Arc<dyn ChatModel>,
     pub tools: Vec<Value>,
@@ -73,7 +66,7 @@ impl Agent for EndpointAgent {
                 r.message.tool_calls.clone(),
             );
             msg.reasoning_content = r.message.reasoning_content.clone();
-            Ok((msg, usage(&r)))
+            Ok((msg, r.usage))
         })
     }
 }
@@ -128,7 +121,7 @@ impl User for EndpointUser {
                 _ => text,
             };
             self.history.push(ChatMessage::assistant(text.clone()));
-            Ok((text, usage(&r)))
+            Ok((text, r.usage))
         })
     }
 }

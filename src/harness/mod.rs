@@ -210,8 +210,7 @@ pub async fn run_episode(
             steps += 1;
             match user.reply(&agent_text).await {
                 Ok((text, usage)) => {
-                    user_usage.prompt_tokens += usage.prompt_tokens;
-                    user_usage.completion_tokens += usage.completion_tokens;
+                    user_usage += usage;
                     let unsatisfied = has_marker(&text, UNSATISFIED);
                     let stop = has_marker(&text, STOP);
                     messages.push(ChatMessage::user(text));
@@ -287,8 +286,7 @@ pub async fn run_episode(
                 );
             }
         };
-        agent_usage.prompt_tokens += usage.prompt_tokens;
-        agent_usage.completion_tokens += usage.completion_tokens;
+        agent_usage += usage;
         let calls = reply.tool_calls.clone();
         let text = reply.content.clone().unwrap_or_default();
         messages.push(reply);

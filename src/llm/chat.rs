@@ -269,11 +269,9 @@ impl AssistantMessage {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-}
+/// Token counts of an answer (prompt, of which served from the server's prompt cache,
+/// completion); one type with the cost arithmetic, so cached answers keep theirs.
+pub use crate::cost::Usage;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ChatResponse {

@@ -165,6 +165,12 @@ pub struct RoleConfig {
     /// is the namespace of caches written before namespaces existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_namespace: Option<String>,
+    /// US dollars per million tokens: `price = { input = 0.15, cached_input = 0.075,
+    /// output = 0.6 }` (`cached_input`, for prompt tokens the server read from its prompt
+    /// cache, defaults to `input`). Recorded with each stage run, so `tracer stats` and the
+    /// dataset card price the tokens the run used; left out, the role's cost is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price: Option<crate::cost::Price>,
 }
 
 /// Which earlier thinking of the model is sent back to it (see [`RoleConfig::send_reasoning`]).
@@ -284,6 +290,8 @@ impl RoleConfig {
                 self.send_reasoning != SendReasoning::default(),
             );
             note("context_window", self.context_window.is_some());
+            // A scripted stand-in costs nothing; a price on it would be a fake figure.
+            note("price", self.price.is_some());
             if let Some(field) = set.first() {
                 return Err(bad(format!(
                     "field `{field}` needs provider = \"openai\" (this role is scripted)"
@@ -373,6 +381,9 @@ impl RoleConfig {
             return Err(bad(format!(
                 "field `extra_body.{key}`: set by tracer itself, cannot be overridden"
             )));
+        }
+        if let Some(price) = &self.price {
+            price.check().map_err(bad)?;
         }
         Ok(())
     }
@@ -505,6 +516,51 @@ mod tests {
                 .to_string();
             assert!(err.starts_with("role 'refiner': "), "{err}");
             assert!(err.contains(field), "{text:?} -> {err}");
+            assert!(!err.contains('\n'), "one line: {err}");
+        }
+    }
+
+    #[test]
+    fn a_price_is_checked_and_refused_on_a_scripted_role() {
+        let endpoint = "provider = \"openai\"\nmodel = \"m\"\nbase_url = \"http://x/v1\"\n";
+        let cfg = RoleConfig::from_toml(
+            "role 'agent'",
+            &format!("{endpoint}price = {{ input = 3.0, output = 15.0 }}"),
+        )
+        .unwrap();
+        let price = cfg.price.unwrap();
+        assert_eq!(
+            (price.input, price.cached_input_rate(), price.output),
+            (3.0, 3.0, 15.0)
+        );
+        let cases = [
+            (
+                format!("{endpoint}price = {{ input = -1.0, output = 1.0 }}"),
+                "field `price.input`: -1 is not a price",
+            ),
+            (
+                format!("{endpoint}price = {{ input = 1.0, cached_input = -0.1, output = 1.0 }}"),
+                "field `price.cached_input`: -0.1 is not a price",
+            ),
+            (
+                format!("{endpoint}price = {{ input = 1.0, output = inf }}"),
+                "field `price.output`: inf is not a price",
+            ),
+            (
+                format!("{endpoint}price = {{ input = 1.0, ouptut = 1.0 }}"),
+                "ouptut",
+            ),
+            (
+                "price = { input = 1.0, output = 2.0 }".to_string(),
+                "field `price` needs provider = \"openai\" (this role is scripted)",
+            ),
+        ];
+        for (text, expected) in cases {
+            let err = RoleConfig::from_toml("role 'judge'", &text)
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with("role 'judge': "), "{err}");
+            assert!(err.contains(expected), "{text:?} -> {err}");
             assert!(!err.contains('\n'), "one line: {err}");
         }
     }

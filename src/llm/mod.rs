@@ -14,7 +14,8 @@
 //!   text, Hermes / Llama 3 / Mistral text calls), moved into the fields the stages read.
 //! - [`cache`]: the redb response cache keyed by SHA-256 of the canonical request.
 //! - [`limits`]: per-endpoint semaphores, round-robin, the backoff schedule.
-//! - [`stats`]: per-role counters and their snapshot.
+//! - [`stats`]: per-role counters and their snapshot; [`role_usage`] turns them into the
+//!   per-role record of a run's cost (`crate::cost`).
 //! - [`preflight`]: key, reachability and model checks before any work.
 //!
 //! Usage from a stage:
@@ -47,6 +48,7 @@ pub mod provider;
 pub mod shape;
 pub mod stats;
 
+use crate::cost::RoleUsage;
 use std::future::Future;
 use std::path::Path;
 use std::pin::Pin;
@@ -140,6 +142,27 @@ pub fn configured_model_id(roles: &RolesConfig, role: Role) -> String {
         Some(cfg) if cfg.provider == Provider::Openai => cfg.model.clone().unwrap_or_default(),
         _ => scripted_model_id(role),
     }
+}
+
+/// A role's entry in a run's record of cost: scripted (no tokens, no price) when `cfg` is
+/// scripted, else `tokens` with the price `cfg` sets.
+pub fn usage_record(role: Role, cfg: &RoleConfig, model: String, tokens: Usage) -> RoleUsage {
+    match cfg.provider {
+        Provider::Scripted => RoleUsage::scripted(role.as_str(), &model),
+        Provider::Openai => RoleUsage {
+            role: role.as_str().to_string(),
+            model,
+            scripted: false,
+            tokens,
+            price: cfg.price,
+        },
+    }
+}
+
+/// What `model`, opened from `cfg` for `role`, has used so far: the tokens of every answer
+/// it gave, fresh or replayed from the response cache (see [`StatsSnapshot::answers`]).
+pub fn role_usage(role: Role, cfg: &RoleConfig, model: &RoleModel) -> RoleUsage {
+    usage_record(role, cfg, model.model_id(), model.stats().answers())
 }
 
 /// Build what answers `role`. No network: run [`preflight`] first to check the endpoint.

@@ -4,7 +4,10 @@
 //! Counting rules: `calls` are logical requests (one `chat`/`embed`); `cache_hits` of them
 //! cost nothing; `http_requests` are attempts on the wire (retries included); `errors`
 //! counts every failed attempt by kind, `failures` the calls that finally failed. Tokens are
-//! what the server reported for fresh answers (cached answers cost no tokens).
+//! what the server reported for fresh answers (cached answers cost no tokens);
+//! `replayed` holds the tokens the cached answers cost when they were first paid for, so
+//! [`StatsSnapshot::answers`] - the tokens of every answer the role gave - is the same
+//! whether a run paid for its answers or a re-run took them from the response cache.
 
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -21,7 +24,11 @@ pub struct RoleStats {
     retries: AtomicU64,
     failures: AtomicU64,
     prompt_tokens: AtomicU64,
+    cached_prompt_tokens: AtomicU64,
     completion_tokens: AtomicU64,
+    replayed_prompt_tokens: AtomicU64,
+    replayed_cached_prompt_tokens: AtomicU64,
+    replayed_completion_tokens: AtomicU64,
     errors: [AtomicU64; ErrorKind::ALL.len()],
 }
 
@@ -34,7 +41,11 @@ pub struct StatsSnapshot {
     pub retries: u64,
     pub failures: u64,
     pub prompt_tokens: u64,
+    /// The part of `prompt_tokens` the server read from its prompt cache.
+    pub cached_prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Tokens of the answers served from the response cache, as first reported.
+    pub replayed: Usage,
     /// Failed attempts by kind (`rate_limited`, `timeout`, `malformed`, ...); zeros left out.
     pub errors: BTreeMap<&'static str, u64>,
 }
@@ -42,6 +53,20 @@ pub struct StatsSnapshot {
 impl StatsSnapshot {
     pub fn errors_of(&self, kind: ErrorKind) -> u64 {
         self.errors.get(kind.as_str()).copied().unwrap_or(0)
+    }
+
+    /// Tokens of the fresh answers (what this process paid for).
+    pub fn fresh(&self) -> Usage {
+        Usage {
+            prompt_tokens: self.prompt_tokens,
+            cached_prompt_tokens: self.cached_prompt_tokens,
+            completion_tokens: self.completion_tokens,
+        }
+    }
+
+    /// Tokens of every answer the role gave, fresh or replayed from the response cache.
+    pub fn answers(&self) -> Usage {
+        self.fresh() + self.replayed
     }
 }
 
@@ -74,9 +99,21 @@ impl RoleStats {
         bump(&self.errors[kind.index()], 1);
     }
 
+    /// The tokens of a fresh answer.
     pub fn record_usage(&self, usage: Usage) {
         bump(&self.prompt_tokens, usage.prompt_tokens);
+        bump(&self.cached_prompt_tokens, usage.cached_prompt_tokens);
         bump(&self.completion_tokens, usage.completion_tokens);
+    }
+
+    /// The tokens an answer served from the response cache cost when it was first paid for.
+    pub fn record_replayed_usage(&self, usage: Usage) {
+        bump(&self.replayed_prompt_tokens, usage.prompt_tokens);
+        bump(
+            &self.replayed_cached_prompt_tokens,
+            usage.cached_prompt_tokens,
+        );
+        bump(&self.replayed_completion_tokens, usage.completion_tokens);
     }
 
     pub fn snapshot(&self) -> StatsSnapshot {
@@ -88,7 +125,13 @@ impl RoleStats {
             retries: get(&self.retries),
             failures: get(&self.failures),
             prompt_tokens: get(&self.prompt_tokens),
+            cached_prompt_tokens: get(&self.cached_prompt_tokens),
             completion_tokens: get(&self.completion_tokens),
+            replayed: Usage {
+                prompt_tokens: get(&self.replayed_prompt_tokens),
+                cached_prompt_tokens: get(&self.replayed_cached_prompt_tokens),
+                completion_tokens: get(&self.replayed_completion_tokens),
+            },
             errors: ErrorKind::ALL
                 .iter()
                 .map(|k| (k.as_str(), get(&self.errors[k.index()])))
@@ -110,12 +153,44 @@ mod tests {
         s.record_error(ErrorKind::Timeout);
         s.record_usage(Usage {
             prompt_tokens: 10,
+            cached_prompt_tokens: 4,
             completion_tokens: 3,
         });
         let snap = s.snapshot();
         assert_eq!(snap.calls, 1);
         assert_eq!(snap.errors_of(ErrorKind::Timeout), 2);
         assert_eq!(snap.errors.len(), 1);
-        assert_eq!((snap.prompt_tokens, snap.completion_tokens), (10, 3));
+        assert_eq!(
+            (
+                snap.prompt_tokens,
+                snap.cached_prompt_tokens,
+                snap.completion_tokens
+            ),
+            (10, 4, 3)
+        );
+    }
+
+    #[test]
+    fn answers_count_replayed_answers_with_what_they_first_cost() {
+        let s = RoleStats::default();
+        let answer = Usage {
+            prompt_tokens: 50,
+            cached_prompt_tokens: 20,
+            completion_tokens: 5,
+        };
+        s.record_usage(answer);
+        s.record_cache_hit();
+        s.record_replayed_usage(answer);
+        let snap = s.snapshot();
+        assert_eq!(snap.fresh(), answer, "the replay was not paid again");
+        assert_eq!(snap.replayed, answer);
+        assert_eq!(
+            snap.answers(),
+            Usage {
+                prompt_tokens: 100,
+                cached_prompt_tokens: 40,
+                completion_tokens: 10,
+            }
+        );
     }
 }

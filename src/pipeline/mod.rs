@@ -52,6 +52,7 @@ use fingerprint::{collect_inputs, fingerprint, fingerprint_material, hash_output
 
 use crate::artifact::{ArtifactError, Provenance, sha256_file, sha256_hex, write_atomic};
 use crate::config::{self, ConfigError, Paths};
+use crate::cost::{RoleUsage, sum_usage};
 use crate::domain::{self, Domain, DomainError};
 use petgraph::graphmap::DiGraphMap;
 use serde::{Deserialize, Serialize};
@@ -86,6 +87,10 @@ pub enum PipelineError {
     Invalid(String),
 }
 
+/// Reads one role's token usage when the stage has finished (see
+/// [`StageContext::track_usage`]).
+pub type UsageSource = Box<dyn Fn() -> RoleUsage + Send + Sync>;
+
 /// What a stage sees while it runs for one domain.
 pub struct StageContext<'a> {
     pub paths: &'a Paths,
@@ -100,9 +105,29 @@ pub struct StageContext<'a> {
     pub inputs: BTreeMap<String, String>,
     /// The shard this run computes (`None`: every item).
     pub shard: Option<Shard>,
+    /// The model roles the run used, read into the manifest once it has finished.
+    usage: std::sync::Mutex<Vec<UsageSource>>,
 }
 
 impl StageContext<'_> {
+    /// Record a role's token usage with this run: `source` is read after the stage's `run`
+    /// returns (so it sees every answer), and the manifest keeps the result with the prices
+    /// it carries. Stages that open a role through `stage::roles` are tracked already.
+    pub fn track_usage(&self, source: impl Fn() -> RoleUsage + Send + Sync + 'static) {
+        if let Ok(mut sources) = self.usage.lock() {
+            sources.push(Box::new(source));
+        }
+    }
+
+    /// The usage recorded so far, entries of one role, model and price added up.
+    pub fn usage(&self) -> Vec<RoleUsage> {
+        let sources = match self.usage.lock() {
+            Ok(s) => s,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        sum_usage(sources.iter().map(|read| read()))
+    }
+
     /// The finished output directory of an upstream stage for this domain.
     pub fn input_dir(&self, stage: &str) -> PathBuf {
         stage_dir(&self.paths.output, stage, self.domain.name())
@@ -245,6 +270,11 @@ pub struct Manifest {
     /// Set on a shard's part only (absent from ordinary manifests, which stay unchanged).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
+    /// Per model role the run used: who answered, the tokens of its answers and the prices
+    /// configured for the run (what `tracer stats` and the card price). A merge records the
+    /// sum of its parts'. Absent for stages without roles.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub usage: Vec<RoleUsage>,
 }
 
 /// The output root's response cache file (endpoint roles of unsharded runs).
@@ -742,6 +772,7 @@ impl<'a> Runner<'a> {
             out_dir: tmp.clone(),
             inputs: inputs.clone(),
             shard: None,
+            usage: Default::default(),
         };
         let journal = ctx.journal_path();
         for p in remove_journals(
@@ -771,6 +802,16 @@ impl<'a> Runner<'a> {
         };
         failpoint::hit("outputs-written", stage.name());
         let config_hash = config::config_hash(&ctx.config);
+        // A merge opened no role: its parts' manifests hold what their runs used.
+        let usage = match &parts {
+            Some(p) => sum_usage(
+                p.dirs
+                    .iter()
+                    .filter_map(|d| read_manifest(d))
+                    .flat_map(|m| m.usage),
+            ),
+            None => ctx.usage(),
+        };
         let manifest = Manifest {
             stage: stage.name().to_string(),
             domain: domain.name().to_string(),
@@ -781,6 +822,7 @@ impl<'a> Runner<'a> {
             outputs: hash_outputs(&tmp)?,
             summary: summary.clone(),
             shard: None,
+            usage,
         };
         let json = serde_json::to_vec_pretty(&manifest).unwrap_or_default();
         write_atomic(&tmp.join(MANIFEST), &json)?;

@@ -142,6 +142,7 @@ impl Runner<'_> {
             out_dir: tmp.clone(),
             inputs: inputs.clone(),
             shard: Some(shard),
+            usage: Default::default(),
         };
         let journal = ctx.journal_path();
         for p in remove_journals(
@@ -175,6 +176,7 @@ impl Runner<'_> {
             outputs: hash_outputs(&tmp)?,
             summary: summary.clone(),
             shard: Some(shard),
+            usage: ctx.usage(),
         };
         let json = serde_json::to_vec_pretty(&manifest).unwrap_or_default();
         write_atomic(&tmp.join(MANIFEST), &json)?;

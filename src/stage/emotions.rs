@@ -115,6 +115,14 @@ impl Stage for EmotionsStage {
         c.count("k", cfg.k, 1, anchors)?;
         if let Some(e) = &cfg.embedder {
             super::roles::check_role_table(&c, "embedder", "embedder 'emotion'", e)?;
+            // The mapper hides the embedder's counters (and caches vectors of its own), so
+            // its tokens are not recorded: a price here would be silently ignored.
+            if e.price.is_some() {
+                return Err(c.error(
+                    "embedder",
+                    "field `price`: the embedder's tokens are not counted, so tracer cannot price them; remove it",
+                ));
+            }
         }
         Ok(())
     }

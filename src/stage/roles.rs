@@ -75,13 +75,18 @@ pub fn preflight_roles(roles: &RolesConfig) -> Result<(), String> {
 }
 
 /// The model answering `role` in this stage (scripted when the config has no table for it).
+/// Its token usage and configured price go into the run's manifest when the stage ends.
 pub fn open_role(
     ctx: &StageContext,
     roles: &RolesConfig,
     role: Role,
 ) -> Result<RoleModel, PipelineError> {
     let cfg = roles.get(&role).cloned().unwrap_or_default();
-    llm::build_role(role, &cfg, &ctx.response_cache()).map_err(|e| ctx.fail(e.to_string()))
+    let model =
+        llm::build_role(role, &cfg, &ctx.response_cache()).map_err(|e| ctx.fail(e.to_string()))?;
+    let tracked = model.clone();
+    ctx.track_usage(move || llm::role_usage(role, &cfg, &tracked));
+    Ok(model)
 }
 
 pub use crate::roles::run_all;

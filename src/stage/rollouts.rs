@@ -224,6 +224,17 @@ pub fn run_stage(
     .map_err(|e| ctx.fail(e))?;
     // Over the threshold the stage fails: no output is swapped in, the journal stays.
     metrics::check_errored(&rows, cfg.max_errored_share).map_err(|e| ctx.fail(e))?;
+    // The cost of the episodes written, journaled ones included: from the rows, not from
+    // the endpoints' counters (a resumed run never asks again for what the journal holds).
+    let (agent, user) = batch::episode_usage(&rows);
+    for (role, model, tokens) in [
+        (Role::Agent, &roles.agent, agent),
+        (Role::User, &roles.user, user),
+    ] {
+        let cfg = cfg.roles.get(&role).cloned().unwrap_or_default();
+        let entry = crate::llm::usage_record(role, &cfg, model.model_id(), tokens);
+        ctx.track_usage(move || entry.clone());
+    }
     Ok(rows)
 }
 

@@ -8,8 +8,11 @@
 //! malformed body, a hang-up without an answer, an error that echoes the request's
 //! `Authorization` header, in an error or inside a 200 answer); with the
 //! script empty it answers a default (chat: `echo: <last user message>`; embeddings: a
-//! small vector derived from each text). It records every request (time, path, body,
-//! `Authorization`) and the most requests it ever had in flight at once.
+//! small vector derived from each text). Chat usage: 10 prompt tokens per message, all but
+//! the newest message's reported as read from a prompt cache
+//! (`prompt_tokens_details.cached_tokens`), and 5 completion tokens. It records every
+//! request (time, path, body, `Authorization`) and the most requests it ever had in flight
+//! at once.
 
 #![allow(dead_code)]
 
@@ -391,14 +394,18 @@ fn chat_answer(model: &str, body: &Value, reply: Option<Reply>) -> Value {
             "stop",
         ),
     };
-    let prompt_tokens = body["messages"].as_array().map_or(0, |m| m.len() * 10);
+    let messages = body["messages"].as_array().map_or(0, Vec::len);
+    let prompt_tokens = messages * 10;
+    // Like a server with prefix caching: every message but the newest was seen before.
+    let cached_tokens = messages.saturating_sub(1) * 10;
     json!({
         "id": "chatcmpl-test",
         "object": "chat.completion",
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 5,
-                  "total_tokens": prompt_tokens + 5}
+                  "total_tokens": prompt_tokens + 5,
+                  "prompt_tokens_details": {"cached_tokens": cached_tokens}}
     })
 }
 

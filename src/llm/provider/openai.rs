@@ -232,7 +232,6 @@ pub fn parse_chat_response(
             tool_calls.push(parse_tool_call(context, i, call, finish_reason.as_deref())?);
         }
     }
-    let tokens = |k: &str| json.pointer(&format!("/usage/{k}")).and_then(Value::as_u64);
     Ok(ChatResponse {
         message: AssistantMessage {
             content,
@@ -240,10 +239,7 @@ pub fn parse_chat_response(
             reasoning_content,
         },
         finish_reason,
-        usage: Usage {
-            prompt_tokens: tokens("prompt_tokens").unwrap_or(0),
-            completion_tokens: tokens("completion_tokens").unwrap_or(0),
-        },
+        usage: parse_usage(json),
         model: json
             .get("model")
             .and_then(Value::as_str)
@@ -505,6 +501,22 @@ pub fn parse_embeddings(
         .and_then(Value::as_u64)
         .unwrap_or(0);
     Ok((out.into_iter().flatten().collect(), tokens))
+}
+
+/// The token counts of an answer: `usage.prompt_tokens` and `usage.completion_tokens`, and
+/// the prompt tokens the server read from its prompt cache where it says so
+/// (`usage.prompt_tokens_details.cached_tokens`, the OpenAI and vLLM shape; at most the
+/// prompt tokens). Missing counts are 0.
+pub fn parse_usage(json: &Value) -> Usage {
+    let tokens = |pointer: &str| json.pointer(pointer).and_then(Value::as_u64);
+    let prompt_tokens = tokens("/usage/prompt_tokens").unwrap_or(0);
+    Usage {
+        prompt_tokens,
+        cached_prompt_tokens: tokens("/usage/prompt_tokens_details/cached_tokens")
+            .unwrap_or(0)
+            .min(prompt_tokens),
+        completion_tokens: tokens("/usage/completion_tokens").unwrap_or(0),
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -812,6 +824,7 @@ impl OpenAiModel {
         let key = request_key("chat", &self.cache_namespace, &body);
         if let Some(hit) = self.cached::<ChatResponse>(key).await? {
             self.stats.record_cache_hit();
+            self.stats.record_replayed_usage(hit.usage);
             // Redacted again: an entry written before answers were redacted may hold it.
             let hit = self.redacted(ChatResponse {
                 from_cache: true,
@@ -903,7 +916,7 @@ impl OpenAiModel {
             parse_embeddings(&self.context, &json, texts.len()).map_err(|e| self.fail(e))?;
         self.stats.record_usage(Usage {
             prompt_tokens: tokens,
-            completion_tokens: 0,
+            ..Usage::default()
         });
         self.store(key, &vectors).await;
         Ok(vectors)
@@ -1113,6 +1126,42 @@ mod tests {
         assert_eq!(tokens, 4);
         assert!(parse_embeddings("e", &json, 3).is_err());
         assert!(parse_embeddings("e", &json!({"data": [{"embedding": "AAAA"}]}), 1).is_err());
+    }
+
+    #[test]
+    fn usage_reads_the_cached_prompt_tokens_where_the_server_reports_them() {
+        let answer = |usage: Value| json!({"choices": [{"message": {"role": "assistant", "content": "ok"}}], "usage": usage});
+        let usage_of = |usage: Value| {
+            parse_chat_response("role 'agent'", &answer(usage), "m")
+                .unwrap()
+                .usage
+        };
+        let with_details = usage_of(json!({"prompt_tokens": 120, "completion_tokens": 9,
+            "prompt_tokens_details": {"cached_tokens": 96}}));
+        assert_eq!(
+            (
+                with_details.prompt_tokens,
+                with_details.cached_prompt_tokens,
+                with_details.completion_tokens
+            ),
+            (120, 96, 9)
+        );
+        // A server that says nothing of its cache: every prompt token is uncached.
+        let plain = usage_of(json!({"prompt_tokens": 120, "completion_tokens": 9}));
+        assert_eq!(plain.cached_prompt_tokens, 0);
+        let null_details = usage_of(json!({"prompt_tokens": 7, "prompt_tokens_details": null}));
+        assert_eq!(
+            (
+                null_details.prompt_tokens,
+                null_details.cached_prompt_tokens
+            ),
+            (7, 0)
+        );
+        // Never more cached than prompt tokens.
+        let odd =
+            usage_of(json!({"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": 50}}));
+        assert_eq!(odd.cached_prompt_tokens, 10);
+        assert_eq!(usage_of(json!(null)), Usage::default());
     }
 
     #[test]
