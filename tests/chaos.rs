@@ -522,7 +522,7 @@ fn a_rollout_journal_of_other_settings_is_refused_and_the_same_settings_resume()
     std::fs::write(&file, "x").unwrap();
     let f = file.display().to_string();
     let o = tracer(&repo(), &dir, &with_db(rollout_args(&tasks, &f, "1"), &db));
-    assert_one_line_error(&o, &["--out", "a-file: is a file"]);
+    assert_one_line_error(&o, &["--out", "a-file: is a regular file"]);
 }
 
 #[test]

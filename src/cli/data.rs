@@ -414,7 +414,7 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
     let d = domain::find(&args.domain)?;
     let seed = resolve_seed(paths, args.seed)?;
     // A directory: rollouts.parquet, report.json and report.md go there.
-    artifact::check_output_dir(&args.out)?;
+    artifact::check_output_dir(&args.out).map_err(|e| CliError::Failed(format!("--out {e}")))?;
     let mut table = crate::config::read_table(&args.config)?;
     if let Some(k) = args.trials {
         table.insert("trials".into(), toml::Value::Integer(i64::from(k)));
