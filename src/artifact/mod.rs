@@ -155,31 +155,35 @@ fn entry_kind(meta: &std::fs::Metadata) -> &'static str {
 /// FIFO, directory or device node): the atomic rename would replace a link or a FIFO
 /// silently, and an earlier non-atomic writer would have written through it.
 pub fn check_output_file(path: &Path) -> Result<(), ArtifactError> {
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_file() => Ok(()),
-        Ok(meta) => Err(ArtifactError::io(
-            path,
-            format!(
-                "is {}; an output must be a regular file or a new path",
-                entry_kind(&meta)
-            ),
-        )),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(ArtifactError::io(path, e)),
-    }
+    check_output_kind(
+        path,
+        std::fs::FileType::is_file,
+        "an output must be a regular file",
+    )
 }
 
 /// Refuse an output directory path that exists and is anything but a directory (a
 /// symlink is not followed: files would land wherever it points).
 pub fn check_output_dir(path: &Path) -> Result<(), ArtifactError> {
+    check_output_kind(
+        path,
+        std::fs::FileType::is_dir,
+        "an output directory must be a directory",
+    )
+}
+
+/// `path` is new or, not following links, of the kind `ok` accepts; else `is <kind>; <what>
+/// or a new path`.
+fn check_output_kind(
+    path: &Path,
+    ok: fn(&std::fs::FileType) -> bool,
+    what: &str,
+) -> Result<(), ArtifactError> {
     match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_dir() => Ok(()),
+        Ok(meta) if ok(&meta.file_type()) => Ok(()),
         Ok(meta) => Err(ArtifactError::io(
             path,
-            format!(
-                "is {}; an output directory must be a directory or a new path",
-                entry_kind(&meta)
-            ),
+            format!("is {}; {what} or a new path", entry_kind(&meta)),
         )),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(ArtifactError::io(path, e)),
