@@ -13,6 +13,9 @@
 #                 trajectories, eval, then the dataset card output/README.md (tracer card)
 #   make release-slurm SHARDS=N STAGE=rollouts [ARGS="--domain airline"]
 #                 submit preparation, an N-shard job array and the merge to Slurm (deploy/slurm/)
+#   make review   the manual review web app on this run (tracer review, http://127.0.0.1:8765)
+#   make test-review  that app driven in a real headless Chromium (Debian's chromium and
+#                 chromium-driver via apt when missing, selenium from PyPI)
 #   make test-slurm  a single-node Slurm cluster from Debian's packages (root): 3 shards +
 #                 merge compared byte for byte with one process
 
@@ -28,7 +31,7 @@ SHARDS  ?= 4
 RELEASE_CONFIG ?= configs/release
 STAGE   ?= rollouts
 
-.PHONY: release card release-slurm test-slurm model build traces tasks trajectories eval analyze stats status validate graphs-render test test-deps lint bench clean smoke-llm
+.PHONY: review test-review release card release-slurm test-slurm model build traces tasks trajectories eval analyze stats status validate graphs-render test test-deps lint bench clean smoke-llm
 
 build: model
 	$(CARGO) build --bin tracer
@@ -108,6 +111,15 @@ card: build
 release-slurm: model
 	$(CARGO) build --release --bin tracer
 	TRACER_STAGE_OVERRIDES="$(RELEASE_CONFIG)" SHARDS="$(SHARDS)" STAGE="$(STAGE)" TRACER="$(RELEASE)" TRACER_ARGS="$(ARGS)" bash deploy/slurm/submit.sh
+
+# The manual review app on the current output (decisions go to reviews/<domain>.jsonl).
+review: build
+	$(TRACER) review $(ARGS)
+
+# The review app in a real headless browser: list, filter, search, accept, reject, a valid
+# and an invalid edit, the graph page; then the release re-run with the decisions.
+test-review: build test-deps
+	TRACER="$(TRACER)" PYTHON="$(PYTHON)" bash scripts/test_review.sh
 
 # A real single-node Slurm cluster (installs slurm-wlm and munge with apt-get if missing;
 # needs root): 3 shards of `rollouts` + merge == one process, byte for byte.

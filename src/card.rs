@@ -287,6 +287,14 @@ fn render_card(
     ];
     if with_eval {
         tables.push(Table {
+            config: "eval_tasks",
+            split: "test",
+            glob: "reviewed/domain=*/part-*.parquet".into(),
+            about: "the evaluation release: verified evaluation tasks that the screening agent solved at least once in k trials and that review did not reject, reviewers' edits applied",
+            rows: 0,
+            files: 0,
+        });
+        tables.push(Table {
             config: "eval",
             split: "test",
             glob: "eval/domain=*/part-*.parquet".into(),
@@ -300,6 +308,7 @@ fn render_card(
             "sft" => ("trajectories", "_sft.parquet"),
             "trajectories_low" => ("trajectories", "_low.parquet"),
             "trajectories" => ("trajectories", "part-00000.parquet"),
+            "eval_tasks" => ("reviewed", "part-00000.parquet"),
             other => (other, "part-00000.parquet"),
         }
     }
@@ -446,8 +455,12 @@ fn render_card(
         out.push('\n');
     }
 
-    out.push_str("\n## Task funnel\n\nTraces sampled from each domain's tool dependency graph, grounded into reference actions that execute, refined into user instructions, and verified by replay and policy checks; rejections with their reasons.\n\n");
+    out.push_str("\n## Task funnel\n\nTraces sampled from each domain's tool dependency graph, grounded into reference actions that execute, refined into user instructions, and verified by replay and policy checks; evaluation candidates then screened by a model rollout (kept if solved at least once in k trials) and reviewed by a person; rejections with their reasons.\n\n");
     out.push_str(&crate::stats::funnel(paths, &domains)?);
+    if let Some(review) = crate::stats::review_table(paths, &domains) {
+        out.push_str("\nManual review of the evaluation release (`tracer review`; decisions in `reviews/<domain>.jsonl`). Edit kinds as the paper counts them: gold edits (arguments or outputs changed), id swaps (only ids replaced), rewrites of the instruction, edits of the emotion instruction; tasks not yet reviewed are released or dropped as `stages/reviewed.toml` says.\n\n");
+        out.push_str(&review);
+    }
 
     out.push_str("\n## Emotion mix of the verified tasks\n\n");
     out.push_str(&family_table(&domains, &tasks));

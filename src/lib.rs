@@ -23,6 +23,8 @@
 //! - [`harness`]: episodes (agent x user x environment), reward, the offline roles.
 //! - [`analysis`]: why episodes fail: fault detectors over replayed trajectories, the judge.
 //! - [`replay`]: tau-bench task files and gold-action replay.
+//! - [`review`]: manual review decisions (`reviews/<domain>.jsonl`): states, edits, their
+//!   verification and kinds; [`review_app`]: `tracer review`, the local web app for them.
 //! - [`bench`]: the benchmarks behind `make bench`.
 //! - [`stats`]: the funnel and other reports of `tracer stats`.
 //! - [`compare`]: `tracer compare`, two evaluations paired by task, with the noise of
@@ -50,6 +52,8 @@ pub mod parallel;
 pub mod pipeline;
 pub mod quality;
 pub mod replay;
+pub mod review;
+pub mod review_app;
 pub mod roles;
 pub mod seed;
 pub mod split;

@@ -37,15 +37,18 @@ fn count<T>(rows: &Option<Vec<T>>, split: Split, split_of: impl Fn(&T) -> Split)
 /// The funnel table for these domains.
 pub fn funnel(paths: &Paths, domains: &[&str]) -> Result<String, ArtifactError> {
     let mut out = String::from(
-        "| domain | split | traces | grounded | refined | verified | rejected (stage: reason x n) |\n|---|---|---|---|---|---|---|\n",
+        "| domain | split | traces | grounded | refined | verified | screened | reviewed | rejected (stage: reason x n) |\n|---|---|---|---|---|---|---|---|---|\n",
     );
     for &d in domains {
         let traces = read_opt::<TraceRecord>(paths, "traces", d, "part-00000.parquet")?;
         let grounded = read_opt::<TaskRecord>(paths, "grounded", d, "part-00000.parquet")?;
         let refined = read_opt::<TaskRecord>(paths, "refined", d, "part-00000.parquet")?;
         let tasks = read_opt::<TaskRecord>(paths, "tasks", d, "part-00000.parquet")?;
+        // Screening and review apply to the evaluation candidates only.
+        let screened = read_opt::<TaskRecord>(paths, "screened", d, "part-00000.parquet")?;
+        let reviewed = read_opt::<TaskRecord>(paths, "reviewed", d, "part-00000.parquet")?;
         let mut rejects: Vec<RejectRecord> = Vec::new();
-        for stage in ["grounded", "refined", "tasks"] {
+        for stage in ["grounded", "refined", "tasks", "screened", "reviewed"] {
             if let Some(r) = read_opt::<RejectRecord>(paths, stage, d, "_rejects.parquet")? {
                 rejects.extend(r);
             }
@@ -64,12 +67,18 @@ pub fn funnel(paths: &Paths, domains: &[&str]) -> Result<String, ArtifactError> 
                 .iter()
                 .map(|((s, k), n)| format!("{s}: {k} x {n}"))
                 .collect();
+            let eval_only = |rows: &Option<Vec<TaskRecord>>| match split {
+                Split::Train => "-".to_string(),
+                Split::Eval => count(rows, split, |t| t.split),
+            };
             out.push_str(&format!(
-                "| {d} | {split} | {} | {} | {} | {} | {} |\n",
+                "| {d} | {split} | {} | {} | {} | {} | {} | {} | {} |\n",
                 count(&traces, split, |t| t.split),
                 count(&grounded, split, |t| t.split),
                 count(&refined, split, |t| t.split),
                 count(&tasks, split, |t| t.split),
+                eval_only(&screened),
+                eval_only(&reviewed),
                 if reasons.is_empty() {
                     "none".into()
                 } else {
@@ -79,6 +88,38 @@ pub fn funnel(paths: &Paths, domains: &[&str]) -> Result<String, ArtifactError> 
         }
     }
     Ok(out)
+}
+
+/// The manual review of the evaluation release per domain, from the `reviewed` stage's
+/// counts: decisions, edit kinds (the paper's gold edits, id swaps and rewrites) and what
+/// is released; `None` when no domain has run the stage.
+pub fn review_table(paths: &Paths, domains: &[&str]) -> Option<String> {
+    let mut out = String::from(
+        "| domain | screened candidates | accepted | edited | rejected | pending | needs review again | released | gold edits | id swaps | rewrites | emotion edits |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    let mut any = false;
+    for &d in domains {
+        let path = stage_dir(&paths.output, "reviewed", d).join("review.json");
+        let Some(c) = crate::review::read_counts(&path) else {
+            continue;
+        };
+        any = true;
+        out.push_str(&format!(
+            "| {d} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            c.candidates,
+            c.accepted,
+            c.edited,
+            c.rejected + c.failed_edits,
+            c.pending,
+            c.stale,
+            c.released,
+            c.gold_edits,
+            c.id_swaps,
+            c.rewrites,
+            c.emotion_edits
+        ));
+    }
+    any.then_some(out)
 }
 
 /// The paper's Tables 6 and 7 analogues from the `rollouts` artifacts: reward mix and

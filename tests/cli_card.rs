@@ -91,7 +91,7 @@ fn the_card_reads_back_with_hugging_face_and_is_deterministic() {
         .unwrap();
     let cols: Vec<&str> = funnel_airline.split('|').map(str::trim).collect();
     let grounded: usize = cols[4].parse().unwrap();
-    let not_grounded: usize = cols[7]
+    let not_grounded: usize = cols[9]
         .split(", ")
         .filter(|r| r.starts_with("grounded: "))
         .filter_map(|r| r.rsplit(" x ").next()?.parse::<usize>().ok())
@@ -141,7 +141,7 @@ card = DatasetCard.load(out + "/README.md")
 meta = metadata_load(out + "/README.md")
 assert card.data.license == "mit" and meta["task_categories"] == ["text-generation"], meta
 names = [c["config_name"] for c in meta["configs"]]
-assert names == ["trajectories", "sft", "trajectories_low", "tasks", "rollouts", "eval"], names
+assert names == ["trajectories", "sft", "trajectories_low", "tasks", "rollouts", "eval_tasks", "eval"], names
 domains = sorted(p.split("domain=")[1].rstrip("/") for p in glob.glob(out + "/tasks/domain=*/"))
 assert len(domains) >= 5, domains
 assert [c for c in meta["configs"] if c.get("default")][0]["config_name"] == "trajectories"

@@ -35,6 +35,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     ("replay", &["artifact", "domain"]),
+    ("review", &["artifact", "domain", "task", "verify"]),
     ("verify", &["artifact", "domain", "task", "quality"]),
     ("quality", &["artifact", "domain", "task"]),
     (
@@ -66,14 +67,23 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "verify",
             "analysis",
             "quality",
+            "review",
         ],
     ),
     (
         "stats",
-        &["artifact", "config", "pipeline", "harness", "analysis"],
+        &[
+            "artifact", "config", "pipeline", "harness", "analysis", "review",
+        ],
     ),
     ("card", &["artifact", "config", "pipeline", "stats", "llm"]),
     ("compare", &["artifact", "harness"]),
+    (
+        "review_app",
+        &[
+            "artifact", "config", "domain", "graph", "pipeline", "review", "split", "stage", "task",
+        ],
+    ),
     (
         "bench",
         &[

@@ -19,6 +19,7 @@ mod endpoint_roles;
 mod layers;
 mod llm;
 mod reference;
+mod review;
 mod schemas;
 
 #[path = "support/openai_server.rs"]

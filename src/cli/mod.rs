@@ -9,6 +9,7 @@ pub mod emotion;
 pub mod graphs;
 pub mod pipeline;
 pub mod quality;
+pub mod review;
 
 use clap::{Parser, Subcommand};
 
@@ -95,6 +96,9 @@ pub enum Command {
     /// Data quality per domain and split: coherence, answered questions, unknowable ids,
     /// length, repetition, language, emotion mix, clean SFT rows.
     Quality(quality::QualityArgs),
+    /// Review the evaluation candidates in a local web app (127.0.0.1): accept, reject or
+    /// edit; decisions go to reviews/<domain>.jsonl, which the `reviewed` stage applies.
+    Review(review::ReviewArgs),
     #[command(flatten)]
     Emotion(emotion::EmotionCommands),
 }
@@ -125,6 +129,7 @@ pub fn main() -> Result<(), CliError> {
         Command::Stats(a) => pipeline::stats(&paths, a),
         Command::Compare(a) => compare::compare(a),
         Command::Quality(a) => quality::quality(&paths, a),
+        Command::Review(a) => review::review(&paths, a),
         Command::Emotion(c) => {
             // `emotion map` / `emotion eval` may (re)train and cache the model in the output.
             let _lock = match &c {

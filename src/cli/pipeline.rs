@@ -82,6 +82,10 @@ pub fn stats(paths: &Paths, args: StatsArgs) -> Result<(), CliError> {
         .collect();
     println!("## Task funnel\n");
     print!("{}", crate::stats::funnel(paths, &names)?);
+    if let Some(review) = crate::stats::review_table(paths, &names) {
+        println!("\n## Manual review of the evaluation release\n");
+        print!("{review}");
+    }
     let emotions = crate::stats::emotion_table(paths, &names)?;
     if emotions.lines().count() > 2 {
         println!("\n## Emotion conditions of verified tasks\n");

@@ -25,6 +25,15 @@ pub(super) fn collect_inputs(
         let hash = sha256_file(&path).map_err(|e| Ok(PipelineError::Artifact(e)))?;
         inputs.insert(rel.display().to_string(), hash);
     }
+    for rel in stage.optional_source_files(domain, config) {
+        let path = paths.root.join(&rel);
+        let hash = if path.exists() {
+            sha256_file(&path).map_err(|e| Ok(PipelineError::Artifact(e)))?
+        } else {
+            "absent".to_string()
+        };
+        inputs.insert(rel.display().to_string(), hash);
+    }
     Ok(inputs)
 }
 

@@ -224,6 +224,12 @@ pub trait Stage: Sync {
     fn source_files(&self, _domain: &str, _config: &toml::Table) -> Vec<PathBuf> {
         Vec::new()
     }
+    /// Project files this stage reads when they exist (e.g. a decisions file nobody has
+    /// written yet): hashed like `source_files`, a missing one as "absent", so creating,
+    /// changing or deleting it makes the stage stale.
+    fn optional_source_files(&self, _domain: &str, _config: &toml::Table) -> Vec<PathBuf> {
+        Vec::new()
+    }
     /// Problems in the project files this stage reads (beyond its TOML, which
     /// `validate_config` checks) for the given domains, one line each: a graph that does
     /// not load, anchors that do not parse. Part of the one validation path.

@@ -107,7 +107,7 @@ impl Stage for AnalysisStage {
         "analysis"
     }
     fn inputs(&self) -> &'static [&'static str] {
-        &["db", "tasks", "rollouts", "eval"]
+        &["db", "tasks", "rollouts", "reviewed", "eval"]
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
         AnalysisConfig::load(path, table).map(|_| ())
@@ -121,8 +121,16 @@ impl Stage for AnalysisStage {
         let (tasks, _) = artifact::read_records::<TaskRecord>(
             &ctx.input_dir("tasks").join("part-00000.parquet"),
         )?;
-        let tasks: BTreeMap<String, TaskRecord> =
-            tasks.into_iter().map(|t| (t.task_id.clone(), t)).collect();
+        // Evaluation tasks as released: a reviewer's edit changes the gold the episodes
+        // are measured against.
+        let (released, _) = artifact::read_records::<TaskRecord>(
+            &ctx.input_dir("reviewed").join("part-00000.parquet"),
+        )?;
+        let tasks: BTreeMap<String, TaskRecord> = tasks
+            .into_iter()
+            .chain(released)
+            .map(|t| (t.task_id.clone(), t))
+            .collect();
         let envs = super::db::SplitEnvs::load(&ctx.input_dir("db"), ctx.domain)?;
         let starts = analysis::StartStates {
             train: envs.for_split(Split::Train),

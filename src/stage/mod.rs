@@ -11,6 +11,7 @@ pub mod feelings;
 pub mod graphs;
 pub mod grounded;
 pub mod refined;
+pub mod reviewed;
 pub mod roles;
 pub mod rollouts;
 pub mod tasks;
@@ -40,6 +41,8 @@ pub fn registry() -> &'static [&'static dyn Stage] {
         &tasks::TasksStage,
         &rollouts::ROLLOUTS,
         &trajectories::TrajectoriesStage,
+        &rollouts::SCREENED,
+        &reviewed::ReviewedStage,
         &rollouts::EVAL,
         &analysis::AnalysisStage,
     ];

@@ -26,23 +26,63 @@ use serde::Deserialize;
 use std::path::Path;
 use std::sync::Arc;
 
-/// The rollout stage, parameterised: which stage name it runs as and whether it scores.
+/// The rollout stage, parameterised: which stage name it runs as, which stage's tasks it
+/// rolls out, and what it writes besides the episodes.
 pub struct RolloutsStage {
     name: &'static str,
-    report: bool,
+    /// The stage whose `part-00000.parquet` holds the tasks (a `TaskRecord` artifact).
+    tasks_from: &'static str,
+    inputs: &'static [&'static str],
+    output: Output,
+}
+
+/// What a rollout stage writes besides its episodes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Output {
+    /// The episodes only (`part-00000.parquet`).
+    Episodes,
+    /// The episodes and the scores (`report.json`, `report.md`).
+    Scores,
+    /// Screening: the tasks solved at least `min_successes` times as `part-00000.parquet`
+    /// (the artifact downstream stages read), the others in `_rejects.parquet`, the
+    /// episodes in `episodes.parquet`.
+    Screen,
 }
 
 /// Training rollouts (the `trajectories` stage keeps their reward-1 episodes).
 pub const ROLLOUTS: RolloutsStage = RolloutsStage {
     name: "rollouts",
-    report: false,
+    tasks_from: "tasks",
+    inputs: &["db", "tasks"],
+    output: Output::Episodes,
 };
 
-/// Evaluation: k trials per evaluation task, scored.
+/// Screening of the evaluation candidates by a model rollout (the paper's 2,266 -> 884
+/// step): k trials per verified evaluation task; a task no trial solves is dropped.
+pub const SCREENED: RolloutsStage = RolloutsStage {
+    name: "screened",
+    tasks_from: "tasks",
+    inputs: &["db", "tasks"],
+    output: Output::Screen,
+};
+
+/// Evaluation: k trials per task of the evaluation release (screened, then reviewed),
+/// scored.
 pub const EVAL: RolloutsStage = RolloutsStage {
     name: "eval",
-    report: true,
+    tasks_from: "reviewed",
+    inputs: &["db", "reviewed"],
+    output: Output::Scores,
 };
+
+/// The episodes file of each rollout stage.
+pub fn episodes_file(stage: &str) -> &'static str {
+    if stage == SCREENED.name {
+        "episodes.parquet"
+    } else {
+        "part-00000.parquet"
+    }
+}
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -67,6 +107,8 @@ pub struct RolloutsConfig {
     /// `eval`: bootstrap resamples behind the 95% intervals of Avg@k and Pass^k (the
     /// reports, `tracer stats`, the dataset card).
     pub bootstrap_resamples: usize,
+    /// `screened`: reward-1 trials a task needs to be kept.
+    pub min_successes: u32,
 }
 
 impl Default for RolloutsConfig {
@@ -81,6 +123,7 @@ impl Default for RolloutsConfig {
             roles: RolesConfig::default(),
             max_errored_share: 0.0,
             bootstrap_resamples: metrics::DEFAULT_RESAMPLES,
+            min_successes: 1,
         }
     }
 }
@@ -126,6 +169,12 @@ impl RolloutsConfig {
         c.count("concurrency", self.concurrency, 1, MAX_CONCURRENCY)?;
         c.share("max_errored_share", self.max_errored_share)?;
         c.count(
+            "min_successes",
+            self.min_successes as usize,
+            1,
+            self.trials as usize,
+        )?;
+        c.count(
             "bootstrap_resamples",
             self.bootstrap_resamples,
             1,
@@ -169,21 +218,26 @@ pub fn open_journal(
 }
 
 /// The tasks of the configured split, in the order their episodes are written.
-fn read_tasks(ctx: &StageContext, cfg: &RolloutsConfig) -> Result<Vec<TaskRecord>, PipelineError> {
+fn read_tasks(
+    ctx: &StageContext,
+    from: &str,
+    cfg: &RolloutsConfig,
+) -> Result<Vec<TaskRecord>, PipelineError> {
     let (tasks, _) =
-        artifact::read_records::<TaskRecord>(&ctx.input_dir("tasks").join("part-00000.parquet"))?;
+        artifact::read_records::<TaskRecord>(&ctx.input_dir(from).join("part-00000.parquet"))?;
     Ok(tasks
         .into_iter()
         .filter(|t| t.split == cfg.split())
         .collect())
 }
 
-/// Run the configured rollouts for one domain (the tasks `ctx` owns).
+/// Run the configured rollouts for one domain (the tasks of stage `from` that `ctx` owns).
 pub fn run_stage(
     ctx: &StageContext,
+    from: &str,
     cfg: &RolloutsConfig,
 ) -> Result<Vec<RolloutRecord>, PipelineError> {
-    let tasks: Vec<TaskRecord> = read_tasks(ctx, cfg)?
+    let tasks: Vec<TaskRecord> = read_tasks(ctx, from, cfg)?
         .into_iter()
         .filter(|t| ctx.owns(&t.task_id))
         .collect();
@@ -243,7 +297,7 @@ impl Stage for RolloutsStage {
         self.name
     }
     fn inputs(&self) -> &'static [&'static str] {
-        &["db", "tasks"]
+        self.inputs
     }
     fn source_files(&self, domain: &str, _config: &toml::Table) -> Vec<std::path::PathBuf> {
         super::db::policy_sources(domain)
@@ -257,7 +311,7 @@ impl Stage for RolloutsStage {
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: RolloutsConfig = ctx.typed_config()?;
-        let rows = run_stage(ctx, &cfg)?;
+        let rows = run_stage(ctx, self.tasks_from, &cfg)?;
         self.write_outputs(ctx, &cfg, &rows)
     }
     fn shardable(&self) -> bool {
@@ -269,10 +323,10 @@ impl Stage for RolloutsStage {
         parts: &[std::path::PathBuf],
     ) -> Result<String, PipelineError> {
         let cfg: RolloutsConfig = ctx.typed_config()?;
-        let tasks = read_tasks(ctx, &cfg)?;
+        let tasks = read_tasks(ctx, self.tasks_from, &cfg)?;
         let order = super::positions(tasks.iter().map(|t| t.task_id.as_str()));
         // The order `batch::roll_out` returns: task order, then trial.
-        let rows = super::merge_rows(ctx, parts, "part-00000.parquet", |r: &RolloutRecord| {
+        let rows = super::merge_rows(ctx, parts, episodes_file(self.name), |r: &RolloutRecord| {
             Some((*order.get(&r.task_id)?, r.trial))
         })?;
         metrics::check_errored(&rows, cfg.max_errored_share).map_err(|e| ctx.fail(e))?;
@@ -281,6 +335,33 @@ impl Stage for RolloutsStage {
 }
 
 impl RolloutsStage {
+    /// Screening: keep the tasks solved at least `min_successes` times, in input order;
+    /// the others are rejected with their trials' terminations.
+    fn write_screened(
+        &self,
+        ctx: &StageContext,
+        cfg: &RolloutsConfig,
+        rows: &[RolloutRecord],
+    ) -> Result<String, PipelineError> {
+        let tasks: Vec<TaskRecord> = read_tasks(ctx, self.tasks_from, cfg)?
+            .into_iter()
+            .filter(|t| ctx.owns(&t.task_id))
+            .collect();
+        let (kept, rejects) = screen(&tasks, rows, cfg.min_successes);
+        let prov = ctx.provenance();
+        artifact::write_records(&ctx.out("part-00000.parquet"), &kept, &prov)?;
+        artifact::write_records(&ctx.out("_rejects.parquet"), &rejects, &prov)?;
+        Ok(format!(
+            "{} of {} tasks solved at least {} time(s) in {} trials ({} episodes: {})",
+            kept.len(),
+            tasks.len(),
+            cfg.min_successes,
+            cfg.trials,
+            rows.len(),
+            reward_mix(rows)
+        ))
+    }
+
     /// The episodes, and for `eval` the scores; the summary.
     fn write_outputs(
         &self,
@@ -289,9 +370,13 @@ impl RolloutsStage {
         rows: &[RolloutRecord],
     ) -> Result<String, PipelineError> {
         let prov = ctx.provenance();
-        artifact::write_records(&ctx.out("part-00000.parquet"), rows, &prov)?;
-        if !self.report {
-            return Ok(format!("{} episodes: {}", rows.len(), reward_mix(rows)));
+        artifact::write_records(&ctx.out(episodes_file(self.name)), rows, &prov)?;
+        match self.output {
+            Output::Episodes => {
+                return Ok(format!("{} episodes: {}", rows.len(), reward_mix(rows)));
+            }
+            Output::Screen => return self.write_screened(ctx, cfg, rows),
+            Output::Scores => {}
         }
         let bootstrap = metrics::Bootstrap {
             resamples: cfg.bootstrap_resamples,
@@ -317,5 +402,117 @@ impl RolloutsStage {
             ),
             reward_mix(rows)
         ))
+    }
+}
+
+/// Split `tasks` by their screening episodes: kept (at least `min_successes` reward-1
+/// trials) and rejected (`reason_kind` "screening"). Episodes lost to the infrastructure
+/// never get here: above `max_errored_share` the stage fails first.
+pub fn screen(
+    tasks: &[TaskRecord],
+    rows: &[RolloutRecord],
+    min_successes: u32,
+) -> (Vec<TaskRecord>, Vec<artifact::RejectRecord>) {
+    let mut by_task: std::collections::HashMap<&str, Vec<&RolloutRecord>> = Default::default();
+    for r in rows {
+        by_task.entry(r.task_id.as_str()).or_default().push(r);
+    }
+    let mut kept = Vec::new();
+    let mut rejects = Vec::new();
+    for t in tasks {
+        let trials = by_task
+            .get(t.task_id.as_str())
+            .map_or(&[][..], Vec::as_slice);
+        let solved = trials.iter().filter(|r| r.reward == 1).count();
+        if solved >= min_successes as usize {
+            kept.push(t.clone());
+            continue;
+        }
+        let mut ends: Vec<String> = trials
+            .iter()
+            .map(|r| format!("reward {} ({})", r.reward, r.termination))
+            .collect();
+        ends.sort();
+        ends.dedup();
+        rejects.push(artifact::RejectRecord {
+            domain: t.domain.clone(),
+            split: t.split,
+            trace_id: t.trace_id.clone(),
+            task_id: Some(t.task_id.clone()),
+            stage: "screened".into(),
+            reason_kind: "screening".into(),
+            rule: None,
+            reason: format!(
+                "solved {solved} of {} trials (needs {min_successes}): {}",
+                trials.len(),
+                ends.join(", ")
+            ),
+        });
+    }
+    (kept, rejects)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn episode(task: &str, trial: i32, reward: i32) -> RolloutRecord {
+        RolloutRecord {
+            task_id: task.into(),
+            trial,
+            reward,
+            termination: if reward == 1 {
+                "user_stop"
+            } else {
+                "max_steps"
+            }
+            .into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn screening_keeps_tasks_solved_often_enough_in_input_order() {
+        let tasks: Vec<TaskRecord> = ["a", "b", "c"]
+            .iter()
+            .map(|id| TaskRecord {
+                task_id: id.to_string(),
+                ..Default::default()
+            })
+            .collect();
+        let rows = vec![
+            episode("a", 0, 0),
+            episode("a", 1, 1),
+            episode("b", 0, 0),
+            episode("b", 1, 0),
+            episode("c", 0, 1),
+            episode("c", 1, 1),
+        ];
+        let (kept, rejects) = screen(&tasks, &rows, 1);
+        let ids: Vec<&str> = kept.iter().map(|t| t.task_id.as_str()).collect();
+        assert_eq!(ids, ["a", "c"]);
+        assert_eq!(rejects.len(), 1);
+        assert_eq!(rejects[0].task_id.as_deref(), Some("b"));
+        assert_eq!(rejects[0].reason_kind, "screening");
+        assert!(
+            rejects[0].reason.contains("solved 0 of 2"),
+            "{}",
+            rejects[0].reason
+        );
+        let (kept, _) = screen(&tasks, &rows, 2);
+        assert_eq!(kept.len(), 1, "only c is solved twice");
+    }
+
+    #[test]
+    fn min_successes_cannot_exceed_the_trials() {
+        let path = Path::new("stages/screened.toml");
+        let table: toml::Table = "trials = 2\nmin_successes = 3\nsplit = \"eval\""
+            .parse()
+            .unwrap();
+        let e = RolloutsConfig::load(path, &table).unwrap_err().to_string();
+        assert!(
+            e.contains("screened.toml") && e.contains("min_successes"),
+            "{e}"
+        );
     }
 }

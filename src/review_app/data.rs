@@ -1,0 +1,257 @@
+//! What the review app shows, read once per domain from a run's artifacts: every
+//! evaluation and training candidate with its verification verdict, screening result,
+//! episodes and faults, and the domain's dependency graph with its witnesses.
+
+use crate::artifact::{self, EdgeRecord, FaultRecord, RejectRecord, RolloutRecord, TaskRecord};
+use crate::config::Paths;
+use crate::domain::{Domain, Environment};
+use crate::pipeline::stage_dir;
+use crate::split::Split;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+
+/// Verification of a candidate by the `tasks` stage.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verified {
+    Yes,
+    /// Rejected: kind (with rule) and reason.
+    No(String, String),
+    /// The `tasks` stage has not run.
+    Unknown,
+}
+
+/// Screening of an evaluation task.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Screened {
+    Passed,
+    Failed(String),
+    /// Not screened: a training task, an unverified one, or the stage has not run.
+    NotRun,
+}
+
+pub struct Candidate {
+    pub task: TaskRecord,
+    pub verified: Verified,
+    pub screened: Screened,
+    /// Fault names from `tracer analyze` over all of this task's episodes.
+    pub faults: BTreeSet<String>,
+}
+
+pub struct DomainData {
+    pub domain: &'static dyn Domain,
+    pub candidates: Vec<Candidate>,
+    pub index: HashMap<String, usize>,
+    /// Episodes per task id: (source stage, record), screening first.
+    pub episodes: HashMap<String, Vec<(&'static str, RolloutRecord)>>,
+    /// Faults per (task id, trial, source).
+    pub faults: HashMap<(String, i32, String), Vec<FaultRecord>>,
+    pub graph: Option<crate::graph::ToolGraph>,
+    pub edges: Vec<EdgeRecord>,
+    /// The evaluation database (edits are verified on it) and the training one.
+    pub eval_env: Option<Box<dyn Environment>>,
+    pub train_env: Option<Box<dyn Environment>>,
+    /// Stages whose artifacts were found.
+    pub stages: BTreeSet<&'static str>,
+}
+
+fn read_if<R: artifact::Record>(path: &Path) -> Result<Option<Vec<R>>, String> {
+    if !path.is_file() {
+        return Ok(None);
+    }
+    artifact::read_records::<R>(path)
+        .map(|(rows, _)| Some(rows))
+        .map_err(|e| e.to_string())
+}
+
+impl DomainData {
+    /// Read a domain's artifacts from `paths.output`. Missing stages are allowed (shown as
+    /// not run); an unreadable artifact is an error naming it.
+    pub fn load(paths: &Paths, domain: &'static dyn Domain) -> Result<DomainData, String> {
+        let d = domain.name();
+        let dir = |stage: &str| stage_dir(&paths.output, stage, d);
+        let mut stages = BTreeSet::new();
+        let mut found = |stage: &'static str, present: bool| {
+            if present {
+                stages.insert(stage);
+            }
+        };
+        // The candidates: every task that reached verification, with its emotion columns.
+        let candidates = match read_if::<TaskRecord>(&dir("emotions").join("part-00000.parquet"))? {
+            Some(rows) => rows,
+            None => read_if::<TaskRecord>(&dir("tasks").join("part-00000.parquet"))?.ok_or_else(
+                || {
+                    format!(
+                        "{}: no tasks for {d} (run `tracer run tasks --domain {d}` first)",
+                        dir("tasks").display()
+                    )
+                },
+            )?,
+        };
+        let verified = read_if::<TaskRecord>(&dir("tasks").join("part-00000.parquet"))?;
+        found("tasks", verified.is_some());
+        let verified_rows: Option<HashMap<String, TaskRecord>> =
+            verified.map(|rows| rows.into_iter().map(|t| (t.task_id.clone(), t)).collect());
+        let mut rejected: HashMap<String, (String, String)> = HashMap::new();
+        for r in
+            read_if::<RejectRecord>(&dir("tasks").join("_rejects.parquet"))?.unwrap_or_default()
+        {
+            let kind = match &r.rule {
+                Some(rule) => format!("{}/{rule}", r.reason_kind),
+                None => r.reason_kind.clone(),
+            };
+            if let Some(id) = r.task_id {
+                rejected.insert(id, (kind, r.reason));
+            }
+        }
+        let screened = read_if::<TaskRecord>(&dir("screened").join("part-00000.parquet"))?;
+        found("screened", screened.is_some());
+        let passed: Option<BTreeSet<String>> =
+            screened.map(|rows| rows.into_iter().map(|t| t.task_id).collect());
+        let mut screen_fail: HashMap<String, String> = HashMap::new();
+        for r in
+            read_if::<RejectRecord>(&dir("screened").join("_rejects.parquet"))?.unwrap_or_default()
+        {
+            if let Some(id) = r.task_id {
+                screen_fail.insert(id, r.reason);
+            }
+        }
+        let mut episodes: HashMap<String, Vec<(&'static str, RolloutRecord)>> = HashMap::new();
+        for (source, file) in [
+            ("screened", "episodes.parquet"),
+            ("eval", "part-00000.parquet"),
+            ("rollouts", "part-00000.parquet"),
+        ] {
+            if let Some(rows) = read_if::<RolloutRecord>(&dir(source).join(file))? {
+                found(source, true);
+                for r in rows {
+                    episodes
+                        .entry(r.task_id.clone())
+                        .or_default()
+                        .push((source, r));
+                }
+            }
+        }
+        let mut faults: HashMap<(String, i32, String), Vec<FaultRecord>> = HashMap::new();
+        let mut task_faults: HashMap<String, BTreeSet<String>> = HashMap::new();
+        if let Some(rows) = read_if::<FaultRecord>(&dir("analysis").join("part-00000.parquet"))? {
+            found("analysis", true);
+            for f in rows {
+                task_faults
+                    .entry(f.task_id.clone())
+                    .or_default()
+                    .insert(f.fault.clone());
+                faults
+                    .entry((f.task_id.clone(), f.trial, f.source.clone()))
+                    .or_default()
+                    .push(f);
+            }
+        }
+        let candidates: Vec<Candidate> = candidates
+            .into_iter()
+            .map(|t| {
+                let verified = match (&verified_rows, rejected.get(&t.task_id)) {
+                    (None, _) => Verified::Unknown,
+                    (Some(v), _) if v.contains_key(&t.task_id) => Verified::Yes,
+                    (Some(_), Some((k, r))) => Verified::No(k.clone(), r.clone()),
+                    (Some(_), None) => {
+                        Verified::No("missing".into(), "not among the verified tasks".into())
+                    }
+                };
+                let screened = match (&passed, screen_fail.get(&t.task_id)) {
+                    (Some(p), _) if p.contains(&t.task_id) => Screened::Passed,
+                    (_, Some(r)) => Screened::Failed(r.clone()),
+                    _ => Screened::NotRun,
+                };
+                // The verified record is the one reviewed (the same content as the candidate).
+                let task = verified_rows
+                    .as_ref()
+                    .and_then(|v| v.get(&t.task_id).cloned())
+                    .unwrap_or(t);
+                let faults = task_faults.remove(&task.task_id).unwrap_or_default();
+                Candidate {
+                    task,
+                    verified,
+                    screened,
+                    faults,
+                }
+            })
+            .collect();
+        let index = candidates
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.task.task_id.clone(), i))
+            .collect();
+        let graph = std::fs::read(dir("graphs").join("graph.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        let edges =
+            read_if::<EdgeRecord>(&dir("graphs").join("part-00000.parquet"))?.unwrap_or_default();
+        let db = dir("db");
+        let env = |split| crate::stage::db::load_db(&db, domain, split).ok();
+        let (eval_env, train_env) = if db.is_dir() {
+            (env(Split::Eval), env(Split::Train))
+        } else {
+            (None, None)
+        };
+        Ok(DomainData {
+            domain,
+            candidates,
+            index,
+            episodes,
+            faults,
+            graph,
+            edges,
+            eval_env,
+            train_env,
+            stages,
+        })
+    }
+
+    pub fn get(&self, task_id: &str) -> Option<&Candidate> {
+        self.index.get(task_id).map(|&i| &self.candidates[i])
+    }
+
+    pub fn env(&self, split: Split) -> Option<&dyn Environment> {
+        match split {
+            Split::Eval => self.eval_env.as_deref(),
+            Split::Train => self.train_env.as_deref(),
+        }
+    }
+
+    /// Each reference action's output, replayed on a fresh fork of the task's database.
+    pub fn replayed_outputs(&self, task: &TaskRecord) -> Vec<(String, String, bool)> {
+        let Some(env) = self.env(task.split) else {
+            return Vec::new();
+        };
+        let Ok(actions) = crate::task::actions(task) else {
+            return Vec::new();
+        };
+        let mut state = env.fork();
+        actions
+            .iter()
+            .map(|a| {
+                let r = state.invoke(&a.name, &a.kwargs);
+                (a.name.clone(), r.text, r.is_error)
+            })
+            .collect()
+    }
+
+    /// Counts per emotion family (for the filter's options).
+    pub fn families(&self) -> BTreeMap<String, usize> {
+        let mut out = BTreeMap::new();
+        for c in &self.candidates {
+            if let Some(f) = &c.task.emotion_family {
+                *out.entry(f.clone()).or_default() += 1;
+            }
+        }
+        out
+    }
+
+    /// Every fault name present (for the filter's options).
+    pub fn fault_names(&self) -> BTreeSet<String> {
+        self.candidates
+            .iter()
+            .flat_map(|c| c.faults.iter().cloned())
+            .collect()
+    }
+}
