@@ -552,8 +552,17 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
         }
     }
     let crate::pipeline::Resumed {
-        mut journal, done, ..
+        mut journal,
+        done,
+        damaged,
+        ..
     } = resumed;
+    if damaged > 0 {
+        eprintln!(
+            "tracer: warning: {damaged} line(s) of {} fail their checksum (edited or damaged); their episodes are run again",
+            journal.path().display()
+        );
+    }
     let database_hash = env.state_hash().to_hex();
     let rows = batch::roll_out(
         std::sync::Arc::from(env),

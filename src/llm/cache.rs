@@ -211,6 +211,9 @@ pub fn read_also(primary: &Path, others: Vec<PathBuf>) {
 /// shard reading it the same way) before giving up on it.
 const BUSY_WAIT: Duration = Duration::from_secs(60);
 
+/// How long opening a cache for writing waits for another process reading it.
+const PRIMARY_BUSY_WAIT: Duration = Duration::from_secs(10);
+
 /// Run `read` on the database of another cache file: this process's open handle if it has
 /// one, else the file opened for the call (redb locks a file to one process; another shard
 /// reading it holds it for milliseconds, so a busy file is retried). `Ok(None)`: no file.
@@ -409,7 +412,18 @@ impl ResponseCache {
         if !abs.exists() {
             create_new(&abs).map_err(|e| err(format!("cannot create: {e}")))?;
         }
-        let db = match guarded(|| Database::create(&abs)) {
+        // Another process may hold the file for a moment (a shard reading it, see
+        // `read_also`): wait for it briefly rather than fail.
+        let deadline = Instant::now() + PRIMARY_BUSY_WAIT;
+        let opened = loop {
+            match guarded(|| Database::create(&abs)) {
+                Ok(Err(redb::DatabaseError::DatabaseAlreadyOpen)) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                other => break other,
+            }
+        };
+        let db = match opened {
             Ok(Ok(db)) => Arc::new(db),
             Ok(Err(e)) if is_corruption(&e) => return Err(corrupted(&abs, &e.to_string())),
             Ok(Err(e)) => return Err(err(e.to_string())),
