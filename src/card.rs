@@ -1,7 +1,7 @@
 //! `tracer card`: the Hugging Face dataset card of a run, `output/README.md`, written from
 //! the artifacts alone — a YAML header with one `datasets` config per published table
-//! (paths are globs over our hive layout, so `load_dataset(<output dir>, <config>)` finds
-//! the files), then the funnel, emotion mix, reward mix, per-domain counts, the models of
+//! (paths name the files of exactly the domains the card describes and checked fresh, one
+//! per domain, so `load_dataset(<output dir>, <config>)` loads what the card counts), then the funnel, emotion mix, reward mix, per-domain counts, the models of
 //! every role, what they cost (tokens and dollars per stage and role, per verified task and
 //! per accepted trajectory, as the stage manifests recorded them) and the provenance (code,
 //! config hashes per stage, seed).
@@ -63,11 +63,42 @@ pub enum CardError {
 struct Table {
     config: &'static str,
     split: &'static str,
-    /// Glob relative to the output root.
-    glob: String,
+    /// File name pattern inside each domain's directory of the stage.
+    pattern: &'static str,
+    /// Paths relative to the output root, one per domain the card describes (never a
+    /// `domain=*` glob: that would hand a loader domains the card neither counts nor
+    /// checked for freshness).
+    paths: Vec<String>,
     about: &'static str,
     rows: u64,
     files: usize,
+}
+
+impl Table {
+    /// The paths as one line for the body: `stage/domain={a,b}/file`.
+    fn shown(&self) -> String {
+        let stage = file_of(self.config).0;
+        let domains: Vec<&str> = self
+            .paths
+            .iter()
+            .filter_map(|p| p.split("domain=").nth(1)?.split('/').next())
+            .collect();
+        match domains.as_slice() {
+            [one] => format!("{stage}/domain={one}/{}", self.pattern),
+            many => format!("{stage}/domain={{{}}}/{}", many.join(","), self.pattern),
+        }
+    }
+}
+
+/// The stage directory and the file a table's rows are counted in.
+fn file_of(config: &str) -> (&str, &'static str) {
+    match config {
+        "sft" => ("trajectories", "_sft.parquet"),
+        "trajectories_low" => ("trajectories", "_low.parquet"),
+        "trajectories" => ("trajectories", "part-00000.parquet"),
+        "eval_tasks" => ("reviewed", "part-00000.parquet"),
+        other => (other, "part-00000.parquet"),
+    }
 }
 
 /// The `tracer quality` report of the run's artifacts, made by the caller (which knows the
@@ -247,7 +278,8 @@ fn render_card(
         Table {
             config: "trajectories",
             split: "train",
-            glob: "trajectories/domain=*/part-*.parquet".into(),
+            pattern: "part-*.parquet",
+            paths: Vec::new(),
             about: "reward-1 training episodes, at most the cap per domain (the \"High\" set): full messages with tool calls, tool results and agent reasoning",
             rows: 0,
             files: 0,
@@ -255,7 +287,8 @@ fn render_card(
         Table {
             config: "sft",
             split: "train",
-            glob: "trajectories/domain=*/_sft.parquet".into(),
+            pattern: "_sft.parquet",
+            paths: Vec::new(),
             about: "the same trajectories as chat rows for TRL's SFT trainer (`messages`, `tools`; arguments as JSON strings)",
             rows: 0,
             files: 0,
@@ -263,7 +296,8 @@ fn render_card(
         Table {
             config: "trajectories_low",
             split: "train",
-            glob: "trajectories/domain=*/_low.parquet".into(),
+            pattern: "_low.parquet",
+            paths: Vec::new(),
             about: "the \"Low\" set: every success of the configured domains, uncapped",
             rows: 0,
             files: 0,
@@ -271,7 +305,8 @@ fn render_card(
         Table {
             config: "tasks",
             split: "verified",
-            glob: "tasks/domain=*/part-*.parquet".into(),
+            pattern: "part-*.parquet",
+            paths: Vec::new(),
             about: "verified tasks of both splits (column `split`: train or eval; never train on the eval rows): instruction, emotion condition and instruction, reference actions",
             rows: 0,
             files: 0,
@@ -279,7 +314,8 @@ fn render_card(
         Table {
             config: "rollouts",
             split: "train",
-            glob: "rollouts/domain=*/part-*.parquet".into(),
+            pattern: "part-*.parquet",
+            paths: Vec::new(),
             about: "every training episode with its reward (1, 0, -1), termination and errors",
             rows: 0,
             files: 0,
@@ -289,7 +325,8 @@ fn render_card(
         tables.push(Table {
             config: "eval_tasks",
             split: "test",
-            glob: "reviewed/domain=*/part-*.parquet".into(),
+            pattern: "part-*.parquet",
+            paths: Vec::new(),
             about: "the evaluation release: verified evaluation tasks that the screening agent solved at least once in k trials and that review did not reject, reviewers' edits applied",
             rows: 0,
             files: 0,
@@ -297,20 +334,12 @@ fn render_card(
         tables.push(Table {
             config: "eval",
             split: "test",
-            glob: "eval/domain=*/part-*.parquet".into(),
+            pattern: "part-*.parquet",
+            paths: Vec::new(),
             about: "evaluation episodes, k trials per evaluation task",
             rows: 0,
             files: 0,
         });
-    }
-    fn file_of(config: &'static str) -> (&'static str, &'static str) {
-        match config {
-            "sft" => ("trajectories", "_sft.parquet"),
-            "trajectories_low" => ("trajectories", "_low.parquet"),
-            "trajectories" => ("trajectories", "part-00000.parquet"),
-            "eval_tasks" => ("reviewed", "part-00000.parquet"),
-            other => (other, "part-00000.parquet"),
-        }
     }
     for t in &mut tables {
         let (stage, file) = file_of(t.config);
@@ -320,8 +349,11 @@ fn render_card(
             }
             t.rows += rows_of(paths, stage, d, file)?;
             t.files += 1;
+            t.paths.push(format!("{stage}/domain={d}/{}", t.pattern));
         }
     }
+    // A table no described domain has (the Low set outside its domains) is not published.
+    tables.retain(|t| !t.paths.is_empty());
 
     // Rows the body needs.
     let mut tasks: BTreeMap<&str, Vec<TaskRecord>> = BTreeMap::new();
@@ -395,11 +427,10 @@ fn render_card(
         if t.config == "trajectories" {
             out.push_str("  default: true\n");
         }
-        let _ = writeln!(
-            out,
-            "  data_files:\n  - split: {}\n    path: \"{}\"",
-            t.split, t.glob
-        );
+        let _ = writeln!(out, "  data_files:\n  - split: {}\n    path:", t.split);
+        for p in &t.paths {
+            let _ = writeln!(out, "    - \"{p}\"");
+        }
     }
     out.push_str("---\n\n");
 
@@ -421,7 +452,12 @@ fn render_card(
         let _ = writeln!(
             out,
             "| `{}` | {} | `{}` ({} files) | {} | {} |",
-            t.config, t.split, t.glob, t.files, t.rows, t.about
+            t.config,
+            t.split,
+            t.shown(),
+            t.files,
+            t.rows,
+            t.about
         );
     }
     out.push_str("\n```python\nimport datasets\nds = datasets.load_dataset(\"<this directory or repo>\", \"trajectories\", split=\"train\")\n```\n\n");

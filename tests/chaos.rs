@@ -919,3 +919,109 @@ fn numbers_out_of_range_are_argument_errors_not_saturated() {
         assert_eq!(fork.state_hash(), env.state_hash(), "nothing written");
     }
 }
+
+/// Requests the server answered after the first `from` posts.
+fn posts_since(server: &OpenAiServer, from: usize) -> usize {
+    server.post_count() - from
+}
+
+#[test]
+fn answers_of_shards_are_never_asked_again_by_other_shards_or_one_process() {
+    let rollouts = |root: &Path, out: &Path, extra: &[&str]| {
+        let mut args = vec!["run", "rollouts", "--domain", "airline"];
+        args.extend_from_slice(extra);
+        assert_ok(&tracer(root, out, &args));
+    };
+    // Both shards of 2, then the same stage re-sharded three ways: nothing is asked again.
+    let server = OpenAiServer::start(&["test-model"]);
+    let (root, out) = endpoint_project("shared-cache-reshard", &server);
+    rollouts(&root, &out, &["--shard", "0/2"]);
+    let first_half = server.post_count();
+    assert!(first_half > 0, "shard 0/2 asked the endpoint");
+    rollouts(&root, &out, &["--shard", "1/2"]);
+    let all = server.post_count();
+    // The operator drops the parts of 2 (keeping their caches, as a re-split would).
+    let parts = out.join(".shards/rollouts/domain=airline");
+    for part in ["part-0-of-2", "part-1-of-2"] {
+        std::fs::remove_dir_all(parts.join(part)).unwrap();
+    }
+    for spec in ["0/3", "1/3", "2/3"] {
+        rollouts(&root, &out, &["--shard", spec]);
+    }
+    assert_eq!(
+        posts_since(&server, all),
+        0,
+        "shards of 3 re-asked shards of 2"
+    );
+    // The merge folds every shard's answers into the output root's cache.
+    assert_ok(&tracer(
+        &root,
+        &out,
+        &["merge", "rollouts", "--domain", "airline"],
+    ));
+    let left: Vec<String> = names(&out.join(".shards/rollouts"))
+        .into_iter()
+        .filter(|n| n.ends_with(".redb"))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "shard caches left after the merge: {left:?}"
+    );
+    rollouts(&root, &out, &["--force"]);
+    assert_eq!(
+        posts_since(&server, all),
+        0,
+        "one process re-asked after the merge"
+    );
+
+    // Shard 0 of 2, then one process finishes: it asks exactly the other half.
+    let server = OpenAiServer::start(&["test-model"]);
+    let (root, out) = endpoint_project("shared-cache-finish", &server);
+    rollouts(&root, &out, &["--shard", "0/2"]);
+    assert_eq!(server.post_count(), first_half);
+    rollouts(&root, &out, &[]);
+    assert_eq!(
+        server.post_count(),
+        all,
+        "one process re-asked shard 0/2's requests"
+    );
+    rollouts(&root, &out, &["--force"]);
+    rollouts(&root, &out, &["--shard", "1/3", "--force"]);
+    assert_eq!(server.post_count(), all, "a rerun re-asked");
+}
+
+#[test]
+fn a_response_cache_cut_short_while_it_is_created_does_not_block_later_runs() {
+    let server = OpenAiServer::start(&["test-model"]);
+    let (root, out) = endpoint_project("cache-create-full", &server);
+    // The disk fills while the cache file is first written: every write past 4 KiB fails
+    // (RLIMIT_FSIZE, with SIGXFSZ ignored, turns into EFBIG, as ENOSPC would).
+    let mut cmd = tracer_command(&root, &out);
+    let exe = env!("CARGO_BIN_EXE_tracer");
+    cmd.env("TRACER_BIN", exe);
+    let o = std::process::Command::new("bash")
+        .args([
+            "-c",
+            "trap '' XFSZ; ulimit -f 8; exec \"$TRACER_BIN\" run rollouts --domain airline",
+        ])
+        .envs(
+            cmd.get_envs()
+                .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))),
+        )
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        !out.join(".llm-cache.redb").exists(),
+        "a half-created cache was left: {}",
+        stderr(&o)
+    );
+    // With room again, the run goes through.
+    assert_ok(&tracer(
+        &root,
+        &out,
+        &["run", "rollouts", "--domain", "airline"],
+    ));
+    assert!(out.join(".llm-cache.redb").exists());
+}

@@ -146,9 +146,14 @@ domains = sorted(p.split("domain=")[1].rstrip("/") for p in glob.glob(out + "/ta
 assert len(domains) >= 5, domains
 assert [c for c in meta["configs"] if c.get("default")][0]["config_name"] == "trajectories"
 assert meta["size_categories"] == ["n<1K"], meta["size_categories"]
+def shown(paths):
+    stage, pattern = paths[0].split("/domain=")[0], paths[0].rsplit("/", 1)[1]
+    doms = [p.split("domain=")[1].split("/")[0] for p in paths]
+    inner = doms[0] if len(doms) == 1 else "{{" + ",".join(doms) + "}}"
+    return f"{{stage}}/domain={{inner}}/{{pattern}}"
 for c in meta["configs"]:
     (files,) = c["data_files"]
-    paths = sorted(glob.glob(out + "/" + files["path"]))
+    paths = sorted(p for pat in files["path"] for p in glob.glob(out + "/" + pat))
     # every domain's file, except the Low set's, which holds the paper's four Low domains
     low = ["airline", "retail", "telecom", "telehealth"]
     want = len(low) if c["config_name"] == "trajectories_low" else len(domains)
@@ -156,7 +161,7 @@ for c in meta["configs"]:
     rows = sum(pq.ParquetFile(p).metadata.num_rows for p in paths)
     ds = datasets.load_dataset(out, c["config_name"], split=files["split"])
     assert len(ds) == rows > 0, (c["config_name"], len(ds), rows)
-    assert f"| `{{c['config_name']}}` | {{files['split']}} | `{{files['path']}}` ({{len(paths)}} files) | {{rows}} |" in card.text, c
+    assert f"| `{{c['config_name']}}` | {{files['split']}} | `{{shown(files['path'])}}` ({{len(paths)}} files) | {{rows}} |" in card.text, c
     print(c["config_name"], rows)
 tasks = datasets.load_dataset(out, "tasks", split="verified")
 assert set(tasks["split"]) == {{"train", "eval"}}
@@ -220,5 +225,63 @@ fn the_release_overrides_validate_and_bad_ones_are_named() {
     assert!(
         text.contains("grounded.toml: caps: unknown domain 'airlin'"),
         "{text}"
+    );
+}
+
+#[test]
+fn a_card_for_some_domains_publishes_exactly_their_files() {
+    let root = tiny_release("card-subset");
+    let out = temp_dir("card-subset");
+    for d in ["airline", "retail"] {
+        assert_ok(&release(
+            &root,
+            &out,
+            &["run", "trajectories", "--domain", d],
+        ));
+    }
+    // The other domain's tasks are tampered with: the card for airline neither publishes
+    // nor needs them.
+    let retail = out.join("tasks/domain=retail/part-00000.parquet");
+    let mut bytes = std::fs::read(&retail).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0xff;
+    std::fs::write(&retail, bytes).unwrap();
+    assert_ok(&release(&root, &out, &["card", "--domain", "airline"]));
+    let card = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(!card.contains("domain=*"), "a glob over every domain");
+    assert!(!card.contains("domain=retail"), "retail is not described");
+    let report = python(&format!(
+        r#"
+import glob, pyarrow.parquet as pq
+from huggingface_hub.repocard import metadata_load
+out = {out:?}
+meta = metadata_load(out + "/README.md")
+text = open(out + "/README.md").read()
+for c in meta["configs"]:
+    (files,) = c["data_files"]
+    paths = sorted(p for pat in files["path"] for p in glob.glob(out + "/" + pat))
+    assert paths and all("/domain=airline/" in p for p in paths), (c, paths)
+    rows = sum(pq.ParquetFile(p).metadata.num_rows for p in paths)
+    assert f"({{len(paths)}} files) | {{rows}} |" in text, (c["config_name"], rows)
+print(len(meta["configs"]))
+"#,
+        out = out.display().to_string()
+    ));
+    assert_eq!(report.trim(), "5", "{report}");
+
+    // A file the card's paths match that its stage did not write makes the card refuse.
+    let stray = out.join("trajectories/domain=airline/part-00001.parquet");
+    std::fs::copy(
+        out.join("trajectories/domain=airline/part-00000.parquet"),
+        &stray,
+    )
+    .unwrap();
+    let o = release(&root, &out, &["card", "--domain", "airline"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("trajectories/domain=airline: stale (outputs modified or missing)"),
+        "{err}"
     );
 }

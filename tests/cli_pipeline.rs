@@ -248,3 +248,86 @@ fn validate_and_list_and_dag() {
         stderr(&o)
     );
 }
+
+#[test]
+fn validate_refuses_what_run_would_a_bad_port_a_missing_eval_db_and_a_missing_stage_file() {
+    let root = project_copy("validate-as-run");
+    let out = temp_dir("validate-as-run-out");
+    let append = |stage: &str, text: &str| {
+        let path = root.join(format!("stages/{stage}.toml"));
+        let mut cfg = std::fs::read_to_string(&path).unwrap();
+        cfg.push('\n');
+        cfg.push_str(text);
+        std::fs::write(&path, cfg).unwrap();
+    };
+    append(
+        "refined",
+        "[roles.refiner]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:99999/v1\"\nmodel = \"m\"\n",
+    );
+    append("db", "[eval_db]\nairline = \"reference/airline/db.json\"\n");
+    std::fs::remove_file(root.join("stages/analysis.toml")).unwrap();
+    let o = tracer(&root, &out, &["validate"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    for needle in [
+        "'http://127.0.0.1:99999/v1': port '99999' is not in 1..=65535",
+        "db.toml: eval_db.airline: ",
+        "stages/analysis.toml: missing",
+    ] {
+        assert!(err.contains(needle), "expected {needle:?} in: {err}");
+    }
+    // `run` takes the same path: refused before anything is written.
+    let o = tracer(&root, &out, &["run", "db", "--domain", "airline"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("eval_db.airline"), "{}", stderr(&o));
+    assert!(!out.join("db").exists());
+}
+
+#[test]
+fn a_misspelt_overrides_directory_is_refused_by_every_command() {
+    let root = project_copy("overrides-every-command");
+    let out = temp_dir("overrides-every-command-out");
+    let tasks = out.join("tasks.json");
+    std::fs::write(&tasks, "[]").unwrap();
+    let tasks = tasks.display().to_string();
+    let export_out = out.join("export.json").display().to_string();
+    let rollout_out = out.join("rollout").display().to_string();
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["status"],
+        vec!["card"],
+        vec!["stats"],
+        vec![
+            "export",
+            "tasks",
+            "--domain",
+            "airline",
+            "--out",
+            &export_out,
+        ],
+        vec![
+            "rollout",
+            "--domain",
+            "airline",
+            "--tasks",
+            &tasks,
+            "--out",
+            &rollout_out,
+        ],
+        vec!["run", "db", "--domain", "airline"],
+    ];
+    for args in commands {
+        let o = tracer_command(&root, &out)
+            .env("TRACER_STAGE_OVERRIDES", "configs/no-such-dir")
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains("configs/no-such-dir") && err.contains("TRACER_STAGE_OVERRIDES"),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!out.join("export.json").exists() && !out.join("rollout").exists());
+}

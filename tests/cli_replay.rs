@@ -451,3 +451,171 @@ fn out_refuses_links_fifos_and_directories_and_still_replaces_a_regular_file() {
     let text = std::fs::read_to_string(&regular).unwrap();
     assert!(text.starts_with('{') && text.lines().count() == 9, "{text}");
 }
+
+#[test]
+fn task_files_with_emotion_labels_outside_the_taxonomy_are_refused() {
+    let db = repo().join("tests/fixtures/tau_bench/retail");
+    let dir = temp_dir("labels-outside-taxonomy");
+    let tasks: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(db.join("tasks.json")).unwrap()).unwrap();
+    let first = tasks[0].clone();
+    for (field, value, needle) in [
+        (
+            "emotion_leaf",
+            "glee",
+            "task [0]: emotion_leaf 'glee' is not in the taxonomy",
+        ),
+        (
+            "dimension_urgency",
+            "urgentish",
+            "task [0]: dimension_urgency 'urgentish' is not in the taxonomy",
+        ),
+    ] {
+        let mut task = first.clone();
+        task["emotion_family"] = "fear".into();
+        task["emotion_leaf"] = "anxiety".into();
+        task[field] = value.into();
+        let file = dir.join(format!("{field}.json"));
+        std::fs::write(
+            &file,
+            serde_json::to_vec(&serde_json::json!([task])).unwrap(),
+        )
+        .unwrap();
+        let out = dir.join(format!("out-{field}"));
+        let o = tracer(
+            &repo(),
+            &dir,
+            &[
+                "rollout",
+                "--domain",
+                "retail",
+                "--db",
+                &db.display().to_string(),
+                "--tasks",
+                &file.display().to_string(),
+                "--out",
+                &out.display().to_string(),
+            ],
+        );
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(&format!("{field}.json: {needle}")), "{err}");
+        assert!(!out.exists(), "nothing written");
+    }
+    // A family that is not the emotion's.
+    let mut task = first;
+    task["emotion_family"] = "anger".into();
+    task["emotion_leaf"] = "anxiety".into();
+    let file = dir.join("family.json");
+    std::fs::write(
+        &file,
+        serde_json::to_vec(&serde_json::json!([task])).unwrap(),
+    )
+    .unwrap();
+    let o = tracer(
+        &repo(),
+        &dir,
+        &[
+            "replay",
+            "--domain",
+            "retail",
+            "--db",
+            &db.display().to_string(),
+            "--tasks",
+            &file.display().to_string(),
+            "--out",
+            &dir.join("replay.jsonl").display().to_string(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "emotion_leaf 'anxiety' belongs to family 'fear', not emotion_family 'anger'"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn import_tau2_refuses_unknown_tables_foreign_row_keys_and_impossible_dates() {
+    let fixture = repo().join("tests/fixtures/tau2/school/db.json");
+    let dir = temp_dir("import-tau2-strict");
+    let good: Value = serde_json::from_str(&std::fs::read_to_string(&fixture).unwrap()).unwrap();
+    let student = good["students"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    let mut unknown = good.clone();
+    unknown["studnets"] = serde_json::json!({});
+    let mut foreign = good.clone();
+    let row = foreign["students"][&student].clone();
+    foreign["students"]
+        .as_object_mut()
+        .unwrap()
+        .insert("S9ZZZZZ".into(), row);
+    let mut date = good.clone();
+    date["students"][&student]["dob"] = "03-02-30".into();
+    for (name, db, needle) in [
+        (
+            "unknown",
+            unknown,
+            "table 'studnets' is not a table of this domain".to_string(),
+        ),
+        (
+            "foreign",
+            foreign,
+            format!(
+                "students['S9ZZZZZ']: the row's key differs from its student_id (\"{student}\")"
+            ),
+        ),
+        (
+            "date",
+            date,
+            format!("students['{student}'].dob: '03-02-30' is not a valid date"),
+        ),
+    ] {
+        let file = dir.join(format!("{name}.json"));
+        std::fs::write(&file, serde_json::to_vec(&db).unwrap()).unwrap();
+        let out = dir.join(format!("out-{name}"));
+        let o = tracer(
+            &repo(),
+            &dir,
+            &[
+                "import",
+                "tau2",
+                "--domain",
+                "school",
+                "--from",
+                file.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(o.status.code(), Some(1), "{name}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(
+            err.contains(&format!("{name}.json: {needle}")),
+            "{name}: {err}"
+        );
+        assert!(!out.exists(), "{name}: nothing written");
+    }
+    // The fixture itself imports.
+    assert_ok(&tracer(
+        &repo(),
+        &dir,
+        &[
+            "import",
+            "tau2",
+            "--domain",
+            "school",
+            "--from",
+            fixture.to_str().unwrap(),
+        ],
+    ));
+}

@@ -260,3 +260,33 @@ fn bad_flags_and_bad_part_sets_are_one_line_errors_and_merge_nothing() {
     let status = stdout(&run(&["status", "--domain", "airline"]));
     assert!(status.contains("| tasks | airline | fresh |"), "{status}");
 }
+
+#[test]
+fn shard_parts_beside_a_fresh_stage_are_cleared_instead_of_blocking_the_merge() {
+    let root = small_project("shard-stale-parts");
+    let out = temp_dir("shard-stale-parts-out");
+    let run = |args: &[&str]| tracer(&root, &out, args);
+    let parts = out.join(".shards/tasks/domain=airline");
+    assert_ok(&run(&["run", "tasks", "--upstream", "--domain", "airline"]));
+    // Half a sharded run, then one process finishes the stage: the part is stale.
+    assert_ok(&run(&[
+        "run", "tasks", "--domain", "airline", "--shard", "0/2",
+    ]));
+    assert!(parts.join("part-0-of-2").exists());
+    let o = run(&["run", "tasks", "--domain", "airline"]);
+    assert_ok(&o);
+    assert!(!parts.exists(), "{}", stderr(&o));
+    // A forced shard beside the fresh output: the merge clears it (it used to fail on the
+    // missing part 1/2 forever, while the shard said "nothing to do").
+    assert_ok(&run(&[
+        "run", "tasks", "--domain", "airline", "--shard", "0/2", "--force",
+    ]));
+    assert!(parts.join("part-0-of-2").exists());
+    let o = run(&["merge", "tasks", "--domain", "airline"]);
+    assert_ok(&o);
+    assert!(stderr(&o).contains("stale shard part"), "{}", stderr(&o));
+    assert!(!parts.exists());
+    let status = stdout(&run(&["status", "--domain", "airline"]));
+    assert!(status.contains("| tasks | airline | fresh |"), "{status}");
+    assert!(!status.contains("shard parts"), "{status}");
+}

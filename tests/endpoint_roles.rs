@@ -293,11 +293,15 @@ fn endpoint_faults_in_rollouts_are_counted_and_nothing_is_lost() {
             message: "injected".into(),
         });
     }
-    assert_ok(&tracer(
-        &root,
-        &out,
-        &["run", "trajectories", "--domain", "airline"],
-    ));
+    let o = tracer(&root, &out, &["run", "trajectories", "--domain", "airline"]);
+    assert_ok(&o);
+    // Tolerated failures are said so, with the way to retry them.
+    assert!(
+        stderr(&o).contains("tracer: warning: stage 'rollouts', domain 'airline': 3 of 12 episodes errored on infrastructure and were tolerated (max_errored_share = 0.5)")
+            && stderr(&o).contains("`tracer run rollouts --force` retries them"),
+        "{}",
+        stderr(&o)
+    );
     let report = python(&format!(
         "import pyarrow.parquet as pq\nt = pq.read_table({:?}).to_pylist()\nprint(len(t), sum(1 for r in t if r['error']), sum(1 for r in t if r['termination'] == 'endpoint_error'), t[0]['agent_model'])",
         out.join("rollouts/domain=airline/part-00000.parquet")
@@ -320,6 +324,38 @@ fn endpoint_faults_in_rollouts_are_counted_and_nothing_is_lost() {
         "0",
         "errored episodes never reach the training data"
     );
+    // A plain rerun finds the stage fresh; --force retries exactly the errored episodes
+    // (the finished ones come from the response cache).
+    let asked = server.post_count();
+    let o = tracer(&root, &out, &["run", "rollouts", "--domain", "airline"]);
+    assert_ok(&o);
+    assert_eq!(server.post_count(), asked, "a plain rerun asks nothing");
+    let o = tracer(
+        &root,
+        &out,
+        &["run", "rollouts", "--domain", "airline", "--force"],
+    );
+    assert_ok(&o);
+    assert!(!stderr(&o).contains("tolerated"), "{}", stderr(&o));
+    let seeds: std::collections::BTreeSet<String> = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .skip(asked)
+        .map(|r| r.body["seed"].to_string())
+        .collect();
+    assert_eq!(
+        seeds.len(),
+        3,
+        "only the 3 errored episodes were asked again"
+    );
+    let errors = python(&format!(
+        "import pyarrow.parquet as pq; print(sum(1 for r in pq.read_table({:?}).to_pylist() if r['error']))",
+        out.join("rollouts/domain=airline/part-00000.parquet")
+            .display()
+            .to_string()
+    ));
+    assert_eq!(errors.trim(), "0");
 }
 
 #[test]

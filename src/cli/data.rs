@@ -289,10 +289,43 @@ pub fn export(paths: &Paths, cmd: ExportCommand) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Read a task file and check the emotion labels its tasks carry against the taxonomy
+/// (`emotion_anchors/taxonomy.json`): an unknown label is one line naming the task.
+fn read_checked_tasks(paths: &Paths, file: &Path) -> Result<Vec<replay::TauTask>, CliError> {
+    let tasks = replay::read_task_file(file)?;
+    if !tasks.iter().any(|t| {
+        t.emotion_family.is_some()
+            || t.emotion_leaf.is_some()
+            || t.dimension_politeness.is_some()
+            || t.dimension_urgency.is_some()
+            || t.dimension_trust_in_agent.is_some()
+    }) {
+        return Ok(tasks);
+    }
+    let taxonomy =
+        crate::emotion::taxonomy::Taxonomy::load(&crate::emotion::taxonomy_path(&paths.root))
+            .map_err(|e| CliError::Failed(e.to_string()))?;
+    for (i, t) in tasks.iter().enumerate() {
+        taxonomy
+            .check_labels(
+                t.emotion_family.as_deref(),
+                t.emotion_leaf.as_deref(),
+                t.dimension_politeness.as_deref(),
+                t.dimension_urgency.as_deref(),
+                t.dimension_trust_in_agent.as_deref(),
+            )
+            .map_err(|message| replay::TaskFileError {
+                path: file.display().to_string(),
+                message: format!("task [{i}]: {message}"),
+            })?;
+    }
+    Ok(tasks)
+}
+
 pub fn replay(paths: &Paths, args: ReplayArgs) -> Result<(), CliError> {
     artifact::check_output_file(&args.out)?;
     let d = domain::find(&args.domain)?;
-    let tasks = replay::read_task_file(&args.tasks)?;
+    let tasks = read_checked_tasks(paths, &args.tasks)?;
     let env = load_env(
         paths,
         d,
@@ -421,6 +454,8 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
     }
     // The same checks `tracer validate` runs on this config (with --trials applied).
     let cfg = RolloutsConfig::load(&args.config, &table)?;
+    // The task file too, before anything is locked or written.
+    let tau = read_checked_tasks(paths, &args.tasks)?;
     let endpoints = cfg
         .roles
         .values()
@@ -436,7 +471,6 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
         None
     };
     crate::stage::roles::preflight_roles(&cfg.roles).map_err(CliError::Failed)?;
-    let tau = replay::read_task_file(&args.tasks)?;
     let env = load_env(
         paths,
         d,
@@ -518,8 +552,17 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
         }
     }
     let crate::pipeline::Resumed {
-        mut journal, done, ..
+        mut journal,
+        done,
+        damaged,
+        ..
     } = resumed;
+    if damaged > 0 {
+        eprintln!(
+            "tracer: warning: {damaged} line(s) of {} fail their checksum (edited or damaged); their episodes are run again",
+            journal.path().display()
+        );
+    }
     let database_hash = env.state_hash().to_hex();
     let rows = batch::roll_out(
         std::sync::Arc::from(env),
@@ -538,6 +581,11 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
             journal_path.display()
         ))
     })?;
+    if let Some(w) = metrics::tolerated_errors(&rows, cfg.max_errored_share) {
+        eprintln!(
+            "tracer: warning: {w}; rerun with --fresh to retry them (finished episodes are replayed from the response cache)"
+        );
+    }
     let prov = Provenance {
         version: env!("CARGO_PKG_VERSION").into(),
         stage: "rollout".into(),

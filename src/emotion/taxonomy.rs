@@ -151,6 +151,58 @@ impl Taxonomy {
             .map(|f| f.name.as_str())
     }
 
+    /// Check the emotion labels a task carries (each optional): every one must be in this
+    /// taxonomy, and a family given with an emotion must be that emotion's family. The
+    /// error names the field and the labels it may take.
+    pub fn check_labels(
+        &self,
+        family: Option<&str>,
+        emotion: Option<&str>,
+        politeness: Option<&str>,
+        urgency: Option<&str>,
+        trust: Option<&str>,
+    ) -> Result<(), String> {
+        let one_of = |field: &str, value: &str, known: &[String]| -> Result<(), String> {
+            if known.iter().any(|k| k == value) {
+                Ok(())
+            } else {
+                let shown: Vec<&str> = known.iter().take(12).map(String::as_str).collect();
+                Err(format!(
+                    "{field} '{value}' is not in the taxonomy (one of: {}{})",
+                    shown.join(", "),
+                    if known.len() > shown.len() {
+                        ", ..."
+                    } else {
+                        ""
+                    }
+                ))
+            }
+        };
+        if let Some(f) = family {
+            one_of("emotion_family", f, &self.family_names())?;
+        }
+        if let Some(e) = emotion {
+            one_of("emotion_leaf", e, &self.emotion_names())?;
+            if let (Some(f), Some(of)) = (family, self.family_of(e))
+                && f != of
+            {
+                return Err(format!(
+                    "emotion_leaf '{e}' belongs to family '{of}', not emotion_family '{f}'"
+                ));
+            }
+        }
+        for (field, value, known) in [
+            ("dimension_politeness", politeness, &self.politeness),
+            ("dimension_urgency", urgency, &self.urgency),
+            ("dimension_trust_in_agent", trust, &self.trust),
+        ] {
+            if let Some(v) = value {
+                one_of(field, v, known)?;
+            }
+        }
+        Ok(())
+    }
+
     pub fn condition_count(&self) -> usize {
         self.emotions().len() * self.politeness.len() * self.urgency.len() * self.trust.len()
     }

@@ -55,6 +55,19 @@ pub fn check_errored(rows: &[RolloutRecord], max_share: f64) -> Result<(), Strin
     ))
 }
 
+/// The warning for infrastructure failures `check_errored` tolerated (under
+/// `max_errored_share`): the output keeps them as errored rows, so a plain rerun finds the
+/// stage fresh and does not retry them. `None` when there are none.
+pub fn tolerated_errors(rows: &[RolloutRecord], max_share: f64) -> Option<String> {
+    let errored = rows.iter().filter(|r| is_infrastructure_failure(r)).count();
+    (errored > 0).then(|| {
+        format!(
+            "{errored} of {} episodes errored on infrastructure and were tolerated (max_errored_share = {max_share}): kept as errored rows, left out of scores and training data, and not retried by a plain rerun",
+            rows.len()
+        )
+    })
+}
+
 /// The reward mix of some rollouts, for summaries: rewards of the scored episodes (agent
 /// errors among them, as failures), then the infrastructure failures left out.
 pub fn reward_mix(rows: &[RolloutRecord]) -> String {

@@ -21,6 +21,17 @@
 //! stderr; a panic or a `Corrupted` error becomes one [`LlmError::Cache`] that names the file
 //! and says how to move it aside, and the handle refuses further use.
 //!
+//! One cache for every process: a shard writes its own file (redb takes one writer per
+//! file, and shards run side by side), but it *reads* other files too ([`read_also`]): on
+//! a miss it looks the key up in the files it was told of (an index of their keys is read
+//! once when it opens) and copies a found answer into its own file. Whoever holds the
+//! output alone folds the shards' files into one ([`fold_into`]). So an answered request
+//! is never asked again, whichever shard count or process asks next.
+//!
+//! Creation is atomic: a new file is made under a temporary name and renamed into place
+//! once redb has written its header, so a failed creation (disk full) leaves no file rather
+//! than a half-written one every later run refuses.
+//!
 //! Architecture invariant: the cache stores bytes; it does not know the response types.
 //! redb allows one open handle per file per process, so handles are shared through a small
 //! registry keyed by the file's absolute path (roles may share one cache file).
@@ -28,9 +39,10 @@
 use redb::{Database, TableDefinition};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 use super::error::LlmError;
 
@@ -135,6 +147,13 @@ pub fn canonical_json(v: &Value) -> String {
     sorted(v).to_string()
 }
 
+/// Another cache file a cache reads on a miss, with the keys it held when indexed.
+#[derive(Debug)]
+struct OtherFile {
+    path: PathBuf,
+    keys: HashSet<[u8; 32]>,
+}
+
 /// A handle on one cache file.
 #[derive(Clone)]
 pub struct ResponseCache {
@@ -142,6 +161,8 @@ pub struct ResponseCache {
     path: PathBuf,
     /// Set once the file showed damage: every later call fails fast with this error.
     damaged: Arc<Mutex<Option<LlmError>>>,
+    /// Files read on a miss (see [`read_also`]).
+    others: Arc<Vec<OtherFile>>,
 }
 
 impl std::fmt::Debug for ResponseCache {
@@ -153,11 +174,210 @@ impl std::fmt::Debug for ResponseCache {
 }
 
 type Damage = Arc<Mutex<Option<LlmError>>>;
-type OpenFiles = Mutex<HashMap<PathBuf, (Weak<Database>, Damage)>>;
+type OpenFiles = Mutex<HashMap<PathBuf, (Weak<Database>, Damage, Arc<Vec<OtherFile>>)>>;
 
 fn registry() -> &'static OpenFiles {
     static OPEN: std::sync::OnceLock<OpenFiles> = std::sync::OnceLock::new();
     OPEN.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+type ReadPlans = Mutex<HashMap<PathBuf, Vec<PathBuf>>>;
+
+fn read_plans() -> &'static ReadPlans {
+    static PLANS: std::sync::OnceLock<ReadPlans> = std::sync::OnceLock::new();
+    PLANS.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// Have the cache file at `primary`, when this process next opens it, also read the
+/// answers stored in `others` (files that may be missing; none may be another process's
+/// live cache, which redb would refuse to open). A shard run calls it before its roles open
+/// their cache, naming the output root's cache and earlier shards' files.
+pub fn read_also(primary: &Path, others: Vec<PathBuf>) {
+    let Ok(abs) = std::path::absolute(primary) else {
+        return;
+    };
+    let others = others
+        .into_iter()
+        .filter_map(|p| std::path::absolute(p).ok())
+        .filter(|p| *p != abs)
+        .collect();
+    read_plans()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(abs, others);
+}
+
+/// How long a read of another cache file waits for a process that holds it briefly (another
+/// shard reading it the same way) before giving up on it.
+const BUSY_WAIT: Duration = Duration::from_secs(60);
+
+/// How long opening a cache for writing waits for another process reading it.
+const PRIMARY_BUSY_WAIT: Duration = Duration::from_secs(10);
+
+/// Run `read` on the database of another cache file: this process's open handle if it has
+/// one, else the file opened for the call (redb locks a file to one process; another shard
+/// reading it holds it for milliseconds, so a busy file is retried). `Ok(None)`: no file.
+fn with_other_file<T>(
+    path: &Path,
+    open_here: Option<Arc<Database>>,
+    read: impl Fn(&Database) -> Result<T, String>,
+) -> Result<Option<T>, String> {
+    if let Some(db) = open_here {
+        return guarded(|| read(&db)).and_then(|r| r).map(Some);
+    }
+    if !path.exists() {
+        return Ok(None);
+    }
+    let deadline = Instant::now() + BUSY_WAIT;
+    let mut pause = Duration::from_millis(5);
+    loop {
+        match guarded(|| Database::open(path)) {
+            Ok(Ok(db)) => return guarded(|| read(&db)).and_then(|r| r).map(Some),
+            Ok(Err(redb::DatabaseError::DatabaseAlreadyOpen)) if Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            Ok(Err(e)) => return Err(e.to_string()),
+            Err(panic) => return Err(format!("redb panicked: {panic}")),
+        }
+    }
+}
+
+/// This process's open handle on the cache file at `path`, if any.
+fn open_here(path: &Path) -> Option<Arc<Database>> {
+    registry()
+        .lock()
+        .ok()
+        .and_then(|open| open.get(path).and_then(|(w, ..)| w.upgrade()))
+}
+
+/// The keys stored in the cache file at `path` (none when it is missing or unreadable: an
+/// unreadable file only means its answers are asked again).
+fn keys_of(path: &Path, handle: Option<Arc<Database>>) -> HashSet<[u8; 32]> {
+    use redb::{ReadableTable, ReadableTableMetadata};
+    let read = |db: &Database| -> Result<HashSet<[u8; 32]>, String> {
+        let txn = db.begin_read().map_err(|e| e.to_string())?;
+        let table = match txn.open_table(RESPONSES) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(HashSet::new()),
+            Err(e) => return Err(e.to_string()),
+        };
+        let mut keys = HashSet::with_capacity(table.len().unwrap_or(0) as usize);
+        for entry in table.iter().map_err(|e| e.to_string())? {
+            let (k, _) = entry.map_err(|e| e.to_string())?;
+            if let Ok(key) = <[u8; 32]>::try_from(k.value()) {
+                keys.insert(key);
+            }
+        }
+        Ok(keys)
+    };
+    with_other_file(path, handle, read)
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// The answer stored under `key` in another cache file, if it can be read.
+fn answer_in(path: &Path, key: &[u8; 32]) -> Option<Vec<u8>> {
+    let read = |db: &Database| -> Result<Option<Vec<u8>>, String> {
+        let txn = db.begin_read().map_err(|e| e.to_string())?;
+        let table = txn.open_table(RESPONSES).map_err(|e| e.to_string())?;
+        let value = table.get(key.as_slice()).map_err(|e| e.to_string())?;
+        Ok(value.map(|v| v.value().to_vec()))
+    };
+    with_other_file(path, open_here(path), read)
+        .ok()
+        .flatten()
+        .flatten()
+}
+
+/// Create a new cache file atomically: redb writes its header into a temporary sibling,
+/// which is renamed into place only when that succeeded.
+fn create_new(path: &Path) -> Result<(), String> {
+    let tmp = path.with_file_name(format!(
+        ".{}.tmp-{}",
+        path.file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default(),
+        std::process::id()
+    ));
+    let made = match guarded(|| Database::create(&tmp)) {
+        Ok(Ok(db)) => {
+            drop(db);
+            std::fs::File::open(&tmp)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| e.to_string())
+        }
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(panic) => Err(format!("redb panicked: {panic}")),
+    };
+    let made = made.and_then(|()| std::fs::rename(&tmp, path).map_err(|e| e.to_string()));
+    if made.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    made
+}
+
+/// Copy into the cache at `target` every answer of the cache files `sources` it lacks, then
+/// delete each source folded: one file holds them all. Call it holding the output alone (no
+/// other process may have a source open). A source that cannot be read (damaged) is left in
+/// place with a note; the result is one line per file, to log.
+pub fn fold_into(target: &Path, sources: &[PathBuf]) -> Result<Vec<String>, LlmError> {
+    use redb::ReadableTable;
+    let sources: Vec<&PathBuf> = sources.iter().filter(|s| s.exists()).collect();
+    if sources.is_empty() {
+        return Ok(Vec::new());
+    }
+    let cache = ResponseCache::open(target)?;
+    let mut notes = Vec::new();
+    for source in sources {
+        let copy = |db: &Database| -> Result<u64, String> {
+            let txn = db.begin_read().map_err(|e| e.to_string())?;
+            let table = match txn.open_table(RESPONSES) {
+                Ok(t) => t,
+                Err(redb::TableError::TableDoesNotExist(_)) => return Ok(0),
+                Err(e) => return Err(e.to_string()),
+            };
+            let mut copied = 0;
+            let mut batch: Vec<([u8; 32], Vec<u8>)> = Vec::new();
+            let flush = |batch: &mut Vec<([u8; 32], Vec<u8>)>| -> Result<u64, String> {
+                let n = cache.put_missing(batch).map_err(|e| e.to_string())?;
+                batch.clear();
+                Ok(n)
+            };
+            for entry in table.iter().map_err(|e| e.to_string())? {
+                let (k, v) = entry.map_err(|e| e.to_string())?;
+                if let Ok(key) = <[u8; 32]>::try_from(k.value()) {
+                    batch.push((key, v.value().to_vec()));
+                }
+                if batch.len() >= 1000 {
+                    copied += flush(&mut batch)?;
+                }
+            }
+            copied += flush(&mut batch)?;
+            Ok(copied)
+        };
+        match with_other_file(source, open_here(source), copy) {
+            Ok(None) => {}
+            Ok(Some(copied)) => {
+                std::fs::remove_file(source).map_err(|e| LlmError::Cache {
+                    path: source.display().to_string(),
+                    message: format!("cannot remove after folding it: {e}"),
+                })?;
+                notes.push(format!(
+                    "folded {copied} new answer(s) of {} into {}",
+                    source.display(),
+                    cache.path().display()
+                ));
+            }
+            Err(why) => notes.push(format!(
+                "{}: not folded into {} ({why}); its answers will be asked again",
+                source.display(),
+                cache.path().display()
+            )),
+        }
+    }
+    Ok(notes)
 }
 
 impl ResponseCache {
@@ -177,29 +397,69 @@ impl ResponseCache {
         let mut open = registry()
             .lock()
             .map_err(|_| err("cache registry poisoned".to_string()))?;
-        open.retain(|_, (w, _)| w.strong_count() > 0);
-        if let Some((db, damaged)) = open
+        open.retain(|_, (w, ..)| w.strong_count() > 0);
+        if let Some((db, damaged, others)) = open
             .get(&abs)
-            .and_then(|(w, d)| Some((w.upgrade()?, Arc::clone(d))))
+            .and_then(|(w, d, o)| Some((w.upgrade()?, Arc::clone(d), Arc::clone(o))))
         {
             return Ok(ResponseCache {
                 db,
                 path: abs,
                 damaged,
+                others,
             });
         }
-        let db = match guarded(|| Database::create(&abs)) {
+        if !abs.exists() {
+            create_new(&abs).map_err(|e| err(format!("cannot create: {e}")))?;
+        }
+        // Another process may hold the file for a moment (a shard reading it, see
+        // `read_also`): wait for it briefly rather than fail.
+        let deadline = Instant::now() + PRIMARY_BUSY_WAIT;
+        let opened = loop {
+            match guarded(|| Database::create(&abs)) {
+                Ok(Err(redb::DatabaseError::DatabaseAlreadyOpen)) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                other => break other,
+            }
+        };
+        let db = match opened {
             Ok(Ok(db)) => Arc::new(db),
             Ok(Err(e)) if is_corruption(&e) => return Err(corrupted(&abs, &e.to_string())),
             Ok(Err(e)) => return Err(err(e.to_string())),
             Err(panic) => return Err(corrupted(&abs, &format!("redb panicked: {panic}"))),
         };
         let damaged: Damage = Arc::new(Mutex::new(None));
-        open.insert(abs.clone(), (Arc::downgrade(&db), Arc::clone(&damaged)));
+        let plan = read_plans()
+            .lock()
+            .ok()
+            .and_then(|plans| plans.get(&abs).cloned())
+            .unwrap_or_default();
+        let others: Arc<Vec<OtherFile>> = Arc::new(
+            plan.into_iter()
+                .map(|path| {
+                    let handle = open.get(&path).and_then(|(w, ..)| w.upgrade());
+                    OtherFile {
+                        keys: keys_of(&path, handle),
+                        path,
+                    }
+                })
+                .filter(|o| !o.keys.is_empty())
+                .collect(),
+        );
+        open.insert(
+            abs.clone(),
+            (
+                Arc::downgrade(&db),
+                Arc::clone(&damaged),
+                Arc::clone(&others),
+            ),
+        );
         Ok(ResponseCache {
             db,
             path: abs,
             damaged,
+            others,
         })
     }
 
@@ -236,8 +496,22 @@ impl ResponseCache {
         result
     }
 
-    /// The stored answer for `key`, if any (blocking; small and fast).
+    /// The stored answer for `key`, if any (blocking; small and fast): this file's, else
+    /// that of another file it reads ([`read_also`]), copied into this one.
     pub fn get_blocking(&self, key: &[u8; 32]) -> Result<Option<Vec<u8>>, LlmError> {
+        if let Some(found) = self.get_own(key)? {
+            return Ok(Some(found));
+        }
+        for other in self.others.iter().filter(|o| o.keys.contains(key)) {
+            if let Some(found) = answer_in(&other.path, key) {
+                self.put_blocking(key, &found)?;
+                return Ok(Some(found));
+            }
+        }
+        Ok(None)
+    }
+
+    fn get_own(&self, key: &[u8; 32]) -> Result<Option<Vec<u8>>, LlmError> {
         self.checked(|| {
             let txn = self.db.begin_read().map_err(|e| self.error(e))?;
             let table = match txn.open_table(RESPONSES) {
@@ -261,6 +535,35 @@ impl ResponseCache {
                     .map_err(|e| self.error(e))?;
             }
             txn.commit().map_err(|e| self.error(e))
+        })
+    }
+
+    /// Store the answers of `entries` this file lacks, in one commit; how many were new.
+    fn put_missing(&self, entries: &[([u8; 32], Vec<u8>)]) -> Result<u64, LlmError> {
+        use redb::ReadableTable;
+        if entries.is_empty() {
+            return Ok(0);
+        }
+        self.checked(|| {
+            let txn = self.db.begin_write().map_err(|e| self.error(e))?;
+            let mut new = 0;
+            {
+                let mut table = txn.open_table(RESPONSES).map_err(|e| self.error(e))?;
+                for (key, value) in entries {
+                    if table
+                        .get(key.as_slice())
+                        .map_err(|e| self.error(e))?
+                        .is_none()
+                    {
+                        table
+                            .insert(key.as_slice(), value.as_slice())
+                            .map_err(|e| self.error(e))?;
+                        new += 1;
+                    }
+                }
+            }
+            txn.commit().map_err(|e| self.error(e))?;
+            Ok(new)
         })
     }
 

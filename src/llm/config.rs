@@ -207,6 +207,34 @@ const RESERVED_BODY_KEYS: [&str; 7] = [
     "n",
 ];
 
+/// The host and port of an `http(s)://` URL must be usable: a host, and a port (when
+/// given) of 1..=65535, so `validate` refuses what the first request would.
+fn check_authority(url: &str) -> Result<(), String> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (host, port) = match host_port.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((h, tail)) => (h, tail.strip_prefix(':')),
+            None => return Err("unclosed '[' in the host".to_string()),
+        },
+        None => match host_port.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (host_port, None),
+        },
+    };
+    if host.is_empty() {
+        return Err("no host".to_string());
+    }
+    if let Some(p) = port {
+        match p.parse::<u16>() {
+            Ok(n) if n > 0 => {}
+            _ => return Err(format!("port '{p}' is not in 1..=65535")),
+        }
+    }
+    Ok(())
+}
+
 impl RoleConfig {
     /// Parse one role's table (the body of `[roles.<role>]`) from TOML text.
     pub fn from_toml(context: &str, text: &str) -> Result<RoleConfig, LlmError> {
@@ -331,6 +359,9 @@ impl RoleConfig {
                 return Err(bad(format!(
                     "field `{field}`: '{url}' is not an http:// or https:// URL"
                 )));
+            }
+            if let Err(why) = check_authority(url) {
+                return Err(bad(format!("field `{field}`: '{url}': {why}")));
             }
         }
         if let Some(var) = &self.api_key_env
@@ -490,6 +521,14 @@ mod tests {
             (
                 "provider = \"openai\"\nmodel = \"m\"\nbase_url = \"ftp://x\"",
                 "`base_url`",
+            ),
+            (
+                "provider = \"openai\"\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:99999/v1\"",
+                "port '99999' is not in 1..=65535",
+            ),
+            (
+                "provider = \"openai\"\nmodel = \"m\"\nbase_urls = [\"http://a:8000/v1\", \"http://:8000/v1\"]",
+                "`base_urls[1]`: 'http://:8000/v1': no host",
             ),
             (
                 "provider = \"openai\"\nmodel = \"m\"\nbase_url = \"http://x/v1\"\nconcurrency = 0",

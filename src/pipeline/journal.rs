@@ -9,6 +9,11 @@
 //! differs is refused or replaced, as the caller asks, and the error or note names which
 //! parts of the key changed.
 //!
+//! Every item line carries a checksum of the record it holds (`"_sum"`, the first 16 hex
+//! digits of the SHA-256 of the record's JSON, appended as the object's last field): a line
+//! edited or damaged after it was written does not verify, counts as not done (the item is
+//! redone) and is reported, so it never flows into an artifact under a fresh manifest.
+//!
 //! Architecture invariant: a journal stores opaque records; it knows neither stages nor
 //! episodes. Callers say what an item's id is and whether it is done.
 
@@ -23,6 +28,38 @@ use std::path::{Path, PathBuf};
 pub type JournalKey = BTreeMap<String, String>;
 
 const HEADER_TAG: &str = "tracer_journal";
+
+/// The field an item line ends with: its record's checksum.
+const SUM_FIELD: &str = "_sum";
+
+/// The checksum of a record's JSON text.
+fn line_sum(record_json: &str) -> String {
+    crate::artifact::sha256_hex(record_json.as_bytes())[..16].to_string()
+}
+
+/// A record's JSON with its checksum as the object's last field (records are objects).
+fn with_sum(record_json: &str) -> String {
+    match record_json.strip_suffix('}') {
+        Some(body) if body.len() > 1 => {
+            format!("{body},\"{SUM_FIELD}\":\"{}\"}}", line_sum(record_json))
+        }
+        Some(body) => format!("{body}\"{SUM_FIELD}\":\"{}\"}}", line_sum(record_json)),
+        None => record_json.to_string(),
+    }
+}
+
+/// The record JSON of an item line whose checksum verifies; `None` for a line without one
+/// or whose content changed after it was written.
+fn verified(line: &str) -> Option<String> {
+    let tail_len = format!(",\"{SUM_FIELD}\":\"\"}}").len() + 16;
+    let cut = line.len().checked_sub(tail_len)?;
+    let (body, tail) = (line.get(..cut)?, line.get(cut..)?);
+    let sum = tail
+        .strip_prefix(&format!(",\"{SUM_FIELD}\":\""))?
+        .strip_suffix("\"}")?;
+    let record = format!("{body}}}");
+    (line_sum(&record) == sum).then_some(record)
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
@@ -65,6 +102,8 @@ pub struct Resumed<R> {
     pub redo: usize,
     /// Set when a journal of another key was discarded: which parts changed.
     pub discarded: Option<String>,
+    /// Item lines whose checksum did not verify (edited or damaged): their items are redone.
+    pub damaged: usize,
 }
 
 fn describe_change(old: Option<&JournalKey>, new: &JournalKey) -> String {
@@ -115,7 +154,7 @@ impl Journal {
         });
         let mut discarded = None;
         let mut done = Vec::new();
-        let (mut duplicates, mut redo) = (0, 0);
+        let (mut duplicates, mut redo, mut damaged) = (0, 0, 0);
         let fresh = text.is_empty() || found_key.as_ref() != Some(key);
         if fresh && !text.is_empty() {
             let changed = describe_change(found_key.as_ref(), key);
@@ -133,7 +172,9 @@ impl Journal {
         if !fresh {
             let mut seen = HashSet::new();
             for line in lines {
-                let Ok(rec) = serde_json::from_str::<R>(line) else {
+                let Some(rec) = verified(line).and_then(|r| serde_json::from_str::<R>(&r).ok())
+                else {
+                    damaged += 1;
                     continue;
                 };
                 let id = item_id(&rec);
@@ -168,15 +209,17 @@ impl Journal {
             duplicates,
             redo,
             discarded,
+            damaged,
         })
     }
 
     /// Append one finished item (one line, written before the call returns).
     pub fn append<R: Serialize>(&mut self, rec: &R) -> Result<(), JournalError> {
-        let mut line = serde_json::to_string(rec).map_err(|e| JournalError::Io {
+        let json = serde_json::to_string(rec).map_err(|e| JournalError::Io {
             path: self.path.display().to_string(),
             message: e.to_string(),
         })?;
+        let mut line = with_sum(&json);
         line.push('\n');
         self.file
             .write_all(line.as_bytes())
@@ -253,6 +296,25 @@ mod tests {
         let r = open(&path, &key("1"), OnMismatch::StartFresh).unwrap();
         assert!(r.done.is_empty());
         assert_eq!(r.discarded.as_deref(), Some("trials changed"));
+        drop(r);
+
+        // An item line edited after it was written (or with no checksum) is not trusted:
+        // its item is redone.
+        let mut r = open(&path, &key("1"), OnMismatch::StartFresh).unwrap();
+        for (id, ok) in [(1, true), (2, false)] {
+            r.journal.append(&Item { id, ok }).unwrap();
+        }
+        drop(r);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("{\"id\":2,\"ok\":false,\"_sum\":\""),
+            "{text}"
+        );
+        let edited = text.replacen("{\"id\":2,\"ok\":false", "{\"id\":2,\"ok\":true", 1);
+        std::fs::write(&path, format!("{edited}{{\"id\":3,\"ok\":true}}\n")).unwrap();
+        let r = open(&path, &key("1"), OnMismatch::Refuse("h".into())).unwrap();
+        let ids: Vec<u32> = r.done.iter().map(|i| i.id).collect();
+        assert_eq!((ids, r.damaged), (vec![1], 2));
         drop(r);
 
         std::fs::write(&path, "{\"id\": 1, \"ok\": true}\n").unwrap();

@@ -21,6 +21,13 @@
 //! Shared holders write nothing into the root file (they are many); each names itself in
 //! its shard lock file instead.
 //!
+//! A lock file deleted (or replaced) under a running holder would let a second writer lock
+//! a new inode of the same name. That cannot be prevented, but it is detected: every lock
+//! this process holds is remembered with the identity (device, inode) of the file it
+//! locked, and [`verify_held`] — which the runner calls before every swap into place —
+//! fails when the file at the path is no longer that one, so the run stops before it
+//! publishes anything.
+//!
 //! Architecture invariant: this module knows nothing of stages or commands; callers say
 //! which directory they write and how to describe themselves.
 
@@ -38,6 +45,52 @@ pub enum LockError {
     Held { dir: String, holder: String },
     #[error("{path}: cannot lock: {message}")]
     Io { path: String, message: String },
+    #[error(
+        "{path}: the lock file was deleted or replaced while this run held it (another writer may have started); stopped before writing anything into place: rerun"
+    )]
+    Lost { path: String },
+}
+
+/// The identity of a file: (device, inode) on Unix; nothing to compare elsewhere.
+#[cfg(unix)]
+fn identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    Some((meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+fn identity(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    None
+}
+
+type Held = std::sync::Mutex<Vec<(PathBuf, Option<(u64, u64)>)>>;
+
+/// The locks this process holds: path and the identity of the file locked.
+fn held() -> &'static Held {
+    static HELD: std::sync::OnceLock<Held> = std::sync::OnceLock::new();
+    HELD.get_or_init(|| std::sync::Mutex::new(Vec::new()))
+}
+
+/// Check that every lock this process holds over `target` (a lock in a directory that
+/// contains it) is still on the file at its path: `Err` names the first whose file was
+/// deleted or replaced.
+pub fn verify_held(target: &Path) -> Result<(), LockError> {
+    let held = held().lock().unwrap_or_else(|p| p.into_inner());
+    for (path, id) in held.iter() {
+        let Some(id) = id else { continue };
+        if !path.parent().is_some_and(|dir| target.starts_with(dir)) {
+            continue;
+        }
+        let now = std::fs::symlink_metadata(path)
+            .ok()
+            .and_then(|m| identity(&m));
+        if now.as_ref() != Some(id) {
+            return Err(LockError::Lost {
+                path: path.display().to_string(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// An exclusive lock on an output directory; released when dropped (or when the process
@@ -46,6 +99,8 @@ pub enum LockError {
 pub struct OutputLock {
     file: File,
     path: PathBuf,
+    /// The identity of the file locked (see [`verify_held`]).
+    id: Option<(u64, u64)>,
     /// Exclusive holders own the file's text (their name) and empty it on release.
     exclusive: bool,
 }
@@ -118,9 +173,15 @@ impl OutputLock {
             let line = format!("pid {}: {}\n", std::process::id(), command.trim());
             file.write_all(line.as_bytes()).map_err(io)?;
         }
+        let id = file.metadata().ok().and_then(|m| identity(&m));
+        held()
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((path.to_path_buf(), id));
         Ok(OutputLock {
             file,
             path: path.to_path_buf(),
+            id,
             exclusive,
         })
     }
@@ -135,6 +196,13 @@ impl Drop for OutputLock {
         // Forget the holder before the kernel lock goes with the file handle.
         if self.exclusive {
             let _ = self.file.set_len(0);
+        }
+        let mut held = held().lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = held
+            .iter()
+            .position(|(p, id)| *p == self.path && *id == self.id)
+        {
+            held.remove(i);
         }
     }
 }
@@ -166,6 +234,27 @@ mod tests {
         let again = OutputLock::acquire(&dir, "tracer run db");
         assert!(again.is_ok());
         drop(again);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_lock_file_deleted_or_replaced_under_its_holder_is_detected() {
+        let dir = std::env::temp_dir().join(format!("tracer-lock-lost-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let target = dir.join("traces").join("domain=airline");
+        let lock = OutputLock::acquire(&dir, "tracer run traces").unwrap();
+        verify_held(&target).unwrap();
+        std::fs::remove_file(dir.join(LOCK_FILE)).unwrap();
+        let err = verify_held(&target).unwrap_err().to_string();
+        assert!(err.contains(".lock: the lock file was deleted"), "{err}");
+        // Locks over other directories are not concerned.
+        verify_held(&std::env::temp_dir().join("elsewhere")).unwrap();
+        // A new file of the same name (what a second writer would lock) is not ours either.
+        let other = OutputLock::acquire(&dir, "tracer run db").unwrap();
+        drop(other);
+        assert!(verify_held(&target).is_err());
+        drop(lock);
+        verify_held(&target).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -855,6 +855,9 @@ impl<'a> Runner<'a> {
                 p.count,
                 dir.display()
             ));
+        } else if stage.shardable() {
+            // Every item was computed here: parts left by earlier shard runs are stale.
+            notes.extend(self.clear_stale_parts(stage, domain)?);
         }
         Ok(StepReport {
             stage: stage.name(),
@@ -914,7 +917,9 @@ fn recover_slot(dir: &Path) -> Result<Vec<String>, PipelineError> {
 /// Replace `dir` by `tmp`: the old directory is moved aside first and removed last. Between
 /// the two renames `dir` is missing; a kill there leaves a complete `tmp` (its manifest is
 /// written before the swap starts), which [`Runner::recover`] moves into place.
-fn swap_into_place(tmp: &Path, dir: &Path, stage: &str) -> Result<(), ArtifactError> {
+fn swap_into_place(tmp: &Path, dir: &Path, stage: &str) -> Result<(), PipelineError> {
+    // A run whose lock file was deleted under it may no longer be the only writer.
+    lock::verify_held(dir)?;
     let old = dir.with_file_name(format!(
         ".old-{}-{}",
         dir.file_name().and_then(|n| n.to_str()).unwrap_or("out"),

@@ -112,6 +112,33 @@ pub fn cache_path(output: &Path, stage: &str, shard: Shard) -> PathBuf {
     stage_shards_dir(output, stage).join(format!("llm-cache-{}.redb", shard.part_name()))
 }
 
+/// The response caches shard runs left under `output/.shards/`: (stage, shard, file), in
+/// name order.
+pub fn cache_files(output: &Path) -> Vec<(String, Shard, PathBuf)> {
+    let mut found = Vec::new();
+    let Ok(stages) = std::fs::read_dir(output.join(".shards")) else {
+        return found;
+    };
+    for stage in stages.flatten() {
+        let Ok(files) = std::fs::read_dir(stage.path()) else {
+            continue;
+        };
+        for f in files.flatten() {
+            let name = f.file_name().to_string_lossy().to_string();
+            if let Some(shard) = name
+                .strip_prefix("llm-cache-")
+                .and_then(|n| n.strip_suffix(".redb"))
+                .and_then(Shard::from_part_name)
+            {
+                let stage_name = stage.file_name().to_string_lossy().to_string();
+                found.push((stage_name, shard, f.path()));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
 /// What the parts directory of one (stage, domain) holds.
 #[derive(Debug, Default)]
 pub struct PartScan {

@@ -209,7 +209,10 @@ impl Runner<'_> {
             let parts_dir = shard::parts_dir(&self.paths.output, stage.name(), domain.name());
             let scan = shard::scan(&parts_dir);
             let fresh = self.freshness(stage, domain)? == Freshness::Fresh;
-            if fresh && scan.parts.is_empty() && scan.foreign.is_empty() {
+            if fresh {
+                // The output already holds every item: parts beside it are stale leftovers
+                // (a shard that ran before one process finished the stage) and would make
+                // every later merge fail while the shards say "nothing to do".
                 ready.push((domain, None));
                 continue;
             }
@@ -247,7 +250,7 @@ impl Runner<'_> {
                     ))
                     .map(|m| m.summary)
                     .unwrap_or_default(),
-                    notes: vec![],
+                    notes: self.clear_stale_parts(stage, domain)?,
                 },
                 Some((config, inputs, parts)) => {
                     self.produce(stage, domain, config, inputs, Some(parts), vec![])?
@@ -257,6 +260,40 @@ impl Runner<'_> {
             reports.push(report);
         }
         Ok(reports)
+    }
+
+    /// Remove the shard parts (and shard journals) of a (stage, domain) whose ordinary
+    /// output is fresh: it holds every item, so they can only be stale. The caller holds the
+    /// output lock exclusively (no shard runs). One note per removal, to log.
+    pub(super) fn clear_stale_parts(
+        &self,
+        stage: &dyn Stage,
+        domain: &dyn Domain,
+    ) -> Result<Vec<String>, PipelineError> {
+        let mut notes = Vec::new();
+        let parts_dir = shard::parts_dir(&self.paths.output, stage.name(), domain.name());
+        let scan = shard::scan(&parts_dir);
+        if !scan.parts.is_empty() || !scan.foreign.is_empty() {
+            std::fs::remove_dir_all(&parts_dir).map_err(|e| ArtifactError::io(&parts_dir, e))?;
+            notes.push(format!(
+                "removed {} stale shard part(s) in {}: the output is fresh and holds every item",
+                scan.parts.len() + scan.foreign.len(),
+                parts_dir.display()
+            ));
+        }
+        for p in remove_journals(
+            &self.paths.output,
+            stage.name(),
+            domain.name(),
+            None,
+            JournalsOf::AnyShard,
+        ) {
+            notes.push(format!(
+                "removed the journal of a stale shard: {}",
+                p.display()
+            ));
+        }
+        Ok(notes)
     }
 
     /// The shard parts of (stage, domain), for `tracer status`: `None` when there are none,

@@ -53,6 +53,15 @@ pub fn problems(paths: &Paths, scope: &Scope) -> Vec<String> {
     for stage in scope.stages {
         problems.extend(stage.validate_sources(paths, scope.domains));
         let path = paths.stage_config(stage.name());
+        if !path.is_file() {
+            // Every stage has its file; a missing one is a lost or misnamed file, not a wish
+            // for defaults (an empty file is that).
+            problems.push(format!(
+                "{}: missing; every stage reads its config from stages/<stage>.toml (restore it, or leave it empty for the defaults)",
+                path.display()
+            ));
+            continue;
+        }
         let checked =
             crate::config::read_table(&path).and_then(|t| stage.validate_config(&path, &t));
         if let Err(e) = checked {
@@ -68,7 +77,8 @@ pub fn problems(paths: &Paths, scope: &Scope) -> Vec<String> {
 
 /// A stage-override directory must exist and hold only `<stage>.toml` files of known
 /// stages (or `pipeline.toml`): a misspelt file would otherwise be ignored in silence.
-fn override_problems(dir: &std::path::Path, stages: &[&'static dyn Stage]) -> Vec<String> {
+/// Every command that reads stage configs checks it (through [`problems`], or directly).
+pub fn override_problems(dir: &std::path::Path, stages: &[&'static dyn Stage]) -> Vec<String> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) => {

@@ -192,6 +192,32 @@ impl Stage for DbStage {
     fn source_files(&self, domain: &str, config: &toml::Table) -> Vec<std::path::PathBuf> {
         eval_db_path(config, domain).into_iter().collect()
     }
+    fn validate_sources(
+        &self,
+        paths: &crate::config::Paths,
+        domains: &[&'static dyn crate::domain::Domain],
+    ) -> Vec<String> {
+        // The reference databases `[eval_db]` names must exist (the run imports them).
+        let path = paths.stage_config(self.name());
+        let Ok(table) = crate::config::read_table(&path) else {
+            return Vec::new();
+        };
+        domains
+            .iter()
+            .filter_map(|d| {
+                let rel = eval_db_path(&table, d.name())?;
+                let file = paths.root.join(&rel);
+                (!file.exists()).then(|| {
+                    format!(
+                        "{}: eval_db.{}: {} does not exist",
+                        path.display(),
+                        d.name(),
+                        file.display()
+                    )
+                })
+            })
+            .collect()
+    }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
         crate::config::parse_typed::<DbConfig>(path, table)?.check(path)
     }

@@ -13,6 +13,35 @@ pub fn cache_path(paths: &Paths) -> PathBuf {
     paths.output.join(crate::pipeline::RESPONSE_CACHE)
 }
 
+/// Fold every shard's response cache into the output root's, so one file holds every
+/// answer. Call it holding the output lock exclusively (then no shard runs); one line per
+/// file, to log.
+pub fn fold_shard_caches(paths: &Paths) -> Result<Vec<String>, LlmError> {
+    let sources: Vec<PathBuf> = crate::pipeline::shard::cache_files(&paths.output)
+        .into_iter()
+        .map(|(.., path)| path)
+        .collect();
+    llm::cache::fold_into(&cache_path(paths), &sources)
+}
+
+/// Before shard `shard` of `stage` runs: its response cache also reads the output root's
+/// and those of the stage's shards of other counts (an earlier split), so a re-sharded or
+/// resumed run never asks again what any run answered. Caches of the same count are
+/// siblings that may be running now; they own other items.
+pub fn share_answers_with_shard(paths: &Paths, stage: &str, shard: crate::pipeline::Shard) {
+    let mut others = vec![cache_path(paths)];
+    others.extend(
+        crate::pipeline::shard::cache_files(&paths.output)
+            .into_iter()
+            .filter(|(s, part, _)| s == stage && part.count != shard.count)
+            .map(|(.., path)| path),
+    );
+    llm::cache::read_also(
+        &crate::pipeline::shard::cache_path(&paths.output, stage, shard),
+        others,
+    );
+}
+
 /// The model id a role records, from its config alone (as [`RoleModel::model_id`] reports
 /// it once opened): a merge writes the same summary without opening any endpoint.
 pub fn configured_model_id(roles: &RolesConfig, role: Role) -> String {

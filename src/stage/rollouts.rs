@@ -9,8 +9,9 @@
 //! uninterrupted run's. Errors are accounted by who caused them: an infrastructure failure
 //! (endpoint unreachable, 5xx or 429 after the retries, timeouts, the user simulator's
 //! endpoint) says nothing about the agent, never reaches training data, is left out of the
-//! scores and is retried by the next run; when their share exceeds `max_errored_share`
-//! (default 0) the stage fails and stays stale, and the rerun redoes exactly those. An
+//! scores; when their share exceeds `max_errored_share` (default 0) the stage fails and
+//! stays stale, and the rerun redoes exactly those. Failures under the share are tolerated:
+//! the stage succeeds with them as errored rows and warns that only `--force` retries them. An
 //! agent error (a malformed tool call or answer) scores 0 and counts in every score.
 
 use crate::artifact::{self, RolloutRecord, TaskRecord};
@@ -255,8 +256,19 @@ pub fn run_stage(
         crate::pipeline::OnMismatch::StartFresh,
     )?;
     let crate::pipeline::Resumed {
-        mut journal, done, ..
+        mut journal,
+        done,
+        damaged,
+        ..
     } = resumed;
+    if damaged > 0 {
+        eprintln!(
+            "tracer: warning: stage '{}', domain '{}': {damaged} line(s) of {} fail their checksum (edited or damaged); their episodes are run again",
+            ctx.stage,
+            ctx.domain.name(),
+            journal.path().display()
+        );
+    }
     let rows = batch::roll_out(
         base,
         Arc::new(policy),
@@ -278,6 +290,7 @@ pub fn run_stage(
     .map_err(|e| ctx.fail(e))?;
     // Over the threshold the stage fails: no output is swapped in, the journal stays.
     metrics::check_errored(&rows, cfg.max_errored_share).map_err(|e| ctx.fail(e))?;
+    warn_tolerated(ctx, &rows, cfg.max_errored_share);
     // The cost of the episodes written, journaled ones included: from the rows, not from
     // the endpoints' counters (a resumed run never asks again for what the journal holds).
     let (agent, user) = batch::episode_usage(&rows);
@@ -330,7 +343,21 @@ impl Stage for RolloutsStage {
             Some((*order.get(&r.task_id)?, r.trial))
         })?;
         metrics::check_errored(&rows, cfg.max_errored_share).map_err(|e| ctx.fail(e))?;
+        warn_tolerated(ctx, &rows, cfg.max_errored_share);
         self.write_outputs(ctx, &cfg, &rows)
+    }
+}
+
+/// Say so when the stage succeeds with infrastructure failures it tolerated, and how to
+/// retry them (the answers already given come from the response cache).
+fn warn_tolerated(ctx: &StageContext, rows: &[RolloutRecord], max_share: f64) {
+    if let Some(w) = metrics::tolerated_errors(rows, max_share) {
+        eprintln!(
+            "tracer: warning: stage '{}', domain '{}': {w}; `tracer run {} --force` retries them (finished episodes are replayed from the response cache)",
+            ctx.stage,
+            ctx.domain.name(),
+            ctx.stage
+        );
     }
 }
 

@@ -154,7 +154,13 @@ macro_rules! tau2_domain {
                 tables: std::collections::BTreeMap<String, serde_json::Value>,
                 origin: &std::path::Path,
             ) -> Result<Box<dyn $crate::domain::Environment>, $crate::domain::DomainError> {
-                Ok(Box::new(<$db>::import(&tables, origin)?))
+                let db = <$db>::import(&tables, origin)?;
+                let known: Vec<&str> = $crate::domain::Database::tables(&db)
+                    .into_iter()
+                    .map(|(name, _)| name)
+                    .collect();
+                $crate::domain::kit::tau2::check_import(&tables, &known, origin)?;
+                Ok(Box::new(db))
             }
         }
     };

@@ -55,6 +55,112 @@ pub fn parse_table<T: DeserializeOwned>(
         .collect()
 }
 
+/// What a tau2 `db.json` must be beyond what its rows parse to, checked on import (the
+/// error names `origin`, the table and the row):
+/// - every top-level key is one of the domain's tables (`known`): an unknown or misspelt
+///   table would otherwise be dropped in silence;
+/// - a row's key is its id: in a table whose rows carry their key in one field (the field
+///   most rows agree with, e.g. `student_id`), a row whose field says otherwise is refused;
+/// - every value shaped like a date (`YY-MM-DD`, `YY-MM-DD-HH-MM`, `YYYY-MM-DD`, at any
+///   depth) is a real one.
+pub fn check_import(
+    tables: &BTreeMap<String, Value>,
+    known: &[&str],
+    origin: &Path,
+) -> Result<(), DomainError> {
+    let err = |message: String| DomainError::Import {
+        path: origin.display().to_string(),
+        message,
+    };
+    for name in tables.keys() {
+        if !known.contains(&name.as_str()) {
+            return Err(err(format!(
+                "table '{name}' is not a table of this domain (tables: {})",
+                known.join(", ")
+            )));
+        }
+    }
+    for (name, rows) in tables {
+        let Value::Object(rows) = rows else { continue };
+        // The id field: the string field whose value equals the row's key in most rows.
+        let mut agree: BTreeMap<&str, usize> = BTreeMap::new();
+        for (key, row) in rows {
+            for (field, value) in row.as_object().into_iter().flatten() {
+                if value.as_str() == Some(key.as_str()) {
+                    *agree.entry(field.as_str()).or_default() += 1;
+                }
+            }
+        }
+        let id_field = agree
+            .iter()
+            .max_by_key(|(field, n)| (**n, std::cmp::Reverse(**field)))
+            .filter(|(_, n)| **n * 2 > rows.len())
+            .map(|(field, _)| *field);
+        for (key, row) in rows {
+            if let Some(field) = id_field
+                && let Some(id) = row.get(field)
+                && id.as_str() != Some(key.as_str())
+            {
+                return Err(err(format!(
+                    "{name}['{key}']: the row's key differs from its {field} ({id})"
+                )));
+            }
+            if let Some((at, bad)) = invalid_date(row, String::new()) {
+                return Err(err(format!(
+                    "{name}['{key}']{at}: '{bad}' is not a valid date"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The first value under `v` shaped like a date that is not one: (path, value).
+fn invalid_date(v: &Value, at: String) -> Option<(String, String)> {
+    match v {
+        Value::String(s) => (looks_like_date(s) && !is_valid_date(s)).then(|| (at, s.clone())),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| invalid_date(x, format!("{at}[{i}]"))),
+        Value::Object(map) => map
+            .iter()
+            .find_map(|(k, x)| invalid_date(x, format!("{at}.{k}"))),
+        _ => None,
+    }
+}
+
+/// `NN-NN-NN`, `NN-NN-NN-NN-NN` or `NNNN-NN-NN` (digits and dashes only).
+fn looks_like_date(s: &str) -> bool {
+    let groups: Vec<&str> = s.split('-').collect();
+    let digits = |g: &str, n: usize| g.len() == n && g.bytes().all(|b| b.is_ascii_digit());
+    match groups.as_slice() {
+        [y, m, d] => (digits(y, 2) || digits(y, 4)) && digits(m, 2) && digits(d, 2),
+        [y, m, d, hh, mm] => [y, m, d, hh, mm].iter().all(|g| digits(g, 2)),
+        _ => false,
+    }
+}
+
+fn is_valid_date(s: &str) -> bool {
+    if s.len() == 10 {
+        return parse_date(s).is_some_and(|day| long_date(day) == s);
+    }
+    let Some(date) = s.get(..8) else {
+        return false;
+    };
+    if parse_short_date(date).is_none() {
+        return false;
+    }
+    match s.get(8..) {
+        None | Some("") => true,
+        Some(time) => {
+            let hh: u32 = time.get(1..3).and_then(|t| t.parse().ok()).unwrap_or(99);
+            let mm: u32 = time.get(4..6).and_then(|t| t.parse().ok()).unwrap_or(99);
+            hh < 24 && mm < 60
+        }
+    }
+}
+
 /// Each table's ids in the order the `db.json` at `origin` lists them (Python dicts keep
 /// that order, so the reference's list and search tools print rows in it). Empty when
 /// `origin` is not a readable tau2 file (a generated database has no document order; its
@@ -196,6 +302,47 @@ pub fn saved_method(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_import_with_unknown_tables_foreign_keys_or_impossible_dates_is_refused() {
+        let origin = Path::new("db.json");
+        let db = |text: &str| -> BTreeMap<String, Value> { serde_json::from_str(text).unwrap() };
+        let known = ["students", "courses"];
+        let good = r#"{"students": {"S1": {"student_id": "S1", "dob": "03-08-19"}, "S2": {"student_id": "S2", "dob": "99-12-31"}},
+                       "courses": {"C1": {"course_id": "C1", "first": "25-01-27-09-00", "term": "2025-SPRING", "on": "2025-02-28"}}}"#;
+        check_import(&db(good), &known, origin).unwrap();
+        for (text, needle) in [
+            (
+                r#"{"students": {}, "studnets": {}}"#,
+                "table 'studnets' is not a table of this domain (tables: students, courses)",
+            ),
+            (
+                r#"{"students": {"S1": {"student_id": "S1"}, "S2": {"student_id": "S2"}, "S3": {"student_id": "S9"}}}"#,
+                "students['S3']: the row's key differs from its student_id (\"S9\")",
+            ),
+            (
+                r#"{"students": {"S1": {"student_id": "S1", "dob": "25-02-30"}}}"#,
+                "students['S1'].dob: '25-02-30' is not a valid date",
+            ),
+            (
+                r#"{"courses": {"C1": {"course_id": "C1", "meetings": ["25-01-27-25-00"]}}}"#,
+                "courses['C1'].meetings[0]: '25-01-27-25-00' is not a valid date",
+            ),
+            (
+                r#"{"courses": {"C1": {"course_id": "C1", "on": "2025-13-01"}}}"#,
+                "'2025-13-01' is not a valid date",
+            ),
+        ] {
+            let e = check_import(&db(text), &known, origin)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with("db.json: ") && e.contains(needle),
+                "{text}: {e}"
+            );
+        }
+    }
+
     use super::*;
     use serde::Deserialize;
     use serde_json::json;
