@@ -21,10 +21,13 @@
 #
 # Environment knobs (all optional):
 #   SMOKE_LLM_CACHE     cache dir for the sdist, the build and the model (.cache/smoke-llm)
-#   SMOKE_LLM_DOMAINS   domains to run ("airline retail")
-#   SMOKE_LLM_TRAIN     grounded training traces per domain (4)
-#   SMOKE_LLM_MAX_STEPS interaction steps per episode (20)
-#   SMOKE_LLM_TOKENS    max_tokens per request (128)
+#   SMOKE_LLM_DOMAINS   domains to run ("airline")
+#   SMOKE_LLM_TRAIN     grounded training traces per domain (2)
+#   SMOKE_LLM_MAX_STEPS interaction steps per episode (6)
+#   SMOKE_LLM_TOKENS    max_tokens per request (96; the refiner gets twice that)
+#   The defaults are small because the agent's prompt (policy and tool schemas, ~4,500
+#   tokens for airline) takes the 135M model one to two minutes to read on two shared cores;
+#   later turns reuse it from the server's prompt cache.
 #   SMOKE_LLM_CTX       context window per server slot, set as each role's context_window (8192,
 #                       SmolLM2's trained length); the server gets four slots of it
 #   SMOKE_LLM_THREADS   llama-server threads (1: on two cores shared with a build, -t 2
@@ -40,10 +43,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${SMOKE_LLM_CACHE:-$ROOT/.cache/smoke-llm}"
 PYTHON="${PYTHON:-python3}"
-DOMAINS="${SMOKE_LLM_DOMAINS:-airline retail}"
-TRAIN="${SMOKE_LLM_TRAIN:-4}"
-MAX_STEPS="${SMOKE_LLM_MAX_STEPS:-20}"
-TOKENS="${SMOKE_LLM_TOKENS:-128}"
+DOMAINS="${SMOKE_LLM_DOMAINS:-airline}"
+TRAIN="${SMOKE_LLM_TRAIN:-2}"
+MAX_STEPS="${SMOKE_LLM_MAX_STEPS:-6}"
+TOKENS="${SMOKE_LLM_TOKENS:-96}"
 CTX="${SMOKE_LLM_CTX:-8192}"
 THREADS="${SMOKE_LLM_THREADS:-1}"
 JOBS="${SMOKE_LLM_JOBS:-2}"
@@ -275,7 +278,11 @@ for d in $DOMAINS; do DOMAIN_ARGS+=(--domain "$d"); done
 trn() {
     local proj="$1" out="$2"
     shift 2
-    TRACER_ROOT="$proj" TRACER_OUTPUT="$out" "$TRACER" "$@"
+    # The emotions stage's sentence encoder stays where `make model` put it (the project copy
+    # has no .cache/).
+    TRACER_ROOT="$proj" TRACER_OUTPUT="$out" \
+        TRACER_EMBED_MODEL="${TRACER_EMBED_MODEL:-$ROOT/.cache/models/all-MiniLM-L6-v2}" \
+        "$TRACER" "$@"
 }
 
 # Verified training tasks of an output directory.
