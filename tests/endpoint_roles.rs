@@ -572,3 +572,125 @@ fn an_episode_against_a_server_without_parsers() {
     assert!(ep.error.as_deref().unwrap().contains("context window"));
     assert_eq!(server.post_count(), 5, "only the user's opening was sent");
 }
+
+/// A server that refuses `tools` (llama-server without `--jinja`): with `tools_in_prompt`
+/// the agent's requests carry no `tools`, the system prompt lists every tool in the Hermes
+/// format, the model's `<tool_call>` text comes back as a call that runs, the call and its
+/// result go back as text (no `tool_calls`, no `tool` role), and the episode completes.
+#[test]
+fn an_agent_with_tools_in_the_prompt_runs_against_a_server_that_refuses_tools() {
+    let server = OpenAiServer::start(&["test-model"]);
+    server.refuse_tools();
+    let dir = temp_dir("tools-in-prompt");
+    let cache = dir.join("cache.redb");
+    let env = domain::find("airline").unwrap().generate(1, Split::Eval);
+    let user_id = env.customers()[0].clone();
+    server.push(Reply::Text("Hi, can you look me up?".into()));
+    server.push(Reply::Text(format!(
+        "Sure.\n<tool_call>\n{{\"name\": \"get_user_details\", \"arguments\": {{\"user_id\": \"{user_id}\"}}}}\n</tool_call>"
+    )));
+    server.push(Reply::Text("I found your profile.".into()));
+    server.push(Reply::Text("Great, thanks. ###STOP###".into()));
+    let tools: Vec<serde_json::Value> = env.tool_specs().iter().map(|s| s.openai()).collect();
+    let in_prompt = RoleConfig {
+        tools_in_prompt: true,
+        ..role(&server, 0)
+    };
+    let RoleModel::Endpoint(model) = build_role(Role::Agent, &in_prompt, &cache).unwrap() else {
+        unreachable!()
+    };
+    let mut agent = EndpointAgent {
+        model,
+        tools: tools.clone(),
+        seed: 5,
+    };
+    let mut user = EndpointUser::new(endpoint(&server, Role::User, &cache), "Ask.", None, 5);
+    let mut fork = env.fork();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let ep = rt.block_on(run_episode(
+        fork.as_mut(),
+        "Airline policy.",
+        &mut agent,
+        &mut user,
+        20,
+    ));
+    assert_eq!(ep.termination, Termination::UserStop, "{:?}", ep.error);
+    let call = ep
+        .messages
+        .iter()
+        .find(|m| !m.tool_calls.is_empty())
+        .expect("the text call was read as a call");
+    assert_eq!(call.tool_calls[0].name, "get_user_details");
+    assert_eq!(call.content.as_deref(), Some("Sure."));
+    let observed = ep
+        .messages
+        .iter()
+        .find(|m| m.role == MessageRole::Tool)
+        .and_then(|m| m.content.clone())
+        .unwrap();
+    assert!(observed.contains("reservations"), "{observed}");
+    assert_eq!(server.post_count(), 4, "nothing was refused or retried");
+
+    // The agent's two requests (POSTs 2 and 3): no tools, the tools in the system prompt.
+    let posts = server.posts();
+    for agent_post in [&posts[1], &posts[2]] {
+        let body = &agent_post.body;
+        assert!(body.get("tools").is_none(), "{body}");
+        assert!(body.get("tool_choice").is_none(), "{body}");
+        let system = body["messages"][0]["content"].as_str().unwrap();
+        assert!(system.starts_with("Airline policy.\n\n# Tools"), "{system}");
+        for tool in &tools {
+            let listed = serde_json::to_string(tool).unwrap();
+            assert!(system.contains(&listed), "{listed} not in the prompt");
+        }
+        assert!(
+            system.contains("<tool_call></tool_call> XML tags"),
+            "{system}"
+        );
+    }
+    // The second carries the call as the model wrote it and the result as user text.
+    let messages = posts[2].body["messages"].as_array().unwrap();
+    assert!(
+        messages
+            .iter()
+            .all(|m| m["role"] != "tool" && m.get("tool_calls").is_none()),
+        "{messages:?}"
+    );
+    let n = messages.len();
+    assert_eq!(messages[n - 2]["role"], "assistant");
+    let said = messages[n - 2]["content"].as_str().unwrap();
+    assert!(
+        said.starts_with("Sure.\n<tool_call>\n{\"name\": \"get_user_details\"")
+            && said.contains(&user_id),
+        "{said}"
+    );
+    assert_eq!(messages[n - 1]["role"], "user");
+    let result = messages[n - 1]["content"].as_str().unwrap();
+    assert!(
+        result.starts_with("<tool_response>\n") && result.contains("reservations"),
+        "{result}"
+    );
+
+    // The same agent without the option: the server refuses its first request.
+    server.push(Reply::Text("Hello, I need help.".into()));
+    let mut agent = EndpointAgent {
+        model: endpoint(&server, Role::Agent, &cache),
+        tools,
+        seed: 6,
+    };
+    let mut user = EndpointUser::new(endpoint(&server, Role::User, &cache), "Ask.", None, 6);
+    let mut fork = env.fork();
+    let ep = rt.block_on(run_episode(
+        fork.as_mut(),
+        "Airline policy.",
+        &mut agent,
+        &mut user,
+        20,
+    ));
+    assert_ne!(ep.termination, Termination::UserStop);
+    assert!(
+        ep.error.as_deref().unwrap_or("").contains("--jinja"),
+        "{:?}",
+        ep.error
+    );
+}

@@ -130,6 +130,14 @@ pub struct RoleConfig {
     /// when the request offered tools), `field`, `hermes`, `llama3`, `mistral`.
     #[serde(default, skip_serializing_if = "is_default")]
     pub tool_call_format: ToolCallFormat,
+    /// Describe the offered tools in the system prompt (Hermes `<tools>` JSON schemas and the
+    /// instruction to answer with `<tool_call>` text) instead of sending the request's
+    /// `tools`; earlier calls go back as `<tool_call>` text and tool results as user-role
+    /// `<tool_response>` text. For servers that refuse `tools` (llama.cpp's `llama-server`
+    /// without `--jinja`) or whose chat template drops them. Needs `tool_call_format`
+    /// `auto` or `hermes`, which read the calls back.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub tools_in_prompt: bool,
     /// Which of the model's own earlier thinking goes back to it: `never` (default),
     /// `within_turn` (the assistant messages since the last user message: the interleaved
     /// thinking of a tool-call loop), `all`. Sent as `reasoning_content`.
@@ -317,6 +325,7 @@ impl RoleConfig {
                 "send_reasoning",
                 self.send_reasoning != SendReasoning::default(),
             );
+            note("tools_in_prompt", self.tools_in_prompt);
             note("context_window", self.context_window.is_some());
             // A scripted stand-in costs nothing; a price on it would be a fake figure.
             note("price", self.price.is_some());
@@ -413,6 +422,18 @@ impl RoleConfig {
                 "field `extra_body.{key}`: set by tracer itself, cannot be overridden"
             )));
         }
+        if self.tools_in_prompt
+            && !matches!(
+                self.tool_call_format,
+                ToolCallFormat::Auto | ToolCallFormat::Hermes
+            )
+        {
+            return Err(bad(
+                "field `tools_in_prompt`: the prompt asks for Hermes `<tool_call>` text, so \
+                 `tool_call_format` must be \"auto\" or \"hermes\""
+                    .to_string(),
+            ));
+        }
         if let Some(price) = &self.price {
             price.check().map_err(bad)?;
         }
@@ -479,6 +500,7 @@ mod tests {
             tool_call_format = "hermes"
             send_reasoning = "within_turn"
             context_window = 32768
+            tools_in_prompt = true
         "#;
         let cfg = RoleConfig::from_toml("role 'agent'", text).unwrap();
         assert_eq!(cfg.endpoints(), ["http://a:8000/v1", "http://b:8000/v1"]);
@@ -496,6 +518,7 @@ mod tests {
                 Some(32768)
             )
         );
+        assert!(cfg.tools_in_prompt);
         assert_eq!(cfg.timeout(), Duration::from_secs(30));
         assert_eq!(
             cfg.extra_body["chat_template_kwargs"]["enable_thinking"],
@@ -548,6 +571,11 @@ mod tests {
                 "provider = \"openai\"\nmodel = \"m\"\nbase_url = \"http://x/v1\"\ncontext_window = 10",
                 "`context_window`",
             ),
+            (
+                "provider = \"openai\"\nmodel = \"m\"\nbase_url = \"http://x/v1\"\ntools_in_prompt = true\ntool_call_format = \"llama3\"",
+                "`tools_in_prompt`",
+            ),
+            ("tools_in_prompt = true", "`tools_in_prompt`"),
         ];
         for (text, field) in cases {
             let err = RoleConfig::from_toml("role 'refiner'", text)

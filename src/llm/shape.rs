@@ -26,7 +26,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::llm::chat::{ChatResponse, ToolCall};
+use crate::llm::chat::{ChatMessage, ChatResponse, MessageRole, ToolCall};
 use crate::llm::error::LlmError;
 
 /// Where a role's thinking is read from.
@@ -166,22 +166,23 @@ fn parse_json(context: &str, format: &str, text: &str) -> Result<Value, LlmError
     })
 }
 
+const TOOL_CALL_OPEN: &str = "<tool_call>";
+const TOOL_CALL_CLOSE: &str = "</tool_call>";
+
 /// Hermes / Qwen: `<tool_call>{..}</tool_call>` blocks (an unclosed last block runs to the
 /// end of the text).
 fn hermes(context: &str, text: &str) -> Result<Option<TextCalls>, LlmError> {
-    const OPEN: &str = "<tool_call>";
-    const CLOSE: &str = "</tool_call>";
-    if !text.contains(OPEN) {
+    if !text.contains(TOOL_CALL_OPEN) {
         return Ok(None);
     }
     let mut calls = Vec::new();
     let mut rest = String::new();
     let mut cur = text;
-    while let Some(open) = cur.find(OPEN) {
+    while let Some(open) = cur.find(TOOL_CALL_OPEN) {
         rest.push_str(&cur[..open]);
-        let inner = &cur[open + OPEN.len()..];
-        let (body, next) = match inner.find(CLOSE) {
-            Some(close) => (&inner[..close], &inner[close + CLOSE.len()..]),
+        let inner = &cur[open + TOOL_CALL_OPEN.len()..];
+        let (body, next) = match inner.find(TOOL_CALL_CLOSE) {
+            Some(close) => (&inner[..close], &inner[close + TOOL_CALL_CLOSE.len()..]),
             None => (inner, ""),
         };
         let v = parse_json(context, "hermes", body)?;
@@ -339,6 +340,105 @@ pub fn normalize(
         resp.finish_reason = Some("tool_calls".to_string());
     }
     Ok(())
+}
+
+/// The tools block [`tools_in_prompt`] adds to the system prompt: the wording of the Hermes
+/// and Qwen2.5 chat templates, so a model trained on either format reads what it expects.
+pub fn hermes_tools_block(tools: &[Value]) -> String {
+    let mut block = String::from(
+        "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n\
+         You are provided with function signatures within <tools></tools> XML tags:\n<tools>",
+    );
+    for tool in tools {
+        block.push('\n');
+        block.push_str(&tool.to_string());
+    }
+    block.push_str(
+        "\n</tools>\n\nFor each function call, return a json object with function name and \
+         arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n\
+         {\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call>",
+    );
+    block
+}
+
+/// One call as a model writes it in the Hermes format.
+fn hermes_call_text(call: &ToolCall) -> String {
+    // Arguments the model wrote are JSON (checked when read); the raw text is kept if not.
+    let arguments = serde_json::from_str::<Value>(&call.arguments)
+        .unwrap_or_else(|_| Value::String(call.arguments.clone()));
+    // Name first, as the format's example in the prompt has it.
+    let name = Value::String(call.name.clone());
+    format!("{TOOL_CALL_OPEN}\n{{\"name\": {name}, \"arguments\": {arguments}}}\n{TOOL_CALL_CLOSE}")
+}
+
+/// The conversation of a request whose tools go in the prompt instead of the request's
+/// `tools` (for a server that refuses `tools`, such as llama.cpp's `llama-server` without
+/// `--jinja`, or whose template ignores them): the tools are listed in the system prompt in
+/// the Hermes format ([`hermes_tools_block`]; a system message is added first if there is
+/// none), every earlier assistant call is written back as the `<tool_call>` text the model
+/// would have written, and each run of tool results becomes one user message of
+/// `<tool_response>` blocks, as the Hermes and Qwen2.5 templates render them. Such servers
+/// drop a message's `tool_calls` and, with many built-in templates, have no `tool` role, so
+/// nothing is left in a field or role they would lose. The answer's `<tool_call>` text is
+/// read back by [`normalize`] (`tool_call_format` `auto` or `hermes`).
+pub fn tools_in_prompt(messages: &[ChatMessage], tools: &[Value]) -> Vec<ChatMessage> {
+    let mut out: Vec<ChatMessage> = Vec::with_capacity(messages.len() + 1);
+    let mut rest = messages;
+    if !tools.is_empty() {
+        let block = hermes_tools_block(tools);
+        match messages.split_first() {
+            Some((first, tail)) if first.role == MessageRole::System => {
+                let text = match first.content.as_deref() {
+                    Some(policy) if !policy.trim().is_empty() => format!("{policy}\n\n{block}"),
+                    _ => block,
+                };
+                out.push(ChatMessage {
+                    content: Some(text),
+                    ..first.clone()
+                });
+                rest = tail;
+            }
+            _ => out.push(ChatMessage::system(block)),
+        }
+    }
+    // Whether the last message out is a user message of tool results: the results of one
+    // assistant message's calls share it.
+    let mut in_results = false;
+    for message in rest {
+        match message.role {
+            MessageRole::Assistant if !message.tool_calls.is_empty() => {
+                let mut parts: Vec<String> = message
+                    .content
+                    .iter()
+                    .filter(|c| !c.trim().is_empty())
+                    .cloned()
+                    .collect();
+                parts.extend(message.tool_calls.iter().map(hermes_call_text));
+                out.push(ChatMessage {
+                    content: Some(parts.join("\n")),
+                    tool_calls: Vec::new(),
+                    ..message.clone()
+                });
+            }
+            MessageRole::Tool => {
+                let response = format!(
+                    "<tool_response>\n{}\n</tool_response>",
+                    message.content.as_deref().unwrap_or("")
+                );
+                match out.last_mut() {
+                    Some(prev) if in_results => {
+                        let joined =
+                            format!("{}\n{response}", prev.content.as_deref().unwrap_or(""));
+                        prev.content = Some(joined);
+                    }
+                    _ => out.push(ChatMessage::user(response)),
+                }
+            }
+            _ => out.push(message.clone()),
+        }
+        in_results = message.role == MessageRole::Tool;
+    }
+    out
 }
 
 #[cfg(test)]
@@ -575,5 +675,87 @@ mod tests {
         assert!(!line.contains('\n'));
         // Plain text in field mode is fine.
         assert!(norm("Hello.", ToolCallFormat::Field).is_ok());
+    }
+
+    #[test]
+    fn tools_in_prompt_lists_the_tools_and_writes_calls_and_results_as_text() {
+        let call = |id: &str, name: &str, args: &str| ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: args.into(),
+        };
+        let messages = vec![
+            ChatMessage::system("Airline policy."),
+            ChatMessage::user("Cancel X1 for ab_1."),
+            ChatMessage::assistant_tool_calls(
+                Some("Let me look.".into()),
+                vec![
+                    call("text_call_0", "get_user_details", "{\"user_id\":\"ab_1\"}"),
+                    call(
+                        "text_call_1",
+                        "cancel_reservation",
+                        "{\"reservation_id\":\"X1\"}",
+                    ),
+                ],
+            ),
+            ChatMessage::tool("text_call_0", "get_user_details", "{\"name\": \"Ann\"}"),
+            ChatMessage::tool("text_call_1", "cancel_reservation", "Error: not found"),
+            ChatMessage::assistant("It was not found."),
+        ];
+        let sent = tools_in_prompt(&messages, &tools());
+        let roles: Vec<MessageRole> = sent.iter().map(|m| m.role).collect();
+        assert_eq!(
+            roles,
+            [
+                MessageRole::System,
+                MessageRole::User,
+                MessageRole::Assistant,
+                MessageRole::User,
+                MessageRole::Assistant
+            ],
+            "the two results share one user message; no tool role is left"
+        );
+        let system = sent[0].content.as_deref().unwrap();
+        assert!(system.starts_with("Airline policy.\n\n# Tools"), "{system}");
+        assert!(system.contains("<tools>\n{"), "{system}");
+        assert!(
+            system.contains("\"name\":\"cancel_reservation\""),
+            "{system}"
+        );
+        assert!(system.contains("</tools>"), "{system}");
+        assert!(system.contains("<tool_call>\n{\"name\": <function-name>"));
+        assert!(sent.iter().all(|m| m.tool_calls.is_empty()));
+        assert_eq!(
+            sent[2].content.as_deref(),
+            Some(
+                "Let me look.\n<tool_call>\n{\"name\": \"get_user_details\", \"arguments\": {\"user_id\":\"ab_1\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"cancel_reservation\", \"arguments\": {\"reservation_id\":\"X1\"}}\n</tool_call>"
+            )
+        );
+        assert_eq!(
+            sent[3].content.as_deref(),
+            Some(
+                "<tool_response>\n{\"name\": \"Ann\"}\n</tool_response>\n<tool_response>\nError: not found\n</tool_response>"
+            )
+        );
+        // What the prompt asks for is what the parser reads back.
+        let mut r = answer(sent[2].content.as_deref().unwrap());
+        normalize(
+            "r",
+            &mut r,
+            ReasoningFormat::Auto,
+            ToolCallFormat::Hermes,
+            &tools(),
+        )
+        .unwrap();
+        assert_eq!(r.message.tool_calls.len(), 2);
+        assert_eq!(
+            calls(&r)[1],
+            ("cancel_reservation".into(), json!({"reservation_id": "X1"}))
+        );
+        // Without a system message one is added; without tools nothing is added.
+        let bare = tools_in_prompt(&messages[1..2], &tools());
+        assert_eq!(bare[0].role, MessageRole::System);
+        assert!(bare[0].content.as_deref().unwrap().starts_with("# Tools"));
+        assert_eq!(tools_in_prompt(&messages[..2], &[]), messages[..2].to_vec());
     }
 }

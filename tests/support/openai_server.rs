@@ -12,7 +12,9 @@
 //! the newest message's reported as read from a prompt cache
 //! (`prompt_tokens_details.cached_tokens`), and 5 completion tokens. It records every
 //! request (time, path, body, `Authorization`) and the most requests it ever had in flight
-//! at once.
+//! at once. [`OpenAiServer::refuse_tools`] makes it answer like llama.cpp's `llama-server`
+//! started without `--jinja`: a chat request carrying `tools` gets a 500 and takes nothing
+//! from the script.
 
 #![allow(dead_code)]
 
@@ -72,6 +74,8 @@ struct State {
     hold: Duration,
     /// `max_model_len` listed with each model (vLLM's field), when set.
     context_window: Option<u64>,
+    /// Refuse chat requests that carry `tools` (llama-server without `--jinja`).
+    refuse_tools: bool,
 }
 
 pub struct OpenAiServer {
@@ -92,6 +96,7 @@ impl OpenAiServer {
             models: models.iter().map(|m| m.to_string()).collect(),
             hold: Duration::ZERO,
             context_window: None,
+            refuse_tools: false,
         }));
         let shared = state.clone();
         thread::spawn(move || {
@@ -116,6 +121,13 @@ impl OpenAiServer {
     /// List every model with this `max_model_len`, as vLLM does.
     pub fn report_context_window(&self, tokens: u64) {
         self.state.lock().unwrap().context_window = Some(tokens);
+    }
+
+    /// Answer like llama-server without `--jinja`: a chat request whose body carries a
+    /// non-empty `tools` (or a `tool_choice` other than `"auto"`) is refused with a 500 and
+    /// the server's message; the script is left as it was.
+    pub fn refuse_tools(&self) {
+        self.state.lock().unwrap().refuse_tools = true;
     }
 
     /// Every POST waits this long before answering (to overlap requests).
@@ -231,7 +243,15 @@ fn serve_connection(stream: TcpStream, state: Arc<Mutex<State>>) {
             });
             s.in_flight += 1;
             s.max_in_flight = s.max_in_flight.max(s.in_flight);
-            let reply = if req.method == "POST" {
+            let offers_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty())
+                || body.get("tool_choice").is_some_and(|c| c != "auto");
+            let reply = if s.refuse_tools && req.path == "/v1/chat/completions" && offers_tools {
+                Some(Reply::Status {
+                    code: 500,
+                    retry_after: None,
+                    message: "tools param requires --jinja flag".to_string(),
+                })
+            } else if req.method == "POST" {
                 s.script.pop_front()
             } else {
                 None

@@ -5,13 +5,15 @@
 //!
 //! Distributions follow the reference's `db.json`: one to three accounts per client (57% /
 //! 38% / 5%; checking, savings, a few credit lines), in the client's own currency across
-//! some thirty countries, nearly all active; mostly one card each (a few blocked or
+//! some thirty countries, nearly all active; one to three cards each (a few blocked or
 //! expired); loans of four kinds with a paid and a due installment; beneficiaries mostly
 //! active and verified, a third pending, some suspended; card payments, deposits and
 //! transfers as transactions. Where the reference's data blocks a task, ours departs
 //! mildly: masked account numbers are unique within a client (the reference repeats
-//! `****1234`), every email is unique, and a few more accounts are frozen (so unfreezing
-//! has something to do). Names, places, banks and merchants are our own
+//! `****1234`), every email is unique, a fifth of the accounts are frozen and a fifth of the
+//! cards blocked (so unfreezing has something to do), and a third of the clients hold two
+//! or three cards (the reference: 8%), so freezing one card and unfreezing another is a
+//! coherent task rather than a write taken back. Names, places, banks and merchants are our own
 //! (`vocabulary.toml`); amounts are whole cents, so Python's `round(x, 2)` leaves them as
 //! they are.
 //!
@@ -274,7 +276,9 @@ fn generate_client(
         accounts.insert(a.account_id.clone(), a);
     }
     let mut cards = PyDict::new();
-    let n_cards = weighted(rng, &[(1usize, 92), (2, 6), (3, 2)]);
+    // More clients hold a second card than in the reference (92% hold one there), so a walk
+    // that freezes one card can unfreeze another rather than take its own write back.
+    let n_cards = weighted(rng, &[(1usize, 65), (2, 27), (3, 8)]);
     let account_ids: Vec<(String, String)> = accounts
         .values()
         .map(|a: &Account| (a.account_id.clone(), a.kind.clone()))
@@ -359,7 +363,7 @@ fn generate_account(
         account_id: fresh_id(rng, used),
         kind: kind.to_string(),
         currency: currency.to_string(),
-        status: weighted(rng, &[("active", 900), ("frozen", 90), ("closed", 10)]).into(),
+        status: weighted(rng, &[("active", 800), ("frozen", 190), ("closed", 10)]).into(),
         account_number_masked: masked,
         routing_number: digits_in(rng, "#########"),
         balance: AccountBalance {
@@ -386,7 +390,7 @@ fn generate_card(
     rate: f64,
 ) -> Card {
     let v = &*VOCABULARY;
-    let status = weighted(rng, &[("active", 84), ("blocked", 12), ("expired", 4)]);
+    let status = weighted(rng, &[("active", 74), ("blocked", 22), ("expired", 4)]);
     let year = if status == "expired" {
         rng.random_range(2022..2025)
     } else {

@@ -123,7 +123,8 @@ fn generators_have_the_scales_and_the_references_shapes() {
             (0.45..0.70).contains(&share(single, scale.clients)),
             "{single}"
         );
-        assert!((0.04..0.15).contains(&share(frozen, accounts)), "{frozen}");
+        // A fifth frozen (the reference: about a tenth): unfreezing has something to do.
+        assert!((0.12..0.28).contains(&share(frozen, accounts)), "{frozen}");
         assert!((0.05..0.25).contains(&share(credit, accounts)), "{credit}");
         let verified = db
             .beneficiaries

@@ -566,6 +566,7 @@ pub struct OpenAiModel {
     reasoning_format: ReasoningFormat,
     tool_call_format: ToolCallFormat,
     send_reasoning: SendReasoning,
+    tools_in_prompt: bool,
     /// The configured context window, if any.
     context_window: Option<u64>,
     /// The window the server reports, asked once (`None`: it reports none).
@@ -636,6 +637,7 @@ impl OpenAiModel {
             reasoning_format: cfg.reasoning_format,
             tool_call_format: cfg.tool_call_format,
             send_reasoning: cfg.send_reasoning,
+            tools_in_prompt: cfg.tools_in_prompt,
             context_window: cfg.context_window,
             served_window: tokio::sync::OnceCell::new(),
         })
@@ -645,15 +647,22 @@ impl OpenAiModel {
     pub fn chat_body(&self, req: &ChatRequest) -> Value {
         let mut body = self.extra_body.clone();
         body.insert("model".into(), json!(self.model));
-        body.insert(
-            "messages".into(),
-            json!(reasoning_sent(&req.messages, self.send_reasoning)),
-        );
-        if !req.tools.is_empty() {
-            body.insert("tools".into(), json!(req.tools));
-        }
-        if let Some(choice) = &req.tool_choice {
-            body.insert("tool_choice".into(), choice.clone());
+        let messages = reasoning_sent(&req.messages, self.send_reasoning);
+        if self.tools_in_prompt {
+            // No `tools` and no `tool_choice`: the server may refuse either; the prompt
+            // carries the tools and the answer's text the calls.
+            body.insert(
+                "messages".into(),
+                json!(shape::tools_in_prompt(&messages, &req.tools)),
+            );
+        } else {
+            body.insert("messages".into(), json!(messages));
+            if !req.tools.is_empty() {
+                body.insert("tools".into(), json!(req.tools));
+            }
+            if let Some(choice) = &req.tool_choice {
+                body.insert("tool_choice".into(), choice.clone());
+            }
         }
         let s = req.sampling.or(&self.defaults);
         let mut put = |k: &str, v: Option<Value>| {
