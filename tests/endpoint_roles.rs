@@ -34,6 +34,34 @@ fn endpoint(
     }
 }
 
+/// One episode (at most 20 steps) of an endpoint agent with `model` and `tools` against a
+/// user on the same loopback server, on a fresh fork of `env`.
+fn episode(
+    env: &dyn tracer::domain::Environment,
+    server: &OpenAiServer,
+    model: Arc<dyn tracer::llm::ChatModel>,
+    tools: &[serde_json::Value],
+    cache: &std::path::Path,
+    seed: u64,
+    policy: &str,
+) -> tracer::harness::Episode {
+    let mut agent = EndpointAgent {
+        model,
+        tools: tools.to_vec(),
+        seed,
+    };
+    let mut user = EndpointUser::new(endpoint(server, Role::User, cache), "Ask.", None, seed);
+    let mut fork = env.fork();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(run_episode(
+        fork.as_mut(),
+        policy,
+        &mut agent,
+        &mut user,
+        20,
+    ))
+}
+
 #[test]
 fn an_episode_runs_every_tool_call_and_stops_on_a_glued_marker() {
     let server = OpenAiServer::start(&["test-model"]);
@@ -495,21 +523,8 @@ fn an_episode_against_a_server_without_parsers() {
         "<think>All done.</think>Great, thanks. ###stop###.".into(),
     ));
     let tools: Vec<serde_json::Value> = env.tool_specs().iter().map(|s| s.openai()).collect();
-    let mut agent = EndpointAgent {
-        model: endpoint(&server, Role::Agent, &cache),
-        tools: tools.clone(),
-        seed: 3,
-    };
-    let mut user = EndpointUser::new(endpoint(&server, Role::User, &cache), "Ask.", None, 3);
-    let mut fork = env.fork();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let ep = rt.block_on(run_episode(
-        fork.as_mut(),
-        "policy",
-        &mut agent,
-        &mut user,
-        20,
-    ));
+    let agent = endpoint(&server, Role::Agent, &cache);
+    let ep = episode(env.as_ref(), &server, agent, &tools, &cache, 3, "policy");
     assert_eq!(ep.termination, Termination::UserStop, "{:?}", ep.error);
     let call = ep
         .messages
@@ -549,20 +564,7 @@ fn an_episode_against_a_server_without_parsers() {
         unreachable!()
     };
     server.push(Reply::Text("Hello, I need help with a booking.".into()));
-    let mut agent = EndpointAgent {
-        model,
-        tools,
-        seed: 4,
-    };
-    let mut user = EndpointUser::new(endpoint(&server, Role::User, &cache), "Ask.", None, 4);
-    let mut fork = env.fork();
-    let ep = rt.block_on(run_episode(
-        fork.as_mut(),
-        "policy",
-        &mut agent,
-        &mut user,
-        20,
-    ));
+    let ep = episode(env.as_ref(), &server, model, &tools, &cache, 4, "policy");
     assert_eq!(
         ep.termination,
         Termination::ContextExceeded,
@@ -599,21 +601,15 @@ fn an_agent_with_tools_in_the_prompt_runs_against_a_server_that_refuses_tools() 
     let RoleModel::Endpoint(model) = build_role(Role::Agent, &in_prompt, &cache).unwrap() else {
         unreachable!()
     };
-    let mut agent = EndpointAgent {
+    let ep = episode(
+        env.as_ref(),
+        &server,
         model,
-        tools: tools.clone(),
-        seed: 5,
-    };
-    let mut user = EndpointUser::new(endpoint(&server, Role::User, &cache), "Ask.", None, 5);
-    let mut fork = env.fork();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let ep = rt.block_on(run_episode(
-        fork.as_mut(),
+        &tools,
+        &cache,
+        5,
         "Airline policy.",
-        &mut agent,
-        &mut user,
-        20,
-    ));
+    );
     assert_eq!(ep.termination, Termination::UserStop, "{:?}", ep.error);
     let call = ep
         .messages
@@ -673,20 +669,16 @@ fn an_agent_with_tools_in_the_prompt_runs_against_a_server_that_refuses_tools() 
 
     // The same agent without the option: the server refuses its first request.
     server.push(Reply::Text("Hello, I need help.".into()));
-    let mut agent = EndpointAgent {
-        model: endpoint(&server, Role::Agent, &cache),
-        tools,
-        seed: 6,
-    };
-    let mut user = EndpointUser::new(endpoint(&server, Role::User, &cache), "Ask.", None, 6);
-    let mut fork = env.fork();
-    let ep = rt.block_on(run_episode(
-        fork.as_mut(),
+    let agent = endpoint(&server, Role::Agent, &cache);
+    let ep = episode(
+        env.as_ref(),
+        &server,
+        agent,
+        &tools,
+        &cache,
+        6,
         "Airline policy.",
-        &mut agent,
-        &mut user,
-        20,
-    ));
+    );
     assert_ne!(ep.termination, Termination::UserStop);
     assert!(
         ep.error.as_deref().unwrap_or("").contains("--jinja"),

@@ -125,6 +125,12 @@ fn reviewable(addr: &str, n: usize) -> Vec<(String, String, String)> {
         .collect()
 }
 
+/// The `reviewed` stage's counts.
+fn review_counts(out: &Path) -> Value {
+    let path = out.join("reviewed/domain=airline/review.json");
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
 #[test]
 fn screening_review_and_the_release_that_honours_it() {
     let root = small_project("review");
@@ -308,6 +314,31 @@ fn screening_review_and_the_release_that_honours_it() {
         "every concurrent save is one whole line"
     );
     assert!(all.iter().all(|l| l["reviewer"] == "tester"));
+
+    // A run while the app is open: the app reads the domain again (stricter screening
+    // leaves more tasks unsolved), and back.
+    let failed = |addr: &str| {
+        let (_, list) = get(addr, "/d/airline?split=eval&verified=yes&screen=failed");
+        list.matches("data-task=\"").count()
+    };
+    let loose = failed(&addr);
+    let config = std::fs::read_to_string(root.join("stages/screened.toml")).unwrap();
+    let strict = config.replace("min_successes = 1", "min_successes = 3");
+    assert_ne!(strict, config);
+    std::fs::write(root.join("stages/screened.toml"), &strict).unwrap();
+    assert_ok(&tracer(
+        &root,
+        &out,
+        &["run", "screened", "--domain", "airline"],
+    ));
+    assert!(failed(&addr) > loose, "the app shows the new screening");
+    std::fs::write(root.join("stages/screened.toml"), &config).unwrap();
+    assert_ok(&tracer(
+        &root,
+        &out,
+        &["run", "screened", "--domain", "airline"],
+    ));
+    assert_eq!(failed(&addr), loose);
     drop(server);
 
     // The release applies the decisions.
@@ -316,10 +347,7 @@ fn screening_review_and_the_release_that_honours_it() {
         &out,
         &["run", "eval", "--domain", "airline"],
     ));
-    let review: Value = serde_json::from_slice(
-        &std::fs::read(out.join("reviewed/domain=airline/review.json")).unwrap(),
-    )
-    .unwrap();
+    let review = review_counts(&out);
     assert_eq!(review["candidates"], n[1]);
     assert_eq!(review["accepted"], 3, "{review}");
     assert_eq!(review["rejected"], 1);
@@ -359,10 +387,7 @@ fn screening_review_and_the_release_that_honours_it() {
         &out,
         &["run", "reviewed", "--domain", "airline"],
     ));
-    let review: Value = serde_json::from_slice(
-        &std::fs::read(out.join("reviewed/domain=airline/review.json")).unwrap(),
-    )
-    .unwrap();
+    let review = review_counts(&out);
     assert_eq!(review["released"], 4, "{review}");
 
     // A broken decisions file stops the stage with its line named.

@@ -52,6 +52,25 @@ pub struct DomainData {
     pub train_env: Option<Box<dyn Environment>>,
     /// Stages whose artifacts were found.
     pub stages: BTreeSet<&'static str>,
+    /// The manifests of the stages read, as they were when read (see [`stamp`]).
+    pub stamp: Vec<Option<std::time::SystemTime>>,
+}
+
+/// The stages the app reads.
+const READ: &[&str] = &[
+    "db", "graphs", "emotions", "tasks", "screened", "eval", "rollouts", "analysis",
+];
+
+/// When each read stage's manifest last changed: a run since the data was read changes it,
+/// and the app reads the domain again.
+pub fn stamp(paths: &Paths, domain: &str) -> Vec<Option<std::time::SystemTime>> {
+    READ.iter()
+        .map(|stage| {
+            std::fs::metadata(stage_dir(&paths.output, stage, domain).join("_manifest.json"))
+                .and_then(|m| m.modified())
+                .ok()
+        })
+        .collect()
 }
 
 fn read_if<R: artifact::Record>(path: &Path) -> Result<Option<Vec<R>>, String> {
@@ -68,6 +87,7 @@ impl DomainData {
     /// not run); an unreadable artifact is an error naming it.
     pub fn load(paths: &Paths, domain: &'static dyn Domain) -> Result<DomainData, String> {
         let d = domain.name();
+        let stamp = stamp(paths, d);
         let dir = |stage: &str| stage_dir(&paths.output, stage, d);
         let mut stages = BTreeSet::new();
         let mut found = |stage: &'static str, present: bool| {
@@ -204,6 +224,7 @@ impl DomainData {
             eval_env,
             train_env,
             stages,
+            stamp,
         })
     }
 

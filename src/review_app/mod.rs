@@ -93,9 +93,11 @@ impl App {
         self.domains.iter().copied().find(|d| d.name() == name)
     }
 
-    /// A domain's data, read on first use.
+    /// A domain's data, read on first use and again after a run changed its artifacts.
     fn data(&self, domain: &'static dyn crate::domain::Domain) -> Result<Arc<DomainData>, String> {
-        if let Some(d) = self.data.lock().unwrap().get(domain.name()) {
+        if let Some(d) = self.data.lock().unwrap().get(domain.name())
+            && d.stamp == data::stamp(&self.paths, domain.name())
+        {
             return Ok(Arc::clone(d));
         }
         let loaded = Arc::new(DomainData::load(&self.paths, domain)?);
