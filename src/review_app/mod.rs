@@ -151,7 +151,7 @@ impl App {
     fn route(&self, req: &Request) -> Response {
         let segments: Vec<&str> = req.path.split('/').filter(|s| !s.is_empty()).collect();
         match (req.method.as_str(), segments.as_slice()) {
-            ("GET", []) => self.page(|| pages::index(self)),
+            ("GET", []) => Response::html(pages::index(self)),
             ("GET", ["static", "app.css"]) => Response::new(
                 200,
                 "text/css; charset=utf-8",
@@ -180,10 +180,6 @@ impl App {
             (_, ["api", ..]) | ("POST", _) => Response::text(405, "method not allowed"),
             _ => Response::text(404, "not found"),
         }
-    }
-
-    fn page(&self, f: impl FnOnce() -> String) -> Response {
-        Response::html(f())
     }
 
     fn with_domain(

@@ -96,21 +96,21 @@ pub fn index(app: &App) -> String {
         match app.data(*d) {
             Ok(data) => {
                 let reviews = app.reviews(name).unwrap_or_default();
-                let mut n = [0usize; 8];
+                // candidates, to review, then accepted, edited, rejected, stale, pending.
+                let mut n = [0usize; 7];
                 n[0] = data.candidates.len();
                 for c in &data.candidates {
                     let Some(s) = review_state(c, &reviews) else {
                         continue;
                     };
                     n[1] += 1;
-                    let i = match s {
-                        State::Accepted => 3,
-                        State::Edited(_) => 4,
-                        State::Rejected(_) => 5,
-                        State::Stale => 6,
-                        State::Pending => 7,
-                    };
-                    n[i] += 1;
+                    n[match s {
+                        State::Accepted => 2,
+                        State::Edited(_) => 3,
+                        State::Rejected(_) => 4,
+                        State::Stale => 5,
+                        State::Pending => 6,
+                    }] += 1;
                 }
                 let screened = if data.stages.contains("screened") {
                     "run"
@@ -120,7 +120,7 @@ pub fn index(app: &App) -> String {
                 let _ = write!(
                     body,
                     "<tr><td><a href=\"/d/{name}\">{name}</a></td><td>{}</td><td>{}</td><td>{screened}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><a href=\"/d/{name}/graph\">graph</a></td></tr>",
-                    n[0], n[1], n[3], n[4], n[5], n[6], n[7]
+                    n[0], n[1], n[2], n[3], n[4], n[5], n[6]
                 );
             }
             Err(e) => {

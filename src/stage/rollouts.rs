@@ -232,12 +232,13 @@ fn read_tasks(
         .collect())
 }
 
-/// Run the configured rollouts for one domain (the tasks of stage `from` that `ctx` owns).
+/// Run the configured rollouts for one domain (the tasks of stage `from` that `ctx` owns);
+/// the tasks and their episodes.
 pub fn run_stage(
     ctx: &StageContext,
     from: &str,
     cfg: &RolloutsConfig,
-) -> Result<Vec<RolloutRecord>, PipelineError> {
+) -> Result<(Vec<TaskRecord>, Vec<RolloutRecord>), PipelineError> {
     let tasks: Vec<TaskRecord> = read_tasks(ctx, from, cfg)?
         .into_iter()
         .filter(|t| ctx.owns(&t.task_id))
@@ -302,7 +303,7 @@ pub fn run_stage(
         let entry = crate::llm::usage_record(role, &cfg, model.model_id(), tokens);
         ctx.track_usage(move || entry.clone());
     }
-    Ok(rows)
+    Ok((tasks, rows))
 }
 
 impl Stage for RolloutsStage {
@@ -324,8 +325,8 @@ impl Stage for RolloutsStage {
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: RolloutsConfig = ctx.typed_config()?;
-        let rows = run_stage(ctx, self.tasks_from, &cfg)?;
-        self.write_outputs(ctx, &cfg, &rows)
+        let (tasks, rows) = run_stage(ctx, self.tasks_from, &cfg)?;
+        self.write_outputs(ctx, &cfg, &tasks, &rows)
     }
     fn shardable(&self) -> bool {
         true
@@ -344,7 +345,7 @@ impl Stage for RolloutsStage {
         })?;
         metrics::check_errored(&rows, cfg.max_errored_share).map_err(|e| ctx.fail(e))?;
         warn_tolerated(ctx, &rows, cfg.max_errored_share);
-        self.write_outputs(ctx, &cfg, &rows)
+        self.write_outputs(ctx, &cfg, &tasks, &rows)
     }
 }
 
@@ -368,13 +369,10 @@ impl RolloutsStage {
         &self,
         ctx: &StageContext,
         cfg: &RolloutsConfig,
+        tasks: &[TaskRecord],
         rows: &[RolloutRecord],
     ) -> Result<String, PipelineError> {
-        let tasks: Vec<TaskRecord> = read_tasks(ctx, self.tasks_from, cfg)?
-            .into_iter()
-            .filter(|t| ctx.owns(&t.task_id))
-            .collect();
-        let (kept, rejects) = screen(&tasks, rows, cfg.min_successes);
+        let (kept, rejects) = screen(tasks, rows, cfg.min_successes);
         let prov = ctx.provenance();
         artifact::write_records(&ctx.out("part-00000.parquet"), &kept, &prov)?;
         artifact::write_records(&ctx.out("_rejects.parquet"), &rejects, &prov)?;
@@ -389,11 +387,13 @@ impl RolloutsStage {
         ))
     }
 
-    /// The episodes, and for `eval` the scores; the summary.
+    /// The episodes of `tasks`, and for `eval` the scores, for `screened` the kept tasks;
+    /// the summary.
     fn write_outputs(
         &self,
         ctx: &StageContext,
         cfg: &RolloutsConfig,
+        tasks: &[TaskRecord],
         rows: &[RolloutRecord],
     ) -> Result<String, PipelineError> {
         let prov = ctx.provenance();
@@ -402,7 +402,7 @@ impl RolloutsStage {
             Output::Episodes => {
                 return Ok(format!("{} episodes: {}", rows.len(), reward_mix(rows)));
             }
-            Output::Screen => return self.write_screened(ctx, cfg, rows),
+            Output::Screen => return self.write_screened(ctx, cfg, tasks, rows),
             Output::Scores => {}
         }
         let bootstrap = metrics::Bootstrap {
