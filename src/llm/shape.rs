@@ -342,20 +342,21 @@ pub fn normalize(
     Ok(())
 }
 
-/// The tools block [`tools_in_prompt`] adds to the system prompt: the wording of the Hermes
-/// and Qwen2.5 chat templates, so a model trained on either format reads what it expects.
+/// The tools block [`tools_in_prompt`] adds to the system prompt, in our own words but in
+/// the Hermes layout (`# Tools`, schemas inside `<tools>`, calls inside `<tool_call>`), so a
+/// model trained on that format finds the markers it expects.
 pub fn hermes_tools_block(tools: &[Value]) -> String {
     let mut block = String::from(
-        "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n\
-         You are provided with function signatures within <tools></tools> XML tags:\n<tools>",
+        "# Tools\n\nThe functions below are yours to call, one or several in an answer.\n\n\
+         Their JSON schemas stand between <tools></tools> XML tags:\n<tools>",
     );
     for tool in tools {
         block.push('\n');
         block.push_str(&tool.to_string());
     }
     block.push_str(
-        "\n</tools>\n\nFor each function call, return a json object with function name and \
-         arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n\
+        "\n</tools>\n\nTo call one, write its name and arguments as a JSON object inside \
+         <tool_call></tool_call> XML tags, one block per call:\n<tool_call>\n\
          {\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call>",
     );
     block
