@@ -210,7 +210,7 @@ fn training_and_mapping_are_deterministic_for_a_seed() {
     let list = subset(&repo_anchors(&t));
     let a = Mapper::train_offline(&t, list.clone(), &small_config(3)).unwrap();
     let b = Mapper::train_offline(&t, list.clone(), &small_config(3)).unwrap();
-    let c = Mapper::train_offline(&t, list, &small_config(4)).unwrap();
+    let c = Mapper::train_offline(&t, list.clone(), &small_config(4)).unwrap();
     assert_eq!(a.classifier().weight_bytes(), b.classifier().weight_bytes());
     assert_ne!(a.classifier().weight_bytes(), c.classifier().weight_bytes());
     assert_eq!(a.meta().report, b.meta().report);
@@ -222,6 +222,31 @@ fn training_and_mapping_are_deterministic_for_a_seed() {
     assert!(m1.confidence > 0.0 && m1.confidence <= 1.0);
     assert_eq!(t.conditions()[m1.condition_id].emotion, m1.emotion);
     assert!(!m1.anchor_text.is_empty());
+    // The emotion instruction the simulated user gets is a second-person instruction of
+    // 30-60 words wherever the condition has one (never the customer's first-person voice).
+    for (i, feeling) in [
+        feeling,
+        "The caller is furious and curt; they need it done right now and trust nobody.",
+        "This customer is calm and happy, in no hurry, and takes the agent at their word.",
+        "The customer is sad and discouraged, polite, and wants every step confirmed.",
+    ]
+    .iter()
+    .enumerate()
+    {
+        for k in 0..8 {
+            let m = a
+                .map(feeling, &mut ChaCha8Rng::seed_from_u64(i as u64 * 100 + k))
+                .unwrap();
+            assert!(anchors::is_instruction(m.anchor_index), "{m:?}");
+            let words = m.anchor_text.split_whitespace().count();
+            let has_fitting = list.iter().any(|x| {
+                x.condition_id == m.condition_id
+                    && anchors::is_instruction(x.anchor_index)
+                    && (30..=60).contains(&x.text.split_whitespace().count())
+            });
+            assert!(!has_fitting || (30..=60).contains(&words), "{m:?}");
+        }
+    }
 
     // The artifact round-trips bit for bit.
     let path = temp_dir("model").join("model.bin");

@@ -106,6 +106,16 @@ pub const ANCHOR_STYLES: [Style; ANCHORS_PER_CONDITION] = [
     Style::FirstPerson,
 ];
 
+/// Whether the published anchor at `anchor_index` instructs the simulated user in the
+/// second person (a directive or a situational description), rather than voicing the
+/// customer in the first person.
+pub fn is_instruction(anchor_index: usize) -> bool {
+    matches!(
+        ANCHOR_STYLES.get(anchor_index),
+        Some(Style::Directive | Style::Situational)
+    )
+}
+
 /// Training paraphrases per condition beside the published ten, and their styles.
 pub const PARAPHRASE_STYLES: [Style; 8] = [
     Style::ThirdPerson,

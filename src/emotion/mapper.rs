@@ -702,7 +702,28 @@ impl Mapper {
     pub fn choose_anchor<R: rand::Rng + ?Sized>(&self, vote: &Vote, rng: &mut R) -> Mapping {
         let c = &self.conditions[vote.condition_id];
         let slots = &self.by_condition[vote.condition_id];
-        let available: Vec<usize> = slots.iter().copied().filter(|&i| i != usize::MAX).collect();
+        let present: Vec<usize> = slots.iter().copied().filter(|&i| i != usize::MAX).collect();
+        // The simulated user is told how to behave, in the second person and in 30-60
+        // words (the register of the paper's and the public benchmark's instructions): the
+        // first-person anchors are the customer's voice, not an instruction, and the longer
+        // situational ones run past 60 words. Fall back to what there is.
+        let fits = |i: &usize| {
+            let a = &self.anchors[*i];
+            let words = a.text.split_whitespace().count();
+            anchors::is_instruction(a.anchor_index) && (30..=60).contains(&words)
+        };
+        let second_person = |i: &usize| anchors::is_instruction(self.anchors[*i].anchor_index);
+        let available: Vec<usize> = [&fits as &dyn Fn(&usize) -> bool, &second_person]
+            .iter()
+            .map(|keep| {
+                present
+                    .iter()
+                    .copied()
+                    .filter(|i| keep(i))
+                    .collect::<Vec<_>>()
+            })
+            .find(|v| !v.is_empty())
+            .unwrap_or(present);
         // The mapper is only built from validated anchor sets, but a training split may lack
         // some of a condition's anchors; choose among those present.
         let (anchor_index, anchor_text) = if available.is_empty() {

@@ -334,25 +334,111 @@ pub async fn run_episode(
 /// Turn a second-person instruction sentence into what the customer says ("You want to
 /// cancel your trip." -> "I want to cancel my trip.").
 pub fn first_person(text: &str) -> String {
-    const SUBJECT_VERBS: &[&str] = &[
-        "want", "would", "need", "are", "have", "will", "say", "prefer", "do", "can", "also",
-        "were", "had", "should", "might", "plan", "booked", "paid", "ordered", "just", "still",
-        "already", "recently", "bought", "received", "got", "think", "like", "only", "hope",
-        "cannot", "could", "must", "may", "wish", "feel", "live", "expect", "agree",
+    // "you" is the object after these words ("tell you", "for you", "asks you"), and the
+    // subject elsewhere ("the reason you give", "means you cannot", "if you are").
+    const OBJECT_AFTER: &[&str] = &[
+        "to",
+        "for",
+        "with",
+        "at",
+        "about",
+        "from",
+        "by",
+        "on",
+        "of",
+        "tell",
+        "tells",
+        "told",
+        "give",
+        "gives",
+        "gave",
+        "ask",
+        "asks",
+        "asked",
+        "send",
+        "sends",
+        "show",
+        "shows",
+        "help",
+        "helps",
+        "let",
+        "lets",
+        "call",
+        "calls",
+        "offer",
+        "offers",
+        "charge",
+        "charges",
+        "charged",
+        "remind",
+        "reminds",
+        "thank",
+        "contact",
+        "contacts",
+        "owe",
+        "owes",
+        "sell",
+        "sold",
+        "bill",
+        "billed",
+        "refund",
+        "refunds",
+        "email",
+        "text",
+        "assure",
+        "assures",
+        "reach",
+        "get",
+        "gets",
+        "put",
+        "puts",
+        "keep",
+        "keeps",
+        "cost",
+        "costs",
+        "than",
+        "like",
+        "bring",
+        "brings",
+        "allow",
+        "allows",
+        "transfer",
+        "transfers",
+        "connect",
+        "connects",
+        "pay",
+        "pays",
+        "hand",
+        "hands",
+        "want",
+        "wants",
+        "wanted",
+        "need",
+        "needs",
+        "expect",
+        "expects",
+        "make",
+        "makes",
     ];
     let words: Vec<&str> = text.split(' ').collect();
     let mut out: Vec<String> = Vec::with_capacity(words.len());
     for (i, word) in words.iter().enumerate() {
         let (core, tail) =
             word.split_at(word.trim_end_matches(|c: char| !c.is_alphanumeric()).len());
-        let next = words.get(i + 1).map(|w| {
-            w.trim_end_matches(|c: char| !c.is_alphanumeric())
-                .to_lowercase()
-        });
-        let subject =
-            next.as_deref().is_some_and(|n| SUBJECT_VERBS.contains(&n)) && tail.is_empty();
+        let prev = i
+            .checked_sub(1)
+            .map(|p| {
+                words[p]
+                    .trim_end_matches(|c: char| !c.is_alphanumeric())
+                    .to_lowercase()
+            })
+            .unwrap_or_default();
+        let object_position =
+            OBJECT_AFTER.contains(&prev.as_str()) && !words[i - 1].ends_with([',', '.', ';', ':']);
+        let subject = tail.is_empty() && !object_position;
         let swapped = match core {
             "You" => "I",
+            "you" if prev == "thank" => "you",
             "you" if subject => "I",
             "you" => "me",
             "Your" => "My",
@@ -384,6 +470,26 @@ mod tests {
             first_person("Then you want the agent to tell you if you are booked."),
             "Then I want the agent to tell me if I am booked."
         );
+        for (you, me) in [
+            (
+                "The reason you give is suspected fraud.",
+                "The reason I give is suspected fraud.",
+            ),
+            (
+                "A health problem means you cannot travel.",
+                "A health problem means I cannot travel.",
+            ),
+            (
+                "If the agent asks you to verify who you are, thank you.",
+                "If the agent asks me to verify who I am, thank you.",
+            ),
+            (
+                "The card you use must be the one they charged you for.",
+                "The card I use must be the one they charged me for.",
+            ),
+        ] {
+            assert_eq!(first_person(you), me);
+        }
         assert!(has_marker("Thanks!###STOP###", STOP));
         assert!(has_marker("no.###UNSATISFIED###", UNSATISFIED));
     }

@@ -3,14 +3,17 @@
 //! see the database: a [`FeelerInput`] holds plain strings and intent tags).
 //!
 //! The scripted feeler reads what the customer asks for the way the paper's feeler does —
-//! the requested actions and the customer's own words — and never a tool's name: each
+//! every requested action and the customer's own words — and never a tool's name: each
 //! requested tool maps, through its domain's tool specs, to its [`Intent`] tag (cancel,
 //! return, change, book, report, pay, lookup, ...), so any registered domain works without
-//! changes here. The intents and cues in the instruction ("cancelled by the airline",
-//! "damaged", "urgent", "double-check", "again") pick a situation, the emotions that fit
-//! it, and the politeness, urgency and trust the customer most plausibly shows; the seeded
-//! RNG only varies among plausible choices and the wording. Sentences are written in the
-//! third person with singular verbs for the customer and plural ones for "they".
+//! changes here. The kinds of request lean the emotion family (a return towards disgust, a
+//! payment towards fear), cues in the instruction ("cancelled by the airline", "passed
+//! away", "no rush", "double-check", "again") lean the family and decide urgency and trust;
+//! half of each family draw is spread evenly, so all 22 emotions and all 27 behaviour
+//! combinations occur in every domain while the mix still follows the requests. The cause
+//! names what the customer is doing in domain-neutral words; only a cue in the customer's
+//! words lets it speak of something that happened (a fault, a loss, an occasion). Sentences
+//! are third person with singular verbs for the customer and plural ones for "they".
 //! The endpoint feeler asks a chat model for the same two or three sentences.
 
 use super::{Call, run_all};
@@ -38,21 +41,24 @@ describe, in two or three sentences in the third person, how this customer most 
 and how they will come across: which emotion, how polite or curt, how urgent, how much they \
 trust the agent. Use only what is given; do not invent account details.";
 
-/// What the customer is going through, as the feeler reads it.
-struct Situation {
-    /// Emotions that fit, most plausible first.
-    emotions: &'static [&'static str],
-    /// Why, as a clause after "because".
-    causes: &'static [&'static str],
-    /// The urgency the situation itself suggests when the customer's words do not say.
-    urgency: Level,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Level {
-    Low,
-    Moderate,
-    High,
+/// How the customer reads, as the feeler sees it: which kinds of request the task holds
+/// (every intent, in order, without repeats) and which cues the customer's own words carry.
+struct Reading {
+    intents: Vec<Intent>,
+    /// The company got something wrong (a disruption, a fault, a damaged item).
+    trouble: bool,
+    /// A bereavement or illness is part of the story.
+    loss: bool,
+    /// Something to look forward to (a honeymoon, a birthday).
+    happy: bool,
+    urgent: bool,
+    soon: bool,
+    relaxed: bool,
+    /// The customer wants things checked ("make sure", "double-check").
+    careful: bool,
+    /// The customer has been let down before ("again", "last time", "promised").
+    doubt: bool,
+    writes: usize,
 }
 
 fn any_of(text: &str, cues: &[&str]) -> bool {
@@ -80,6 +86,10 @@ const TROUBLE_CUES: &[&str] = &[
     "overcharged",
     "charged twice",
     "double charged",
+    "suffers from",
+    "fraud",
+    "suspicious",
+    "compromised",
 ];
 const LOSS_CUES: &[&str] = &[
     "passed away",
@@ -92,6 +102,7 @@ const LOSS_CUES: &[&str] = &[
     "sick",
     "illness",
     "family emergency",
+    "health problem",
 ];
 const HAPPY_CUES: &[&str] = &[
     "honeymoon",
@@ -112,158 +123,233 @@ const URGENT_CUES: &[&str] = &[
     "right away",
     "immediately",
     "tonight",
-    "tomorrow",
     "in an hour",
     "quickly",
     "emergency",
     "deadline",
     "before it ships",
 ];
-const SOON_CUES: &[&str] = &["today", "this week", "soon", "this afternoon"];
+const SOON_CUES: &[&str] = &["today", "this week", "this afternoon"];
 const RELAXED_CUES: &[&str] = &[
     "no rush",
     "no hurry",
     "whenever",
     "next month",
     "not urgent",
+    "happy to wait",
+    "take your time",
 ];
+/// Only what the customer asks to be checked: the identity sentence every instruction
+/// ends with ("if the agent asks you to verify who you are") says nothing about trust.
 const CAREFUL_CUES: &[&str] = &[
     "make sure",
-    "confirm",
     "double-check",
     "double check",
-    "verify",
     "exactly",
     "check that",
+    "confirm each change",
 ];
 const DOUBT_CUES: &[&str] = &[
     "again",
     "last time",
-    "previous",
+    "previous time",
     "complain",
-    "still",
     "promised",
+    "once more",
 ];
 
-fn situation(input: &FeelerInput) -> Situation {
+fn read(input: &FeelerInput) -> Reading {
     let text = input.instruction.to_lowercase();
-    let has = |i: Intent| input.intents.contains(&i);
-    let trouble = any_of(&text, TROUBLE_CUES);
-    let writes = input
-        .intents
-        .iter()
-        .filter(|i| !matches!(i, Intent::Lookup | Intent::Helper))
-        .count();
-    if any_of(&text, LOSS_CUES) {
-        return Situation {
-            emotions: &["sorrow", "helplessness", "discouragement"],
-            causes: &["a loss or illness in the family has upended their plans"],
-            urgency: Level::Moderate,
-        };
+    let mut intents: Vec<Intent> = Vec::new();
+    for i in &input.intents {
+        if *i != Intent::Helper && !intents.contains(i) {
+            intents.push(*i);
+        }
     }
-    if has(Intent::Cancel) && trouble {
-        return Situation {
-            emotions: &[
-                "exasperation",
-                "bitterness",
-                "frustration",
-                "discouragement",
-            ],
-            causes: &[
-                "a disruption they did not cause now forces them to cancel",
-                "something went wrong on the company's side and they have to cancel",
-            ],
-            urgency: Level::Moderate,
-        };
+    Reading {
+        trouble: any_of(&text, TROUBLE_CUES),
+        loss: any_of(&text, LOSS_CUES),
+        happy: any_of(&text, HAPPY_CUES),
+        urgent: any_of(&text, URGENT_CUES),
+        soon: any_of(&text, SOON_CUES),
+        relaxed: any_of(&text, RELAXED_CUES),
+        careful: any_of(&text, CAREFUL_CUES),
+        doubt: any_of(&text, DOUBT_CUES),
+        writes: input
+            .intents
+            .iter()
+            .filter(|i| !matches!(i, Intent::Lookup | Intent::Helper))
+            .count(),
+        intents,
     }
-    if has(Intent::Cancel) {
-        return Situation {
-            emotions: &["disappointment", "sorrow", "frustration", "aversion"],
-            causes: &[
-                "their plans fell through and they have to cancel",
-                "they no longer need what they booked and want to call it off",
-            ],
-            urgency: Level::Moderate,
-        };
+}
+
+/// The families in taxonomy order.
+const FAMILIES: [&str; 5] = ["anger", "fear", "disgust", "sadness", "enjoyment"];
+
+/// How strongly a kind of request suggests each family (anger, fear, disgust, sadness,
+/// enjoyment): a cancellation leans to anger and sadness, a payment to fear, a return to
+/// disgust, a booking to enjoyment.
+fn family_lean(intent: Intent) -> [f64; 5] {
+    match intent {
+        Intent::Lookup => [1.0, 2.0, 1.0, 1.0, 3.0],
+        Intent::Book => [1.0, 2.0, 0.5, 1.0, 4.0],
+        Intent::Cancel => [3.0, 1.0, 2.0, 3.0, 1.0],
+        Intent::Change => [2.0, 3.0, 1.0, 2.0, 1.0],
+        Intent::Return => [2.0, 1.0, 4.0, 2.0, 1.0],
+        Intent::Exchange => [2.0, 1.0, 3.0, 1.0, 2.0],
+        Intent::Pay => [1.0, 4.0, 1.0, 1.0, 2.0],
+        Intent::Report | Intent::Transfer => [4.0, 2.0, 1.0, 3.0, 0.5],
+        Intent::Helper => [1.0; 5],
     }
-    if has(Intent::Report) || has(Intent::Transfer) {
-        return Situation {
-            emotions: &["frustration", "exasperation", "helplessness", "anxiety"],
-            causes: &[
-                "a service they rely on has stopped working",
-                "they have a problem they cannot solve on their own",
-            ],
-            urgency: Level::High,
-        };
+}
+
+/// What the customer is doing, as a gerund phrase the causes can name ("calling off
+/// something they had arranged"); domain-neutral, so it never names what is not there.
+fn act(intent: Intent) -> &'static str {
+    match intent {
+        Intent::Lookup => "getting information they need",
+        Intent::Book => "arranging something new",
+        Intent::Cancel => "calling off something they had arranged",
+        Intent::Change => "changing something already arranged",
+        Intent::Return => "sending back something they bought",
+        Intent::Exchange => "swapping something they bought",
+        Intent::Pay => "sorting out a payment",
+        Intent::Report => "getting a problem fixed",
+        Intent::Transfer => "reaching someone who can help",
+        Intent::Helper => "getting help",
     }
-    if has(Intent::Return) && trouble {
-        return Situation {
-            emotions: &["distaste", "repugnance", "annoyance"],
-            causes: &["what arrived was damaged or not as described"],
-            urgency: Level::Moderate,
-        };
+}
+
+/// Why the customer feels `emotion`, with `{acts}` for what they are doing. Each cause is
+/// true of any task with those requests: only the cue-gated ones (`trouble`, `loss`,
+/// `happy`) speak of something that happened, and only when the customer's words say so.
+fn causes(emotion: &str, r: &Reading) -> &'static [&'static str] {
+    match emotion {
+        "annoyance" => &[
+            "they see {acts} as a chore they would rather not have",
+            "they begrudge the time spent {acts}",
+        ],
+        "frustration" if r.trouble => {
+            &["something went wrong on the company's side, which leaves them {acts}"]
+        }
+        "frustration" => &[
+            "they expect {acts} to be harder than necessary",
+            "they see {acts} as more effort than necessary",
+        ],
+        "argumentativeness" => &[
+            "they are ready to contest anything that stands in the way of {acts}",
+            "they intend to insist on their terms while {acts}",
+        ],
+        "bitterness" if r.trouble => &["the company let them down, and now they are {acts}"],
+        "bitterness" => &["they feel the company owes them smooth service for {acts}"],
+        "exasperation" if r.writes >= 3 => &["they have a whole list to get through: {acts}"],
+        "exasperation" => &["they just want {acts} over and done with"],
+        "anxiety" => &[
+            "they worry that {acts} could go wrong",
+            "a mistake in {acts} would cost them",
+        ],
+        "nervousness" => &[
+            "they are unsure how {acts} works",
+            "they feel uneasy {acts} with a support agent",
+        ],
+        "dread" => &[
+            "they fear {acts} will bring bad news or extra costs",
+            "they fear what {acts} may reveal",
+        ],
+        "desperation" => &[
+            "they badly need {acts} to work out",
+            "they see no way out of their situation other than {acts}",
+        ],
+        "dislike" => &[
+            "they are not happy with what the company offers, hence {acts}",
+            "they dislike how things stand, which is why they are {acts}",
+        ],
+        "aversion" => &["they want as little to do with the company as possible while {acts}"],
+        "distaste" if r.trouble => &["the poor service they got has put them off, hence {acts}"],
+        "distaste" => &["the whole business of {acts} puts them off"],
+        "repugnance" if r.trouble => {
+            &["what went wrong strikes them as outrageous, and now they are {acts}"]
+        }
+        "repugnance" => &["they find the way they are made to go about {acts} offensive"],
+        "disappointment" if r.trouble => {
+            &["what they were promised did not happen, so they are {acts}"]
+        }
+        "disappointment" => &[
+            "they had hoped not to end up {acts}",
+            "things did not turn out as they had hoped, so they are {acts}",
+        ],
+        "discouragement" => &["they doubt {acts} will be worth the effort"],
+        "helplessness" => &[
+            "they cannot manage {acts} on their own",
+            "they do not know where to start with {acts}",
+        ],
+        "hopelessness" => &["they expect {acts} to fail whatever they do"],
+        "sorrow" if r.loss => &["a loss or illness in the family lies behind {acts}"],
+        "sorrow" => &["they are feeling low and find {acts} a burden"],
+        "relief" => &[
+            "they expect {acts} to take a weight off their mind",
+            "they want to settle something that has been nagging them by {acts}",
+        ],
+        "pride" => &[
+            "they have thought {acts} through and are pleased with their plan",
+            "they take pride in staying on top of things such as {acts}",
+        ],
+        "peace" => &[
+            "they treat {acts} as routine",
+            "they see {acts} as a small errand",
+        ],
+        "excitement" if r.happy => &["they are arranging something they look forward to"],
+        "excitement" => &["they are keen to get on with {acts}"],
+        _ => &["they are {acts}"],
     }
-    if has(Intent::Return) {
-        return Situation {
-            emotions: &["dislike", "disappointment", "aversion"],
-            causes: &["an item they bought did not live up to what they expected"],
-            urgency: Level::Low,
-        };
+}
+
+/// How plausible each emotion of a family is for this reading (1 = as likely as any).
+/// Every emotion keeps some weight, so all 22 stay reachable in every domain.
+fn emotion_weight(emotion: &str, r: &Reading) -> f64 {
+    let has = |i: Intent| r.intents.contains(&i);
+    match emotion {
+        "sorrow" if r.loss => 6.0,
+        "sorrow" => 0.4,
+        "excitement" if r.happy || has(Intent::Book) => 2.0,
+        "excitement" => 0.6,
+        "pride" if has(Intent::Book) || has(Intent::Pay) => 1.5,
+        "repugnance" | "bitterness" | "frustration" if r.trouble => 2.0,
+        "repugnance" => 0.5,
+        "bitterness" if r.doubt => 2.0,
+        "exasperation" if r.writes >= 3 => 2.0,
+        "desperation" if r.urgent => 2.0,
+        "dread" if has(Intent::Pay) || has(Intent::Cancel) => 1.5,
+        "hopelessness" | "helplessness" if has(Intent::Report) || has(Intent::Transfer) => 1.5,
+        _ => 1.0,
     }
-    if has(Intent::Exchange) {
-        return Situation {
-            emotions: &["annoyance", "dislike", "nervousness"],
-            causes: &["the item they ordered is not quite right and they want a different one"],
-            urgency: Level::Low,
-        };
+}
+
+/// Draw an index by weight.
+fn weighted(rng: &mut ChaCha8Rng, weights: &[f64]) -> usize {
+    let total: f64 = weights.iter().sum();
+    let mut roll = rng.random::<f64>() * total;
+    for (i, w) in weights.iter().enumerate() {
+        if roll < *w {
+            return i;
+        }
+        roll -= w;
     }
-    if has(Intent::Book) && any_of(&text, HAPPY_CUES) {
-        return Situation {
-            emotions: &["excitement", "pride", "relief"],
-            causes: &["they are arranging something they are looking forward to"],
-            urgency: Level::Low,
-        };
-    }
-    if has(Intent::Pay) {
-        return Situation {
-            emotions: &["anxiety", "relief", "nervousness"],
-            causes: &["money is involved and they want the payment to go through correctly"],
-            urgency: Level::Moderate,
-        };
-    }
-    if writes >= 3 {
-        return Situation {
-            emotions: &["exasperation", "helplessness", "argumentativeness"],
-            causes: &["they have several things to sort out at once"],
-            urgency: Level::Moderate,
-        };
-    }
-    if has(Intent::Change) {
-        return Situation {
-            emotions: &["anxiety", "nervousness", "desperation", "frustration"],
-            causes: &[
-                "they need a change made before it is too late",
-                "a detail of what they booked or ordered has to be corrected",
-            ],
-            urgency: Level::High,
-        };
-    }
-    if has(Intent::Book) {
-        return Situation {
-            emotions: &["excitement", "anxiety", "pride", "peace"],
-            causes: &["they are making a new booking or appointment"],
-            urgency: Level::Moderate,
-        };
-    }
-    Situation {
-        emotions: &["peace", "anxiety", "relief"],
-        causes: &["they only want to check on something"],
-        urgency: Level::Low,
-    }
+    weights.len() - 1
 }
 
 fn pick<'a>(rng: &mut ChaCha8Rng, bank: &[&'a str]) -> &'a str {
     bank[rng.random_range(0..bank.len())]
+}
+
+/// "a", "a and b", "a, b and c" (at most three, in order).
+fn join_acts(acts: &[&str]) -> String {
+    match acts {
+        [] => "getting help".to_string(),
+        [a] => a.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 /// How a customer with each emotion comes across, as a clause after "The customer".
@@ -313,17 +399,26 @@ fn emotion_phrase(emotion: &str) -> &'static [&'static str] {
     }
 }
 
-fn family_of(emotion: &str) -> &'static str {
-    match emotion {
-        "annoyance" | "frustration" | "argumentativeness" | "bitterness" | "exasperation" => {
-            "anger"
-        }
-        "anxiety" | "nervousness" | "dread" | "desperation" => "fear",
-        "dislike" | "aversion" | "distaste" | "repugnance" => "disgust",
-        "disappointment" | "discouragement" | "helplessness" | "hopelessness" | "sorrow" => {
-            "sadness"
-        }
-        _ => "enjoyment",
+/// The emotions of a family, in taxonomy order.
+fn family_emotions(family: &str) -> &'static [&'static str] {
+    match family {
+        "anger" => &[
+            "annoyance",
+            "frustration",
+            "argumentativeness",
+            "bitterness",
+            "exasperation",
+        ],
+        "fear" => &["anxiety", "nervousness", "dread", "desperation"],
+        "disgust" => &["dislike", "aversion", "distaste", "repugnance"],
+        "sadness" => &[
+            "disappointment",
+            "discouragement",
+            "helplessness",
+            "hopelessness",
+            "sorrow",
+        ],
+        _ => &["relief", "pride", "peace", "excitement"],
     }
 }
 
@@ -343,75 +438,106 @@ pub fn scripted_feeling(input: &FeelerInput, rng: &mut ChaCha8Rng) -> String {
     scripted_feeling_labelled(input, rng).text
 }
 
+/// The share of each family's draw that is spread evenly over the five families: the
+/// requests and cues lean the rest, so every family keeps at least a tenth of the tasks
+/// of any domain and the mix still follows what customers ask for.
+const EVEN_SHARE: f64 = 0.5;
+
+/// The family the reading suggests (see [`family_lean`] and the cues) mixed with an even
+/// spread ([`EVEN_SHARE`]).
+fn family_weights(r: &Reading) -> [f64; 5] {
+    let mut lean = [0.0; 5];
+    for i in &r.intents {
+        for (l, w) in lean.iter_mut().zip(family_lean(*i)) {
+            *l += w;
+        }
+    }
+    let cues = [
+        (r.trouble, [3.0, 0.0, 2.0, 1.0, 0.0]),
+        (r.loss, [0.0, 0.0, 0.0, 6.0, 0.0]),
+        (r.happy, [0.0, 0.0, 0.0, 0.0, 4.0]),
+        (r.careful, [0.0, 2.0, 0.0, 0.0, 0.0]),
+        (r.doubt, [2.0, 0.0, 0.0, 0.0, 0.0]),
+    ];
+    for (on, add) in cues {
+        if on {
+            for (l, a) in lean.iter_mut().zip(add) {
+                *l += a;
+            }
+        }
+    }
+    let total: f64 = lean.iter().sum::<f64>().max(f64::EPSILON);
+    lean.map(|l| (1.0 - EVEN_SHARE) * l / total + EVEN_SHARE / 5.0)
+}
+
+/// Low / moderate / high: the customer's own words first ("no rush", "right away"), else
+/// how people with the feeling and the requests tend to be.
+fn urgency_weights(family: &str, r: &Reading) -> [f64; 3] {
+    if r.relaxed {
+        return [0.8, 0.15, 0.05];
+    }
+    if r.urgent {
+        return [0.05, 0.15, 0.8];
+    }
+    if r.soon {
+        return [0.1, 0.6, 0.3];
+    }
+    let mut w = match family {
+        "fear" => [0.2, 0.35, 0.45],
+        "anger" => [0.25, 0.35, 0.4],
+        "enjoyment" => [0.5, 0.35, 0.15],
+        "sadness" => [0.4, 0.4, 0.2],
+        _ => [0.3, 0.4, 0.3],
+    };
+    if r.intents.contains(&Intent::Report) || r.intents.contains(&Intent::Transfer) {
+        w[2] += 0.2;
+    }
+    w
+}
+
+/// Warm / neutral / cold: anger and disgust run colder, enjoyment warmer.
+fn politeness_weights(family: &str) -> [f64; 3] {
+    match family {
+        "anger" => [0.15, 0.35, 0.5],
+        "disgust" => [0.2, 0.35, 0.45],
+        "enjoyment" => [0.6, 0.3, 0.1],
+        _ => [0.45, 0.35, 0.2],
+    }
+}
+
+/// Trusting / cautious / skeptical: a customer let down before ("again", "promised")
+/// doubts, one who asks for checks is cautious; otherwise it leans with the feeling.
+fn trust_weights(family: &str, r: &Reading) -> [f64; 3] {
+    if r.doubt {
+        return [0.05, 0.25, 0.7];
+    }
+    if r.careful {
+        return [0.1, 0.65, 0.25];
+    }
+    match family {
+        "anger" => [0.15, 0.35, 0.5],
+        "disgust" => [0.2, 0.4, 0.4],
+        "fear" => [0.3, 0.5, 0.2],
+        "sadness" => [0.45, 0.35, 0.2],
+        _ => [0.6, 0.3, 0.1],
+    }
+}
+
 /// [`scripted_feeling`] with the labels behind it (the same draws from `rng`).
 pub fn scripted_feeling_labelled(input: &FeelerInput, rng: &mut ChaCha8Rng) -> ScriptedFeeling {
-    let s = situation(input);
-    let text = input.instruction.to_lowercase();
-    // Earlier emotions are the more plausible: weight 3, 2, 1, 1, ...
-    let weights: Vec<u32> = (0..s.emotions.len())
-        .map(|i| 3u32.saturating_sub(i as u32).max(1))
-        .collect();
-    let mut roll = rng.random_range(0..weights.iter().sum::<u32>());
-    let mut emotion = s.emotions[0];
-    for (e, w) in s.emotions.iter().zip(&weights) {
-        if roll < *w {
-            emotion = e;
-            break;
-        }
-        roll -= w;
-    }
-    let family = family_of(emotion);
-    let urgency = if any_of(&text, RELAXED_CUES) {
-        Level::Low
-    } else if any_of(&text, URGENT_CUES) {
-        Level::High
-    } else if any_of(&text, SOON_CUES) {
-        Level::Moderate
-    } else if rng.random_bool(0.7) {
-        s.urgency
-    } else {
-        Level::Moderate
-    };
-    // Politeness leans with the feeling: anger and disgust run colder.
-    let roll = rng.random_range(0..10u32);
-    let politeness = if matches!(family, "anger" | "disgust") {
-        match roll {
-            0..=1 => 0,
-            2..=5 => 1,
-            _ => 2,
-        }
-    } else {
-        match roll {
-            0..=4 => 0,
-            5..=7 => 1,
-            _ => 2,
-        }
-    };
-    let trust = if any_of(&text, DOUBT_CUES) && matches!(family, "anger" | "disgust") {
-        2
-    } else if any_of(&text, CAREFUL_CUES) {
-        1
-    } else {
-        let roll = rng.random_range(0..10u32);
-        match family {
-            "anger" | "disgust" => [0, 0, 1, 1, 1, 1, 2, 2, 2, 2][roll as usize],
-            "enjoyment" => [0, 0, 0, 0, 0, 0, 0, 1, 1, 1][roll as usize],
-            _ => [0, 0, 0, 0, 1, 1, 1, 1, 1, 2][roll as usize],
-        }
-    };
-    let labels = (
-        ["warm", "neutral", "cold"][politeness],
-        match urgency {
-            Level::Low => "low",
-            Level::Moderate => "moderate",
-            Level::High => "high",
-        },
-        ["trusting", "cautious", "skeptical"][trust],
-    );
+    let r = read(input);
+    let family = FAMILIES[weighted(rng, &family_weights(&r))];
+    let emotions = family_emotions(family);
+    let weights: Vec<f64> = emotions.iter().map(|e| emotion_weight(e, &r)).collect();
+    let emotion = emotions[weighted(rng, &weights)];
+    let urgency = weighted(rng, &urgency_weights(family, &r));
+    let politeness = weighted(rng, &politeness_weights(family));
+    let trust = weighted(rng, &trust_weights(family, &r));
+    let acts: Vec<&str> = r.intents.iter().take(3).map(|i| act(*i)).collect();
     let who = pick(rng, &["The customer", "The caller", "This customer"]);
     let feeling = pick(rng, emotion_phrase(emotion));
-    let cause = pick(rng, s.causes);
-    let politeness = pick(
+    let cause = pick(rng, causes(emotion, &r)).replace("{acts}", &join_acts(&acts));
+    let politeness_text = pick(
         rng,
         [
             &[
@@ -428,15 +554,15 @@ pub fn scripted_feeling_labelled(input: &FeelerInput, rng: &mut ChaCha8Rng) -> S
             ][..],
         ][politeness],
     );
-    let urgency = pick(
+    let urgency_text = pick(
         rng,
-        match urgency {
-            Level::Low => &["are in no hurry", "are happy to wait"][..],
-            Level::Moderate => &["would like it done today", "want steady progress"][..],
-            Level::High => &["need it settled right away", "are pressed for time"][..],
-        },
+        [
+            &["are in no hurry", "are happy to wait"][..],
+            &["would like it done today", "want steady progress"][..],
+            &["need it settled right away", "are pressed for time"][..],
+        ][urgency],
     );
-    let trust = pick(
+    let trust_text = pick(
         rng,
         [
             &[
@@ -455,12 +581,12 @@ pub fn scripted_feeling_labelled(input: &FeelerInput, rng: &mut ChaCha8Rng) -> S
     );
     ScriptedFeeling {
         text: format!(
-            "{who} {feeling} because {cause}. They {politeness}, {urgency}, and {trust}."
+            "{who} {feeling} because {cause}. They {politeness_text}, {urgency_text}, and {trust_text}."
         ),
         emotion,
-        politeness: labels.0,
-        urgency: labels.1,
-        trust: labels.2,
+        politeness: ["warm", "neutral", "cold"][politeness],
+        urgency: ["low", "moderate", "high"][urgency],
+        trust: ["trusting", "cautious", "skeptical"][trust],
     }
 }
 
@@ -564,6 +690,20 @@ pub fn feeler(model: &crate::llm::RoleModel, seed: u64) -> Box<dyn Feeler> {
 mod tests {
     use super::*;
 
+    fn family_of(emotion: &str) -> &'static str {
+        match emotion {
+            "annoyance" | "frustration" | "argumentativeness" | "bitterness" | "exasperation" => {
+                "anger"
+            }
+            "anxiety" | "nervousness" | "dread" | "desperation" => "fear",
+            "dislike" | "aversion" | "distaste" | "repugnance" => "disgust",
+            "disappointment" | "discouragement" | "helplessness" | "hopelessness" | "sorrow" => {
+                "sadness"
+            }
+            _ => "enjoyment",
+        }
+    }
+
     fn input(instruction: &str, intents: &[Intent]) -> FeelerInput {
         FeelerInput {
             instruction: instruction.into(),
@@ -576,47 +716,189 @@ mod tests {
     }
 
     #[test]
-    fn the_feeler_reads_intents_not_tool_names_and_covers_all_five_families() {
-        let cases = [
-            input(
-                "Your flight was cancelled by the airline.",
-                &[Intent::Cancel],
-            ),
-            input("The lamp arrived damaged.", &[Intent::Return]),
-            input("You need to move your appointment.", &[Intent::Change]),
-            input("You want to check your balance.", &[Intent::Lookup]),
-            input("You are planning your honeymoon.", &[Intent::Book]),
-            input("Your grandmother passed away.", &[Intent::Cancel]),
-        ];
-        let mut families = std::collections::BTreeSet::new();
-        for (i, case) in cases.iter().enumerate() {
-            let allowed = situation(case).emotions;
-            for k in 0..20 {
-                let mut rng = derive_rng(k, &["t", &i.to_string()]);
-                let mut again = derive_rng(k, &["t", &i.to_string()]);
-                let text = scripted_feeling(case, &mut rng);
-                assert_eq!(text, scripted_feeling(case, &mut again), "deterministic");
-                let e = allowed
-                    .iter()
-                    .find(|e| emotion_phrase(e).iter().any(|p| text.contains(p)))
-                    .unwrap_or_else(|| panic!("{text}: no emotion of {allowed:?}"));
-                families.insert(family_of(e));
-            }
+    fn the_feeler_is_deterministic_and_reads_intents_not_tool_names() {
+        let case = input("The lamp arrived damaged.", &[Intent::Return]);
+        for k in 0..20 {
+            assert_eq!(
+                scripted_feeling(&case, &mut derive_rng(k, &["t"])),
+                scripted_feeling(&case, &mut derive_rng(k, &["t"])),
+                "deterministic"
+            );
         }
-        assert_eq!(families.len(), 5, "{families:?}");
         // The same intents under a tool name no rule has ever seen give the same feelings.
-        let mut renamed = cases[1].clone();
+        let mut renamed = case.clone();
         renamed.requested_tools = vec!["send_back_parcel".into()];
         let mut a = derive_rng(3, &["x"]);
         let mut b = derive_rng(3, &["x"]);
         assert_eq!(
-            scripted_feeling(&cases[1], &mut a),
+            scripted_feeling(&case, &mut a),
             scripted_feeling(&renamed, &mut b)
         );
     }
 
+    /// Tasks the way the pipeline hands them over: a few requests drawn from one domain's
+    /// tools, and the identity sentence every instruction ends with.
+    fn domain_tasks(domain: &dyn crate::domain::Domain, n: usize) -> Vec<FeelerInput> {
+        let specs = domain.tool_specs();
+        let mut rng = derive_rng(7, &["tasks", domain.name()]);
+        (0..n)
+            .map(|_| {
+                let k = rng.random_range(1..=4);
+                let picked: Vec<_> = (0..k)
+                    .map(|_| &specs[rng.random_range(0..specs.len())])
+                    .collect();
+                FeelerInput {
+                    instruction: "Your name is Ada Lee. You want this sorted out. If the agent \
+                                  asks you to verify who you are: your email is ada@example.com."
+                        .into(),
+                    requested_tools: picked.iter().map(|s| s.name.to_string()).collect(),
+                    intents: picked.iter().map(|s| s.intent).collect(),
+                }
+            })
+            .collect()
+    }
+
     #[test]
-    fn feelings_are_grammatical_and_follow_the_customers_words() {
+    fn every_domain_reaches_every_emotion_and_behaviour_and_the_mix_is_spread() {
+        use std::collections::{BTreeMap, BTreeSet};
+        let mut conditions = BTreeSet::new();
+        let mut values: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut total = 0;
+        for d in crate::domain::registry() {
+            let mut emotions = BTreeSet::new();
+            let mut behaviours = BTreeSet::new();
+            let mut families: BTreeMap<&str, usize> = BTreeMap::new();
+            let tasks = domain_tasks(*d, 400);
+            for (i, t) in tasks.iter().enumerate() {
+                let f =
+                    scripted_feeling_labelled(t, &mut derive_rng(1, &[d.name(), &i.to_string()]));
+                emotions.insert(f.emotion);
+                behaviours.insert((f.politeness, f.urgency, f.trust));
+                *families.entry(family_of(f.emotion)).or_default() += 1;
+                for v in [f.politeness, f.urgency, f.trust] {
+                    *values.entry(v).or_default() += 1;
+                }
+                conditions.insert((f.emotion, f.politeness, f.urgency, f.trust));
+                total += 1;
+            }
+            assert_eq!(emotions.len(), 22, "{}: {emotions:?}", d.name());
+            assert_eq!(behaviours.len(), 27, "{}: {behaviours:?}", d.name());
+            for family in FAMILIES {
+                let share = families.get(family).copied().unwrap_or(0) as f64 / 400.0;
+                assert!(share >= 0.08, "{}: {family} {share}", d.name());
+            }
+        }
+        assert!(conditions.len() >= 400, "{} conditions", conditions.len());
+        for v in [
+            "warm",
+            "neutral",
+            "cold",
+            "low",
+            "moderate",
+            "high",
+            "trusting",
+            "cautious",
+            "skeptical",
+        ] {
+            let share = values.get(v).copied().unwrap_or(0) as f64 / total as f64;
+            assert!(share >= 0.15, "{v}: {share}");
+        }
+    }
+
+    #[test]
+    fn the_customers_words_decide_urgency_and_trust_and_the_identity_sentence_does_not() {
+        let share = |text: &str, intents: &[Intent], want: &dyn Fn(&ScriptedFeeling) -> bool| {
+            let case = input(text, intents);
+            (0..200)
+                .filter(|k| {
+                    want(&scripted_feeling_labelled(
+                        &case,
+                        &mut derive_rng(*k, &["c"]),
+                    ))
+                })
+                .count() as f64
+                / 200.0
+        };
+        let verify = "If the agent asks you to verify who you are: your email is a@b.c.";
+        assert!(share(verify, &[Intent::Lookup], &|f| f.trust == "cautious") < 0.5);
+        assert!(
+            share("You are happy to wait.", &[Intent::Change], &|f| f.urgency
+                == "low")
+                > 0.7
+        );
+        assert!(
+            share("You need it right away.", &[Intent::Lookup], &|f| f.urgency
+                == "high")
+                > 0.7
+        );
+        assert!(
+            share("They promised this last time.", &[Intent::Pay], &|f| f
+                .trust
+                == "skeptical")
+                > 0.6
+        );
+        assert!(
+            share("Please double-check it.", &[Intent::Book], &|f| f.trust
+                == "cautious")
+                > 0.55
+        );
+        // A loss in the customer's words makes sadness, and sorrow, far more likely.
+        let loss = share("Your father passed away.", &[Intent::Cancel], &|f| {
+            f.emotion == "sorrow"
+        });
+        let none = share("You changed your plans.", &[Intent::Cancel], &|f| {
+            f.emotion == "sorrow"
+        });
+        assert!(loss > 0.15 && none < 0.05, "{loss} {none}");
+    }
+
+    #[test]
+    fn causes_name_only_what_the_task_has() {
+        for (i, intents) in [
+            vec![Intent::Lookup],
+            vec![Intent::Cancel, Intent::Pay],
+            vec![
+                Intent::Return,
+                Intent::Exchange,
+                Intent::Change,
+                Intent::Book,
+            ],
+            vec![Intent::Report],
+        ]
+        .iter()
+        .enumerate()
+        {
+            let case = input("You want to sort out your account.", intents);
+            for k in 0..300 {
+                let text = scripted_feeling(&case, &mut derive_rng(k, &["n", &i.to_string()]));
+                for invented in [
+                    "loss",
+                    "illness",
+                    "went wrong",
+                    "let them down",
+                    "promised",
+                    "look forward to",
+                    "poor service",
+                ] {
+                    assert!(!text.contains(invented), "{text}");
+                }
+                assert!(!text.contains("{acts}") && !text.contains("  "), "{text}");
+            }
+        }
+        // Every request kind is named, up to three of them.
+        let many = input("", &[Intent::Cancel, Intent::Pay, Intent::Lookup]);
+        let text = (0..50)
+            .map(|k| scripted_feeling(&many, &mut derive_rng(k, &["m"])))
+            .find(|t| t.contains("calling off"))
+            .expect("the acts are named");
+        assert!(
+            text.contains("sorting out a payment") && text.contains("getting information"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn feelings_are_grammatical() {
         for k in 0..60 {
             let case = input(
                 "You need this fixed right away, and please double-check the new time.",
@@ -634,22 +916,7 @@ mod tests {
                 assert!(!text.contains(bad), "{text}");
             }
             assert!(text.ends_with('.') && text.starts_with("Th"), "{text}");
-            // "right away" is an urgency cue, "double-check" a caution cue.
-            assert!(
-                text.contains("right away") || text.contains("pressed for time"),
-                "{text}"
-            );
-            assert!(
-                text.contains("confirmed") || text.contains("read back"),
-                "{text}"
-            );
         }
-        let relaxed = input("There is no rush; whenever suits.", &[Intent::Lookup]);
-        let text = scripted_feeling(&relaxed, &mut derive_rng(1, &["g"]));
-        assert!(
-            text.contains("no hurry") || text.contains("happy to wait"),
-            "{text}"
-        );
     }
 
     #[test]
