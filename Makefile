@@ -108,8 +108,9 @@ release: build
 card: build
 	TRACER_STAGE_OVERRIDES="$(RELEASE_CONFIG)" $(TRACER) card $(ARGS)
 
-# Scale-out on Slurm (README, "Running on a cluster"): a preparation job, an array of
-# $(SHARDS) shard jobs of $(STAGE), and a merge job after them; prints how to follow them.
+# Scale-out on Slurm (docs/user-guide.md, "Running on a cluster"): a preparation job, an
+# array of $(SHARDS) shard jobs of $(STAGE), and a merge job after them; prints how to
+# follow them.
 release-slurm: model
 	$(CARGO) build --release --bin tracer
 	TRACER_STAGE_OVERRIDES="$(RELEASE_CONFIG)" SHARDS="$(SHARDS)" STAGE="$(STAGE)" TRACER="$(RELEASE)" TRACER_ARGS="$(ARGS)" bash deploy/slurm/submit.sh

@@ -1,7 +1,7 @@
 //! Tracer: a DAG of stages that manufactures verified, emotion-conditioned tool-use tasks
 //! and agent trajectories as Parquet.
 //!
-//! Code map (the README's Architecture section says the same in prose):
+//! Code map (docs/architecture.md says the same in prose):
 //! - [`emotion`]: emotion taxonomy, anchors, embedders, classifier and nearest-anchor mapper.
 //! - [`domain`]: the domain contract (typed copy-on-write databases, tools, generators,
 //!   grounding hooks) and the domain registry; one module per domain.

@@ -333,7 +333,8 @@ fn eval_reports_every_register_above_a_floor_and_map_writes_jsonl() {
     // The shipped default (encoder + n-grams, linear heads) stays above these floors on the
     // test half of every register (measured: family 90-99%, emotion 84-98%, politeness
     // 66-85%, urgency 72-85%, trust 82-88%), and its politeness and urgency, averaged over
-    // the registers as the README reports them (72.9% and 80.0%), lose at most 3 points.
+    // the registers as docs/emotion-mapping.md reports them (72.9% and 80.0%), lose at most
+    // 3 points.
     let mut dims = [0.0f64; 2];
     for register in ["feelings", "directives", "messages"] {
         let a = cell("encoder-tfidf", "linear", register, "test");

@@ -1,7 +1,7 @@
-//! The README's "Layers" paragraph as a test: every `crate::<module>` reference in a
-//! top-level module's source must be an allowed edge, and stage modules must not reach
-//! into each other. The rules are the table below; a new edge is a design decision, so
-//! it is made here, visibly, not by accident in an import.
+//! The "Layers" invariant of docs/architecture.md as a test: every `crate::<module>`
+//! reference in a top-level module's source must be an allowed edge, and stage modules must
+//! not reach into each other. The rules are the table below; a new edge is a design
+//! decision, so it is made here, visibly, not by accident in an import.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

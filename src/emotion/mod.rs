@@ -30,7 +30,7 @@
 //! 93.1%, emotion 90.1%, politeness 72.9%, urgency 80.0%, trust 85.8% (the previous default,
 //! MLP heads without the described paraphrases: 86.5% / 81.4% / 65.3% / 71.6% / 82.5%; the
 //! first TF-IDF mapper on single-template anchors: 67.6% / 58.0% / 51.4% / 57.4% / 63.8%).
-//! The README has the per-register table and the scripted feeler's agreement.
+//! docs/emotion-mapping.md has the per-register table and the scripted feeler's agreement.
 //! Encoding one text costs ~100-150 ms of CPU in a debug build (opt-level 3 for the tensor
 //! crates); the ~13,700 training and evaluation texts are therefore encoded once and checked
 //! in (`emotion_anchors/vectors/`). Trained models are cached in `.cache/emotion/` under a

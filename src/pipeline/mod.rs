@@ -12,7 +12,7 @@
 //! directory and swapped into place only when the stage succeeded, so a failed or killed
 //! run leaves the previous artifacts untouched and never a partial one.
 //!
-//! Failure semantics (README, "Failure semantics"): one writer per output root
+//! Failure semantics (docs/user-guide.md, "Failure semantics"): one writer per output root
 //! ([`lock`]); the swap is crash-safe — a kill at any instant leaves either the old or the
 //! new complete output, and [`Runner::recover`] finishes or undoes a half-done swap and
 //! removes leftovers before the next run; a stage's journal ([`journal`]) is deleted only

@@ -1381,10 +1381,11 @@ fn a_later_write_prefers_a_reservation_not_yet_changed() {
 /// Replays every gold task of tau-emotion-bench's airline (test + train) on their database
 /// and compares each output and each task's final state with the authors' own tools. Every
 /// output that differs must be covered by a departure of the differential fixture
-/// (`tests/fixtures/reference/airline/departures.json`); every final state that differs must
-/// be one of two documented departures (README): `update_reservation_flights` records a new
-/// cabin (the state then differs in `cabin` only), and segments carrying keys the schema does
-/// not declare (`origin`, `destination`, `price`, which the reference overwrites) are refused.
+/// (`tests/fixtures/reference/airline/departures.json`); every final state that differs
+/// must be one of two documented departures (docs/domains/airline.md):
+/// `update_reservation_flights` records a new cabin (the state then differs in `cabin`
+/// only), and segments carrying keys the schema does not declare (`origin`, `destination`,
+/// `price`, which the reference overwrites) are refused.
 /// Prepare the directory with `scripts/reference/gold.sh airline <teb checkout> <dir>`, then
 /// `TRACER_AIRLINE_GOLD_DIR=<dir> cargo test --lib airline::tests::gold -- --ignored --nocapture`.
 #[test]

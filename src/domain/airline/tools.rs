@@ -3,8 +3,8 @@
 //!
 //! Names, arguments, return shapes and error messages follow tau-bench's public airline
 //! environment (as the authors' tau-emotion-bench ships it), so its tasks replay here.
-//! Departures (each a fix of an evident defect) are listed in the README and marked
-//! `Departure:` below.
+//! Departures (each a fix of an evident defect) are listed in docs/domains/airline.md and
+//! marked `Departure:` below.
 //!
 //! New ids are derived from the state, never from a clock or a global counter:
 //! - a booked reservation takes the first unused id of `HATHAT`, `HATHAU`, `HATHAV` (the

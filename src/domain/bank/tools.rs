@@ -11,13 +11,13 @@
 //! state untouched. Timestamps come from the simulation clock ([`CLOCK`]), never the wall
 //! clock.
 //!
-//! Departures (README, `tests/fixtures/reference/bank/departures.json`): the two legs of an
-//! internal transfer get distinct ids (the reference mints one id for both, so the debit
-//! leg is lost and the credit leg points at itself); a transfer or loan payment method, a
-//! verification method and a beneficiary type outside their enums are refused before
-//! anything changes (the reference debits the account, then fails in pydantic, or stores
-//! an unchecked method); an existing beneficiary id is refused instead of overwritten
-//! (which could take over another client's beneficiary).
+//! Departures (docs/domains/bank.md, `tests/fixtures/reference/bank/departures.json`): the
+//! two legs of an internal transfer get distinct ids (the reference mints one id for both,
+//! so the debit leg is lost and the credit leg points at itself); a transfer or loan
+//! payment method, a verification method and a beneficiary type outside their enums are
+//! refused before anything changes (the reference debits the account, then fails in
+//! pydantic, or stores an unchecked method); an existing beneficiary id is refused instead
+//! of overwritten (which could take over another client's beneficiary).
 //!
 //! Architecture invariant: tools see only the `BankDb` and their validated arguments;
 //! policy rules the tools do not enforce live in `policy.rs`.

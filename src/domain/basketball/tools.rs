@@ -8,11 +8,12 @@
 //!
 //! Every check runs before any mutation, so a failing call leaves the state untouched.
 //!
-//! Departures (README, `tests/fixtures/reference/basketball/departures.json`): a `1PT`
-//! scoring event (a type the data model allows and the reference's data holds) is recorded
-//! as one point, where the reference's points table lacks it and fails with `'1PT'`; the
-//! club listings keep every club when names repeat (the name maps to the list of their ids,
-//! in file order) instead of silently keeping the last.
+//! Departures (docs/domains/basketball.md,
+//! `tests/fixtures/reference/basketball/departures.json`): a `1PT` scoring event (a type
+//! the data model allows and the reference's data holds) is recorded as one point, where
+//! the reference's points table lacks it and fails with `'1PT'`; the club listings keep
+//! every club when names repeat (the name maps to the list of their ids, in file order)
+//! instead of silently keeping the last.
 //!
 //! Architecture invariant: tools see only the `BasketballDb` and their validated arguments;
 //! policy rules the tools do not enforce live in `policy.rs`.

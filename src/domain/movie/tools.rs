@@ -14,13 +14,13 @@
 //! reference's fixed `24-05-15-15-00` ([`NOW`]); new bookings take the first free slot of
 //! `BKG001`..`BKG003`.
 //!
-//! Departures (README, `tests/fixtures/reference/movie/departures.json`): a seat list that
-//! names one seat twice is refused (the reference checks the seat *set* but prices the
-//! *list*, so a repeated seat was sold twice and charged twice); a booking or a seat change
-//! needs at least one seat (the reference created seatless bookings that charged only the
-//! booking fee, and a seat change to no seats refunded the tickets while the booking stayed
-//! confirmed); a concession line needs a positive quantity and a price that is not negative
-//! (the reference subtracted them from the total).
+//! Departures (docs/domains/movie.md, `tests/fixtures/reference/movie/departures.json`): a
+//! seat list that names one seat twice is refused (the reference checks the seat *set* but
+//! prices the *list*, so a repeated seat was sold twice and charged twice); a booking or a
+//! seat change needs at least one seat (the reference created seatless bookings that
+//! charged only the booking fee, and a seat change to no seats refunded the tickets while
+//! the booking stayed confirmed); a concession line needs a positive quantity and a price
+//! that is not negative (the reference subtracted them from the total).
 //!
 //! Architecture invariant: tools see only the `MovieDb` and their validated arguments;
 //! policy rules the tools do not enforce live in `policy.rs`.

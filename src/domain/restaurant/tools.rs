@@ -9,12 +9,13 @@
 //! so what grounding and the request sentences quote is what the tool records. Every check
 //! runs before any mutation, so a failing call leaves the state untouched.
 //!
-//! Departures (README, `tests/fixtures/reference/restaurant/departures.json`):
-//! `list_all_dishes` keeps every dish when titles repeat (the title maps to the list of its
-//! dish refs, in menu order) instead of silently keeping the last; `cancel_placed_ticket`
-//! refunds what is still paid (payments minus refunds, per instrument) instead of refunding
-//! every payment charge again, which after an instrument change or a refunded item change
-//! gave back more than the patron paid.
+//! Departures (docs/domains/restaurant.md,
+//! `tests/fixtures/reference/restaurant/departures.json`): `list_all_dishes` keeps every
+//! dish when titles repeat (the title maps to the list of its dish refs, in menu order)
+//! instead of silently keeping the last; `cancel_placed_ticket` refunds what is still paid
+//! (payments minus refunds, per instrument) instead of refunding every payment charge
+//! again, which after an instrument change or a refunded item change gave back more than
+//! the patron paid.
 //!
 //! Architecture invariant: tools see only the `RestaurantDb` and their validated arguments;
 //! policy rules the tools do not enforce live in `policy.rs`.

@@ -8,11 +8,12 @@
 //! level ([`StudyLevel::rate`]), plus [`HEALTH_INSURANCE_FEE`] when chosen. Every check runs
 //! before any mutation, so a failing call leaves the state untouched.
 //!
-//! Departures (README, `tests/fixtures/reference/school/departures.json`): a second
-//! `cancel_registration` of a registration with no courses and nothing left to refund is
-//! refused instead of appending the negation of every refund again; enumerated arguments
-//! (study level, health insurance, grading options) outside their values are refused with
-//! our message before anything changes (the reference fails later, or on another check).
+//! Departures (docs/domains/school.md, `tests/fixtures/reference/school/departures.json`):
+//! a second `cancel_registration` of a registration with no courses and nothing left to
+//! refund is refused instead of appending the negation of every refund again; enumerated
+//! arguments (study level, health insurance, grading options) outside their values are
+//! refused with our message before anything changes (the reference fails later, or on
+//! another check).
 //!
 //! Architecture invariant: tools see only the `SchoolDb` and their validated arguments;
 //! policy rules the tools do not enforce live in `policy.rs`.

@@ -2,7 +2,7 @@
 //! same names, arguments, return shapes and error strings, JSON printed as `json.dumps`
 //! prints it. Descriptions are our own.
 //!
-//! Behaviour worth knowing (and where we depart on purpose, see the README):
+//! Behaviour worth knowing (and where we depart on purpose, see docs/domains/telecom.md):
 //! - Tools check existence only; ownership and the policy's rules are `check_policy`'s.
 //!   `modify_support_ticket`, `manage_billing` and `record_payment` store any status,
 //!   cycle or method string, as the reference does.

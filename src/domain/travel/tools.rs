@@ -10,12 +10,13 @@
 //! insurance table, rounded to cents), and payments must add up to it after rounding.
 //! Every check runs before any mutation, so a failing call leaves the state untouched.
 //!
-//! Departure (README, `tests/fixtures/reference/travel/departures.json`): cancelling a
-//! booking that is already cancelled is refused ("Booking X is already cancelled") instead
-//! of appending the negation of the whole payment history again and giving the slots back
-//! a second time. Malformed nested arguments (a traveler without a date of birth, a
-//! rooming without occupancy) are refused by the schema before the tool runs, where the
-//! reference fails in pydantic with its multi-line message; neither changes anything.
+//! Departure (docs/domains/travel.md, `tests/fixtures/reference/travel/departures.json`):
+//! cancelling a booking that is already cancelled is refused ("Booking X is already
+//! cancelled") instead of appending the negation of the whole payment history again and
+//! giving the slots back a second time. Malformed nested arguments (a traveler without a
+//! date of birth, a rooming without occupancy) are refused by the schema before the tool
+//! runs, where the reference fails in pydantic with its multi-line message; neither changes
+//! anything.
 //!
 //! Architecture invariant: tools see only the `TravelDb` and their validated arguments;
 //! policy rules the tools do not enforce live in `policy.rs`.
