@@ -104,6 +104,12 @@ pub struct SftSummary {
     pub scripted: usize,
     /// Language hits in the user's turns, by rule.
     pub language: BTreeMap<&'static str, usize>,
+    /// Rows with an emotion condition, and of those the ones whose user voices the
+    /// condition's family somewhere ([`crate::quality::voice`]).
+    pub with_emotion: usize,
+    pub voiced: usize,
+    /// The user's last words (the end marker removed), for the distinct closings count.
+    pub closings: std::collections::BTreeSet<String>,
 }
 
 impl SftSummary {
@@ -116,6 +122,7 @@ impl SftSummary {
         findings: &[Finding],
         agent: &str,
         user: &str,
+        family: Option<&str>,
         identity_required: bool,
     ) {
         self.rows += 1;
@@ -135,6 +142,24 @@ impl SftSummary {
         if agent.starts_with("scripted:") || user.starts_with("scripted:") {
             self.scripted += 1;
         }
+        let user_turns: Vec<&str> = ep
+            .messages
+            .iter()
+            .filter(|m| m.role == MessageRole::User)
+            .map(|m| m.content.as_deref().unwrap_or_default())
+            .collect();
+        if let Some(f) = family {
+            self.with_emotion += 1;
+            self.voiced += usize::from(
+                user_turns
+                    .iter()
+                    .any(|t| crate::quality::voice::shows_family(t, f)),
+            );
+        }
+        if let Some(last) = user_turns.last() {
+            let last = last.replace(crate::harness::STOP, "");
+            self.closings.insert(last.trim().to_string());
+        }
         for m in ep.messages.iter().filter(|m| m.role == MessageRole::User) {
             let text = m.content.as_deref().unwrap_or_default();
             let text = text
@@ -150,18 +175,47 @@ impl SftSummary {
 /// The kept-SFT-rows table of `tracer quality`, one row per domain and split.
 pub fn table(rows: &[(String, crate::split::Split, SftSummary)]) -> String {
     let mut out = String::from(
-        "| domain | split | kept SFT rows | not ended by the user's stop | with a policy or interaction fault (fault n) | identified before the first write | scripted agent or user | user-turn language hits |\n|---|---|---|---|---|---|---|---|\n",
+        "| domain | split | kept SFT rows | not ended by the user's stop | with a policy or interaction fault (fault n) | identified before the first write | scripted agent or user | user-turn language hits | user voices its emotion | distinct closings |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for (d, split, s) in rows {
         let (faults, language) = (counts(&s.faults), counts(&s.language));
         out.push_str(&format!(
-            "| {d} | {split} | {} | {} | {} ({faults}) | {} | {} | {language} |\n",
+            "| {d} | {split} | {} | {} | {} ({faults}) | {} | {} | {language} | {} | {} |\n",
             s.rows,
             s.not_stopped,
             s.faulty,
             pct(s.identified_first, s.writing),
             s.scripted,
+            pct(s.voiced, s.with_emotion),
+            s.closings.len(),
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_scripted_users_lines_are_clean_say_yes_and_show_their_family() {
+        let lines = crate::harness::user::spoken_lines();
+        assert!(lines.len() > 100);
+        for l in &lines {
+            let hits = crate::quality::language::check(l.text);
+            assert!(hits.is_empty(), "{}: {hits:?}", l.text);
+            if l.confirmation {
+                assert!(
+                    super::super::confirmation::affirmative(l.text),
+                    "{}",
+                    l.text
+                );
+            }
+            if let Some(f) = l.family {
+                assert!(
+                    crate::quality::voice::shows_family(l.text, f),
+                    "{f}: {}",
+                    l.text
+                );
+            }
+        }
+    }
 }

@@ -69,6 +69,7 @@ pub fn report(paths: &Paths, domains: &[&str]) -> Result<Option<String>, CliErro
                 &a.findings,
                 &r.agent_model,
                 &r.user_model,
+                r.emotion_family.as_deref(),
                 starts.train.identifies_customer(),
             );
         }

@@ -52,8 +52,15 @@ pub struct OracleAgent {
     action_intents: Vec<i32>,
     requests: Vec<Option<String>>,
     outputs: Vec<String>,
-    /// Outputs seen in tool results of the current request, to tell at its end.
-    found: Vec<String>,
+    /// Outputs seen in tool results of the current request, to tell at its end, each with
+    /// the field it was found under (when the result was JSON).
+    found: Vec<(String, Option<String>)>,
+    /// A line acknowledging how the customer said they feel, said once with the first reply.
+    acknowledgement: Option<&'static str>,
+    /// Every output's field as last seen, for the closing summary.
+    labels: Vec<(String, String)>,
+    /// Draws for wording only (never for what the agent does).
+    words: rand_chacha::ChaCha8Rng,
     /// Outputs told so far.
     told: Vec<String>,
     /// The lookup that identifies the customer, when the reference actions make none
@@ -145,6 +152,9 @@ impl OracleAgent {
             requests: parts.requests.clone(),
             outputs: task.outputs.clone(),
             found: Vec::new(),
+            labels: Vec::new(),
+            acknowledgement: None,
+            words: derive_rng(seed, &["agent-words", &task.task_id, &trial.to_string()]),
             told: Vec::new(),
             identify,
             customer: std::iter::once(task.user_id.clone())
@@ -168,6 +178,29 @@ impl OracleAgent {
             perturbed,
             made: Vec::new(),
         }
+    }
+
+    /// One of `options`, for wording only.
+    fn choose(&mut self, options: &[&'static str]) -> &'static str {
+        options[self.words.random_range(0..options.len())]
+    }
+
+    /// The hand-back question (every variant asks "anything else", which users listen for).
+    fn anything_else(&mut self) -> &'static str {
+        self.choose(&[
+            "Is there anything else I can help you with?",
+            "Is there anything else you need today?",
+            "Can I help with anything else?",
+        ])
+    }
+
+    /// The field an output was last seen under.
+    fn label_of(&self, output: &str) -> Option<String> {
+        self.labels
+            .iter()
+            .rev()
+            .find(|(o, _)| o == output)
+            .map(|(_, l)| l.clone())
     }
 
     fn made(&mut self, mistake: &'static str) {
@@ -211,8 +244,18 @@ impl OracleAgent {
         if !self.authenticated {
             if !self.asked_identity {
                 self.asked_identity = true;
-                return Self::say(
+                let ack = self
+                    .acknowledgement
+                    .take()
+                    .map(|a| format!("{a} "))
+                    .unwrap_or_default();
+                let ask = self.choose(&[
                     "I can help with that. First, could you please verify your identity?",
+                    "Happy to help. Before we start, could you verify your identity for me?",
+                    "Sure. So that I can look into this, could you please verify your identity?",
+                ]);
+                return Self::say(
+                    format!("{ack}{ask}"),
                     "Policy: authenticate the customer before anything else.",
                 );
             }
@@ -243,16 +286,29 @@ impl OracleAgent {
                 .collect();
             if !untold.is_empty() {
                 self.told.extend(untold.iter().cloned());
+                let items: Vec<(String, Option<String>)> = untold
+                    .into_iter()
+                    .map(|o| {
+                        let label = self.label_of(&o);
+                        (o, label)
+                    })
+                    .collect();
+                let anything = self.anything_else();
                 return Self::say(
                     format!(
-                        "To sum up what you asked about: {}. Is there anything else I can help you with?",
-                        untold.join(", ")
+                        "To sum up what you asked about: {} {anything}",
+                        tell(&items)
                     ),
                     "Every request is handled; I make sure the customer heard each answer.",
                 );
             }
+            let done = self.choose(&[
+                "Everything you asked for is done.",
+                "That takes care of everything you asked for.",
+            ]);
+            let anything = self.anything_else();
             return Self::say(
-                "Everything you asked for is done. Is there anything else I can help you with?",
+                format!("{done} {anything}"),
                 "Every request is handled; I hand back to the customer.",
             );
         };
@@ -270,10 +326,13 @@ impl OracleAgent {
         if write && !self.awaiting_confirmation && !self.plan.skip_confirmation {
             self.awaiting_confirmation = true;
             let what = self.summarise(&name, &args);
+            let ask = self.choose(&[
+                "Before I go ahead, please confirm: I will {what}. Shall I proceed (yes/no)?",
+                "Here is the change I would make: {what}. Do you confirm (yes/no)?",
+                "To confirm, I am about to {what}. Shall I proceed (yes/no)?",
+            ]);
             return Self::say(
-                format!(
-                    "Before I go ahead, please confirm: I will {what}. Shall I proceed (yes/no)?"
-                ),
+                ask.replace("{what}", &what),
                 format!(
                     "Policy: describe the change and get an explicit yes before calling {name}."
                 ),
@@ -299,8 +358,12 @@ impl OracleAgent {
             .and_then(|m| m.content.clone())
             .unwrap_or_default();
         for o in &self.outputs {
-            if last_output.contains(o.as_str()) && !self.found.contains(o) {
-                self.found.push(o.clone());
+            if last_output.contains(o.as_str()) && !self.found.iter().any(|(f, _)| f == o) {
+                let label = field_of(&last_output, o);
+                if let Some(l) = &label {
+                    self.labels.push((o.clone(), l.clone()));
+                }
+                self.found.push((o.clone(), label));
             }
         }
         let done_intent = self.action_intents.get(self.next - 1).copied();
@@ -311,23 +374,32 @@ impl OracleAgent {
         let mut told = std::mem::take(&mut self.found);
         if self.next == self.actions.len() {
             // The last request: whatever else the customer asked to hear, said now.
-            for o in &self.outputs {
-                if !self.told.contains(o) && !told.contains(o) {
-                    told.push(o.clone());
+            for o in self.outputs.clone() {
+                if !self.told.contains(&o) && !told.iter().any(|(t, _)| *t == o) {
+                    let label = self.label_of(&o);
+                    told.push((o, label));
                 }
             }
         }
-        self.told.extend(told.iter().cloned());
+        self.told.extend(told.iter().map(|(o, _)| o.clone()));
         let report = if told.is_empty() {
-            "That is done.".to_string()
+            self.choose(&[
+                "That is done.",
+                "All set, that change is made.",
+                "Done, that went through.",
+            ])
+            .to_string()
         } else {
-            format!(
-                "I have checked that for you. Here is what you asked about: {}.",
-                told.join(", ")
-            )
+            let lead = self.choose(&[
+                "I have checked that for you.",
+                "Here is what I found.",
+                "I looked that up for you.",
+            ]);
+            format!("{lead} {}", tell(&told))
         };
+        let anything = self.anything_else();
         Some(Self::say(
-            format!("{report} Is there anything else I can help you with?"),
+            format!("{report} {anything}"),
             "The current request is complete; report and hand back to the customer.",
         ))
     }
@@ -364,6 +436,14 @@ impl Agent for OracleAgent {
             {
                 self.asked_identity = true;
             }
+            if !self.asked_identity && self.acknowledgement.is_none() {
+                let first_user = transcript
+                    .iter()
+                    .find(|m| m.role == MessageRole::User)
+                    .and_then(|m| m.content.as_deref())
+                    .unwrap_or_default();
+                self.acknowledgement = acknowledge(first_user);
+            }
             let after_tool = transcript
                 .last()
                 .is_some_and(|m| m.role == MessageRole::Tool)
@@ -377,6 +457,126 @@ impl Agent for OracleAgent {
             Ok((self.decide(), Usage::default()))
         })
     }
+}
+
+/// A line acknowledging the feeling a customer voiced in their opening, read from a few
+/// plain words (the agent sees only what the customer says).
+pub fn acknowledge(text: &str) -> Option<&'static str> {
+    let t = text.to_lowercase();
+    let has = |words: &[&str]| words.iter().any(|w| t.contains(w));
+    if has(&[
+        "worried",
+        "anxious",
+        "nervous",
+        "uneasy",
+        "scared",
+        "dread",
+        "desperate",
+    ]) {
+        Some("I understand this is stressful; let's get it sorted together.")
+    } else if has(&[
+        "frustrat",
+        "fed up",
+        "irritat",
+        "annoyance",
+        "enough of",
+        "resent",
+        "patience",
+        "runaround",
+        "expected better",
+        "argue",
+    ]) {
+        Some("I'm sorry for the trouble, and I'll do my best to fix this quickly.")
+    } else if has(&[
+        "disappoint",
+        "let down",
+        "sad ",
+        "down at",
+        "helpless",
+        "hopeless",
+        "discouraged",
+    ]) {
+        Some("I'm sorry to hear that; I'll help you with this.")
+    } else if has(&[
+        "not happy",
+        "don't like",
+        "bad taste",
+        "off-putting",
+        "appalling",
+        "disgust",
+        "rid of",
+        "nothing more to do",
+    ]) {
+        Some("I'm sorry this has not been a good experience.")
+    } else if has(&[
+        "excited",
+        "looking forward",
+        "relieved",
+        "relief",
+        "pleased",
+        "proud",
+    ]) {
+        Some("Glad to hear it!")
+    } else {
+        None
+    }
+}
+
+/// The field of a JSON tool result whose value is `output` (the innermost key), if any.
+fn field_of(result: &str, output: &str) -> Option<String> {
+    fn walk(v: &Value, key: Option<&str>, output: &str) -> Option<String> {
+        match v {
+            Value::Object(m) => m.iter().find_map(|(k, x)| walk(x, Some(k), output)),
+            Value::Array(items) => items.iter().find_map(|x| walk(x, key, output)),
+            Value::String(s) if s == output => key.map(str::to_string),
+            Value::Number(n) if n.to_string() == output => key.map(str::to_string),
+            Value::Bool(b) if b.to_string() == output => key.map(str::to_string),
+            _ => None,
+        }
+    }
+    let v: Value = serde_json::from_str(result).ok()?;
+    walk(&v, None, output).map(|k| k.replace('_', " "))
+}
+
+/// The values a customer asked to hear, in words: "The status is active, and the balance
+/// is 146.5." Values found under one field are said together ("the games entries are A, B
+/// and C"); a value found under no field is said as it is.
+fn tell(items: &[(String, Option<String>)]) -> String {
+    let mut groups: Vec<(Option<&str>, Vec<&str>)> = Vec::new();
+    for (value, label) in items {
+        match groups
+            .iter_mut()
+            .find(|(l, _)| l.is_some() && *l == label.as_deref())
+        {
+            Some((_, values)) => values.push(value),
+            None => groups.push((label.as_deref(), vec![value.as_str()])),
+        }
+    }
+    let list = |items: &[String]| match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    };
+    let parts: Vec<String> = groups
+        .iter()
+        .map(|(label, values)| {
+            let values: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+            match (label, values.len()) {
+                (Some(l), 1) => format!("the {l} is {}", values[0]),
+                (Some(l), _) => format!("the {l} entries are {}", list(&values)),
+                (None, _) => list(&values),
+            }
+        })
+        .collect();
+    let mut text = match parts.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{}; and {last}", rest.join("; ")),
+    };
+    if let Some(first) = text.get(..1) {
+        text = first.to_uppercase() + &text[1..];
+    }
+    format!("{text}.")
 }
 
 /// The lookup that identifies the customer before the first write, when the reference
@@ -506,8 +706,47 @@ pub fn summarise_write(name: &str, args: &Value, customer: &[String]) -> String 
 
 #[cfg(test)]
 mod tests {
-    use super::summarise_write;
+    use super::{acknowledge, field_of, summarise_write, tell};
     use serde_json::json;
+
+    #[test]
+    fn answers_name_the_field_of_each_value() {
+        let result = r#"{"account": {"status": "active", "balance": {"current": 146.5}}}"#;
+        assert_eq!(field_of(result, "active").as_deref(), Some("status"));
+        assert_eq!(field_of(result, "146.5").as_deref(), Some("current"));
+        assert_eq!(field_of(result, "closed"), None);
+        assert_eq!(field_of("not json", "active"), None);
+        let told = tell(&[
+            ("active".into(), Some("status".into())),
+            ("146.5".into(), Some("current balance".into())),
+            ("X1".into(), None),
+        ]);
+        assert_eq!(
+            told,
+            "The status is active; the current balance is 146.5; and X1."
+        );
+        let games = tell(&[
+            ("A1".into(), Some("games".into())),
+            ("B2".into(), Some("games".into())),
+            ("C3".into(), Some("games".into())),
+            ("Thornbury".into(), Some("city".into())),
+        ]);
+        assert_eq!(
+            games,
+            "The games entries are A1, B2 and C3; and the city is Thornbury."
+        );
+        assert_eq!(
+            tell(&[("2D".into(), Some("format".into()))]),
+            "The format is 2D."
+        );
+    }
+
+    #[test]
+    fn the_agent_acknowledges_a_voiced_feeling_only() {
+        assert!(acknowledge("Hi. I'm worried about getting this wrong.").is_some());
+        assert!(acknowledge("I feel let down by how this turned out.").is_some());
+        assert!(acknowledge("I want to cancel order #W1.").is_none());
+    }
 
     #[test]
     fn a_confirmation_reads_back_choices_not_blanks_or_the_customer() {

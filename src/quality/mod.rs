@@ -6,6 +6,7 @@
 //!   what they created, or use what they cancelled.
 //! - [`knowable`]: instructions that name ids the customer cannot know.
 //! - [`language`]: mechanical language errors.
+//! - [`voice`]: whether a simulated user's turns voice its emotion family.
 //! - this module: per-task measures ([`measure_task`]) and the per-domain table of
 //!   `tracer quality` ([`Summary`], [`table`]).
 //!
@@ -16,6 +17,7 @@ pub mod answers;
 pub mod coherence;
 pub mod knowable;
 pub mod language;
+pub mod voice;
 
 use crate::artifact::TaskRecord;
 use crate::domain::{Environment, ToolKind};
