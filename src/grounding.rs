@@ -313,9 +313,12 @@ impl std::fmt::Display for GroundFailure {
 
 impl Search<'_> {
     /// Depth-first search from step `pos` on `env`; returns the final state on success.
+    /// `env_hash` is `env`'s state hash when the caller already computed it (the previous
+    /// step's `after`): each state is hashed once, not once per proposal tried on it.
     fn dfs(
         &mut self,
         env: &dyn Environment,
+        mut env_hash: Option<crate::domain::StateHash>,
         pos: usize,
         ctx: &GroundingContext,
         rng: &mut rand_chacha::ChaCha8Rng,
@@ -360,10 +363,11 @@ impl Search<'_> {
                     output: out.text.clone(),
                     kind: spec.map_or(crate::domain::ToolKind::Write, |s| s.kind),
                     intent: spec.map_or(crate::domain::Intent::Change, |s| s.intent),
-                    before: env.state_hash(),
+                    before: *env_hash.get_or_insert_with(|| env.state_hash()),
                     after: next.state_hash(),
                 }
             });
+            let next_hash = step.as_ref().map(|s| s.after);
             let mut change_of_mind = false;
             if let Some(step) = &step {
                 let ids: Vec<&str> = self.customer.iter().map(String::as_str).collect();
@@ -423,7 +427,7 @@ impl Search<'_> {
             if change_of_mind {
                 self.mind_changed = Some(pos);
             }
-            if let Some(done) = self.dfs(next.as_ref(), pos + 1, &ctx_next, rng) {
+            if let Some(done) = self.dfs(next.as_ref(), next_hash, pos + 1, &ctx_next, rng) {
                 return Some(done);
             }
             self.path.pop();
@@ -597,7 +601,7 @@ pub fn ground_trace(
             mind_changed: None,
         };
         let ctx = GroundingContext::for_user(user);
-        if let Some(done) = search.dfs(env, 0, &ctx, &mut rng) {
+        if let Some(done) = search.dfs(env, None, 0, &ctx, &mut rng) {
             let mut steps = search.path;
             name_created_in_words(env, user, &mut steps);
             return Ok(Grounding {

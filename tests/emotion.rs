@@ -777,3 +777,99 @@ fn the_mapper_reads_the_scripted_feelers_real_output_as_meant() {
         }
     }
 }
+
+/// The `emotions` stage maps every domain of a run with one mapper (`Mapper::shared`):
+/// built once per process for a project and configuration, reused while none of the files
+/// it is built from changes, built again through `load_or_train` (with its checks: a
+/// damaged model is retrained) when one does, and mapping exactly as a fresh build.
+#[test]
+fn the_shared_mapper_is_built_once_per_process_and_maps_as_a_fresh_one() {
+    use std::sync::Arc;
+    // A project of its own (taxonomy and anchors), so no other test shares its slot; the
+    // n-gram view with a small classifier, so training is quick.
+    let root = temp_dir("shared-mapper");
+    std::fs::create_dir_all(root.join("emotion_anchors")).unwrap();
+    for f in [
+        emotion::taxonomy_path(&repo()),
+        emotion::anchors_path(&repo()),
+    ] {
+        std::fs::copy(
+            &f,
+            root.join("emotion_anchors").join(f.file_name().unwrap()),
+        )
+        .unwrap();
+    }
+    let config = MapperConfig {
+        paraphrases: false,
+        ..small_config(5)
+    };
+    let (first, reused) = Mapper::shared(&root, &config).unwrap();
+    assert!(!reused, "the first call builds");
+    let (second, reused) = Mapper::shared(&root, &config).unwrap();
+    assert!(
+        reused && Arc::ptr_eq(&first, &second),
+        "the second reuses it"
+    );
+
+    // It maps as a mapper built afresh (from the model the first build cached).
+    let feelings: Vec<String> = [
+        "The customer is worried the refund will not arrive before rent is due; polite but pressed for time.",
+        "This caller is furious about the double charge, curt, and does not believe a word.",
+        "Relaxed and friendly, no rush at all, just wants the details read back.",
+    ]
+    .map(String::from)
+    .to_vec();
+    let (fresh, source) = Mapper::load_or_train(&root, &config).unwrap();
+    assert_eq!(source, emotion::ModelSource::Cached);
+    let votes = first.votes(&feelings).unwrap();
+    assert_eq!(votes, fresh.votes(&feelings).unwrap());
+    for v in &votes {
+        assert_eq!(
+            first.choose_anchor(v, &mut ChaCha8Rng::seed_from_u64(9)),
+            fresh.choose_anchor(v, &mut ChaCha8Rng::seed_from_u64(9))
+        );
+    }
+
+    // A damaged model in the cache is not hidden by the shared copy: the next call builds
+    // again, `load_or_train` refuses the file and retrains it, and the result is the same.
+    let cache = root.join(".cache/emotion");
+    let model = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("mapper-")
+        })
+        .expect("the first build cached its model");
+    std::fs::write(&model, b"damaged").unwrap();
+    let (rebuilt, reused) = Mapper::shared(&root, &config).unwrap();
+    assert!(!reused && !Arc::ptr_eq(&first, &rebuilt));
+    assert!(
+        tracer::artifact::read_cached(&model).unwrap().is_some(),
+        "retrained and checksummed again"
+    );
+    assert_eq!(rebuilt.votes(&feelings).unwrap(), votes);
+
+    // Another configuration has a slot of its own and does not evict this one.
+    let other = MapperConfig {
+        k: 3,
+        ..config.clone()
+    };
+    let (three, _) = Mapper::shared(&root, &other).unwrap();
+    assert_eq!(three.k(), 3);
+    let (again, reused) = Mapper::shared(&root, &config).unwrap();
+    assert!(reused && Arc::ptr_eq(&rebuilt, &again));
+
+    // A training file that changed (here only its modification time) makes a new mapper.
+    std::fs::File::options()
+        .write(true)
+        .open(emotion::anchors_path(&root))
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(60))
+        .unwrap();
+    let (after, reused) = Mapper::shared(&root, &config).unwrap();
+    assert!(!reused && !Arc::ptr_eq(&again, &after));
+    assert_eq!(after.votes(&feelings).unwrap(), votes);
+}

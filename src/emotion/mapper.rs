@@ -21,9 +21,11 @@
 //! (`anchors::paraphrases`); only the published anchors are ever chosen as an emotion
 //! instruction: one of the winning condition's 10, drawn from the caller's RNG.
 //!
-//! [`Mapper::load_or_train`] is what commands and stages call: it reuses a trained model
-//! from the emotion cache (`.cache/emotion/`, see [`cache_dir`]) when the file still hashes
-//! as recorded in that directory's `_checksums.json` and its fingerprint (taxonomy, every
+//! [`Mapper::load_or_train`] is what commands call ([`Mapper::shared`], what the `emotions`
+//! stage calls, is the same built once per process, so a run over ten domains builds one
+//! mapper): it reuses a trained model from the emotion cache (`.cache/emotion/`, see
+//! [`cache_dir`]) when the file still hashes as recorded in that directory's
+//! `_checksums.json` and its fingerprint (taxonomy, every
 //! training text and label, embedder id with its model hash, training settings) matches,
 //! and otherwise trains and writes it. A model that fails its checksum (corrupted or
 //! edited: its labels could silently differ) is retrained, with a warning on stderr;
@@ -543,6 +545,24 @@ impl Mapper {
         Ok((mapper.with_decision(config.decision), source))
     }
 
+    /// [`Mapper::load_or_train`] once per process for a project and configuration: what
+    /// the `emotions` stage calls, so a run over ten domains loads the encoder, reads and
+    /// checks the vector cache, fits the n-gram view and assembles the mapper once instead
+    /// of ten times. The second value says whether this call reused a mapper already built.
+    ///
+    /// The shared mapper is rebuilt (through `load_or_train`, with all its checks and
+    /// warnings) when any file it is built from has changed size or modification time since
+    /// it was built: the taxonomy, anchors and checked-in vectors, the encoder's files, and
+    /// the trained models and their checksums in the emotion cache. The writable vector
+    /// cache is not among them: the mapper's own embedder grows it with each domain's new
+    /// feelings, and it only ever holds what the encoder computes for a text.
+    pub fn shared(
+        root: &Path,
+        config: &MapperConfig,
+    ) -> Result<(std::sync::Arc<Mapper>, bool), EmotionError> {
+        shared::get(root, config)
+    }
+
     pub fn taxonomy(&self) -> &Taxonomy {
         &self.taxonomy
     }
@@ -753,6 +773,106 @@ impl Mapper {
     ) -> Result<Mapping, EmotionError> {
         let vote = self.votes(&[text.to_string()])?.remove(0);
         Ok(self.choose_anchor(&vote, rng))
+    }
+}
+
+/// The process-wide memo behind [`Mapper::shared`].
+mod shared {
+    use super::{EmotionError, Mapper, MapperConfig, cache_dir, encoder};
+    use std::collections::HashMap;
+    use std::path::{Path, PathBuf};
+    use std::sync::{Arc, Mutex, OnceLock};
+    use std::time::SystemTime;
+
+    /// Where a mapper is read from and how it is configured: one slot each.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    struct Slot {
+        root: PathBuf,
+        cache: PathBuf,
+        model: PathBuf,
+        config: String,
+    }
+
+    /// Size and modification time of every file a mapper is built from.
+    type Stamps = Vec<(PathBuf, u64, Option<SystemTime>)>;
+
+    type Memo = Mutex<HashMap<Slot, (Stamps, Arc<Mapper>)>>;
+
+    fn memo() -> &'static Memo {
+        static MEMO: OnceLock<Memo> = OnceLock::new();
+        MEMO.get_or_init(Default::default)
+    }
+
+    fn stamp(path: &Path, out: &mut Stamps) {
+        if let Ok(meta) = std::fs::metadata(path) {
+            out.push((path.to_path_buf(), meta.len(), meta.modified().ok()));
+        }
+    }
+
+    /// The files of `dir` (and its subdirectories) whose names `keep` accepts.
+    fn stamp_dir(dir: &Path, keep: &dyn Fn(&str) -> bool, out: &mut Stamps) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                stamp_dir(&path, keep, out);
+            } else if keep(&e.file_name().to_string_lossy()) {
+                stamp(&path, out);
+            }
+        }
+    }
+
+    fn stamps(slot: &Slot) -> Stamps {
+        let mut out = Vec::new();
+        stamp_dir(
+            &super::anchors::anchors_dir(&slot.root),
+            &|_| true,
+            &mut out,
+        );
+        for f in encoder::MODEL_FILES {
+            stamp(&slot.model.join(f), &mut out);
+        }
+        // Trained models and their checksums; not the vector cache (`embeddings-*`), which
+        // the shared embedder itself grows, nor temporary files of atomic writes.
+        stamp_dir(
+            &slot.cache,
+            &|name| !name.starts_with("embeddings-") && !name.contains(".tmp"),
+            &mut out,
+        );
+        out.sort();
+        out
+    }
+
+    pub(super) fn get(
+        root: &Path,
+        config: &MapperConfig,
+    ) -> Result<(Arc<Mapper>, bool), EmotionError> {
+        let slot = Slot {
+            root: root.to_path_buf(),
+            cache: cache_dir(root),
+            model: encoder::model_dir(root),
+            config: serde_json::to_string(config).unwrap_or_default(),
+        };
+        let now = stamps(&slot);
+        {
+            let memo = memo().lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((built, mapper)) = memo.get(&slot)
+                && *built == now
+            {
+                return Ok((Arc::clone(mapper), true));
+            }
+        }
+        let (mapper, _) = Mapper::load_or_train(root, config)?;
+        let mapper = Arc::new(mapper);
+        // Stamped after the build: training writes the model files this stamp covers.
+        let built = stamps(&slot);
+        memo()
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(slot, (built, Arc::clone(&mapper)));
+        Ok((mapper, false))
     }
 }
 

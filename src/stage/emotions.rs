@@ -152,8 +152,14 @@ impl Stage for EmotionsStage {
         let embedder =
             crate::emotion::endpoint::from_config(cfg.embedder.as_ref(), &ctx.response_cache())
                 .map_err(|e| ctx.fail(e))?;
-        let (mapper, _) = Mapper::load_or_train_with(&ctx.paths.root, &mapper_cfg, embedder)
-            .map_err(|e| ctx.fail(e.to_string()))?;
+        // The offline view's mapper is built once per run and shared by every domain; an
+        // endpoint embedder gets its own (it carries this stage's response cache).
+        let mapper = match embedder {
+            None => Mapper::shared(&ctx.paths.root, &mapper_cfg).map(|(m, _)| m),
+            Some(e) => Mapper::load_or_train_with(&ctx.paths.root, &mapper_cfg, Some(e))
+                .map(|(m, _)| std::sync::Arc::new(m)),
+        }
+        .map_err(|e| ctx.fail(e.to_string()))?;
         let feelings: Vec<String> = tasks
             .iter()
             .map(|t| t.feeling.clone().unwrap_or_default())
