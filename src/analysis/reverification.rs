@@ -11,8 +11,9 @@ use crate::domain::ToolKind;
 pub const NAME: &str = "reverification";
 
 fn asks_identity(text: &str) -> bool {
-    let t = text.to_lowercase();
-    t.contains('?')
+    // Only the question sentences: an answer that reports "the email is ..." is not one.
+    let t = crate::harness::questions(text);
+    !t.is_empty()
         && ["verify", "identity", "user id", "email", "zip code"]
             .iter()
             .any(|w| t.contains(w))
@@ -116,6 +117,13 @@ mod tests {
         s.agent("Could you please verify your identity?");
         s.user(&format!("My user id is {}.", f.user_id));
         s.agent("Thanks. Shall I add the bag?");
+        assert!(detect(&s.episode("user_stop", 0)).is_empty());
+        // An answer that reports an email address is not an identity question.
+        let mut s = f.script(std::slice::from_ref(&a));
+        s.user("Add a bag.");
+        s.agent("Could you please verify your identity?");
+        s.user(&format!("My user id is {}.", f.user_id));
+        s.agent("Here is what I found. The email is a.b@example.com. Anything else?");
         assert!(detect(&s.episode("user_stop", 0)).is_empty());
     }
 }

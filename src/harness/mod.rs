@@ -333,6 +333,29 @@ pub async fn run_episode(
 
 /// Turn a second-person instruction sentence into what the customer says ("You want to
 /// cancel your trip." -> "I want to cancel my trip.").
+/// The question sentences of a message, lower-cased and joined ("Here is what I found.
+/// The email is a@b.c. Anything else?" -> "anything else?"): what a reply should answer,
+/// without the statements around it.
+pub fn questions(text: &str) -> String {
+    let mut out = String::new();
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        if matches!(c, '.' | '!' | '?' | '\n') {
+            // A dot inside a value (an amount, an email address) does not end a sentence.
+            let next = text[i + c.len_utf8()..].chars().next();
+            if c == '.' && next.is_some_and(|n| !n.is_whitespace()) {
+                continue;
+            }
+            if c == '?' {
+                out.push_str(text[start..=i].trim());
+                out.push(' ');
+            }
+            start = i + c.len_utf8();
+        }
+    }
+    out.trim_end().to_lowercase()
+}
+
 pub fn first_person(text: &str) -> String {
     // "you" is the object after these words ("tell you", "for you", "asks you"), and the
     // subject elsewhere ("the reason you give", "means you cannot", "if you are").
@@ -458,6 +481,19 @@ pub fn first_person(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn questions_are_the_sentences_that_ask() {
+        assert_eq!(
+            questions("Here is what I found. The email is a.b@c.com. Anything else?"),
+            "anything else?"
+        );
+        assert_eq!(
+            questions("I can help. Could you verify your identity? Thanks."),
+            "could you verify your identity?"
+        );
+        assert_eq!(questions("The balance is 146.50."), "");
+    }
 
     #[test]
     fn first_person_rewrites_the_instruction_voice() {

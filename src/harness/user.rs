@@ -584,8 +584,10 @@ impl ScriptedUser {
         if agent == GREETING {
             return self.opening();
         }
-        let lower = agent.to_lowercase();
-        let asks = lower.contains('?');
+        // What the agent asks, not what it reports: "The email is ..." in an answer is not
+        // an identity question.
+        let lower = super::questions(agent);
+        let asks = !lower.is_empty();
         if asks
             && (lower.contains("verify")
                 || lower.contains("identity")
@@ -645,7 +647,8 @@ impl ScriptedUser {
                 .cloned()
                 .unwrap_or_else(|| "Use whatever is on file.".into());
         }
-        if (lower.contains("sorry") || lower.contains("apolog")) && !lower.contains("done") {
+        let full = agent.to_lowercase();
+        if (full.contains("sorry") || full.contains("apolog")) && !full.contains("done") {
             self.friction += 1;
             return match self.voice.urgency() {
                 "high" => "I need this fixed, not apologies. Can we keep going?",

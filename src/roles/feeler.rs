@@ -559,7 +559,7 @@ pub fn scripted_feeling_labelled(input: &FeelerInput, rng: &mut ChaCha8Rng) -> S
         [
             &["are in no hurry", "are happy to wait"][..],
             &["would like it done today", "want steady progress"][..],
-            &["need it settled right away", "are pressed for time"][..],
+            &["need it settled right away", "cannot afford any delay"][..],
         ][urgency],
     );
     let trust_text = pick(
@@ -950,7 +950,7 @@ mod tests {
                 let urgency_ok = match labelled.urgency {
                     "low" => says(&["no hurry", "happy to wait"]),
                     "moderate" => says(&["done today", "steady progress"]),
-                    _ => says(&["right away", "pressed for time"]),
+                    _ => says(&["right away", "afford any delay"]),
                 };
                 let trust_ok = match labelled.trust {
                     "trusting" => says(&["simply take care", "at their word"]),

@@ -49,6 +49,25 @@ const CONNECTIVES: &[&str] = &[
     "While you have the agent, ",
 ];
 
+/// How a later request of the same intent follows the one before (one fixed "Then" made
+/// every instruction read as the same chain).
+const STEP_LINKS: &[&str] = &[
+    "Then ",
+    "After that, ",
+    "Next, ",
+    "Also, ",
+    "Once that is done, ",
+];
+
+/// How the instruction hands the customer its identity (one fixed sentence was the most
+/// repeated 6-gram of every domain).
+const IDENTITY_LEADS: &[&str] = &[
+    "If the agent asks you to verify who you are: ",
+    "Should the agent need to identify you: ",
+    "When asked to confirm your identity: ",
+    "For identification, if the agent asks: ",
+];
+
 const PREFERENCES: &[&str] = &[
     "You would like to sort everything out in this one conversation.",
     "You prefer short, clear answers over long explanations.",
@@ -131,7 +150,7 @@ pub fn scripted_instruction(
                 if k == 0 {
                     s.clone()
                 } else {
-                    format!("Then {}", lower_first(s))
+                    format!("{}{}", pick(rng, STEP_LINKS), lower_first(s))
                 }
             })
             .collect::<Vec<_>>()
@@ -176,7 +195,8 @@ pub fn scripted_instruction(
     }
     if let Some(id) = facts.iter().find(|f| f.kind == "identity") {
         parts.push(format!(
-            "If the agent asks you to verify who you are: {}",
+            "{}{}",
+            pick(rng, IDENTITY_LEADS),
             lower_first(&id.text)
         ));
     }
