@@ -524,10 +524,19 @@ pub fn acknowledge(text: &str) -> Option<&'static str> {
 
 /// The field of a JSON tool result whose value is `output` (the innermost key), if any.
 fn field_of(result: &str, output: &str) -> Option<String> {
-    fn walk(v: &Value, key: Option<&str>, output: &str) -> Option<String> {
+    // A field name ("status", "flight_number"), not an id used as a map key ("ZMI51TK3").
+    let field = |k: &str| !k.is_empty() && k.chars().all(|c| c.is_ascii_lowercase() || c == '_');
+    fn walk(
+        v: &Value,
+        key: Option<&str>,
+        output: &str,
+        field: &dyn Fn(&str) -> bool,
+    ) -> Option<String> {
         match v {
-            Value::Object(m) => m.iter().find_map(|(k, x)| walk(x, Some(k), output)),
-            Value::Array(items) => items.iter().find_map(|x| walk(x, key, output)),
+            Value::Object(m) => m
+                .iter()
+                .find_map(|(k, x)| walk(x, if field(k) { Some(k) } else { key }, output, field)),
+            Value::Array(items) => items.iter().find_map(|x| walk(x, key, output, field)),
             Value::String(s) if s == output => key.map(str::to_string),
             Value::Number(n) if n.to_string() == output => key.map(str::to_string),
             Value::Bool(b) if b.to_string() == output => key.map(str::to_string),
@@ -535,7 +544,7 @@ fn field_of(result: &str, output: &str) -> Option<String> {
         }
     }
     let v: Value = serde_json::from_str(result).ok()?;
-    walk(&v, None, output).map(|k| k.replace('_', " "))
+    walk(&v, None, output, &field).map(|k| k.replace('_', " "))
 }
 
 /// The values a customer asked to hear, in words: "The status is active, and the balance
@@ -544,10 +553,7 @@ fn field_of(result: &str, output: &str) -> Option<String> {
 fn tell(items: &[(String, Option<String>)]) -> String {
     let mut groups: Vec<(Option<&str>, Vec<&str>)> = Vec::new();
     for (value, label) in items {
-        match groups
-            .iter_mut()
-            .find(|(l, _)| l.is_some() && *l == label.as_deref())
-        {
+        match groups.iter_mut().find(|(l, _)| *l == label.as_deref()) {
             Some((_, values)) => values.push(value),
             None => groups.push((label.as_deref(), vec![value.as_str()])),
         }
@@ -562,6 +568,10 @@ fn tell(items: &[(String, Option<String>)]) -> String {
         .map(|(label, values)| {
             let values: Vec<String> = values.iter().map(|v| v.to_string()).collect();
             match (label, values.len()) {
+                // A plural field ("payees", "games") with one value: "the payees entry is".
+                (Some(l), 1) if l.ends_with('s') && !l.ends_with("ss") && !l.ends_with("us") => {
+                    format!("the {l} entry is {}", values[0])
+                }
                 (Some(l), 1) => format!("the {l} is {}", values[0]),
                 (Some(l), _) => format!("the {l} entries are {}", list(&values)),
                 (None, _) => list(&values),
@@ -716,6 +726,9 @@ mod tests {
         assert_eq!(field_of(result, "146.5").as_deref(), Some("current"));
         assert_eq!(field_of(result, "closed"), None);
         assert_eq!(field_of("not json", "active"), None);
+        // An id used as a map key is not a field: the value is told under the map's field.
+        let payees = r#"{"payees": {"ZMI51TK3": "Elif Iyer"}, "other": {"Q1": "x"}}"#;
+        assert_eq!(field_of(payees, "Elif Iyer").as_deref(), Some("payees"));
         let told = tell(&[
             ("active".into(), Some("status".into())),
             ("146.5".into(), Some("current balance".into())),
@@ -738,6 +751,14 @@ mod tests {
         assert_eq!(
             tell(&[("2D".into(), Some("format".into()))]),
             "The format is 2D."
+        );
+        assert_eq!(
+            tell(&[("Elif Iyer".into(), Some("payees".into()))]),
+            "The payees entry is Elif Iyer."
+        );
+        assert_eq!(
+            tell(&[("open".into(), Some("status".into()))]),
+            "The status is open."
         );
     }
 
