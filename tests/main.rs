@@ -21,6 +21,8 @@ mod llm;
 mod reference;
 mod review;
 mod schemas;
+#[cfg(feature = "tls")]
+mod tls;
 
 #[path = "support/openai_server.rs"]
 mod openai_server;

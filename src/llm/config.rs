@@ -361,7 +361,8 @@ impl RoleConfig {
             if let Some(rest) = url.strip_prefix("https://") {
                 if !cfg!(feature = "tls") {
                     return Err(bad(format!(
-                        "field `{field}`: https://{rest} needs tracer built with the `tls` feature"
+                        "field `{field}`: https://{rest} needs the `tls` feature, which this build \
+                         left out (--no-default-features); rebuild without that flag"
                     )));
                 }
             } else if !url.starts_with("http://") {

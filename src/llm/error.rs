@@ -56,6 +56,14 @@ pub enum LlmError {
         endpoint: String,
         cause: String,
     },
+    /// The endpoint's TLS certificate was refused (unknown issuer, wrong host name,
+    /// expired). Not transient: the same handshake fails the same way, so it is not retried.
+    #[error("{context}: endpoint {endpoint}: TLS certificate not trusted: {detail}")]
+    Certificate {
+        context: String,
+        endpoint: String,
+        detail: String,
+    },
     /// A 2xx answer we cannot use: not JSON, not the OpenAI shape, or tool-call arguments
     /// that are not valid JSON (typically truncated by `max_tokens`).
     #[error("{context}: malformed response: {detail}")]
@@ -142,7 +150,7 @@ impl LlmError {
             LlmError::Status { status, .. } if *status >= 500 => ErrorKind::ServerError,
             LlmError::Status { .. } => ErrorKind::ClientError,
             LlmError::Timeout { .. } => ErrorKind::Timeout,
-            LlmError::Connection { .. } => ErrorKind::Connection,
+            LlmError::Connection { .. } | LlmError::Certificate { .. } => ErrorKind::Connection,
             LlmError::Malformed { .. } => ErrorKind::Malformed,
             LlmError::Cache { .. } => ErrorKind::Cache,
             LlmError::TextToolCall { .. } => ErrorKind::TextToolCall,

@@ -17,6 +17,9 @@
 //! - [`stats`]: per-role counters and their snapshot; [`role_usage`] turns them into the
 //!   per-role record of a run's cost (`crate::cost`).
 //! - [`preflight`]: key, reachability and model checks before any work.
+//! - `tls` (the `tls` feature, on by default): HTTPS - rustls with ring, the roots trusted
+//!   (system store, else Mozilla's bundled roots, plus `TRACER_CA_BUNDLE`), and the one-line
+//!   error for a certificate that is not trusted.
 //!
 //! Usage from a stage:
 //! ```no_run
@@ -47,6 +50,8 @@ pub mod preflight;
 pub mod provider;
 pub mod shape;
 pub mod stats;
+#[cfg(feature = "tls")]
+pub mod tls;
 
 use crate::cost::RoleUsage;
 use std::future::Future;

@@ -37,7 +37,7 @@ pub async fn preflight_with_env(
     let model = cfg.model.clone().unwrap_or_default();
     let timeout = cfg.timeout().min(PREFLIGHT_TIMEOUT);
     for base_url in cfg.endpoints() {
-        let client = endpoint_client(context, &base_url, key.as_deref(), timeout)?;
+        let client = endpoint_client(context, &base_url, key.as_deref(), timeout, env)?;
         let listed = client.models().list_byot::<Value>().await.map_err(|e| {
             match classify(context, &base_url, timeout, e) {
                 LlmError::Connection { cause, .. } => LlmError::Unreachable {

@@ -1,6 +1,7 @@
-//! A loopback OpenAI-compatible server for the LLM layer's tests: plain HTTP/1.1 on
+//! A loopback OpenAI-compatible server for the LLM layer's tests: HTTP/1.1 on
 //! `std::net::TcpListener` (127.0.0.1, a free port), one thread per connection, no
-//! dependencies.
+//! dependencies; [`OpenAiServer::start_tls`] serves the same over TLS (rustls, blocking)
+//! with a certificate the test made.
 //!
 //! It serves `GET /v1/models`, `POST /v1/chat/completions` and `POST /v1/embeddings`.
 //! Each POST takes the next scripted [`Reply`] (text, tool calls, reasoning, or a fault:
@@ -81,11 +82,53 @@ struct State {
 pub struct OpenAiServer {
     addr: SocketAddr,
     state: Arc<Mutex<State>>,
+    scheme: &'static str,
+}
+
+/// What the server answers on: a TCP stream, or TLS over one.
+trait Conn: Read + Write + Send + 'static {
+    /// Close without answering.
+    fn hang_up(&mut self);
+}
+
+impl Conn for TcpStream {
+    fn hang_up(&mut self) {
+        let _ = self.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+#[cfg(feature = "tls")]
+impl Conn for rustls::StreamOwned<rustls::ServerConnection, TcpStream> {
+    fn hang_up(&mut self) {
+        let _ = self.sock.shutdown(std::net::Shutdown::Both);
+    }
 }
 
 impl OpenAiServer {
     /// Start a server listing `models`.
     pub fn start(models: &[&str]) -> OpenAiServer {
+        OpenAiServer::start_with(models, "http", Box::new(|stream| Some(Box::new(stream))))
+    }
+
+    /// Start a server listing `models` over TLS with this server configuration (its
+    /// certificate chain and key); the handshake happens on the connection's first read.
+    #[cfg(feature = "tls")]
+    pub fn start_tls(models: &[&str], tls: Arc<rustls::ServerConfig>) -> OpenAiServer {
+        OpenAiServer::start_with(
+            models,
+            "https",
+            Box::new(move |stream| {
+                let conn = rustls::ServerConnection::new(tls.clone()).ok()?;
+                Some(Box::new(rustls::StreamOwned::new(conn, stream)))
+            }),
+        )
+    }
+
+    fn start_with(
+        models: &[&str],
+        scheme: &'static str,
+        wrap: Box<dyn Fn(TcpStream) -> Option<Box<dyn Conn>> + Send>,
+    ) -> OpenAiServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         let addr = listener.local_addr().unwrap();
         let state = Arc::new(Mutex::new(State {
@@ -102,16 +145,21 @@ impl OpenAiServer {
         thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
+                let Some(conn) = wrap(stream) else { continue };
                 let state = shared.clone();
-                thread::spawn(move || serve_connection(stream, state));
+                thread::spawn(move || serve_connection(conn, state));
             }
         });
-        OpenAiServer { addr, state }
+        OpenAiServer {
+            addr,
+            state,
+            scheme,
+        }
     }
 
-    /// `http://127.0.0.1:<port>/v1`
+    /// `http://127.0.0.1:<port>/v1` (`https://` for [`OpenAiServer::start_tls`])
     pub fn base_url(&self) -> String {
-        format!("http://{}/v1", self.addr)
+        format!("{}://{}/v1", self.scheme, self.addr)
     }
 
     pub fn push(&self, reply: Reply) {
@@ -168,7 +216,7 @@ struct Request {
     authorization: Option<String>,
 }
 
-fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
+fn read_request(reader: &mut BufReader<Box<dyn Conn>>) -> Option<Request> {
     let mut line = String::new();
     if reader.read_line(&mut line).ok()? == 0 {
         return None;
@@ -205,7 +253,7 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
     })
 }
 
-fn write_response(stream: &mut TcpStream, code: u16, extra_headers: &str, body: &str) {
+fn write_response(stream: &mut dyn Conn, code: u16, extra_headers: &str, body: &str) {
     let reason = match code {
         200 => "OK",
         400 => "Bad Request",
@@ -225,11 +273,8 @@ fn write_response(stream: &mut TcpStream, code: u16, extra_headers: &str, body: 
     let _ = stream.flush();
 }
 
-fn serve_connection(stream: TcpStream, state: Arc<Mutex<State>>) {
-    let Ok(mut writer) = stream.try_clone() else {
-        return;
-    };
-    let mut reader = BufReader::new(stream);
+fn serve_connection(conn: Box<dyn Conn>, state: Arc<Mutex<State>>) {
+    let mut reader = BufReader::new(conn);
     while let Some(req) = read_request(&mut reader) {
         let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
         let (reply, hold, models, window) = {
@@ -263,7 +308,7 @@ fn serve_connection(stream: TcpStream, state: Arc<Mutex<State>>) {
         }
         if matches!(reply, Some(Reply::Hangup)) {
             state.lock().unwrap().in_flight -= 1;
-            let _ = writer.shutdown(std::net::Shutdown::Both);
+            reader.get_mut().hang_up();
             return;
         }
         let (code, headers, text) = answer(&req, &body, reply, &models, window);
@@ -271,7 +316,7 @@ fn serve_connection(stream: TcpStream, state: Arc<Mutex<State>>) {
             let mut s = state.lock().unwrap();
             s.in_flight -= 1;
         }
-        write_response(&mut writer, code, &headers, &text);
+        write_response(reader.get_mut().as_mut(), code, &headers, &text);
     }
 }
 

@@ -85,20 +85,26 @@ pub(crate) fn read_api_key(
 
 /// An async-openai client for one base URL: our transport, our timeout, our key, and no
 /// `OPENAI_*` environment defaults (org/project ids would otherwise leak to local servers).
+/// HTTPS (the `tls` feature) trusts the roots `llm::tls` picks, plus the CA bundle `env`
+/// names.
 pub(crate) fn endpoint_client(
     context: &str,
     base_url: &str,
     key: Option<&str>,
     timeout: Duration,
+    env: &EnvLookup,
 ) -> Result<Client<OpenAIConfig>, LlmError> {
-    let http = reqwest::Client::builder()
+    let builder = reqwest::Client::builder()
         .timeout(timeout)
-        .connect_timeout(timeout.min(Duration::from_secs(10)))
-        .build()
-        .map_err(|e| LlmError::Config {
-            context: context.to_string(),
-            message: format!("cannot build an HTTP client: {e}"),
-        })?;
+        .connect_timeout(timeout.min(Duration::from_secs(10)));
+    #[cfg(feature = "tls")]
+    let builder = builder.tls_backend_preconfigured(crate::llm::tls::client_config(context, env)?);
+    #[cfg(not(feature = "tls"))]
+    let _ = env;
+    let http = builder.build().map_err(|e| LlmError::Config {
+        context: context.to_string(),
+        message: format!("cannot build an HTTP client: {e}"),
+    })?;
     let config = OpenAIConfig::new()
         .with_api_base(base_url)
         .with_api_key(key.unwrap_or(""))
@@ -115,6 +121,17 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
         cur = next;
     }
     cur.to_string()
+}
+
+/// Why the server's certificate was refused, when that is why `e` failed.
+#[cfg(feature = "tls")]
+fn certificate_problem(e: &reqwest::Error) -> Option<String> {
+    crate::llm::tls::certificate_problem(e)
+}
+
+#[cfg(not(feature = "tls"))]
+fn certificate_problem(_: &reqwest::Error) -> Option<String> {
+    None
 }
 
 /// Map async-openai's error for a call on `endpoint` to ours.
@@ -146,10 +163,17 @@ pub(crate) fn classify(
             endpoint,
             secs: timeout.as_secs_f64(),
         },
-        OpenAIError::Reqwest(e) => LlmError::Connection {
-            context,
-            endpoint,
-            cause: root_cause(&e),
+        OpenAIError::Reqwest(e) => match certificate_problem(&e) {
+            Some(detail) => LlmError::Certificate {
+                context,
+                endpoint,
+                detail,
+            },
+            None => LlmError::Connection {
+                context,
+                endpoint,
+                cause: root_cause(&e),
+            },
         },
         OpenAIError::ApiError(api) => LlmError::Status {
             context,
@@ -607,7 +631,7 @@ impl OpenAiModel {
             .endpoints()
             .into_iter()
             .map(|url| {
-                let client = endpoint_client(context, &url, key.as_deref(), timeout)?;
+                let client = endpoint_client(context, &url, key.as_deref(), timeout, env)?;
                 Ok((url, client))
             })
             .collect::<Result<Vec<_>, LlmError>>()?;
