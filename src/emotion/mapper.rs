@@ -727,23 +727,20 @@ impl Mapper {
         // words (the register of the paper's and the public benchmark's instructions): the
         // first-person anchors are the customer's voice, not an instruction, and the longer
         // situational ones run past 60 words. Fall back to what there is.
-        let fits = |i: &usize| {
-            let a = &self.anchors[*i];
-            let words = a.text.split_whitespace().count();
-            anchors::is_instruction(a.anchor_index) && (30..=60).contains(&words)
-        };
-        let second_person = |i: &usize| anchors::is_instruction(self.anchors[*i].anchor_index);
-        let available: Vec<usize> = [&fits as &dyn Fn(&usize) -> bool, &second_person]
+        let instructions: Vec<usize> = present
             .iter()
-            .map(|keep| {
-                present
-                    .iter()
-                    .copied()
-                    .filter(|i| keep(i))
-                    .collect::<Vec<_>>()
-            })
+            .copied()
+            .filter(|&i| anchors::is_instruction(self.anchors[i].anchor_index))
+            .collect();
+        let fitting: Vec<usize> = instructions
+            .iter()
+            .copied()
+            .filter(|&i| (30..=60).contains(&self.anchors[i].text.split_whitespace().count()))
+            .collect();
+        let available = [fitting, instructions, present]
+            .into_iter()
             .find(|v| !v.is_empty())
-            .unwrap_or(present);
+            .unwrap_or_default();
         // The mapper is only built from validated anchor sets, but a training split may lack
         // some of a condition's anchors; choose among those present.
         let (anchor_index, anchor_text) = if available.is_empty() {

@@ -556,7 +556,7 @@ impl ScriptedUser {
             .and_then(|f| self.pick(reaction_lines(&f)));
         match reaction {
             Some(r) => parts.push(r),
-            None => parts.extend(self.pick(acknowledgements(&self.voice.clone()))),
+            None => parts.extend(self.pick(acknowledgements(&self.voice))),
         }
         let lead = self
             .pick(&[
@@ -633,7 +633,7 @@ impl ScriptedUser {
         {
             self.confirmed_in_intent = true;
             let mut yes = self
-                .pick(confirmations(&self.voice.clone()))
+                .pick(confirmations(&self.voice))
                 .unwrap_or_else(|| "Yes, please go ahead.".into());
             if self.voice.urgency() == "high" && self.rng.random_bool(0.3) {
                 yes.push_str(" Quickly, please.");
