@@ -72,8 +72,8 @@ fn names(dir: &Path) -> Vec<String> {
 
 /// A project with small grounding (12 airline training traces, all 12 verified) and an output whose `tasks`
 /// stage is done, built once per test binary; tests work on copies of both.
-fn tasks_base() -> &'static (PathBuf, PathBuf) {
-    static BASE: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+fn tasks_base() -> &'static (TempDir, TempDir) {
+    static BASE: OnceLock<(TempDir, TempDir)> = OnceLock::new();
     BASE.get_or_init(|| {
         let root = project_copy("chaos-base");
         std::fs::write(
@@ -92,7 +92,7 @@ fn tasks_base() -> &'static (PathBuf, PathBuf) {
 }
 
 /// Copies of the base project and output.
-fn from_base(label: &str) -> (PathBuf, PathBuf) {
+fn from_base(label: &str) -> (TempDir, TempDir) {
     let (root, out) = tasks_base();
     let (r, o) = (temp_dir(label), temp_dir(&format!("{label}-out")));
     copy_dir(root, &r);
@@ -324,7 +324,7 @@ fn rollouts_resume_exactly_what_the_journal_lacks_and_one_writer_holds_the_outpu
     assert_eq!(tree(&out.join("rollouts")), expected);
 }
 
-fn endpoint_project(label: &str, server: &OpenAiServer) -> (PathBuf, PathBuf) {
+fn endpoint_project(label: &str, server: &OpenAiServer) -> (TempDir, TempDir) {
     let (root, out) = from_base(label);
     set_config(&root, "rollouts", "max_steps = 50", "max_steps = 4");
     let path = root.join("stages/rollouts.toml");
@@ -842,7 +842,8 @@ fn every_config_range_fails_validate_and_run_alike_with_one_line_and_no_output()
         let root = project_copy("badrange");
         let file = format!("stages/{stage}.toml");
         std::fs::write(root.join(&file), text).unwrap();
-        let out = temp_dir("badrange-out").join("output");
+        let tmp = temp_dir("badrange-out");
+        let out = tmp.join("output");
         let o = tracer(&root, &out, &["validate"]);
         assert_eq!(o.status.code(), Some(1), "{file}: {text:?}\n{}", stderr(&o));
         let problem = format!("{file}: {fragment}");
@@ -863,7 +864,8 @@ fn every_config_range_fails_validate_and_run_alike_with_one_line_and_no_output()
     // Project-level problems: an empty policy, a missing stages/ folder.
     let root = project_copy("badpolicy");
     std::fs::write(root.join("policies/airline.md"), "# Airline policy\n\n").unwrap();
-    let out = temp_dir("badpolicy-out").join("output");
+    let tmp = temp_dir("badpolicy-out");
+    let out = tmp.join("output");
     let o = tracer(&root, &out, &["run", "rollouts", "--domain", "airline"]);
     assert_one_line_error(&o, &["policies/airline.md: policy is empty"]);
     assert!(!out.exists());

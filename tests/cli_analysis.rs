@@ -7,16 +7,6 @@
 use crate::common::*;
 use crate::openai_server::{OpenAiServer, Reply};
 
-fn small_project(label: &str) -> std::path::PathBuf {
-    let root = project_copy(label);
-    std::fs::write(
-        root.join("stages/grounded.toml"),
-        "max_train = 80\nmax_eval = 30\nmax_customers = 24\nmax_proposals = 6\nmax_expansions = 400\n",
-    )
-    .unwrap();
-    root
-}
-
 #[test]
 fn analysis_explains_every_failed_episode_and_recovers_the_injected_mistakes() {
     let root = small_project("analysis");

@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// A project copy whose release override grounds a few traces per domain: the release
 /// recipe's mechanism (TRACER_STAGE_OVERRIDES + `[caps.<d>]`) at a tiny scale.
-fn tiny_release(label: &str) -> std::path::PathBuf {
+fn tiny_release(label: &str) -> TempDir {
     let root = project_copy(label);
     std::fs::create_dir_all(root.join("configs/tiny")).unwrap();
     std::fs::write(

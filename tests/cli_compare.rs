@@ -89,10 +89,14 @@ fn compare_says_which_run_is_better_and_when_it_is_noise() {
     );
 
     // Every reward 0 on one side: the other is better, whichever side it is.
-    let zero = edited_copy(&part, &temp_dir("compare-zero"), |rows| {
+    let zero_dir = temp_dir("compare-zero");
+    let zero = edited_copy(&part, &zero_dir, |rows| {
         rows.iter_mut().for_each(|r| r.reward = 0)
     });
-    for (a, b, better) in [(&out, &zero, "A better"), (&zero, &out, "B better")] {
+    for (a, b, better) in [
+        (out.path(), zero.as_path(), "A better"),
+        (zero.as_path(), out.path(), "B better"),
+    ] {
         let o = compare(&root, &out, a, b);
         assert_ok(&o);
         let text = stdout(&o);
@@ -116,14 +120,14 @@ fn compare_says_which_run_is_better_and_when_it_is_noise() {
     assert!(stdout(&o).is_empty());
     let empty = temp_dir("compare-empty");
     assert_one_line_error(&compare(&root, &out, &empty, &out), empty.to_str().unwrap());
-    let two_trials = edited_copy(&part, &temp_dir("compare-k2"), |rows| {
-        rows.retain(|r| r.trial < 2)
-    });
+    let two_trials_dir = temp_dir("compare-k2");
+    let two_trials = edited_copy(&part, &two_trials_dir, |rows| rows.retain(|r| r.trial < 2));
     assert_one_line_error(
         &compare(&root, &out, &out, &two_trials),
         &format!("{}: 2 trial(s) per task", two_trials.display()),
     );
-    let renamed = edited_copy(&part, &temp_dir("compare-renamed"), |rows| {
+    let renamed_dir = temp_dir("compare-renamed");
+    let renamed = edited_copy(&part, &renamed_dir, |rows| {
         rows.iter_mut()
             .for_each(|r| r.task_id = format!("other-{}", r.task_id))
     });

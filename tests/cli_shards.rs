@@ -4,11 +4,11 @@
 //! and merges nothing.
 
 use crate::common::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 
 /// A project copy with one domain's small grounding caps.
-fn small_project(label: &str) -> PathBuf {
+fn small_project(label: &str) -> TempDir {
     let root = project_copy(label);
     std::fs::write(
         root.join("stages/grounded.toml"),

@@ -8,22 +8,91 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A fresh, empty directory under the system temp dir, unique per test.
-pub fn temp_dir(label: &str) -> PathBuf {
+/// A fresh, empty directory under the system temp dir, unique per test, removed when the test
+/// that made it ends — kept when it ends in a panic, so a failure can be read afterwards (the
+/// next run of the suite sweeps those away once their process has exited).
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TempDir {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("kept for inspection: {}", self.0.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+const PREFIX: &str = "tracer-test-";
+
+/// Removes what earlier runs of the suite left behind: directories of test processes that
+/// have exited (their pid is the first part of the name). Runs once per process.
+fn sweep_exited_runs() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name
+                .strip_prefix(PREFIX)
+                .and_then(|rest| rest.split('-').next())
+                .and_then(|pid| pid.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let alive = pid == std::process::id()
+                || Path::new(&format!("/proc/{pid}")).exists()
+                || !Path::new("/proc/self").exists();
+            if !alive {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    });
+}
+
+pub fn temp_dir(label: &str) -> TempDir {
     static N: AtomicUsize = AtomicUsize::new(0);
+    sweep_exited_runs();
     let dir = std::env::temp_dir().join(format!(
-        "tracer-test-{}-{}-{label}",
+        "{PREFIX}{}-{}-{label}",
         std::process::id(),
         N.fetch_add(1, Ordering::SeqCst)
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    TempDir(dir)
 }
 
 /// A copy of the project's source files (stages/, graphs/, policies/, emotion_anchors/) to
 /// edit in a test.
-pub fn project_copy(label: &str) -> PathBuf {
+pub fn project_copy(label: &str) -> TempDir {
     let root = temp_dir(label);
     for dir in ["stages", "graphs", "policies", "emotion_anchors"] {
         copy_dir(&repo().join(dir), &root.join(dir));
@@ -32,7 +101,7 @@ pub fn project_copy(label: &str) -> PathBuf {
 }
 
 /// A project copy with smaller grounding caps, so a test runs the whole DAG quickly.
-pub fn small_project(label: &str) -> PathBuf {
+pub fn small_project(label: &str) -> TempDir {
     let root = project_copy(label);
     std::fs::write(
         root.join("stages/grounded.toml"),

@@ -249,7 +249,8 @@ fn training_and_mapping_are_deterministic_for_a_seed() {
     }
 
     // The artifact round-trips bit for bit.
-    let path = temp_dir("model").join("model.bin");
+    let tmp = temp_dir("model");
+    let path = tmp.join("model.bin");
     classifier::save(&path, a.classifier(), a.meta()).unwrap();
     let (loaded, meta) = classifier::load::<ModelMeta>(&path).unwrap();
     assert_eq!(&loaded, a.classifier());

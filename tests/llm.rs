@@ -23,8 +23,31 @@ fn env_with_key(name: &str) -> Option<String> {
     (name == KEY_VAR).then(|| KEY.to_string())
 }
 
-fn cache_path(label: &str) -> PathBuf {
-    crate::common::temp_dir(&format!("llm-{label}")).join("cache.redb")
+/// A response-cache path in a fresh directory, removed with it when the test ends.
+struct CachePath {
+    path: PathBuf,
+    _dir: crate::common::TempDir,
+}
+
+impl AsRef<std::path::Path> for CachePath {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.path
+    }
+}
+
+impl std::ops::Deref for CachePath {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.path
+    }
+}
+
+fn cache_path(label: &str) -> CachePath {
+    let dir = crate::common::temp_dir(&format!("llm-{label}"));
+    CachePath {
+        path: dir.join("cache.redb"),
+        _dir: dir,
+    }
 }
 
 /// An openai role config for `base_url` plus extra TOML lines. Short backoff so fault
@@ -65,7 +88,8 @@ async fn chat_plain_text_sends_config_and_extra_body() {
         &server.base_url(),
         "temperature = 0.6\ntop_k = 20\nmin_p = 0.05\nmax_tokens = 64\nextra_body = { chat_template_kwargs = { enable_thinking = false } }",
     );
-    let model = endpoint(&cfg, &cache_path("plain"));
+    let cache = cache_path("plain");
+    let model = endpoint(&cfg, &cache);
     let mut req = hello("hello there");
     req.sampling.temperature = Some(0.2);
     let r = model.chat(req).await.unwrap();
@@ -114,7 +138,8 @@ async fn chat_with_several_tool_calls_in_one_message() {
             "{\"reservation_id\": \"NO6JO3\"}".into(),
         ),
     ]));
-    let model = endpoint(&config(&server.base_url(), ""), &cache_path("tools"));
+    let cache = cache_path("tools");
+    let model = endpoint(&config(&server.base_url(), ""), &cache);
     let r = model
         .chat(hello("Where is my booking?").with_tools(tools()))
         .await
@@ -152,7 +177,8 @@ async fn reasoning_content_is_kept_under_either_field_name() {
         reasoning: "Second thought.".into(),
         content: "Done.".into(),
     });
-    let model = endpoint(&config(&server.base_url(), ""), &cache_path("reasoning"));
+    let cache = cache_path("reasoning");
+    let model = endpoint(&config(&server.base_url(), ""), &cache);
     let a = model.chat(hello("one")).await.unwrap();
     assert_eq!(
         a.message.reasoning_content.as_deref(),
@@ -178,8 +204,8 @@ async fn embeddings_in_order_and_cached() {
         server.base_url()
     );
     let cfg = RoleConfig::from_toml("embedder 'emotion'", &text).unwrap();
-    let embedder =
-        build_embedder_with_env("emotion", &cfg, &cache_path("embed"), &env_with_key).unwrap();
+    let cache = cache_path("embed");
+    let embedder = build_embedder_with_env("emotion", &cfg, &cache, &env_with_key).unwrap();
     let texts: Vec<String> = ["I am furious", "thanks!", ""].map(String::from).to_vec();
     let vectors = embedder.embed(&texts).await.unwrap();
     let expected: Vec<Vec<f32>> = texts.iter().map(|t| expected_embedding(t)).collect();
@@ -199,7 +225,8 @@ async fn rate_limit_waits_for_retry_after() {
         retry_after: Some(1),
         message: "slow down".into(),
     });
-    let model = endpoint(&config(&server.base_url(), ""), &cache_path("429"));
+    let cache = cache_path("429");
+    let model = endpoint(&config(&server.base_url(), ""), &cache);
     let r = model.chat(hello("hi")).await.unwrap();
     assert_eq!(r.message.content.as_deref(), Some("echo: hi"));
     let seen = server.posts();
@@ -230,7 +257,8 @@ async fn server_errors_and_hangups_are_retried() {
         message: "overloaded".into(),
     });
     server.push(Reply::Hangup);
-    let model = endpoint(&config(&server.base_url(), ""), &cache_path("5xx"));
+    let cache = cache_path("5xx");
+    let model = endpoint(&config(&server.base_url(), ""), &cache);
     let r = model.chat(hello("hi")).await.unwrap();
     assert_eq!(r.message.content.as_deref(), Some("echo: hi"));
     let seen = server.posts();
@@ -260,10 +288,8 @@ async fn exhausted_retries_surface_the_last_error() {
             message: "down".into(),
         });
     }
-    let model = endpoint(
-        &config(&server.base_url(), "max_retries = 2"),
-        &cache_path("exhaust"),
-    );
+    let cache = cache_path("exhaust");
+    let model = endpoint(&config(&server.base_url(), "max_retries = 2"), &cache);
     let err = model.chat(hello("hi")).await.unwrap_err();
     assert!(matches!(err, LlmError::Status { status: 500, .. }), "{err}");
     assert!(err.to_string().starts_with("role 'agent': "), "{err}");
@@ -276,7 +302,8 @@ async fn timeouts_are_retried_then_surfaced() {
     let server = OpenAiServer::start(&[MODEL]);
     server.push(Reply::Delay(Duration::from_secs(2)));
     let cfg = config(&server.base_url(), "timeout_secs = 0.3");
-    let model = endpoint(&cfg, &cache_path("timeout"));
+    let slow_cache = cache_path("timeout");
+    let model = endpoint(&cfg, &slow_cache);
     let r = model.chat(hello("hi")).await.unwrap();
     assert_eq!(r.message.content.as_deref(), Some("echo: hi"));
     assert_eq!(server.post_count(), 2);
@@ -284,7 +311,8 @@ async fn timeouts_are_retried_then_surfaced() {
 
     server.push(Reply::Delay(Duration::from_secs(2)));
     let cfg = config(&server.base_url(), "timeout_secs = 0.3\nmax_retries = 0");
-    let model = endpoint(&cfg, &cache_path("timeout-final"));
+    let final_cache = cache_path("timeout-final");
+    let model = endpoint(&cfg, &final_cache);
     let err = model.chat(hello("again")).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
 }
@@ -297,7 +325,8 @@ async fn a_retry_after_past_the_limit_gives_up_saying_so() {
         retry_after: Some(3600),
         message: "come back in an hour".into(),
     });
-    let model = endpoint(&config(&server.base_url(), ""), &cache_path("retry-after"));
+    let cache = cache_path("retry-after");
+    let model = endpoint(&config(&server.base_url(), ""), &cache);
     let err = model.chat(hello("hi")).await.unwrap_err().to_string();
     assert!(err.contains("come back in an hour"), "{err}");
     assert!(
@@ -347,7 +376,8 @@ async fn client_errors_are_not_retried() {
             retry_after: None,
             message: format!("nope {code}"),
         });
-        let model = endpoint(&config(&server.base_url(), ""), &cache_path("4xx"));
+        let cache = cache_path("4xx");
+        let model = endpoint(&config(&server.base_url(), ""), &cache);
         let err = model.chat(hello("hi")).await.unwrap_err();
         assert!(
             matches!(&err, LlmError::Status { status, .. } if *status == code),
@@ -363,7 +393,8 @@ async fn client_errors_are_not_retried() {
 async fn malformed_body_is_a_typed_error_and_not_cached() {
     let server = OpenAiServer::start(&[MODEL]);
     server.push(Reply::MalformedBody);
-    let model = endpoint(&config(&server.base_url(), ""), &cache_path("malformed"));
+    let cache = cache_path("malformed");
+    let model = endpoint(&config(&server.base_url(), ""), &cache);
     let err = model.chat(hello("hi")).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Malformed, "{err}");
     assert_eq!(server.post_count(), 1);
@@ -391,7 +422,8 @@ async fn truncated_tool_call_arguments_are_malformed() {
             "{\"reservation_id\": \"NO6".into(),
         ),
     ]));
-    let model = endpoint(&config(&server.base_url(), ""), &cache_path("truncated"));
+    let cache = cache_path("truncated");
+    let model = endpoint(&config(&server.base_url(), ""), &cache);
     let err = model
         .chat(hello("cancel it").with_tools(tools()))
         .await
@@ -439,10 +471,8 @@ async fn rerun_is_served_from_the_cache() {
 async fn concurrency_per_endpoint_is_bounded() {
     let server = OpenAiServer::start(&[MODEL]);
     server.hold_each_request(Duration::from_millis(300));
-    let model = endpoint(
-        &config(&server.base_url(), "concurrency = 2"),
-        &cache_path("limit"),
-    );
+    let cache = cache_path("limit");
+    let model = endpoint(&config(&server.base_url(), "concurrency = 2"), &cache);
     let tasks: Vec<_> = (0..6)
         .map(|i| {
             let model = model.clone();
@@ -470,7 +500,8 @@ async fn base_urls_are_used_round_robin() {
         b.base_url()
     );
     let cfg = RoleConfig::from_toml("role 'user'", &text).unwrap();
-    let model = endpoint(&cfg, &cache_path("rr"));
+    let cache = cache_path("rr");
+    let model = endpoint(&cfg, &cache);
     for i in 0..4 {
         model.chat(hello(&format!("q{i}"))).await.unwrap();
     }
@@ -493,7 +524,8 @@ async fn preflight_names_the_problem() {
         err.to_string(),
         "role 'refiner': env var TRACER_TEST_UNSET_KEY_VAR is not set"
     );
-    let err = build_role(Role::Refiner, &cfg, &cache_path("nokey")).unwrap_err();
+    let cache = cache_path("nokey");
+    let err = build_role(Role::Refiner, &cfg, &cache).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::ApiKey);
 
     // Unreachable: a port nobody listens on.
@@ -759,7 +791,8 @@ async fn answers_in_every_server_shape_come_out_in_fields() {
             vec![cancel.clone()],
         ),
     ];
-    let model = endpoint(&config(&server.base_url(), ""), &cache_path("shapes"));
+    let cache = cache_path("shapes");
+    let model = endpoint(&config(&server.base_url(), ""), &cache);
     for (i, (reply, reasoning, content, calls)) in cases.into_iter().enumerate() {
         server.push(reply);
         let r = model
@@ -793,9 +826,10 @@ async fn a_field_only_role_names_the_missing_server_flag() {
     server.push(Reply::Text(
         "<tool_call>{\"name\": \"get_user_details\", \"arguments\": {\"user_id\": \"a".into(),
     ));
+    let field_cache = cache_path("field-only");
     let strict = endpoint(
         &config(&server.base_url(), "tool_call_format = \"field\""),
-        &cache_path("field-only"),
+        &field_cache,
     );
     let err = strict
         .chat(hello("who am I").with_tools(tools()))
@@ -808,7 +842,8 @@ async fn a_field_only_role_names_the_missing_server_flag() {
     assert!(!line.contains('\n'));
     assert_eq!(server.post_count(), 1, "a server setting is not retried");
     // Reading text calls, a broken one is a malformed answer (the agent's fault).
-    let lenient = endpoint(&config(&server.base_url(), ""), &cache_path("broken-text"));
+    let lenient_cache = cache_path("broken-text");
+    let lenient = endpoint(&config(&server.base_url(), ""), &lenient_cache);
     let err = lenient
         .chat(hello("and now").with_tools(tools()))
         .await
@@ -837,12 +872,13 @@ async fn thinking_goes_back_as_the_role_says() {
     let mut sent = Vec::new();
     for policy in ["never", "within_turn", "all"] {
         let server = OpenAiServer::start(&[MODEL]);
+        let cache = cache_path(&format!("send-{policy}"));
         let model = endpoint(
             &config(
                 &server.base_url(),
                 &format!("send_reasoning = \"{policy}\""),
             ),
-            &cache_path(&format!("send-{policy}")),
+            &cache,
         );
         model.chat(conversation()).await.unwrap();
         let body = &server.posts()[0].body;
@@ -873,9 +909,10 @@ async fn an_overflowing_conversation_is_its_own_error_and_never_retried() {
     // The window the server reports: a prompt that cannot fit is not sent at all.
     let server = OpenAiServer::start(&[MODEL]);
     server.report_context_window(300);
+    let served_cache = cache_path("window-served");
     let model = endpoint(
         &config(&server.base_url(), "max_tokens = 100"),
-        &cache_path("window-served"),
+        &served_cache,
     );
     let fits = model.chat(hello("short")).await;
     assert!(fits.is_ok(), "{fits:?}");
@@ -891,9 +928,10 @@ async fn an_overflowing_conversation_is_its_own_error_and_never_retried() {
     assert_eq!(gets, 1, "the window is asked once");
 
     // A configured window wins over the server's.
+    let config_cache = cache_path("window-config");
     let model = endpoint(
         &config(&server.base_url(), "context_window = 100000"),
-        &cache_path("window-config"),
+        &config_cache,
     );
     assert!(model.chat(hello(&"word ".repeat(200))).await.is_ok());
 
@@ -904,7 +942,8 @@ async fn an_overflowing_conversation_is_its_own_error_and_never_retried() {
         retry_after: None,
         message: "This model's maximum context length is 4096 tokens. However, your messages resulted in 5120 tokens.".into(),
     });
-    let model = endpoint(&config(&server.base_url(), ""), &cache_path("refused"));
+    let refused_cache = cache_path("refused");
+    let model = endpoint(&config(&server.base_url(), ""), &refused_cache);
     let err = model.chat(hello("long")).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::ContextExceeded, "{err}");
     assert!(!err.is_retryable());

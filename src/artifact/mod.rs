@@ -589,6 +589,7 @@ mod tests {
         let (back, p) = read_records::<TraceRecord>(&path).unwrap();
         assert_eq!(back, rows());
         assert_eq!(p, prov);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     fn traces(n: usize) -> Vec<TraceRecord> {
@@ -648,6 +649,7 @@ mod tests {
             encode_records(&rows, &prov, BATCH_BYTES).unwrap(),
             encode_parquet(&TraceRecord::to_batch(&rows), &prov).unwrap()
         );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -681,6 +683,7 @@ mod tests {
         write_atomic(&out, b"fresh").unwrap();
         assert_eq!(std::fs::read(&out).unwrap(), b"fresh");
         assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -699,6 +702,7 @@ mod tests {
         // A file written without a checksum is not trusted either.
         std::fs::write(dir.join("other.bin"), b"x").unwrap();
         assert!(read_cached(&dir.join("other.bin")).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -735,5 +739,6 @@ mod tests {
             err.contains("edges.parquet: schema mismatch: missing column 'trace_id'"),
             "{err}"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
