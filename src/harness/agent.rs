@@ -678,10 +678,46 @@ pub fn identify_call(
     None
 }
 
+/// An entry of a list argument as a person names it: a traveler or passenger by name, an
+/// add-on or item by its description or name (with its type), a small record of plain
+/// values by its fields ("room type single, occupancy 1"); `None` for what has no such
+/// words (payment splits: ids and amounts).
+fn describe_entry(entry: &Value) -> Option<String> {
+    let m = entry.as_object()?;
+    let text = |k: &str| m.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
+    if let (Some(first), Some(last)) = (text("first_name"), text("last_name")) {
+        return Some(format!("{first} {last}"));
+    }
+    for key in ["description", "name", "title"] {
+        if let Some(v) = text(key) {
+            return Some(match text("type") {
+                Some(kind) => format!("{v} ({})", kind.replace('_', " ")),
+                None => v.to_string(),
+            });
+        }
+    }
+    let plain = m.len() <= 3
+        && m.iter().all(|(k, v)| {
+            !k.ends_with("_id") && (v.is_string() || v.is_number() || v.is_boolean())
+        });
+    plain.then(|| {
+        m.iter()
+            .map(|(k, v)| {
+                let v = v
+                    .as_str()
+                    .map_or_else(|| v.to_string(), |s| s.replace('_', " "));
+                format!("{} {v}", k.replace('_', " "))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
+}
+
 /// What a write will do, from its tool name and arguments, in the agent's words:
-/// "cancel reservation (reservation id 4WQ150; reason change of plan)". The customer's own
-/// ids are left out (reading them back would sound like another identity question), and so
-/// are nested objects and values nothing was chosen for.
+/// "cancel reservation (reservation id 4WQ150; reason change of plan)", list entries by
+/// what they are ("travelers Ada Lee and Bo Lee"). The customer's own ids are left out
+/// (reading them back would sound like another identity question), and so are values
+/// nothing was chosen for.
 pub fn summarise_write(name: &str, args: &Value, customer: &[String]) -> String {
     let action = name.replace('_', " ");
     let mut details = Vec::new();
@@ -692,7 +728,11 @@ pub fn summarise_write(name: &str, args: &Value, customer: &[String]) -> String 
             }
             let value = match v {
                 // Nothing chosen is nothing to read back ("insurance null", "add ons ").
-                Value::Null | Value::Object(_) => continue,
+                Value::Null => continue,
+                Value::Object(_) => match describe_entry(v) {
+                    Some(words) => words,
+                    None => continue,
+                },
                 Value::Array(items) if items.is_empty() => "none".to_string(),
                 Value::String(s) => s.replace('_', " "),
                 Value::Array(items) if items.iter().all(Value::is_string) => items
@@ -700,6 +740,10 @@ pub fn summarise_write(name: &str, args: &Value, customer: &[String]) -> String 
                     .filter_map(Value::as_str)
                     .collect::<Vec<_>>()
                     .join(", "),
+                Value::Array(items) if items.iter().all(|i| describe_entry(i).is_some()) => {
+                    let named: Vec<String> = items.iter().filter_map(describe_entry).collect();
+                    crate::domain::kit::text::join_and(&named)
+                }
                 Value::Array(items) if items.len() == 1 => "one entry".to_string(),
                 Value::Array(items) => format!("{} entries", items.len()),
                 other => other.to_string(),
@@ -781,7 +825,22 @@ mod tests {
         });
         assert_eq!(
             summarise_write("book_package", &args, &["F8XHQCG".to_string()]),
-            "book package (add ons none; departure date 24-12-02; travelers one entry)"
+            "book package (add ons none; departure date 24-12-02; rooming room type single; \
+             travelers first name Q)"
+        );
+        // List entries by what they are; entries of ids and amounts only are counted.
+        let args = json!({
+            "add_ons": [{"description": "Private airport pickup", "price": 75.0, "type": "transfer"}],
+            "travelers": [
+                {"first_name": "Ada", "last_name": "Lee", "dob": "87-04-15"},
+                {"first_name": "Bo", "last_name": "Lee", "dob": "90-01-02"},
+            ],
+            "payment_methods": [{"payment_id": "card_1", "amount": 10}, {"payment_id": "gift_2", "amount": 5}],
+        });
+        assert_eq!(
+            summarise_write("book_package", &args, &[]),
+            "book package (add ons Private airport pickup (transfer); payment methods 2 entries; \
+             travelers Ada Lee and Bo Lee)"
         );
         assert_eq!(summarise_write("cancel_all", &json!({}), &[]), "cancel all");
     }

@@ -6,6 +6,7 @@
 //!   what they created, or use what they cancelled.
 //! - [`knowable`]: instructions that name ids the customer cannot know.
 //! - [`language`]: mechanical language errors.
+//! - [`brief`]: later mentions of a booking, traveler or card said briefly (scripted drafts).
 //! - [`voice`]: whether a simulated user's turns voice its emotion family.
 //! - this module: per-task measures ([`measure_task`]) and the per-domain table of
 //!   `tracer quality` ([`Summary`], [`table`]).
@@ -14,6 +15,7 @@
 //! artifacts are read by the caller. Nothing of stages or roles.
 
 pub mod answers;
+pub mod brief;
 pub mod coherence;
 pub mod knowable;
 pub mod language;

@@ -41,8 +41,9 @@ pub struct GroundedConfig {
     pub max_actions: usize,
     /// `[roles.grounder]`: scripted search (the default) or a tool-calling model.
     pub roles: crate::llm::RolesConfig,
-    /// `[caps.<domain>]`: per-domain `max_train` / `max_eval` replacing the two above for
-    /// that domain (the release recipe gives each domain its share of the paper's counts).
+    /// `[caps.<domain>]`: per-domain `max_train` / `max_eval` / `max_customers` replacing
+    /// the ones above for that domain (the release recipe gives each domain its share of the
+    /// paper's counts; a domain whose traces need rarer customers searches more of them).
     pub caps: std::collections::BTreeMap<String, DomainCaps>,
 }
 
@@ -51,6 +52,7 @@ pub struct GroundedConfig {
 pub struct DomainCaps {
     pub max_train: Option<usize>,
     pub max_eval: Option<usize>,
+    pub max_customers: Option<usize>,
 }
 
 impl Default for GroundedConfig {
@@ -80,6 +82,18 @@ impl GroundedConfig {
             own.and_then(|c| c.max_train).unwrap_or(self.max_train),
             own.and_then(|c| c.max_eval).unwrap_or(self.max_eval),
         )
+    }
+
+    /// The search limits for `domain` (its `[caps]` entry's `max_customers`, if any).
+    pub fn limits_for(&self, domain: &str) -> SearchLimits {
+        SearchLimits {
+            max_customers: self
+                .caps
+                .get(domain)
+                .and_then(|c| c.max_customers)
+                .unwrap_or(self.max_customers),
+            ..self.limits()
+        }
     }
 
     pub fn limits(&self) -> SearchLimits {
@@ -165,6 +179,9 @@ impl Stage for GroundedStage {
             if let Some(n) = caps.max_eval {
                 c.count(&format!("caps.{domain}.max_eval"), n, 0, MAX_COUNT)?;
             }
+            if let Some(n) = caps.max_customers {
+                c.count(&format!("caps.{domain}.max_customers"), n, 1, 100_000)?;
+            }
         }
         super::roles::check_roles(path, &cfg.roles, &[crate::llm::Role::Grounder])
     }
@@ -183,7 +200,7 @@ impl Stage for GroundedStage {
         let eval = super::db::load_db(&db_dir, ctx.domain, Split::Eval)?;
         let seed = derive_seed(ctx.seed, &["grounded"]);
         let model = super::roles::open_role(ctx, &cfg.roles, crate::llm::Role::Grounder)?;
-        let grounder = crate::roles::grounder::grounder(&model, cfg.limits());
+        let grounder = crate::roles::grounder::grounder(&model, cfg.limits_for(ctx.domain.name()));
         let (train, eval): (Arc<dyn Environment>, Arc<dyn Environment>) =
             (train.into(), eval.into());
         let jobs: Vec<GroundJob> = selected
@@ -241,5 +258,29 @@ impl Stage for GroundedStage {
             order.get(&r.trace_id).copied()
         })?;
         write_grounded(ctx, &tasks, &rejects)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(text: &str) -> (GroundedConfig, Result<(), ConfigError>) {
+        let table: toml::Table = text.parse().unwrap();
+        let path = Path::new("stages/grounded.toml");
+        let cfg = crate::config::parse_typed(path, &table).unwrap();
+        (cfg, GroundedStage.validate_config(path, &table))
+    }
+
+    #[test]
+    fn a_domain_cap_on_customers_applies_to_that_domain_only() {
+        let (cfg, ok) = config("max_customers = 24\n[caps.bank]\nmax_customers = 48\n");
+        assert!(ok.is_ok());
+        assert_eq!(cfg.limits_for("bank").max_customers, 48);
+        assert_eq!(cfg.limits_for("retail").max_customers, 24);
+        assert_eq!(cfg.caps_for("bank"), (300, 150));
+        let (_, bad) = config("[caps.bank]\nmax_customers = 0\n");
+        let err = bad.unwrap_err().to_string();
+        assert!(err.contains("caps.bank.max_customers"), "{err}");
     }
 }

@@ -62,10 +62,10 @@ const STEP_LINKS: &[&str] = &[
 /// How the instruction hands the customer its identity (one fixed sentence was the most
 /// repeated 6-gram of every domain).
 const IDENTITY_LEADS: &[&str] = &[
-    "If the agent asks you to verify who you are: ",
+    "If asked who you are: ",
     "Should the agent need to identify you: ",
-    "When asked to confirm your identity: ",
-    "For identification, if the agent asks: ",
+    "To confirm your identity: ",
+    "For identification: ",
 ];
 
 const PREFERENCES: &[&str] = &[
@@ -76,10 +76,11 @@ const PREFERENCES: &[&str] = &[
     "You are happy to wait while the agent looks things up.",
 ];
 
+/// Each holds a cue the scripted user reads (`harness::user::VAGUE_CUES`).
 const AMBIGUITY: &[&str] = &[
-    "Open with your goal in general terms and give specifics only when the agent asks for them.",
-    "You do not recite every detail at once; answer the agent's questions as they come.",
-    "Begin vaguely, as customers often do, and let the agent ask for what it needs.",
+    "Open in general terms and give details only when the agent asks.",
+    "You do not give every detail at once; answer the agent's questions as they come.",
+    "Begin vaguely and let the agent ask for what it needs.",
 ];
 
 fn pick<'a>(rng: &mut ChaCha8Rng, bank: &[&'a str]) -> &'a str {
@@ -165,21 +166,34 @@ pub fn scripted_instruction(
     if stated_intents == 0 {
         return Err("no intent of this task states a customer request".into());
     }
-    // Facts that resolve internal ids the actions use (payment methods, ...).
+    // Facts that resolve internal ids the actions use (payment methods, ...), each only if
+    // an id it resolves is not resolved already by a fact the requests state (retail's
+    // orders resolve every variant of their products, so the order a return names already
+    // resolves the item; another order holding the same product need not be described).
     let action_text = task.actions.as_str();
     let body = parts.join(" ");
-    for fact in facts
-        .iter()
-        .filter(|f| f.kind != "identity" && f.kind != "name")
-    {
-        let used = fact
+    let used = |id: &String| action_text.contains(&format!("\"{id}\""));
+    let candidates = || {
+        facts
+            .iter()
+            .filter(|f| f.kind != "identity" && f.kind != "name")
+    };
+    let mut resolved: Vec<&String> = candidates()
+        .filter(|f| {
+            body.contains(&f.text)
+                || !f.values.is_empty() && f.values.iter().all(|v| body.contains(v.as_str()))
+        })
+        .flat_map(|f| f.ids.iter().filter(|id| used(id)))
+        .collect();
+    for fact in candidates() {
+        let open: Vec<&String> = fact
             .ids
             .iter()
-            .any(|id| action_text.contains(&format!("\"{id}\"")));
-        let already =
-            !fact.values.is_empty() && fact.values.iter().all(|v| body.contains(v.as_str()));
-        if used && !already && !body.contains(&fact.text) {
+            .filter(|id| used(id) && !resolved.contains(id))
+            .collect();
+        if !open.is_empty() {
             parts.push(fact.text.clone());
+            resolved.extend(open);
         }
     }
     if rng.random_bool(cfg.preference_rate.clamp(0.0, 1.0)) {
@@ -200,7 +214,11 @@ pub fn scripted_instruction(
             lower_first(&id.text)
         ));
     }
-    Ok(crate::quality::language::tidy(&parts.join(" ")))
+    // Later mentions of the same booking, traveler or card said briefly (each request's
+    // sentence names them in full).
+    Ok(crate::quality::language::tidy(
+        &crate::quality::brief::brief_repeats(&parts.join(" ")),
+    ))
 }
 
 fn read_grounded(ctx: &StageContext) -> Result<Vec<TaskRecord>, PipelineError> {

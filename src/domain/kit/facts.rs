@@ -33,7 +33,7 @@ pub fn identity(id: Identity<'_>, ids: &[&str]) -> UserFact {
         Identity::Phone(p) => (format!("Your phone number is {p}."), vec![p.to_string()]),
         Identity::UserId(u) => (format!("Your user id is {u}."), vec![u.to_string()]),
         Identity::NameZip { first, last, zip } => (
-            format!("Your name is {first} {last}, and the zip code of your address is {zip}."),
+            name_zip_text(first, last, zip, "address"),
             vec![first.to_string(), last.to_string(), zip.to_string()],
         ),
         Identity::NameDob { first, last, dob } => (
@@ -42,6 +42,23 @@ pub fn identity(id: Identity<'_>, ids: &[&str]) -> UserFact {
         ),
     };
     fact("identity", text, values, ids)
+}
+
+/// "Your name is First Last, and the zip code of your address is 12345." in one of a few
+/// wordings, chosen by the name and zip themselves (no seed: a customer's fact reads the
+/// same in every task); one fixed sentence was the most repeated 6-gram of every domain that
+/// identifies by name and zip. `address` names which address ("default address").
+pub fn name_zip_text(first: &str, last: &str, zip: &str, address: &str) -> String {
+    let pick = [first, last, zip]
+        .iter()
+        .flat_map(|s| s.bytes())
+        .fold(0usize, |h, b| h.wrapping_mul(31).wrapping_add(b as usize));
+    match pick % 4 {
+        0 => format!("Your name is {first} {last}, and the zip code of your {address} is {zip}."),
+        1 => format!("Your name is {first} {last}; your {address} has the zip code {zip}."),
+        2 => format!("Your name is {first} {last}, and your {address} is in zip code {zip}."),
+        _ => format!("Your name is {first} {last}, and your zip code is {zip}."),
+    }
 }
 
 /// The identities of a customer who authenticates by email, with name and zip code as the

@@ -239,9 +239,7 @@ pub fn user_facts(db: &RetailDb, user_id: &str) -> Vec<UserFact> {
         facts::identity(Identity::Email(&user.email), &[user_id]),
         facts::fact(
             "name",
-            format!(
-                "Your name is {first} {last}, and the zip code of your default address is {zip}."
-            ),
+            facts::name_zip_text(first, last, zip, "default address"),
             vec![first.clone(), last.clone(), zip.clone()],
             &[user_id],
         ),

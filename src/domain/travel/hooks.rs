@@ -41,6 +41,23 @@ fn person(t: &BookingTraveler) -> String {
     )
 }
 
+/// A rooming as a traveler says it: "a single room", "a twin room for two", "a family
+/// suite for three".
+fn room_text(rooming: &Value) -> Option<String> {
+    let kind = words(arg_str(rooming, "room_type"));
+    let occupancy = rooming.get("occupancy")?.as_u64()? as usize;
+    let noun = if kind.ends_with("suite") {
+        kind.clone()
+    } else {
+        format!("{kind} room")
+    };
+    Some(if kind == "single" && occupancy == 1 {
+        format!("a {noun}")
+    } else {
+        format!("a {noun} for {}", count_word(occupancy))
+    })
+}
+
 fn add_on_text(a: &AddOn) -> String {
     format!("the {} '{}'", words(&a.kind), a.description)
 }
@@ -146,14 +163,7 @@ pub fn describe_request(db: &TravelDb, tool: &str, args: &Value, output: &str) -
                 join_and(&people.iter().map(person).collect::<Vec<_>>()),
             );
             let rooming = args.get("rooming")?;
-            vars.insert(
-                "room",
-                format!(
-                    "one {} room for {}",
-                    words(arg_str(rooming, "room_type")),
-                    count_word(rooming.get("occupancy")?.as_u64()? as usize)
-                ),
-            );
+            vars.insert("room", room_text(rooming)?);
             let extras: Vec<AddOn> = serde_json::from_value(args.get("add_ons")?.clone()).ok()?;
             vars.insert(
                 "extras",
@@ -298,14 +308,7 @@ pub fn describe_request(db: &TravelDb, tool: &str, args: &Value, output: &str) -
             let (_, b) = found?;
             vars.insert("booking", booking_text(db, b));
             let rooming = args.get("rooming")?;
-            vars.insert(
-                "room",
-                format!(
-                    "one {} room for {}",
-                    words(arg_str(rooming, "room_type")),
-                    count_word(rooming.get("occupancy")?.as_u64()? as usize)
-                ),
-            );
+            vars.insert("room", room_text(rooming)?);
         }
         "schedule_agent_meeting" => {
             vars.insert("agent", agent_text(db, arg_str(args, "agent_id"))?);

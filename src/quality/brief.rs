@@ -1,0 +1,312 @@
+//! Later mentions said briefly. A template composes each request on its own, so a scripted
+//! instruction names the same booking, traveler or card in full every time it comes up:
+//! "your booking WQ8OJ32-B for Velvet Frontier (Dolby) at Regent Vienna Movie Theater on
+//! 2024-07-02 at 16:00" three times in one task, "for yourself (born 1991-12-23)" twice,
+//! "with your American Express credit card ending in 9572" after every purchase. A person
+//! says it once and then refers back. [`brief_repeats`] keeps the first mention whole and
+//! shortens later ones only where the shortening cannot become ambiguous:
+//!
+//! - a descriptor that follows an id ("WQ8OJ32-B for Velvet Frontier ... at 16:00") and
+//!   repeats, word for word, what followed the same id earlier: the id alone says it;
+//! - an aside in brackets ("(born 1991-12-23)", "(PDX)") repeated after the same two words,
+//!   when those two words never carry a different aside in the text (so "the Iceland
+//!   package (the 8-day trip)" and "... (the 10-day trip)" both keep theirs);
+//! - a payment method named again right after it was the last one named: "the same card",
+//!   "the same account".
+//!
+//! Architecture invariant: text in, text out; knows no task, domain or stage.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+/// `text` with later repeated mentions shortened (see the module docs).
+pub fn brief_repeats(text: &str) -> String {
+    same_payment(&drop_repeated_asides(&drop_repeated_descriptors(text)))
+}
+
+/// Words that open a descriptor after an id ("BKG-04104 for the Iceland ...", "order
+/// #W1 from your ..."). Not "on": "flight HAT070 on 2024-05-17" — the date is the flight.
+const DESCRIPTOR_OPENERS: &[&str] = &["for", "from", "at"];
+
+/// A descriptor shorter than this is left as it is (it costs little and may be the point).
+const MIN_DESCRIPTOR_WORDS: usize = 4;
+
+fn bare(word: &str) -> &str {
+    word.trim_end_matches(['.', ',', ';', ':', '!', '?'])
+}
+
+/// An id as a customer quotes it: letters and digits (with '#', '-' or '_'), at least one
+/// digit and one upper-case letter or '#', no lower-case letter, not a date or amount.
+fn is_id(word: &str) -> bool {
+    let w = word;
+    !w.is_empty()
+        && w.chars().any(|c| c.is_ascii_digit())
+        && w.chars().any(|c| c.is_ascii_uppercase() || c == '#')
+        && w.chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || "#-_".contains(c))
+}
+
+fn ends_sentence_or_clause(word: &str) -> bool {
+    word.ends_with(['.', ',', ';', ':', '!', '?'])
+}
+
+/// Words that begin a new clause after a descriptor ("... at 16:00 you want", "... at
+/// 16:00 and get back what you paid"): a repeated run ends before one of them, or at a
+/// clause mark, or it is not shortened.
+const CLAUSE_OPENERS: &[&str] = &[
+    "you",
+    "your",
+    "and",
+    "to",
+    "with",
+    "paying",
+    "instead",
+    "because",
+    "so",
+    "but",
+    "from",
+    "changed",
+    "moved",
+    "cancelled",
+    "is",
+    "are",
+    "has",
+    "have",
+];
+
+/// How many words after the id at `i` repeat what followed the same id earlier in `out`,
+/// as a whole descriptor: the run stops at a clause mark (included) and before "you" /
+/// "your", and it counts only if it ends at a clause mark or before a clause opener.
+fn repeated_descriptor(words: &[&str], i: usize, out: &[String]) -> usize {
+    let mut best = 0;
+    for j in (0..out.len().saturating_sub(1)).filter(|&j| out[j] == words[i]) {
+        let mut k = 0;
+        while let (Some(now), Some(then)) = (words.get(i + 1 + k), out.get(j + 1 + k)) {
+            if matches!(bare(now), "you" | "your") {
+                break;
+            }
+            if *now != then.as_str() {
+                // The same last word with other punctuation still ends the run.
+                if bare(now) == bare(then) && ends_sentence_or_clause(now) {
+                    k += 1;
+                }
+                break;
+            }
+            k += 1;
+            if ends_sentence_or_clause(now) {
+                break;
+            }
+        }
+        // Back off to the longest run that ends a descriptor.
+        let whole = |k: usize| {
+            ends_sentence_or_clause(words[i + k])
+                || words
+                    .get(i + 1 + k)
+                    .is_some_and(|next| CLAUSE_OPENERS.contains(next))
+        };
+        if let Some(k) = (1..=k).rev().find(|&k| whole(k)) {
+            best = best.max(k);
+        }
+    }
+    best
+}
+
+fn drop_repeated_descriptors(text: &str) -> String {
+    let words: Vec<&str> = text.split(' ').collect();
+    let mut out: Vec<String> = Vec::with_capacity(words.len());
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i];
+        out.push(w.to_string());
+        let opens = words
+            .get(i + 1)
+            .is_some_and(|next| DESCRIPTOR_OPENERS.contains(next));
+        let run = if is_id(w) && opens {
+            repeated_descriptor(&words, i, &out)
+        } else {
+            0
+        };
+        if run >= MIN_DESCRIPTOR_WORDS {
+            let last = words[i + run];
+            let tail = &last[bare(last).len()..];
+            out.last_mut().expect("pushed above").push_str(tail);
+            i += 1 + run;
+        } else {
+            i += 1;
+        }
+    }
+    out.join(" ")
+}
+
+/// Every " (aside)" with the two words before it: (where the " (" starts, where the ')'
+/// ends, the two words, the aside).
+fn asides(text: &str) -> Vec<(usize, usize, String, String)> {
+    let mut found = Vec::new();
+    let mut pos = 0;
+    while let Some(open) = text[pos..].find(" (").map(|o| pos + o) {
+        let Some(close) = text[open..].find(')').map(|c| open + c + 1) else {
+            break;
+        };
+        let inner = &text[open + 2..close - 1];
+        pos = close;
+        if inner.contains('(') || inner.is_empty() {
+            continue;
+        }
+        // The two words before the bracket.
+        let mut before = text[..open].rsplitn(3, ' ');
+        let (Some(last), Some(second)) = (before.next(), before.next()) else {
+            continue;
+        };
+        if last.is_empty() || second.is_empty() {
+            continue;
+        }
+        let key = format!("{second} {last}");
+        found.push((open, close, key, inner.to_string()));
+    }
+    found
+}
+
+fn drop_repeated_asides(text: &str) -> String {
+    let found = asides(text);
+    let mut kinds: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (_, _, key, inner) in &found {
+        kinds.entry(key).or_default().insert(inner);
+    }
+    let mut said: BTreeSet<(&str, &str)> = BTreeSet::new();
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (open, close, key, inner) in &found {
+        let unambiguous = kinds[key.as_str()].len() == 1;
+        if unambiguous && !said.insert((key, inner)) {
+            out.push_str(&text[at..*open]);
+            at = *close;
+        } else {
+            said.insert((key, inner));
+        }
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// "your <up to five words> card|account ending in <digits>".
+fn payment_at(words: &[&str], i: usize) -> Option<(usize, &'static str)> {
+    if words[i] != "your" {
+        return None;
+    }
+    for n in 1..=6 {
+        let noun = bare(words.get(i + n)?);
+        let kind = match noun {
+            "card" => "card",
+            "account" => "account",
+            _ => continue,
+        };
+        let (Some(&"ending"), Some(&"in"), Some(digits)) = (
+            words.get(i + n + 1),
+            words.get(i + n + 2),
+            words.get(i + n + 3),
+        ) else {
+            return None;
+        };
+        if words[i + n] != noun || !bare(digits).chars().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        return Some((n + 4, kind));
+    }
+    None
+}
+
+fn same_payment(text: &str) -> String {
+    let words: Vec<&str> = text.split(' ').collect();
+    let mut out: Vec<String> = Vec::with_capacity(words.len());
+    let mut last: Option<Vec<&str>> = None;
+    let mut i = 0;
+    while i < words.len() {
+        if let Some((len, kind)) = payment_at(&words, i) {
+            let phrase: Vec<&str> = words[i..i + len].to_vec();
+            let stripped: Vec<&str> = phrase.iter().map(|w| bare(w)).collect();
+            if last.as_deref() == Some(stripped.as_slice()) {
+                let end = phrase[len - 1];
+                out.push("the".into());
+                out.push("same".into());
+                out.push(format!("{kind}{}", &end[bare(end).len()..]));
+            } else {
+                out.extend(phrase.iter().map(|w| w.to_string()));
+                last = Some(stripped);
+            }
+            i += len;
+        } else {
+            out.push(words[i].to_string());
+            i += 1;
+        }
+    }
+    out.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_descriptor_after_an_id_is_said_once() {
+        let text = "For your booking WQ8OJ32-B for Velvet Frontier (Dolby) at Regent Vienna on \
+                    2024-07-02 at 16:00 you want seats R1-04. Then cancel your booking WQ8OJ32-B \
+                    for Velvet Frontier (Dolby) at Regent Vienna on 2024-07-02 at 16:00. Then \
+                    check booking 5JD4FW9-B for Quiet Harbor at Aurora Madrid.";
+        let brief = brief_repeats(text);
+        assert!(
+            brief.contains("Then cancel your booking WQ8OJ32-B. Then check booking 5JD4FW9-B for Quiet Harbor at Aurora Madrid."),
+            "{brief}"
+        );
+        assert!(brief.starts_with("For your booking WQ8OJ32-B for Velvet Frontier (Dolby)"));
+        // A run stops at the clause end: the next clause is never eaten.
+        let text = "For booking BKG-1 for the Iceland Whales of the North, you want a twin room. \
+                    For booking BKG-1 for the Iceland Whales of the North, you want a guide.";
+        assert_eq!(
+            brief_repeats(text),
+            "For booking BKG-1 for the Iceland Whales of the North, you want a twin room. \
+             For booking BKG-1, you want a guide."
+        );
+        // A run ends before the clause that follows the descriptor, never inside it.
+        let text = "For your booking X-1 for Dune at Odeon on 2024-07-02 at 16:00 you want seat \
+                    R1. Later cancel booking X-1 for Dune at Odeon on 2024-07-02 at 16:00 and \
+                    get back what you paid. Then for booking X-1 for Dune at Odeon on \
+                    2024-07-02 at 16:00 you want seat R2.";
+        assert_eq!(
+            brief_repeats(text),
+            "For your booking X-1 for Dune at Odeon on 2024-07-02 at 16:00 you want seat R1. \
+             Later cancel booking X-1 and get back what you paid. Then for booking X-1 you \
+             want seat R2."
+        );
+        // A flight is its date: "on" opens no descriptor; short runs stay.
+        let text = "Book flight HAT070 on 2024-05-17 for you. Later book flight HAT070 on \
+                    2024-05-17 for you.";
+        assert_eq!(brief_repeats(text), text);
+    }
+
+    #[test]
+    fn an_aside_is_dropped_only_when_its_words_never_carry_another() {
+        let text = "Book it for yourself (born 1991-12-23). Then book another for yourself \
+                    (born 1991-12-23). Fly from Portland (PDX) and back from Portland (PDX).";
+        assert_eq!(
+            brief_repeats(text),
+            "Book it for yourself (born 1991-12-23). Then book another for yourself. \
+             Fly from Portland (PDX) and back from Portland."
+        );
+        let text = "Book the Iceland package (the 8-day trip), then the Iceland package \
+                    (the 10-day trip), then cancel the Iceland package (the 8-day trip).";
+        assert_eq!(brief_repeats(text), text);
+    }
+
+    #[test]
+    fn a_payment_method_named_again_right_after_is_the_same_one() {
+        let text = "Pay with your Visa credit card ending in 4444. Add a bag, paying with your \
+                    Visa credit card ending in 4444. Then refund to your savings account \
+                    ending in 0912, and pay the rest with your Visa credit card ending in \
+                    4444, please.";
+        assert_eq!(
+            brief_repeats(text),
+            "Pay with your Visa credit card ending in 4444. Add a bag, paying with the same \
+             card. Then refund to your savings account ending in 0912, and pay the rest \
+             with your Visa credit card ending in 4444, please."
+        );
+    }
+}
