@@ -333,6 +333,9 @@ impl Search<'_> {
         {
             d.no_proposals += 1;
         }
+        // A read whose call would repeat an earlier one on an unchanged database: the walk
+        // asks again for what the customer already heard, so the task leaves it out.
+        let mut redundant = false;
         for args in proposals.into_iter().take(self.limits.max_proposals) {
             if self.budget == 0 {
                 if let Some(d) = self.dead_end.at(pos) {
@@ -376,6 +379,9 @@ impl Search<'_> {
                     change_of_mind = self.mind_change_allowed
                         && self.mind_changed.is_none()
                         && crate::quality::coherence::CHANGE_OF_MIND.contains(&f.kind);
+                    if f.kind == crate::quality::coherence::Incoherence::RepeatRead {
+                        redundant = true;
+                    }
                     if !change_of_mind {
                         if let Some(d) = self.dead_end.at(pos) {
                             *d.incoherent.entry(f.kind.as_str()).or_default() += 1;
@@ -437,6 +443,9 @@ impl Search<'_> {
             if change_of_mind {
                 self.mind_changed = None;
             }
+        }
+        if redundant {
+            return self.dfs(env, env_hash, pos + 1, ctx, rng);
         }
         None
     }
@@ -645,15 +654,28 @@ pub fn task_record(trace: &TraceRecord, g: &Grounding) -> TaskRecord {
     )[..16]
         .to_string();
     let requests: Vec<&Option<String>> = g.steps.iter().map(|s| &s.request).collect();
+    // The intents the task acts on, in order (a walk's intent made only of redundant reads
+    // is left out with them).
+    let mut used: Vec<usize> = g.steps.iter().map(|s| s.intent).collect();
+    used.dedup();
+    used.sort_unstable();
+    used.dedup();
     TaskRecord {
         task_id,
         domain: trace.domain.clone(),
         split: trace.split,
         trace_id: trace.trace_id.clone(),
         user_id: g.user_id.clone(),
-        intents: trace.intents.clone(),
+        intents: used
+            .iter()
+            .filter_map(|&i| trace.intents.get(i).cloned())
+            .collect(),
         actions: actions_json,
-        action_intents: g.steps.iter().map(|s| s.intent as i32).collect(),
+        action_intents: g
+            .steps
+            .iter()
+            .map(|s| used.iter().position(|&i| i == s.intent).unwrap_or(0) as i32)
+            .collect(),
         outputs: g
             .steps
             .iter()

@@ -34,10 +34,13 @@ pub enum Incoherence {
     UseAfterCancel,
     /// A write that changes nothing.
     NoOp,
+    /// The same read with the same arguments on an unchanged database: the answer is the
+    /// one the customer already has.
+    RepeatRead,
 }
 
 impl Incoherence {
-    pub const ALL: [Incoherence; 7] = [
+    pub const ALL: [Incoherence; 8] = [
         Incoherence::RepeatWrite,
         Incoherence::Overwrite,
         Incoherence::Undo,
@@ -45,6 +48,7 @@ impl Incoherence {
         Incoherence::ChangeCancel,
         Incoherence::UseAfterCancel,
         Incoherence::NoOp,
+        Incoherence::RepeatRead,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -56,6 +60,7 @@ impl Incoherence {
             Incoherence::ChangeCancel => "change_cancel",
             Incoherence::UseAfterCancel => "use_after_cancel",
             Incoherence::NoOp => "no_op",
+            Incoherence::RepeatRead => "repeat_read",
         }
     }
 }
@@ -264,6 +269,19 @@ pub fn check_next(prev: &[Step], next: &Step, customer: &[&str]) -> Option<Findi
                 );
             }
         }
+    }
+    if next.kind == ToolKind::Read
+        && let Some(j) = prev.iter().position(|p| {
+            p.kind == ToolKind::Read
+                && p.tool == next.tool
+                && p.args == next.args
+                && p.before == next.before
+        })
+    {
+        return finding(
+            Incoherence::RepeatRead,
+            format!("{} repeats action {j} on an unchanged database", next.tool),
+        );
     }
     if !next.acts() {
         return None;
@@ -705,6 +723,23 @@ mod tests {
                 1
             )]),
             [Incoherence::NoOp]
+        );
+        let order = json!({"order_id": "O1"});
+        assert_eq!(
+            kinds(&[
+                step("get_order", order.clone(), "{}", Intent::Lookup, 1, 1),
+                step("get_order", order.clone(), "{}", Intent::Lookup, 1, 1),
+            ]),
+            [Incoherence::RepeatRead]
+        );
+        // Read again after a write changed the database: a fair question.
+        assert!(
+            kinds(&[
+                step("get_order", order.clone(), "{}", Intent::Lookup, 1, 1),
+                step("cancel_item", order.clone(), "ok", Intent::Change, 1, 2),
+                step("get_order", order, "{}", Intent::Lookup, 2, 2),
+            ])
+            .is_empty()
         );
     }
 
