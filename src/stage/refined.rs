@@ -41,23 +41,20 @@ fn half() -> f64 {
     0.5
 }
 
+/// How the next intent follows the one before; short, since a task has up to ten requests
+/// (the longer "Once that is settled, " and "There is one more thing: " cost a ten-request
+/// task some fifteen words).
 const CONNECTIVES: &[&str] = &[
-    "Once that is settled, ",
     "After that, ",
-    "There is one more thing: ",
     "Separately, ",
-    "While you have the agent, ",
+    "Also, ",
+    "Besides, ",
+    "Next, ",
 ];
 
 /// How a later request of the same intent follows the one before (one fixed "Then" made
 /// every instruction read as the same chain).
-const STEP_LINKS: &[&str] = &[
-    "Then ",
-    "After that, ",
-    "Next, ",
-    "Also, ",
-    "Once that is done, ",
-];
+const STEP_LINKS: &[&str] = &["Then ", "After that, ", "Next, ", "Also, ", "Once done, "];
 
 /// How the instruction hands the customer its identity (one fixed sentence was the most
 /// repeated 6-gram of every domain).
