@@ -84,6 +84,18 @@ fn pick<'a>(rng: &mut ChaCha8Rng, bank: &[&'a str]) -> &'a str {
     bank[rng.random_range(0..bank.len())]
 }
 
+/// A pick from `bank` that differs from the link this instruction used last ("Also, ...
+/// Also, ... Also, ..." read as a list, not a person).
+fn pick_link<'a>(rng: &mut ChaCha8Rng, bank: &[&'a str], last: &mut &'a str) -> &'a str {
+    let mut link = pick(rng, bank);
+    if link == *last {
+        let i = bank.iter().position(|b| *b == link).unwrap_or(0);
+        link = bank[(i + 1) % bank.len()];
+    }
+    *last = link;
+    link
+}
+
 fn lower_first(s: &str) -> String {
     let mut c = s.chars();
     match c.next() {
@@ -113,6 +125,7 @@ pub fn scripted_instruction(
             .unwrap_or("")
     };
     let mut said: Vec<&str> = Vec::new();
+    let mut last_link = "";
     let mut stated_intents = 0;
     for intent in 0..task.intents.len() {
         let mut sentences: Vec<String> = Vec::new();
@@ -148,7 +161,11 @@ pub fn scripted_instruction(
                 if k == 0 {
                     s.clone()
                 } else {
-                    format!("{}{}", pick(rng, STEP_LINKS), lower_first(s))
+                    format!(
+                        "{}{}",
+                        pick_link(rng, STEP_LINKS, &mut last_link),
+                        lower_first(s)
+                    )
                 }
             })
             .collect::<Vec<_>>()
@@ -156,7 +173,11 @@ pub fn scripted_instruction(
         if stated_intents == 0 {
             parts.push(body);
         } else {
-            parts.push(format!("{}{}", pick(rng, CONNECTIVES), lower_first(&body)));
+            parts.push(format!(
+                "{}{}",
+                pick_link(rng, CONNECTIVES, &mut last_link),
+                lower_first(&body)
+            ));
         }
         stated_intents += 1;
     }
@@ -345,5 +366,31 @@ impl Stage for RefinedStage {
             order.get(r.task_id.as_deref()?).copied()
         })?;
         write_refined(ctx, &kept, &rejects)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn a_link_is_never_the_one_used_just_before() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let mut last = "";
+        let mut links = Vec::new();
+        for _ in 0..200 {
+            let bank = if links.len() % 3 == 0 {
+                CONNECTIVES
+            } else {
+                STEP_LINKS
+            };
+            links.push(pick_link(&mut rng, bank, &mut last));
+        }
+        assert!(links.windows(2).all(|w| w[0] != w[1]), "{links:?}");
+        // Every link of both banks is still used.
+        for link in CONNECTIVES.iter().chain(STEP_LINKS) {
+            assert!(links.contains(link), "{link} never picked");
+        }
     }
 }
