@@ -177,15 +177,22 @@ fn opposite(a: &str, b: &str) -> bool {
     })
 }
 
-/// Argument keys that name the entity a call is about: `*_id`, `*_number`, `*_code` and bare
-/// `id`, minus the ones that name how the customer pays.
+/// Argument keys that name the entity a call is about: `*_id`, `*_number`, `*_code`,
+/// `*_ref` (Restaurant's `ticket_ref`, `plate_refs`) and bare `id`, minus the ones that
+/// name how the customer pays (`payment_id`, `instrument_ref`, ...).
 fn entity_key(key: &str) -> bool {
     let named = key == "id"
         || key.ends_with("_id")
         || key.ends_with("_number")
         || key.ends_with("_code")
-        || key.ends_with("_ids");
-    named && !key.contains("payment") && !key.contains("method") && !key.contains("source")
+        || key.ends_with("_ids")
+        || key.ends_with("_ref")
+        || key.ends_with("_refs");
+    named
+        && !key.contains("payment")
+        && !key.contains("method")
+        && !key.contains("source")
+        && !key.contains("instrument")
 }
 
 /// The entity values of a call's arguments (sorted, without the customer's own ids).
@@ -752,6 +759,36 @@ mod tests {
                 &["u1"]
             ),
             ["HAT001", "R1"]
+        );
+        assert_eq!(
+            entities(
+                &json!({"guest_ref": "u1", "instrument_ref": "zK2051S", "ticket_ref": "T1",
+                        "plate_refs": ["P1", "P2"]}),
+                &["u1"]
+            ),
+            ["P1", "P2", "T1"]
+        );
+        // Setting a ticket's tip twice, paid from two instruments, is one overwrite.
+        assert_eq!(
+            kinds(&[
+                step(
+                    "add_tip_to_ticket",
+                    json!({"instrument_ref": "a", "ticket_ref": "T1", "tip_total": 3.0}),
+                    "ok",
+                    Intent::Pay,
+                    1,
+                    2
+                ),
+                step(
+                    "add_tip_to_ticket",
+                    json!({"instrument_ref": "b", "ticket_ref": "T1", "tip_total": 2.0}),
+                    "ok",
+                    Intent::Pay,
+                    2,
+                    3
+                ),
+            ]),
+            [Incoherence::Overwrite]
         );
         // Two writes for one customer on different entities are not an overwrite.
         assert_eq!(
