@@ -657,7 +657,6 @@ pub fn task_record(trace: &TraceRecord, g: &Grounding) -> TaskRecord {
     // The intents the task acts on, in order (a walk's intent made only of redundant reads
     // is left out with them).
     let mut used: Vec<usize> = g.steps.iter().map(|s| s.intent).collect();
-    used.dedup();
     used.sort_unstable();
     used.dedup();
     TaskRecord {

@@ -30,23 +30,25 @@ const DESCRIPTOR_OPENERS: &[&str] = &["for", "from", "at"];
 /// A descriptor shorter than this is left as it is (it costs little and may be the point).
 const MIN_DESCRIPTOR_WORDS: usize = 4;
 
+/// Marks that end a clause or sentence.
+const CLAUSE_MARKS: [char; 6] = ['.', ',', ';', ':', '!', '?'];
+
 fn bare(word: &str) -> &str {
-    word.trim_end_matches(['.', ',', ';', ':', '!', '?'])
+    word.trim_end_matches(CLAUSE_MARKS)
 }
 
 /// An id as a customer quotes it: letters and digits (with '#', '-' or '_'), at least one
 /// digit and one upper-case letter or '#', no lower-case letter, not a date or amount.
 fn is_id(word: &str) -> bool {
-    let w = word;
-    !w.is_empty()
-        && w.chars().any(|c| c.is_ascii_digit())
-        && w.chars().any(|c| c.is_ascii_uppercase() || c == '#')
-        && w.chars()
+    word.chars().any(|c| c.is_ascii_digit())
+        && word.chars().any(|c| c.is_ascii_uppercase() || c == '#')
+        && word
+            .chars()
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || "#-_".contains(c))
 }
 
 fn ends_sentence_or_clause(word: &str) -> bool {
-    word.ends_with(['.', ',', ';', ':', '!', '?'])
+    word.ends_with(CLAUSE_MARKS)
 }
 
 /// Words that begin a new clause after a descriptor ("... at 16:00 you want", "... at
