@@ -767,10 +767,11 @@ fn the_mapper_reads_the_scripted_feelers_real_output_as_meant() {
     let domains: Vec<&str> = rows.iter().map(|r| r["domain"].as_str().unwrap()).collect();
     assert_eq!(domains.len(), 10, "{domains:?}");
     // Measured on the first 150 traces of each domain: 95.8-100% on every label (bank's
-    // urgency lowest); on these 40 every label was at least 94% in every domain.
+    // urgency lowest); on these 40 every label was at least 94% in every domain. Travel
+    // grounds only traces of at most 8 calls (`[caps.travel]`): 12 of these 40.
     for row in rows {
         let n = row["feelings"].as_u64().unwrap();
-        assert!(n >= 15, "{row}");
+        assert!(n >= 10, "{row}");
         assert_eq!(row["skipped"], 0, "{row}");
         for label in ["family", "emotion", "politeness", "urgency", "trust"] {
             let hits = row[label].as_u64().unwrap();

@@ -51,9 +51,11 @@ pub fn named_fields(request: &str, output: &str) -> Vec<String> {
             Vec::new()
         };
     };
+    // A bracketed aside describes what is asked about ("the Iceland package (the 7-day
+    // trip)"), it asks for nothing: its words name no field.
     let said = format!(
         " {} ",
-        request
+        without_asides(request)
             .to_lowercase()
             .replace(|c: char| !c.is_alphanumeric(), " ")
     );
@@ -93,6 +95,21 @@ pub fn named_fields(request: &str, output: &str) -> Vec<String> {
         out = about(&v);
     }
     out.truncate(8);
+    out
+}
+
+/// `text` without its bracketed asides.
+fn without_asides(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut depth = 0usize;
+    for c in text.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' if depth > 0 => depth -= 1,
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
     out
 }
 
@@ -163,6 +180,17 @@ mod tests {
         assert_eq!(named_fields("You want to hear the balance.", out), ["12.5"]);
         assert_eq!(named_fields("You want both seats.", out), ["1A", "1B"]);
         assert_eq!(named_fields("Is it still on?", out), ["confirmed"]);
+    }
+
+    #[test]
+    fn words_in_a_bracketed_aside_name_no_field() {
+        let output = r#"{"name": "Iceland Whales", "itinerary": [{"day": 1}, {"day": 2}]}"#;
+        let request = "You want to hear what the Iceland Whales package (the 7-day trip) includes.";
+        assert_eq!(named_fields(request, output), vec!["Iceland Whales"]);
+        assert_eq!(
+            named_fields("You want to know each day of the trip.", output),
+            vec!["1", "2"]
+        );
     }
 
     #[test]

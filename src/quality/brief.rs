@@ -7,10 +7,16 @@
 //! shortens later ones only where the shortening cannot become ambiguous:
 //!
 //! - a descriptor that follows an id ("WQ8OJ32-B for Velvet Frontier ... at 16:00") and
-//!   repeats, word for word, what followed the same id earlier: the id alone says it;
+//!   repeats, word for word, what followed the same id earlier: the id alone says it; the
+//!   same after "you just made" ("the booking you just made for Dune at Odeon on
+//!   2024-07-02 at 16:00"), when every "you just made" in the text is for that descriptor
+//!   (with two made in one task, each keeps what tells it apart);
 //! - an aside in brackets ("(born 1991-12-23)", "(PDX)") repeated after the same two words,
 //!   when those two words never carry a different aside in the text (so "the Iceland
 //!   package (the 8-day trip)" and "... (the 10-day trip)" both keep theirs);
+//! - a showing's venue and day repeated after the same name and time: "Quiet Station at
+//!   Odeon Tokyo Screens on 2024-07-12 at 11:00" is then "Quiet Station at 11:00", when
+//!   that name and time never come with another venue or day in the text;
 //! - a payment method named again right after it was the last one named: "the same card",
 //!   "the same account".
 //!
@@ -20,7 +26,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// `text` with later repeated mentions shortened (see the module docs).
 pub fn brief_repeats(text: &str) -> String {
-    same_payment(&drop_repeated_asides(&drop_repeated_descriptors(text)))
+    same_payment(&drop_repeated_venues(&drop_repeated_asides(
+        &drop_repeated_descriptors(text),
+    )))
 }
 
 /// Words that open a descriptor after an id ("BKG-04104 for the Iceland ...", "order
@@ -88,7 +96,9 @@ fn repeated_descriptor(words: &[&str], i: usize, out: &[String]) -> usize {
             }
             if *now != then.as_str() {
                 // The same last word with other punctuation still ends the run.
-                if bare(now) == bare(then) && ends_sentence_or_clause(now) {
+                if bare(now) == bare(then)
+                    && (ends_sentence_or_clause(now) || ends_sentence_or_clause(then))
+                {
                     k += 1;
                 }
                 break;
@@ -98,12 +108,16 @@ fn repeated_descriptor(words: &[&str], i: usize, out: &[String]) -> usize {
                 break;
             }
         }
-        // Back off to the longest run that ends a descriptor.
+        // Back off to the longest run that ends a descriptor: at a clause mark, or where
+        // the match ends and a clause opens. Never before a word that still matches ("the
+        // New Zealand Wine | and Wildlife": "and" opens no clause inside a name).
+        let matched = k;
         let whole = |k: usize| {
             ends_sentence_or_clause(words[i + k])
-                || words
-                    .get(i + 1 + k)
-                    .is_some_and(|next| CLAUSE_OPENERS.contains(next))
+                || k == matched
+                    && words
+                        .get(i + 1 + k)
+                        .is_some_and(|next| CLAUSE_OPENERS.contains(next))
         };
         if let Some(k) = (1..=k).rev().find(|&k| whole(k)) {
             best = best.max(k);
@@ -112,8 +126,36 @@ fn repeated_descriptor(words: &[&str], i: usize, out: &[String]) -> usize {
     best
 }
 
+/// "... you just made" ending at `i`: something made in the conversation, which the
+/// customer names by what it is for rather than by an id.
+fn just_made_at(words: &[&str], i: usize) -> bool {
+    i >= 2 && words[i] == "made" && words[i - 1] == "just" && words[i - 2] == "you"
+}
+
+/// The descriptor after the "you just made" ending at `i`: "for ..." up to a clause mark
+/// (bare) or a clause opener.
+fn just_made_descriptor(words: &[&str], i: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    for w in words.iter().skip(i + 1) {
+        if !out.is_empty() && CLAUSE_OPENERS.contains(&bare(w)) {
+            break;
+        }
+        out.push(bare(w).to_string());
+        if ends_sentence_or_clause(w) {
+            break;
+        }
+    }
+    out
+}
+
 fn drop_repeated_descriptors(text: &str) -> String {
     let words: Vec<&str> = text.split(' ').collect();
+    // "You just made" anchors a descriptor only when every one in the text is for the same.
+    let made: BTreeSet<Vec<String>> = (0..words.len())
+        .filter(|&i| just_made_at(&words, i))
+        .map(|i| just_made_descriptor(&words, i))
+        .collect();
+    let made_anchors = made.len() == 1;
     let mut out: Vec<String> = Vec::with_capacity(words.len());
     let mut i = 0;
     while i < words.len() {
@@ -122,7 +164,8 @@ fn drop_repeated_descriptors(text: &str) -> String {
         let opens = words
             .get(i + 1)
             .is_some_and(|next| DESCRIPTOR_OPENERS.contains(next));
-        let run = if is_id(w) && opens {
+        let anchor = is_id(w) || made_anchors && just_made_at(&words, i);
+        let run = if anchor && opens {
             repeated_descriptor(&words, i, &out)
         } else {
             0
@@ -187,6 +230,110 @@ fn drop_repeated_asides(text: &str) -> String {
     }
     out.push_str(&text[at..]);
     out
+}
+
+/// The most words a venue's name has ("at Regent Seoul Cinema on ...").
+const MAX_VENUE_WORDS: usize = 6;
+
+fn is_date(word: &str) -> bool {
+    let b = bare(word).as_bytes();
+    b.len() == 10
+        && b.iter().enumerate().all(|(k, c)| {
+            if k == 4 || k == 7 {
+                *c == b'-'
+            } else {
+                c.is_ascii_digit()
+            }
+        })
+}
+
+fn is_clock(word: &str) -> bool {
+    let b = bare(word).as_bytes();
+    b.len() == 5
+        && b[2] == b':'
+        && b.iter()
+            .enumerate()
+            .all(|(k, c)| k == 2 || c.is_ascii_digit())
+}
+
+/// At `i` ("at"), a venue and day before a time: "at <Capitalised words> on <date> at
+/// <hh:mm>". The index of that last "at".
+fn venue_at(words: &[&str], i: usize) -> Option<usize> {
+    if words[i] != "at" {
+        return None;
+    }
+    let mut k = i + 1;
+    while words
+        .get(k)
+        .is_some_and(|w| w.starts_with(|c: char| c.is_ascii_uppercase()) && *w == bare(w))
+    {
+        k += 1;
+    }
+    let named = k - i - 1;
+    if named == 0 || named > MAX_VENUE_WORDS || words.get(k) != Some(&"on") {
+        return None;
+    }
+    let (Some(day), Some(&"at"), Some(time)) =
+        (words.get(k + 1), words.get(k + 2), words.get(k + 3))
+    else {
+        return None;
+    };
+    (*day == bare(day) && is_date(day) && is_clock(time)).then_some(k + 2)
+}
+
+/// The two words naming what is shown before the venue at `i`, skipping a bracketed aside
+/// ("Quiet Station (Dolby) at ..." -> "Quiet Station").
+fn shown_before(words: &[&str], i: usize) -> Option<String> {
+    let mut named: Vec<&str> = Vec::new();
+    let mut k = i;
+    let mut in_aside = false;
+    while k > 0 && named.len() < 2 {
+        k -= 1;
+        let w = words[k];
+        if w.ends_with(')') && !in_aside {
+            in_aside = !w.starts_with('(');
+            continue;
+        }
+        if in_aside {
+            in_aside = !w.starts_with('(');
+            continue;
+        }
+        if w != bare(w) || w.is_empty() {
+            break;
+        }
+        named.insert(0, w);
+    }
+    (named.len() == 2).then(|| named.join(" "))
+}
+
+fn drop_repeated_venues(text: &str) -> String {
+    let words: Vec<&str> = text.split(' ').collect();
+    // (name, time) -> the venues and days it comes with.
+    let found: Vec<(usize, usize, String, String)> = (0..words.len())
+        .filter_map(|i| {
+            let last = venue_at(&words, i)?;
+            let key = format!("{} {}", shown_before(&words, i)?, bare(words[last + 1]));
+            Some((i, last, key, words[i..last].join(" ")))
+        })
+        .collect();
+    let mut kinds: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (_, _, key, venue) in &found {
+        kinds.entry(key).or_default().insert(venue);
+    }
+    let mut said: BTreeSet<&str> = BTreeSet::new();
+    let mut drop: BTreeSet<usize> = BTreeSet::new();
+    for (i, last, key, _) in &found {
+        if kinds[key.as_str()].len() == 1 && !said.insert(key) {
+            drop.extend(*i..*last);
+        }
+    }
+    words
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| !drop.contains(k))
+        .map(|(_, w)| *w)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// "your <up to five words> card|account ending in <digits>".
@@ -278,9 +425,36 @@ mod tests {
              Later cancel booking X-1 and get back what you paid. Then for booking X-1 you \
              want seat R2."
         );
+        // A name with "and" in it is a descriptor of its own, not two clauses.
+        let text = "For your booking BKG-1 for the New Zealand Wine and Wildlife, you want a \
+                    suite. Move your booking BKG-1 for the New Zealand Wine and Wildlife from \
+                    the 2024-09-15 departure.";
+        assert_eq!(
+            brief_repeats(text),
+            "For your booking BKG-1 for the New Zealand Wine and Wildlife, you want a suite. \
+             Move your booking BKG-1 from the 2024-09-15 departure."
+        );
         // A flight is its date: "on" opens no descriptor; short runs stay.
         let text = "Book flight HAT070 on 2024-05-17 for you. Later book flight HAT070 on \
                     2024-05-17 for you.";
+        assert_eq!(brief_repeats(text), text);
+    }
+
+    #[test]
+    fn a_repeated_descriptor_after_just_made_is_said_once_when_only_one_was_made() {
+        let text = "Book the Iceland Whales of the North for you. Then for the booking you just \
+                    made for the Iceland Whales of the North, you want a guide. Then cancel the \
+                    booking you just made for the Iceland Whales of the North.";
+        assert_eq!(
+            brief_repeats(text),
+            "Book the Iceland Whales of the North for you. Then for the booking you just made \
+             for the Iceland Whales of the North, you want a guide. Then cancel the booking \
+             you just made."
+        );
+        // Two made in one task: each mention keeps what tells them apart.
+        let text = "Change the booking you just made for the Iceland Whales of the North. Then \
+                    change the booking you just made for the Kenya Rift Valley Safari. Then \
+                    cancel the booking you just made for the Iceland Whales of the North.";
         assert_eq!(brief_repeats(text), text);
     }
 
@@ -295,6 +469,25 @@ mod tests {
         );
         let text = "Book the Iceland package (the 8-day trip), then the Iceland package \
                     (the 10-day trip), then cancel the Iceland package (the 8-day trip).";
+        assert_eq!(brief_repeats(text), text);
+    }
+
+    #[test]
+    fn a_showing_named_again_keeps_its_name_and_time() {
+        let text = "Book seat R1 for Quiet Station (Dolby) at Odeon Tokyo Screens on 2024-07-12 \
+                    at 11:00. Then make sure Quiet Station at Odeon Tokyo Screens on 2024-07-12 \
+                    at 11:00 is still on. Then book Heat Wave at Odeon Tokyo Screens on \
+                    2024-07-12 at 11:00.";
+        assert_eq!(
+            brief_repeats(text),
+            "Book seat R1 for Quiet Station (Dolby) at Odeon Tokyo Screens on 2024-07-12 at \
+             11:00. Then make sure Quiet Station at 11:00 is still on. Then book Heat Wave at \
+             Odeon Tokyo Screens on 2024-07-12 at 11:00."
+        );
+        // The same name and time at two venues or on two days: both keep theirs.
+        let text = "Check Quiet Station at Odeon Tokyo on 2024-07-12 at 11:00, then Quiet \
+                    Station at Regent Seoul on 2024-07-12 at 11:00, then Quiet Station at \
+                    Odeon Tokyo on 2024-07-12 at 11:00.";
         assert_eq!(brief_repeats(text), text);
     }
 

@@ -41,9 +41,10 @@ pub struct GroundedConfig {
     pub max_actions: usize,
     /// `[roles.grounder]`: scripted search (the default) or a tool-calling model.
     pub roles: crate::llm::RolesConfig,
-    /// `[caps.<domain>]`: per-domain `max_train` / `max_eval` / `max_customers` replacing
-    /// the ones above for that domain (the release recipe gives each domain its share of the
-    /// paper's counts; a domain whose traces need rarer customers searches more of them).
+    /// `[caps.<domain>]`: per-domain `max_train` / `max_eval` / `max_customers` /
+    /// `max_actions` replacing the ones above for that domain (the release recipe gives
+    /// each domain its share of the paper's counts; a domain whose traces need rarer
+    /// customers searches more of them; one whose requests are long stops its tasks sooner).
     pub caps: std::collections::BTreeMap<String, DomainCaps>,
 }
 
@@ -53,6 +54,7 @@ pub struct DomainCaps {
     pub max_train: Option<usize>,
     pub max_eval: Option<usize>,
     pub max_customers: Option<usize>,
+    pub max_actions: Option<usize>,
 }
 
 impl Default for GroundedConfig {
@@ -82,6 +84,14 @@ impl GroundedConfig {
             own.and_then(|c| c.max_train).unwrap_or(self.max_train),
             own.and_then(|c| c.max_eval).unwrap_or(self.max_eval),
         )
+    }
+
+    /// The most tool calls a trace selected for `domain` has.
+    pub fn max_actions_for(&self, domain: &str) -> usize {
+        self.caps
+            .get(domain)
+            .and_then(|c| c.max_actions)
+            .unwrap_or(self.max_actions)
     }
 
     /// The search limits for `domain` (its `[caps]` entry's `max_customers`, if any).
@@ -118,11 +128,12 @@ fn select_traces<'a>(
 ) -> Vec<&'a TraceRecord> {
     let mut selected: Vec<&TraceRecord> = Vec::new();
     let (train, eval) = cfg.caps_for(domain);
+    let max_actions = cfg.max_actions_for(domain);
     for (split, cap) in [(Split::Train, train), (Split::Eval, eval)] {
         selected.extend(
             traces
                 .iter()
-                .filter(|t| t.split == split && t.length as usize <= cfg.max_actions)
+                .filter(|t| t.split == split && t.length as usize <= max_actions)
                 .take(cap),
         );
     }
@@ -181,6 +192,9 @@ impl Stage for GroundedStage {
             }
             if let Some(n) = caps.max_customers {
                 c.count(&format!("caps.{domain}.max_customers"), n, 1, 100_000)?;
+            }
+            if let Some(n) = caps.max_actions {
+                c.count(&format!("caps.{domain}.max_actions"), n, 1, MAX_COUNT)?;
             }
         }
         super::roles::check_roles(path, &cfg.roles, &[crate::llm::Role::Grounder])
@@ -282,5 +296,35 @@ mod tests {
         let (_, bad) = config("[caps.bank]\nmax_customers = 0\n");
         let err = bad.unwrap_err().to_string();
         assert!(err.contains("caps.bank.max_customers"), "{err}");
+    }
+
+    #[test]
+    fn a_domain_cap_on_actions_selects_shorter_traces_for_that_domain_only() {
+        let (cfg, ok) = config("max_train = 2\nmax_eval = 0\n[caps.travel]\nmax_actions = 8\n");
+        assert!(ok.is_ok());
+        let traces: Vec<TraceRecord> = [10, 8, 9, 3]
+            .iter()
+            .enumerate()
+            .map(|(k, &length)| TraceRecord {
+                trace_id: format!("t{k}"),
+                domain: "travel".into(),
+                split: Split::Train,
+                sample_index: k as i32,
+                n_intents: 1,
+                intents: vec![vec!["x".into(); length as usize]],
+                length,
+            })
+            .collect();
+        let picked = |domain: &str| -> Vec<i32> {
+            select_traces(&traces, &cfg, domain)
+                .iter()
+                .map(|t| t.length)
+                .collect()
+        };
+        assert_eq!(picked("travel"), vec![8, 3]);
+        assert_eq!(picked("movie"), vec![10, 8]);
+        let (_, bad) = config("[caps.travel]\nmax_actions = 0\n");
+        let err = bad.unwrap_err().to_string();
+        assert!(err.contains("caps.travel.max_actions"), "{err}");
     }
 }

@@ -333,6 +333,13 @@ impl TravelDb {
         self.made.push((booking_id.to_string(), holder.to_string()));
     }
 
+    /// The bookings made since loading, in the order they were made.
+    pub fn made_bookings(&self) -> impl Iterator<Item = &Booking> {
+        self.made
+            .iter()
+            .filter_map(|(id, _)| self.find_booking(id).map(|(_, b)| b))
+    }
+
     fn index_bookings(&mut self) {
         let mut holders: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for t in self.travelers_in_order() {

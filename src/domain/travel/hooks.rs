@@ -32,7 +32,12 @@ pub fn say_date(short: &str) -> String {
     parse_short_date(short).map_or_else(|| short.to_string(), long_date)
 }
 
-fn person(t: &BookingTraveler) -> String {
+/// A traveler on a booking as the customer names them: "Amara Alvarez (born 1970-09-25)",
+/// or "yourself (born 1994-05-07)" for the customer.
+fn person(customer: &Traveler, t: &BookingTraveler) -> String {
+    if customer.name.first_name == t.first_name && customer.name.last_name == t.last_name {
+        return format!("yourself (born {})", say_date(&t.dob));
+    }
     format!(
         "{} {} (born {})",
         t.first_name,
@@ -69,18 +74,27 @@ fn method_phrase(t: &Traveler, id: &str) -> String {
     )
 }
 
-/// A booking as the traveler refers to it.
+/// A booking as the traveler refers to it. One made in this conversation is "the booking
+/// you just made for the X"; its departure is said only when another booking made in the
+/// conversation is for the same package (it tells the two apart).
 fn booking_text(db: &TravelDb, b: &Booking) -> String {
     let package = db
         .packages
         .get(&b.package_id)
         .map_or_else(|| "your package".to_string(), |p| format!("the {}", p.name));
     if b.booking_id.starts_with("TAU") && b.booking_id.len() == 6 {
-        // The departure tells apart two bookings made in one conversation.
-        format!(
-            "the booking you just made for {package} (departing {})",
-            say_date(&b.departure_date)
-        )
+        let twins = db
+            .made_bookings()
+            .filter(|m| m.package_id == b.package_id)
+            .count();
+        if twins > 1 {
+            format!(
+                "the booking you just made for {package} (departing {})",
+                say_date(&b.departure_date)
+            )
+        } else {
+            format!("the booking you just made for {package}")
+        }
     } else {
         format!("your booking {} for {package}", b.booking_id)
     }
@@ -160,7 +174,7 @@ pub fn describe_request(db: &TravelDb, tool: &str, args: &Value, output: &str) -
                 serde_json::from_value(args.get("travelers")?.clone()).ok()?;
             vars.insert(
                 "party",
-                join_and(&people.iter().map(person).collect::<Vec<_>>()),
+                join_and(&people.iter().map(|p| person(t, p)).collect::<Vec<_>>()),
             );
             let rooming = args.get("rooming")?;
             vars.insert("room", room_text(rooming)?);
@@ -274,7 +288,7 @@ pub fn describe_request(db: &TravelDb, tool: &str, args: &Value, output: &str) -
             );
         }
         "update_booking_travelers" => {
-            let (_, b) = found?;
+            let (holder, b) = found?;
             vars.insert("booking", booking_text(db, b));
             let new: Vec<BookingTraveler> =
                 serde_json::from_value(args.get("travelers")?.clone()).ok()?;
@@ -295,7 +309,7 @@ pub fn describe_request(db: &TravelDb, tool: &str, args: &Value, output: &str) -
                         "replace {} {} with {}",
                         old.first_name,
                         old.last_name,
-                        person(new)
+                        person(holder, new)
                     ));
                 }
             }
