@@ -29,6 +29,7 @@ pub mod schema;
 pub mod step_limit;
 pub mod transfer;
 pub mod unsatisfied;
+pub mod unseen;
 
 use crate::split::Split;
 pub use episode::{AnalysisError, CallOutcome, Episode, ExecutedCall};
@@ -205,6 +206,7 @@ pub const DETECTORS: &[Detector] = &[
     (policy::NAME, policy::detect),
     (confirmation::NAME, confirmation::detect),
     (revealed::NAME, revealed::detect),
+    (unseen::NAME, unseen::detect),
     (transfer::NAME, transfer::detect),
     (reverification::NAME, reverification::detect),
     (step_limit::NAME, step_limit::detect),

@@ -183,15 +183,19 @@ fn episode_players(
             tools: tools.to_vec(),
             seed: episode_seed,
         }),
-        RoleModel::Scripted(_) => Box::new(OracleAgent::new(
-            task,
-            parts,
-            &cfg.agent_errors,
-            transfer,
-            super::agent::identify_call(env, task, parts),
-            seed,
-            trial,
-        )),
+        RoleModel::Scripted(_) => {
+            let identify = super::agent::identify_call(env, task, parts);
+            Box::new(OracleAgent::new(
+                task,
+                parts,
+                &cfg.agent_errors,
+                transfer,
+                identify.clone(),
+                super::agent::discovery_plan(env, task, parts, identify.as_ref()),
+                seed,
+                trial,
+            ))
+        }
     };
     let user: Box<dyn User> = match &roles.user {
         RoleModel::Endpoint(model) => {

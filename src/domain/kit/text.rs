@@ -15,6 +15,19 @@ pub fn variant(key: &str, n: usize) -> usize {
     (h % n.max(1) as u64) as usize
 }
 
+/// Whether `value` reads as a record id rather than a word: one token of letters with
+/// digits (`credit_card_7815826`, `BKG-04590`, `#W1234567`) or with a capital after its
+/// first letter (`YvzlLDj`, `MYMHLLX`), or a number of eight digits or more (an item id,
+/// `8251151632`). Words, dates, times, amounts, zip codes and short numbers are not.
+pub fn id_like(value: &str) -> bool {
+    let v = value.trim_start_matches('#');
+    let letters = v.chars().filter(char::is_ascii_alphabetic).count();
+    let digits = v.chars().filter(char::is_ascii_digit).count();
+    let inner_capital = v.chars().skip(1).any(|c| c.is_ascii_uppercase());
+    let token = (4..=64).contains(&v.len()) && !v.contains(char::is_whitespace) && !v.contains('@');
+    token && (letters > 0 && (digits > 0 || inner_capital) || digits >= 8 && digits == v.len())
+}
+
 /// The string argument `key`, or "" when absent or not a string.
 pub fn arg_str<'a>(args: &'a Value, key: &str) -> &'a str {
     args.get(key).and_then(Value::as_str).unwrap_or("")
