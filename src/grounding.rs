@@ -133,8 +133,10 @@ pub async fn llm_ground_trace(
                         let mut next = state.fork();
                         let out = next.invoke(&call.name, &args);
                         if !out.is_error {
-                            let request = state
-                                .describe_request(&call.name, &args, &out.text)
+                            let request =
+                                crate::domain::kit::templates::with_salt(&user_id, || {
+                                    state.describe_request(&call.name, &args, &out.text)
+                                })
                                 .map(|r| crate::quality::language::tidy(&r));
                             path.push(GroundedStep {
                                 intent,
@@ -392,9 +394,13 @@ impl Search<'_> {
             }
             let mut ctx_next = ctx.clone();
             next.observe(tool, &args, &out.text, &mut ctx_next);
-            let request = env
-                .describe_request(tool, &args, &out.text)
-                .map(|r| crate::quality::language::tidy(&r));
+            // The customer salts the sentence of a call without arguments, so a theater
+            // list is asked for in other words by other customers.
+            let salt = self.customer.first().map_or("", String::as_str);
+            let request = crate::domain::kit::templates::with_salt(salt, || {
+                env.describe_request(tool, &args, &out.text)
+            })
+            .map(|r| crate::quality::language::tidy(&r));
             // A change of mind the customer does not state would be an accident.
             if change_of_mind && request.is_none() {
                 if let Some(d) = self.dead_end.at(pos) {

@@ -17,11 +17,29 @@
 //! and the domain renders `"<tool>.<case>"`; the choice among a case's sentences depends on
 //! the tool and the call, as for a plain table.
 //!
+//! A call without arguments (a theater list, the departments) would read the same in every
+//! task, so its choice also follows a salt that the caller may set around the call
+//! ([`with_salt`]: grounding sets the customer), and is unsalted otherwise.
+//!
 //! Architecture invariant: parsing and substitution only; knows no domain.
 
 use super::text::variant;
 use serde_json::Value;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+
+thread_local! {
+    static SALT: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// Run `f` with `salt` choosing among the sentences of calls without arguments (see the
+/// module docs); the previous salt is restored afterwards.
+pub fn with_salt<T>(salt: &str, f: impl FnOnce() -> T) -> T {
+    let before = SALT.with(|s| std::mem::replace(&mut *s.borrow_mut(), salt.to_string()));
+    let out = f();
+    SALT.with(|s| *s.borrow_mut() = before);
+    out
+}
 
 /// The parsed sentences of one domain: tool -> sentences.
 #[derive(Clone, Debug, Default)]
@@ -91,7 +109,13 @@ impl Templates {
         vars: &BTreeMap<&str, String>,
     ) -> Option<String> {
         let name = tool.split_once('.').map_or(tool, |(t, _)| t);
-        self.render_keyed(tool, &format!("{name}\0{args}"), args, vars)
+        let argless = args.is_null() || args.as_object().is_some_and(|m| m.is_empty());
+        let key = if argless {
+            SALT.with(|s| format!("{name}\0{args}\0{}", s.borrow()))
+        } else {
+            format!("{name}\0{args}")
+        };
+        self.render_keyed(tool, &key, args, vars)
     }
 
     /// [`Templates::render`] with the choice among the sentences driven by `key` instead of
@@ -255,6 +279,39 @@ mod tests {
         assert_eq!(
             t.render("pick", &args, &vars),
             t.render_keyed("pick", &format!("pick\0{args}"), &args, &vars)
+        );
+    }
+
+    #[test]
+    fn a_salt_varies_a_call_without_arguments_only() {
+        let t = Templates::parse(
+            r#"
+            [list]
+            say = ["l0", "l1", "l2", "l3", "l4"]
+            [pick]
+            say = ["s0 {id}", "s1 {id}", "s2 {id}"]
+            "#,
+        )
+        .unwrap();
+        let vars = BTreeMap::new();
+        let none = json!({});
+        let unsalted = t.render("list", &none, &vars);
+        let salted: std::collections::BTreeSet<String> = ["u1", "u2", "u3", "u4", "u5", "u6"]
+            .iter()
+            .filter_map(|s| with_salt(s, || t.render("list", &none, &vars)))
+            .collect();
+        assert!(salted.len() > 1, "{salted:?}");
+        // Deterministic per salt, and restored afterwards.
+        assert_eq!(
+            with_salt("u1", || t.render("list", &none, &vars)),
+            with_salt("u1", || t.render("list", &none, &vars))
+        );
+        assert_eq!(t.render("list", &none, &vars), unsalted);
+        // A call with arguments chooses by them alone.
+        let args = json!({"id": "x"});
+        assert_eq!(
+            with_salt("u1", || t.render("pick", &args, &vars)),
+            t.render("pick", &args, &vars)
         );
     }
 
