@@ -820,8 +820,7 @@ impl Known {
     }
 
     fn shows(&self, value: &str) -> bool {
-        self.text
-            .contains(&value.trim_start_matches('#').to_lowercase())
+        shows_id(&self.text, value)
     }
 
     /// Values for a parameter: those seen under a key of the same stem ("order_id" <-
@@ -896,6 +895,9 @@ fn leaf_values(key: &str, v: &Value, out: &mut Vec<(String, String)>) {
     }
 }
 
+/// A read made while planning: the tool, its arguments, its output.
+type Read = (String, Value, String);
+
 /// Lookups (name, arguments, output) that show `id`: one read, or two where the first
 /// shows what fills the second. At most this many calls are tried per id.
 const LOOKUP_BUDGET: usize = 400;
@@ -905,54 +907,48 @@ fn find_lookup(
     reads: &[&&'static crate::domain::ToolSpec],
     known: &Known,
     id: &str,
-) -> Option<Vec<(String, Value, String)>> {
+) -> Option<Vec<Read>> {
     let mut budget = LOOKUP_BUDGET;
-    let mut first_level: Vec<(String, Value, String)> = Vec::new();
-    for spec in reads {
-        for args in fillings(spec, known) {
-            if budget == 0 {
-                return None;
-            }
-            budget -= 1;
-            let out = state.invoke(spec.name, &args);
-            if out.is_error {
-                continue;
-            }
-            if out
-                .text
-                .to_lowercase()
-                .contains(&id.trim_start_matches('#').to_lowercase())
-            {
-                return Some(vec![(spec.name.to_string(), args, out.text)]);
-            }
-            first_level.push((spec.name.to_string(), args, out.text));
-        }
-    }
-    for (name, args, out) in first_level {
-        let mut more = known.clone();
-        more.add_output(&out);
+    // Every successful read `known` can fill, in tool order, until one shows `id` (then
+    // `Err` carries it) or the budget runs out.
+    let mut try_reads = |known: &Known| -> Result<Vec<Read>, Read> {
+        let mut seen = Vec::new();
         for spec in reads {
-            for args2 in fillings(spec, &more) {
+            for args in fillings(spec, known) {
                 if budget == 0 {
-                    return None;
+                    return Ok(seen);
                 }
                 budget -= 1;
-                let out2 = state.invoke(spec.name, &args2);
-                if !out2.is_error
-                    && out2
-                        .text
-                        .to_lowercase()
-                        .contains(&id.trim_start_matches('#').to_lowercase())
-                {
-                    return Some(vec![
-                        (name, args, out),
-                        (spec.name.to_string(), args2, out2.text),
-                    ]);
+                let out = state.invoke(spec.name, &args);
+                if out.is_error {
+                    continue;
                 }
+                let read = (spec.name.to_string(), args, out.text);
+                if shows_id(&read.2.to_lowercase(), id) {
+                    return Err(read);
+                }
+                seen.push(read);
             }
+        }
+        Ok(seen)
+    };
+    let first_level = match try_reads(known) {
+        Err(found) => return Some(vec![found]),
+        Ok(seen) => seen,
+    };
+    for first in first_level {
+        let mut more = known.clone();
+        more.add_output(&first.2);
+        if let Err(found) = try_reads(&more) {
+            return Some(vec![first, found]);
         }
     }
     None
+}
+
+/// Whether lower-case `text` shows `id` (a leading '#' aside, as customers drop it).
+fn shows_id(text: &str, id: &str) -> bool {
+    text.contains(&id.trim_start_matches('#').to_lowercase())
 }
 
 /// The argument sets for a read whose required parameters all have candidates (at most 40
@@ -973,13 +969,13 @@ fn fillings(spec: &crate::domain::ToolSpec, known: &Known) -> Vec<Value> {
     if options.iter().any(Vec::is_empty) {
         return Vec::new();
     }
+    let seconds: Vec<Option<&str>> = match options.get(1) {
+        Some(o) => o.iter().map(|x| Some(*x)).collect(),
+        None => vec![None],
+    };
     let mut out = Vec::new();
     for a in &options[0] {
-        let seconds: Vec<Option<&str>> = match options.get(1) {
-            Some(o) => o.iter().map(|x| Some(*x)).collect(),
-            None => vec![None],
-        };
-        for b in seconds {
+        for &b in &seconds {
             let mut m = serde_json::Map::new();
             m.insert(required[0].to_string(), Value::String(a.to_string()));
             if let Some(b) = b {

@@ -210,23 +210,32 @@ fn asides(text: &str) -> Vec<(usize, usize, String, String)> {
     found
 }
 
+/// For each (key, what it comes with) in text order: whether it is a later mention that
+/// may be shortened — its key never comes with anything else in the text, and it came
+/// before.
+fn later_unambiguous<'a>(found: impl Iterator<Item = (&'a str, &'a str)> + Clone) -> Vec<bool> {
+    let mut kinds: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (key, with) in found.clone() {
+        kinds.entry(key).or_default().insert(with);
+    }
+    let mut said: BTreeSet<&str> = BTreeSet::new();
+    found
+        .map(|(key, _)| !said.insert(key) && kinds[key].len() == 1)
+        .collect()
+}
+
 fn drop_repeated_asides(text: &str) -> String {
     let found = asides(text);
-    let mut kinds: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for (_, _, key, inner) in &found {
-        kinds.entry(key).or_default().insert(inner);
-    }
-    let mut said: BTreeSet<(&str, &str)> = BTreeSet::new();
+    let drop = later_unambiguous(
+        found
+            .iter()
+            .map(|(_, _, k, inner)| (k.as_str(), inner.as_str())),
+    );
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
-    for (open, close, key, inner) in &found {
-        let unambiguous = kinds[key.as_str()].len() == 1;
-        if unambiguous && !said.insert((key, inner)) {
-            out.push_str(&text[at..*open]);
-            at = *close;
-        } else {
-            said.insert((key, inner));
-        }
+    for ((open, close, _, _), _) in found.iter().zip(drop).filter(|(_, d)| *d) {
+        out.push_str(&text[at..*open]);
+        at = *close;
     }
     out.push_str(&text[at..]);
     out
@@ -316,17 +325,17 @@ fn drop_repeated_venues(text: &str) -> String {
             Some((i, last, key, words[i..last].join(" ")))
         })
         .collect();
-    let mut kinds: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for (_, _, key, venue) in &found {
-        kinds.entry(key).or_default().insert(venue);
-    }
-    let mut said: BTreeSet<&str> = BTreeSet::new();
-    let mut drop: BTreeSet<usize> = BTreeSet::new();
-    for (i, last, key, _) in &found {
-        if kinds[key.as_str()].len() == 1 && !said.insert(key) {
-            drop.extend(*i..*last);
-        }
-    }
+    let later = later_unambiguous(
+        found
+            .iter()
+            .map(|(_, _, k, venue)| (k.as_str(), venue.as_str())),
+    );
+    let drop: BTreeSet<usize> = found
+        .iter()
+        .zip(later)
+        .filter(|(_, d)| *d)
+        .flat_map(|((i, last, _, _), _)| *i..*last)
+        .collect();
     words
         .iter()
         .enumerate()
