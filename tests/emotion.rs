@@ -78,26 +78,36 @@ fn checked_in_anchors_are_complete_unique_and_regenerable() {
     let list = repo_anchors(&t);
     assert_eq!(list.len(), 5940);
     assert!(anchors::validate(&t, &list).is_empty());
-    // Each condition mixes the styles: second-person directives and situations, and the
-    // customer's own first-person voice.
-    for a in list.iter().take(600) {
-        let second = a.text.contains("You ") || a.text.contains(" you");
-        let first = a.text.contains("I ")
-            || a.text.contains("I'")
-            || a.text.contains(" me")
-            || a.text.contains("my ");
-        match anchors::ANCHOR_STYLES[a.anchor_index] {
-            anchors::Style::FirstPerson => assert!(first, "{}", a.text),
-            _ => assert!(second, "{}", a.text),
-        }
+    // Every anchor instructs the simulated user in the second person, in 30-60 words.
+    for a in &list {
+        assert!(
+            a.text.contains("You ") || a.text.contains(" you"),
+            "{}",
+            a.text
+        );
+        assert!(anchors::fits(&a.text), "{}", a.text);
     }
-    // Training paraphrases: 8 + 4 described per condition, none equal to an anchor, never
-    // index < 10, mostly third person; a pure function of the seed.
+    // Training paraphrases: 8 + 4 described + 4 implied per condition, then the first
+    // generator's texts that are not published (its first-person voices among them), none
+    // equal to an anchor, never index < 10, mostly third person; a pure function of the
+    // seed.
     let extra = anchors::paraphrases(&t, emotion::ANCHOR_SEED, &list).unwrap();
-    assert_eq!(
-        extra.len(),
-        594 * (anchors::PARAPHRASE_STYLES.len() + anchors::DESCRIBED_PARAPHRASES)
-    );
+    let generated = 594
+        * (anchors::PARAPHRASE_STYLES.len()
+            + anchors::DESCRIBED_PARAPHRASES
+            + anchors::IMPLIED_PARAPHRASES);
+    assert!(extra.len() >= generated + 594 * 3, "{}", extra.len());
+    let voices = extra[generated..]
+        .iter()
+        .filter(|a| {
+            ["I ", "I'", "my ", "My ", " me", "me.", "Me "]
+                .iter()
+                .any(|w| a.text.contains(w))
+        })
+        .count();
+    // The first generator's 1,782 voices ("Of course it went wrong. It always does with
+    // you." has no first-person word).
+    assert!(voices >= 1_750, "{voices} first-person training texts");
     // The described paraphrases are grammatical: "They" never takes a singular verb the
     // singular phrase banks would give it.
     for a in extra.iter().filter(|a| a.anchor_index >= 18) {
@@ -223,7 +233,7 @@ fn training_and_mapping_are_deterministic_for_a_seed() {
     assert_eq!(t.conditions()[m1.condition_id].emotion, m1.emotion);
     assert!(!m1.anchor_text.is_empty());
     // The emotion instruction the simulated user gets is a second-person instruction of
-    // 30-60 words wherever the condition has one (never the customer's first-person voice).
+    // 30-60 words, one of the published ten (never a training text).
     for (i, feeling) in [
         feeling,
         "The caller is furious and curt; they need it done right now and trust nobody.",
@@ -237,14 +247,8 @@ fn training_and_mapping_are_deterministic_for_a_seed() {
             let m = a
                 .map(feeling, &mut ChaCha8Rng::seed_from_u64(i as u64 * 100 + k))
                 .unwrap();
-            assert!(anchors::is_instruction(m.anchor_index), "{m:?}");
-            let words = m.anchor_text.split_whitespace().count();
-            let has_fitting = list.iter().any(|x| {
-                x.condition_id == m.condition_id
-                    && anchors::is_instruction(x.anchor_index)
-                    && (30..=60).contains(&x.text.split_whitespace().count())
-            });
-            assert!(!has_fitting || (30..=60).contains(&words), "{m:?}");
+            assert!(m.anchor_index < 10, "{m:?}");
+            assert!(anchors::fits(&m.anchor_text), "{m:?}");
         }
     }
 
@@ -644,7 +648,13 @@ fn the_anchor_writer_role_writes_validated_anchors_through_an_endpoint() {
     let before = std::fs::read(root.join("emotion_anchors/anchors.jsonl")).unwrap();
     let reply = |c: usize| -> Vec<String> {
         (0..10)
-            .map(|i| format!("Written for condition {c}, text {i}. You keep it short."))
+            .map(|i| {
+                format!(
+                    "Written for condition {c}, text {i}. You feel uneasy about the change and \
+                     say so early on. You keep every answer short, ask the agent to confirm \
+                     each step before it goes ahead, and do not mind waiting a little."
+                )
+            })
             .collect()
     };
     for c in 0..594 {

@@ -1,17 +1,21 @@
 //! The 5,940 anchor instructions (`emotion_anchors/anchors.jsonl`): the scripted
 //! compositional generator behind `tracer anchors generate`, reading and writing the JSONL
-//! file, and its validation (completeness 594 x 10, uniqueness, known labels).
+//! file, and its validation (completeness 594 x 10, uniqueness, known labels, length).
 //!
-//! An anchor says how the simulated user feels and how it communicates (politeness,
-//! urgency, trust), in one of three styles ([`Style`]): four short second-person
-//! directives, three longer situational descriptions and three in the customer's own
-//! first-person voice per condition. Dimension sentences are sometimes stated against the
-//! grain of the feeling ("however upset you are, you stay courteous") so the classifier
-//! learns them apart. Beside the published ten, [`paraphrases`] writes eight training-only
-//! texts per condition, mostly third-person descriptions — the register a feeling
-//! generator writes in. Every random choice comes from a ChaCha stream derived from (seed,
-//! stream, condition key), so both sets are pure functions of the seed and the phrase
-//! banks; a duplicate text is redrawn, so no two texts are alike.
+//! An anchor tells the simulated user how it feels and how it communicates (politeness,
+//! urgency, trust), in the second person and in 30 to 60 words ([`INSTRUCTION_WORDS`]):
+//! six short directives and four situational descriptions per condition ([`Style`]).
+//! Dimension sentences are sometimes stated against the grain of the feeling ("however
+//! upset you are, you stay courteous") so the classifier learns them apart. Beside the
+//! published ten, [`paraphrases`] writes the training-only texts: eight per condition,
+//! mostly third-person descriptions (the register a feeling generator writes in), four in
+//! a described register, four in an implied one (second person, the feeling shown by what
+//! happened and what the customer does, from `implied.toml`), and the first generator's
+//! texts that are not published (three first-person voices per condition, and
+//! descriptions outside 30-60 words). Every random choice
+//! comes from a ChaCha stream derived from (seed, stream, condition key), so both sets are
+//! pure functions of the seed and the phrase banks; a duplicate text is redrawn, so no two
+//! texts are alike.
 //!
 //! Architecture invariant: knows the taxonomy and the phrase banks, not embeddings or models.
 
@@ -48,6 +52,20 @@ pub struct Anchor {
 }
 
 impl Anchor {
+    /// Condition `c`'s anchor (or training text) at `anchor_index`.
+    pub fn of(c: &Condition, anchor_index: usize, text: String) -> Self {
+        Anchor {
+            condition_id: c.id,
+            family: c.family.clone(),
+            emotion: c.emotion.clone(),
+            politeness: c.politeness.clone(),
+            urgency: c.urgency.clone(),
+            trust: c.trust.clone(),
+            anchor_index,
+            text,
+        }
+    }
+
     pub fn condition_key(&self) -> String {
         condition_key(&self.emotion, &self.politeness, &self.urgency, &self.trust)
     }
@@ -90,10 +108,42 @@ pub enum Style {
     /// ("The caller is uneasy about a seat change, stays pleasant and is not in any rush"),
     /// from its own phrase banks (`banks::*_DESCRIBED`). Training paraphrases only.
     Described,
+    /// Second-person sentences that imply the feeling and each level through what
+    /// happened and what the customer does ("Your train boards in ten minutes and you keep
+    /// checking the time"), from `implied.toml`. Training paraphrases only.
+    Implied,
 }
 
-/// Styles of the published anchors, by anchor index.
+/// Styles of the published anchors, by anchor index: all second-person instructions to
+/// the simulated user (trait plus behaviour), of [`INSTRUCTION_WORDS`] words.
 pub const ANCHOR_STYLES: [Style; ANCHORS_PER_CONDITION] = [
+    Style::Directive,
+    Style::Directive,
+    Style::Directive,
+    Style::Directive,
+    Style::Directive,
+    Style::Directive,
+    Style::Situational,
+    Style::Situational,
+    Style::Situational,
+    Style::Situational,
+];
+
+/// How long a published anchor is, in words: the register of the paper's and the public
+/// benchmark's emotion instructions.
+pub const INSTRUCTION_WORDS: std::ops::RangeInclusive<usize> = 30..=60;
+
+/// Whether a text has the published anchors' length.
+pub fn fits(text: &str) -> bool {
+    INSTRUCTION_WORDS.contains(&text.split_whitespace().count())
+}
+
+/// The styles of the first generator's ten per condition (stream "anchors"), published
+/// until every anchor had to be a second-person instruction of [`INSTRUCTION_WORDS`]
+/// words: the ones that qualify are still published, the rest (three first-person voices
+/// per condition and the longer descriptions) are training texts ([`paraphrases`]), so the
+/// mapper keeps every text it learned from.
+const FIRST_STYLES: [Style; ANCHORS_PER_CONDITION] = [
     Style::Directive,
     Style::Directive,
     Style::Directive,
@@ -105,16 +155,6 @@ pub const ANCHOR_STYLES: [Style; ANCHORS_PER_CONDITION] = [
     Style::FirstPerson,
     Style::FirstPerson,
 ];
-
-/// Whether the published anchor at `anchor_index` instructs the simulated user in the
-/// second person (a directive or a situational description), rather than voicing the
-/// customer in the first person.
-pub fn is_instruction(anchor_index: usize) -> bool {
-    matches!(
-        ANCHOR_STYLES.get(anchor_index),
-        Some(Style::Directive | Style::Situational)
-    )
-}
 
 /// Training paraphrases per condition beside the published ten, and their styles.
 pub const PARAPHRASE_STYLES: [Style; 8] = [
@@ -133,6 +173,46 @@ pub const PARAPHRASE_STYLES: [Style; 8] = [
 /// the evaluation sets' dev half: without them, politeness and urgency of third-person
 /// feelings were the mapper's weakest labels.
 pub const DESCRIBED_PARAPHRASES: usize = 4;
+
+/// Implied-register paraphrases per condition, after the described ones (their own RNG
+/// stream). People who write emotion instructions mostly imply the emotion; the anchor
+/// banks name it.
+pub const IMPLIED_PARAPHRASES: usize = 4;
+
+/// The implied register's phrase banks (`implied.toml`): a sentence per emotion and per
+/// level of each dimension.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ImpliedBanks {
+    emotion: BTreeMap<String, Vec<String>>,
+    politeness: BTreeMap<String, Vec<String>>,
+    urgency: BTreeMap<String, Vec<String>>,
+    trust: BTreeMap<String, Vec<String>>,
+}
+
+fn implied_banks() -> Result<&'static ImpliedBanks, EmotionError> {
+    static BANKS: std::sync::OnceLock<Result<ImpliedBanks, String>> = std::sync::OnceLock::new();
+    BANKS
+        .get_or_init(|| {
+            toml::from_str(include_str!("implied.toml"))
+                .map_err(|e| format!("src/emotion/implied.toml: {e}"))
+        })
+        .as_ref()
+        .map_err(|e| EmotionError::Invalid(e.clone()))
+}
+
+fn implied_pick(
+    rng: &mut ChaCha8Rng,
+    table: &BTreeMap<String, Vec<String>>,
+    key: &str,
+) -> Result<String, EmotionError> {
+    match table.get(key) {
+        Some(v) if !v.is_empty() => Ok(v[rng.random_range(0..v.len())].clone()),
+        _ => Err(EmotionError::Invalid(format!(
+            "src/emotion/implied.toml: no sentences for '{key}'"
+        ))),
+    }
+}
 
 fn emotion_bank<'a>(
     table: &'a [(&str, &'a [&str])],
@@ -199,6 +279,17 @@ fn into_sentences(units: Vec<String>, rng: &mut ChaCha8Rng) -> String {
 
 /// One candidate anchor text for a condition in a style.
 pub fn compose(c: &Condition, style: Style, rng: &mut ChaCha8Rng) -> Result<String, EmotionError> {
+    compose_with(c, style, rng, false)
+}
+
+/// [`compose`], where `brief` lets a situational description leave out how the feeling
+/// shows (as a directive may), so that it can fit [`INSTRUCTION_WORDS`].
+fn compose_with(
+    c: &Condition,
+    style: Style,
+    rng: &mut ChaCha8Rng,
+    brief: bool,
+) -> Result<String, EmotionError> {
     let (_, states, shows) = banks::EMOTIONS
         .iter()
         .find(|(e, _, _)| *e == c.emotion)
@@ -217,7 +308,7 @@ pub fn compose(c: &Condition, style: Style, rng: &mut ChaCha8Rng) -> Result<Stri
                 pick(rng, bank(banks::SITUATIONS, &c.family)?).replace("{}", pick(rng, states))
             };
             let mut units = vec![first];
-            if style == Style::Situational || rng.random_bool(0.5) {
+            if style == Style::Situational && !brief || rng.random_bool(0.5) {
                 units.push(pick(rng, shows).to_string());
             }
             let mut dims = vec![
@@ -276,6 +367,18 @@ pub fn compose(c: &Condition, style: Style, rng: &mut ChaCha8Rng) -> Result<Stri
                     dims[0], dims[1], dims[2]
                 )
             })
+        }
+        Style::Implied => {
+            let banks = implied_banks()?;
+            let mut units = vec![implied_pick(rng, &banks.emotion, &c.emotion)?];
+            let mut dims = vec![
+                implied_pick(rng, &banks.politeness, &c.politeness)?,
+                implied_pick(rng, &banks.urgency, &c.urgency)?,
+                implied_pick(rng, &banks.trust, &c.trust)?,
+            ];
+            dims.shuffle(rng);
+            units.extend(dims);
+            Ok(into_sentences(units, rng))
         }
         Style::Described => {
             let who = pick(
@@ -385,27 +488,65 @@ fn plural_verb_phrase(phrase: &str) -> String {
     }
 }
 
-/// Generate all anchors: 10 per condition, in condition-id then anchor-index order.
+/// Generate all anchors: 10 per condition, in condition-id then anchor-index order. Each
+/// style's slots take the first generator's texts of that style that fit
+/// ([`FIRST_STYLES`], in order), then new texts of the style that fit, drawn from the
+/// condition's own "instructions" stream and unlike every text before them.
 pub fn generate(taxonomy: &Taxonomy, seed: u64) -> Result<Vec<Anchor>, EmotionError> {
+    let first = first_generation(taxonomy, seed)?;
+    let mut seen: BTreeSet<String> = first.iter().map(|a| a.text.clone()).collect();
+    let mut out = Vec::with_capacity(taxonomy.condition_count() * ANCHORS_PER_CONDITION);
+    for (c, earlier) in taxonomy
+        .conditions()
+        .into_iter()
+        .zip(first.chunks(FIRST_STYLES.len()))
+    {
+        let mut rng = derive_rng(seed, &["instructions", &c.key()]);
+        let mut kept: Vec<(Style, &str)> = FIRST_STYLES
+            .iter()
+            .zip(earlier)
+            .filter(|(_, a)| fits(&a.text))
+            .map(|(style, a)| (*style, a.text.as_str()))
+            .collect();
+        for (i, style) in ANCHOR_STYLES.iter().enumerate() {
+            let text = match kept.iter().position(|(s, _)| s == style) {
+                Some(k) => kept.remove(k).1.to_string(),
+                None => draw(&c, *style, &mut rng, &mut seen, true)?,
+            };
+            out.push(Anchor::of(&c, i, text));
+        }
+    }
+    Ok(out)
+}
+
+/// The first generator's ten per condition, as it wrote them (see [`FIRST_STYLES`]).
+fn first_generation(taxonomy: &Taxonomy, seed: u64) -> Result<Vec<Anchor>, EmotionError> {
     generate_styled(
         taxonomy,
         seed,
         "anchors",
-        &ANCHOR_STYLES,
+        &FIRST_STYLES,
         &mut BTreeSet::new(),
         0,
     )
 }
 
-/// The training paraphrases beside the published anchors: [`PARAPHRASE_STYLES`] per
-/// condition, none equal to an anchor, with `anchor_index` 10.. so they are never chosen as
-/// a task's emotion instruction. A pure function of the seed and the banks.
+/// The training paraphrases beside the published anchors: [`PARAPHRASE_STYLES`],
+/// [`DESCRIBED_PARAPHRASES`] and [`IMPLIED_PARAPHRASES`] per condition, none equal to an anchor, then the first
+/// generator's texts that are not published (its first-person voices and longer
+/// descriptions), with `anchor_index` 10.. so they are never chosen as a task's emotion
+/// instruction. A pure function of the seed, the banks and the published anchors.
 pub fn paraphrases(
     taxonomy: &Taxonomy,
     seed: u64,
     anchors: &[Anchor],
 ) -> Result<Vec<Anchor>, EmotionError> {
-    let mut seen: BTreeSet<String> = anchors.iter().map(|a| a.text.clone()).collect();
+    let first = first_generation(taxonomy, seed)?;
+    let mut seen: BTreeSet<String> = first
+        .iter()
+        .chain(anchors)
+        .map(|a| a.text.clone())
+        .collect();
     let mut out = generate_styled(
         taxonomy,
         seed,
@@ -414,15 +555,62 @@ pub fn paraphrases(
         &mut seen,
         ANCHORS_PER_CONDITION,
     )?;
+    let described = ANCHORS_PER_CONDITION + PARAPHRASE_STYLES.len();
     out.extend(generate_styled(
         taxonomy,
         seed,
         "described",
         &[Style::Described; DESCRIBED_PARAPHRASES],
         &mut seen,
-        ANCHORS_PER_CONDITION + PARAPHRASE_STYLES.len(),
+        described,
     )?);
+    let implied = described + DESCRIBED_PARAPHRASES;
+    out.extend(generate_styled(
+        taxonomy,
+        seed,
+        "implied",
+        &[Style::Implied; IMPLIED_PARAPHRASES],
+        &mut seen,
+        implied,
+    )?);
+    let published: BTreeSet<&str> = anchors.iter().map(|a| a.text.as_str()).collect();
+    let mut next: BTreeMap<usize, usize> = BTreeMap::new();
+    for a in first {
+        if published.contains(a.text.as_str()) {
+            continue;
+        }
+        let index = next
+            .entry(a.condition_id)
+            .or_insert(implied + IMPLIED_PARAPHRASES);
+        out.push(Anchor {
+            anchor_index: *index,
+            ..a
+        });
+        *index += 1;
+    }
     Ok(out)
+}
+
+/// A new text of `style` for condition `c` that no earlier text equals; a `published` one
+/// is brief and fits [`INSTRUCTION_WORDS`].
+fn draw(
+    c: &Condition,
+    style: Style,
+    rng: &mut ChaCha8Rng,
+    seen: &mut BTreeSet<String>,
+    published: bool,
+) -> Result<String, EmotionError> {
+    for _ in 0..10_000 {
+        let t = compose_with(c, style, rng, published)?;
+        let keep = |t: &str| !published || fits(t);
+        if keep(&t) && seen.insert(t.clone()) {
+            return Ok(t);
+        }
+    }
+    Err(EmotionError::Invalid(format!(
+        "could not find a new anchor for {}",
+        c.key()
+    )))
 }
 
 fn generate_styled(
@@ -437,27 +625,8 @@ fn generate_styled(
     for c in taxonomy.conditions() {
         let mut rng = derive_rng(seed, &[stream, &c.key()]);
         for (i, style) in styles.iter().enumerate() {
-            let mut text = None;
-            for _ in 0..10_000 {
-                let t = compose(&c, *style, &mut rng)?;
-                if seen.insert(t.clone()) {
-                    text = Some(t);
-                    break;
-                }
-            }
-            let text = text.ok_or_else(|| {
-                EmotionError::Invalid(format!("could not find a new anchor for {}", c.key()))
-            })?;
-            out.push(Anchor {
-                condition_id: c.id,
-                family: c.family.clone(),
-                emotion: c.emotion.clone(),
-                politeness: c.politeness.clone(),
-                urgency: c.urgency.clone(),
-                trust: c.trust.clone(),
-                anchor_index: first_index + i,
-                text,
-            });
+            let text = draw(&c, *style, &mut rng, seen, false)?;
+            out.push(Anchor::of(&c, first_index + i, text));
         }
     }
     Ok(out)
@@ -516,7 +685,8 @@ pub struct AnchorProblem {
 }
 
 /// Completeness (every condition x index 0..10 exactly once), unique texts, labels that
-/// agree with the taxonomy and the condition id, and 2 to [`MAX_SENTENCES`] sentences.
+/// agree with the taxonomy and the condition id, 2 to [`MAX_SENTENCES`] sentences and
+/// [`INSTRUCTION_WORDS`] words.
 pub fn validate(taxonomy: &Taxonomy, anchors: &[Anchor]) -> Vec<AnchorProblem> {
     let conditions = taxonomy.conditions();
     let mut problems = Vec::new();
@@ -559,6 +729,14 @@ pub fn validate(taxonomy: &Taxonomy, anchors: &[Anchor]) -> Vec<AnchorProblem> {
         if !(2..=MAX_SENTENCES).contains(&sentences) {
             bad(format!(
                 "text has {sentences} sentences, expected 2 to {MAX_SENTENCES}"
+            ));
+        }
+        if !fits(&a.text) {
+            bad(format!(
+                "text has {} words, expected {} to {}",
+                a.text.split_whitespace().count(),
+                INSTRUCTION_WORDS.start(),
+                INSTRUCTION_WORDS.end()
             ));
         }
         if let Some(first) = texts.insert(a.text.as_str(), line) {

@@ -720,27 +720,28 @@ impl Mapper {
 
     /// Turn a vote into a mapping: one of the condition's anchors, drawn from `rng`.
     pub fn choose_anchor<R: rand::Rng + ?Sized>(&self, vote: &Vote, rng: &mut R) -> Mapping {
+        self.choose_anchor_where(vote, rng, &|_| true)
+    }
+
+    /// [`Mapper::choose_anchor`] among the anchors `suits` accepts (say, those that tell
+    /// of no event the task lacks); among all of the condition's anchors when it accepts
+    /// none. Every published anchor is a second-person instruction of 30-60 words
+    /// (validated on load), so any of them can be the simulated user's emotion instruction.
+    pub fn choose_anchor_where<R: rand::Rng + ?Sized>(
+        &self,
+        vote: &Vote,
+        rng: &mut R,
+        suits: &dyn Fn(&str) -> bool,
+    ) -> Mapping {
         let c = &self.conditions[vote.condition_id];
         let slots = &self.by_condition[vote.condition_id];
         let present: Vec<usize> = slots.iter().copied().filter(|&i| i != usize::MAX).collect();
-        // The simulated user is told how to behave, in the second person and in 30-60
-        // words (the register of the paper's and the public benchmark's instructions): the
-        // first-person anchors are the customer's voice, not an instruction, and the longer
-        // situational ones run past 60 words. Fall back to what there is.
-        let instructions: Vec<usize> = present
+        let suiting: Vec<usize> = present
             .iter()
             .copied()
-            .filter(|&i| anchors::is_instruction(self.anchors[i].anchor_index))
+            .filter(|&i| suits(&self.anchors[i].text))
             .collect();
-        let fitting: Vec<usize> = instructions
-            .iter()
-            .copied()
-            .filter(|&i| (30..=60).contains(&self.anchors[i].text.split_whitespace().count()))
-            .collect();
-        let available = [fitting, instructions, present]
-            .into_iter()
-            .find(|v| !v.is_empty())
-            .unwrap_or_default();
+        let available = if suiting.is_empty() { present } else { suiting };
         // The mapper is only built from validated anchor sets, but a training split may lack
         // some of a condition's anchors; choose among those present.
         let (anchor_index, anchor_text) = if available.is_empty() {

@@ -24,15 +24,11 @@
 //! [`linear`] (per-label softmax regressions beside the MLP), [`mapper`] (views, decision rules, the trained-model cache), [`eval`] (the per-register
 //! quality report).
 //!
-//! **Measured** (2-core machine shared with other builds, debug build, defaults: view
-//! encoder (weight 0.5) + n-grams, linear heads, MLP hidden 128, 10 epochs, input dropout
-//! 0.7): on the test half of the 602 hand-labelled items, mean over three registers, family
-//! 93.1%, emotion 90.1%, politeness 72.9%, urgency 80.0%, trust 85.8% (the previous default,
-//! MLP heads without the described paraphrases: 86.5% / 81.4% / 65.3% / 71.6% / 82.5%; the
-//! first TF-IDF mapper on single-template anchors: 67.6% / 58.0% / 51.4% / 57.4% / 63.8%).
-//! docs/emotion-mapping.md has the per-register table and the scripted feeler's agreement.
+//! **Measured**: `tracer emotion eval` prints the mapper's accuracy per register and label
+//! on the hand-labelled sets; docs/emotion-mapping.md keeps its tables (figures live there,
+//! where they are regenerated, not here).
 //! Encoding one text costs ~100-150 ms of CPU in a debug build (opt-level 3 for the tensor
-//! crates); the ~13,700 training and evaluation texts are therefore encoded once and checked
+//! crates); the ~18,000 training and evaluation texts are therefore encoded once and checked
 //! in (`emotion_anchors/vectors/`). Trained models are cached in `.cache/emotion/` under a
 //! fingerprint of the taxonomy, every training text and label, the embedder id (with the
 //! model hash) and the training settings; training is deterministic, so the cache is only a

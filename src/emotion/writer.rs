@@ -3,10 +3,10 @@
 //! scripted compositional generator (`anchors::generate`) stays the offline default.
 //!
 //! One request per condition asks for a JSON array of ten texts, one per anchor style
-//! ([`ANCHOR_STYLES`]: four short directives, three situational descriptions, three in the
-//! customer's voice). The reply is parsed and the whole set then goes through the same
-//! validation as the checked-in file (`anchors::validate`: 594 x 10, labels, unique texts,
-//! 2 to 6 sentences); a reply that is not ten strings, or a set that fails validation, is
+//! ([`ANCHOR_STYLES`]: six short directives and four situational descriptions, all in the
+//! second person, 30 to 60 words each). The reply is parsed and the whole set then goes
+//! through the same validation as the checked-in file (`anchors::validate`: 594 x 10,
+//! labels, unique texts, 2 to 6 sentences, 30 to 60 words); a reply that is not ten strings, or a set that fails validation, is
 //! an error naming the condition (or the first problem) — nothing is written.
 //! Each request carries a seed derived from (seed, condition key), and the LLM layer's
 //! response cache makes a re-run reproduce the same file.
@@ -15,7 +15,7 @@
 //! never the embedder or the classifier.
 
 use super::EmotionError;
-use super::anchors::{ANCHOR_STYLES, Anchor, Style};
+use super::anchors::{ANCHOR_STYLES, Anchor, INSTRUCTION_WORDS, Style};
 use super::taxonomy::{Condition, Taxonomy};
 use crate::llm::{ChatMessage, ChatModel, ChatRequest};
 use crate::seed::derive_seed;
@@ -43,6 +43,9 @@ fn style_note(style: Style) -> &'static str {
         Style::Described => {
             "one or two sentences describing the customer in the third person singular"
         }
+        Style::Implied => {
+            "two to four second-person sentences that show the feeling through what happened and what the customer does"
+        }
     }
 }
 
@@ -50,13 +53,15 @@ fn style_note(style: Style) -> &'static str {
 pub fn request_text(c: &Condition) -> String {
     let mut s = format!(
         "Emotion: {} (family: {}). Politeness: {}. Urgency: {}. Trust in the agent: {}.\n\
-         Write {} different instructions, in this order:\n",
+         Write {} different instructions, each of {} to {} words, in this order:\n",
         c.emotion,
         c.family,
         c.politeness,
         c.urgency,
         c.trust,
-        ANCHOR_STYLES.len()
+        ANCHOR_STYLES.len(),
+        INSTRUCTION_WORDS.start(),
+        INSTRUCTION_WORDS.end()
     );
     for (i, style) in ANCHOR_STYLES.iter().enumerate() {
         s.push_str(&format!("{}. {}\n", i + 1, style_note(*style)));
@@ -153,16 +158,7 @@ pub fn write_anchors(
             EmotionError::Invalid(format!("anchor_writer, condition {}: {e}", c.key()))
         })?;
         for (index, text) in parse_reply(c, &reply)?.into_iter().enumerate() {
-            out.push(Anchor {
-                condition_id: c.id,
-                family: c.family.clone(),
-                emotion: c.emotion.clone(),
-                politeness: c.politeness.clone(),
-                urgency: c.urgency.clone(),
-                trust: c.trust.clone(),
-                anchor_index: index,
-                text,
-            });
+            out.push(Anchor::of(c, index, text));
         }
     }
     Ok(out)

@@ -22,6 +22,49 @@ use std::path::{Path, PathBuf};
 
 pub struct EmotionsStage;
 
+/// Events an emotion instruction may tell the simulated user to speak of, each with the
+/// words in the task (its instruction or feeling) that show the event is part of it: an
+/// anchor that speaks of a trip is not given to a customer paying a phone bill, nor one
+/// about a loss to a customer whose task has none.
+const EVENTS: &[(&[&str], &[&str])] = &[
+    (
+        &["trip", "journey", "holiday", "vacation"],
+        &[
+            "trip", "flight", "travel", "journey", "holiday", "vacation", "package", "fly",
+        ],
+    ),
+    (
+        &[
+            "painful loss",
+            "grief",
+            "grieving",
+            "mourn",
+            "lost someone",
+            "sad event",
+            "bereave",
+            "no longer with us",
+        ],
+        &[
+            "passed away",
+            "funeral",
+            "died",
+            "bereavement",
+            "loss",
+            "grief",
+            "grieving",
+            "mourn",
+        ],
+    ),
+];
+
+/// Whether `anchor` speaks of no event of [`EVENTS`] that `story` (lower case) lacks.
+fn tells_only_what_happened(anchor: &str, story: &str) -> bool {
+    let anchor = anchor.to_lowercase();
+    EVENTS.iter().all(|(claims, cues)| {
+        !claims.iter().any(|w| anchor.contains(w)) || cues.iter().any(|w| story.contains(w))
+    })
+}
+
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EmotionsConfig {
@@ -173,7 +216,15 @@ impl Stage for EmotionsStage {
             .zip(&votes)
             .map(|(task, vote)| {
                 let mut rng = derive_rng(ctx.seed, &["emotions", &task.domain, &task.task_id]);
-                let m = mapper.choose_anchor(vote, &mut rng);
+                let story = format!(
+                    "{} {}",
+                    task.instruction.as_deref().unwrap_or_default(),
+                    task.feeling.as_deref().unwrap_or_default()
+                )
+                .to_lowercase();
+                let m = mapper.choose_anchor_where(vote, &mut rng, &|anchor| {
+                    tells_only_what_happened(anchor, &story)
+                });
                 *families.entry(m.family.clone()).or_default() += 1;
                 TaskRecord {
                     emotion_family: Some(m.family),
@@ -194,5 +245,25 @@ impl Stage for EmotionsStage {
             mapper.embedder().id(),
             mix.join(", ")
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tells_only_what_happened;
+
+    #[test]
+    fn an_anchor_speaks_only_of_events_the_task_has() {
+        let trip = "You feel excited. Mention the trip, purchase or plan you cannot wait for.";
+        let loss = "You are mournful after a painful loss. Speak quietly.";
+        let plain = "You are at a loss and dependent on someone else. Ask for help.";
+        let bill = "you want to pay the balance on your phone bill.";
+        let flight = "you want to change the flight on reservation abc123.";
+        let funeral = "you are cancelling because your father passed away.";
+        assert!(!tells_only_what_happened(trip, bill));
+        assert!(tells_only_what_happened(trip, flight));
+        assert!(!tells_only_what_happened(loss, flight));
+        assert!(tells_only_what_happened(loss, funeral));
+        assert!(tells_only_what_happened(plain, bill));
     }
 }
