@@ -79,6 +79,9 @@ pub struct OracleAgent {
     /// The customer's own id and identity values: never read back in a confirmation, and
     /// recognised when the customer states them unasked.
     customer: Vec<String>,
+    /// Ids the customer knows by other words (a card by its brand and last digits), from
+    /// the task's facts that resolve exactly one id.
+    known_as: Vec<(String, String)>,
     transfer_tool: Option<String>,
     plan: Plan,
     next: usize,
@@ -180,6 +183,14 @@ impl OracleAgent {
                 )
                 .filter(|v| !v.is_empty())
                 .collect(),
+            known_as: parts
+                .user_facts
+                .iter()
+                .filter_map(|f| match f.ids.as_slice() {
+                    [id] => customer_words(&f.text).map(|w| (id.clone(), w)),
+                    _ => None,
+                })
+                .collect(),
             transfer_tool,
             plan,
             next: 0,
@@ -236,9 +247,9 @@ impl OracleAgent {
         ChatMessage::assistant_tool_calls(None, vec![call]).with_reasoning(reasoning)
     }
 
-    /// What a write will do, in the agent's words (see [`summarise_write`]).
+    /// What a write will do, in the agent's words (see [`summarise_write_as`]).
     fn summarise(&self, name: &str, args: &Value) -> String {
-        summarise_write(name, args, &self.customer)
+        summarise_write_as(name, args, &self.customer, &self.known_as)
     }
 
     /// The reasoning behind a tool call: the policy step it takes, never a reference.
@@ -1025,17 +1036,49 @@ fn describe_entry(entry: &Value) -> Option<String> {
     })
 }
 
+/// A fact "You have a Visa credit card ending in 7846." as the agent says it back: "your
+/// Visa credit card ending in 7846"; `None` for a fact of another shape.
+fn customer_words(fact: &str) -> Option<String> {
+    let rest = fact.strip_prefix("You have ")?;
+    let rest = rest
+        .strip_prefix("an ")
+        .or_else(|| rest.strip_prefix("a "))
+        .unwrap_or(rest);
+    let rest = rest.trim_end_matches('.');
+    (!rest.is_empty()).then(|| format!("your {rest}"))
+}
+
 /// What a write will do, from its tool name and arguments, in the agent's words:
 /// "cancel reservation (reservation id 4WQ150; reason change of plan)", list entries by
 /// what they are ("travelers Ada Lee and Bo Lee"). The customer's own ids are left out
 /// (reading them back would sound like another identity question), and so are values
 /// nothing was chosen for.
 pub fn summarise_write(name: &str, args: &Value, customer: &[String]) -> String {
+    summarise_write_as(name, args, customer, &[])
+}
+
+/// [`summarise_write`], where an id the customer knows by other words (`known_as`: id and
+/// words, "your Visa credit card ending in 7846") is read back in those words
+/// ("payment: your Visa credit card ending in 7846", not "payment id credit card 8509532").
+pub fn summarise_write_as(
+    name: &str,
+    args: &Value,
+    customer: &[String],
+    known_as: &[(String, String)],
+) -> String {
     let action = name.replace('_', " ");
     let mut details = Vec::new();
     if let Value::Object(m) = args {
         for (k, v) in m {
             if v.as_str().is_some_and(|s| customer.iter().any(|c| c == s)) {
+                continue;
+            }
+            if let Some((_, words)) = v
+                .as_str()
+                .and_then(|s| known_as.iter().find(|(id, _)| id == s))
+            {
+                let what = k.strip_suffix("_id").unwrap_or(k).replace('_', " ");
+                details.push(format!("{what}: {words}"));
                 continue;
             }
             let value = match v {
@@ -1278,5 +1321,19 @@ mod tests {
              travelers Ada Lee and Bo Lee)"
         );
         assert_eq!(summarise_write("cancel_all", &json!({}), &[]), "cancel all");
+        // An id the customer knows by other words is read back in those words.
+        let card = super::customer_words("You have a Visa credit card ending in 7846.");
+        assert_eq!(
+            card.as_deref(),
+            Some("your Visa credit card ending in 7846")
+        );
+        assert_eq!(super::customer_words("Your user id is x."), None);
+        let known = [("credit_card_8509532".to_string(), card.unwrap())];
+        let args = json!({"payment_id": "credit_card_8509532", "reservation_id": "YTNH41"});
+        assert_eq!(
+            super::summarise_write_as("update_reservation_flights", &args, &[], &known),
+            "update reservation flights (payment: your Visa credit card ending in 7846; \
+             reservation id YTNH41)"
+        );
     }
 }
