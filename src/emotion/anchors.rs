@@ -91,9 +91,10 @@ fn join_semicolon(a: &str, b: &str) -> String {
     format!("{a}; {}{}", first.unwrap_or_default(), chars.as_str())
 }
 
-/// How an anchor is written. The published ten per condition mix the first three; the
-/// fourth is only ever a training paraphrase (it is how a feeling generator writes, not an
-/// instruction to a simulated user).
+/// How an anchor is written. The published ten per condition are directives and
+/// situational descriptions ([`ANCHOR_STYLES`]); the other styles are only ever training
+/// texts (the customer's own voice, and how a feeling generator writes: not instructions
+/// to a simulated user).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Style {
     /// Two to four second-person sentences: the feeling, then how to communicate.
