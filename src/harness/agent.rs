@@ -1036,6 +1036,27 @@ fn describe_entry(entry: &Value) -> Option<String> {
     })
 }
 
+/// Whether an argument names who the customer is (their account, their contact), not what
+/// the action is about: a booking id the customer identified with is still read back when
+/// it is the booking being cancelled.
+fn names_the_customer(key: &str) -> bool {
+    [
+        "user",
+        "client",
+        "customer",
+        "patient",
+        "student",
+        "traveler",
+        "member",
+        "guest",
+        "email",
+        "phone",
+        "account_holder",
+    ]
+    .iter()
+    .any(|w| key.contains(w))
+}
+
 /// A fact "You have a Visa credit card ending in 7846." as the agent says it back: "your
 /// Visa credit card ending in 7846"; `None` for a fact of another shape.
 fn customer_words(fact: &str) -> Option<String> {
@@ -1051,8 +1072,8 @@ fn customer_words(fact: &str) -> Option<String> {
 /// What a write will do, from its tool name and arguments, in the agent's words:
 /// "cancel reservation (reservation id 4WQ150; reason change of plan)", list entries by
 /// what they are ("travelers Ada Lee and Bo Lee"). The customer's own ids are left out
-/// (reading them back would sound like another identity question), and so are values
-/// nothing was chosen for.
+/// where they say who the customer is (reading them back would sound like another identity
+/// question), and so are values nothing was chosen for.
 pub fn summarise_write(name: &str, args: &Value, customer: &[String]) -> String {
     summarise_write_as(name, args, customer, &[])
 }
@@ -1070,7 +1091,8 @@ pub fn summarise_write_as(
     let mut details = Vec::new();
     if let Value::Object(m) = args {
         for (k, v) in m {
-            if v.as_str().is_some_and(|s| customer.iter().any(|c| c == s)) {
+            if v.as_str().is_some_and(|s| customer.iter().any(|c| c == s)) && names_the_customer(k)
+            {
                 continue;
             }
             if let Some((_, words)) = v
@@ -1321,6 +1343,15 @@ mod tests {
              travelers Ada Lee and Bo Lee)"
         );
         assert_eq!(summarise_write("cancel_all", &json!({}), &[]), "cancel all");
+        // A booking the customer identified with is still named when it is what changes.
+        assert_eq!(
+            summarise_write(
+                "cancel_booking",
+                &json!({"booking_id": "OC3VOQC-B"}),
+                &["OC3VOQC-B".to_string()]
+            ),
+            "cancel booking (booking id OC3VOQC-B)"
+        );
         // An id the customer knows by other words is read back in those words.
         let card = super::customer_words("You have a Visa credit card ending in 7846.");
         assert_eq!(
