@@ -331,8 +331,6 @@ pub async fn run_episode(
     )
 }
 
-/// Turn a second-person instruction sentence into what the customer says ("You want to
-/// cancel your trip." -> "I want to cancel my trip.").
 /// The question sentences of a message, lower-cased and joined ("Here is what I found.
 /// The email is a@b.c. Anything else?" -> "anything else?"): what a reply should answer,
 /// without the statements around it.
@@ -356,7 +354,26 @@ pub fn questions(text: &str) -> String {
     out.trim_end().to_lowercase()
 }
 
+/// Turn a second-person instruction sentence into what the customer says ("You want to
+/// cancel your trip." -> "I want to cancel my trip."). An instruction's stage direction
+/// "you ask for ..." is said as a request ("I'd like ...", not "I ask for ...").
 pub fn first_person(text: &str) -> String {
+    const ASKING: &[(&str, &str)] = &[
+        ("I ask for ", "I'd like "),
+        ("I ask to ", "I'd like to "),
+        ("I ask whether ", "I'd like to know whether "),
+        ("I ask if ", "I'd like to know if "),
+        ("I ask what ", "I'd like to know what "),
+        ("I ask which ", "I'd like to know which "),
+        ("I ask how ", "I'd like to know how "),
+        ("I ask about ", "I'd like to know about "),
+    ];
+    ASKING
+        .iter()
+        .fold(swap_person(text), |said, (from, to)| said.replace(from, to))
+}
+
+fn swap_person(text: &str) -> String {
     // "you" is the object after these words ("tell you", "for you", "asks you"), and the
     // subject elsewhere ("the reason you give", "means you cannot", "if you are").
     const OBJECT_AFTER: &[&str] = &[
@@ -522,6 +539,14 @@ mod tests {
             (
                 "The card you use must be the one they charged you for.",
                 "The card I use must be the one they charged me for.",
+            ),
+            (
+                "Your calendar needs updating, so you ask for each appointment.",
+                "My calendar needs updating, so I'd like each appointment.",
+            ),
+            (
+                "To be safe, you ask whether it got cancelled.",
+                "To be safe, I'd like to know whether it got cancelled.",
             ),
         ] {
             assert_eq!(first_person(you), me);
