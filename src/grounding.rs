@@ -100,6 +100,7 @@ pub async fn llm_ground_trace(
     ];
     let mut state = env.fork();
     let mut path: Vec<GroundedStep> = Vec::new();
+    let salt = format!("{seed}\0{user_id}");
     for turn in 0..steps.len() * 3 {
         let Some((intent, expected)) = steps.get(path.len()).cloned() else {
             break;
@@ -133,11 +134,10 @@ pub async fn llm_ground_trace(
                         let mut next = state.fork();
                         let out = next.invoke(&call.name, &args);
                         if !out.is_error {
-                            let request =
-                                crate::domain::kit::templates::with_salt(&user_id, || {
-                                    state.describe_request(&call.name, &args, &out.text)
-                                })
-                                .map(|r| crate::quality::language::tidy(&r));
+                            let request = crate::domain::kit::templates::with_salt(&salt, || {
+                                state.describe_request(&call.name, &args, &out.text)
+                            })
+                            .map(|r| crate::quality::language::tidy(&r));
                             path.push(GroundedStep {
                                 intent,
                                 tool: call.name.clone(),
@@ -211,6 +211,9 @@ struct Search<'a> {
     steps_done: Vec<crate::quality::coherence::Step>,
     /// The customer's own ids (never an entity of a call).
     customer: Vec<String>,
+    /// What chooses among a request's sentences: the trace and the customer, so a call
+    /// that recurs across tasks is told in other words by each.
+    salt: String,
     dead_end: DeadEnd,
     /// This trace may keep one change of mind; the step that took it, once taken.
     mind_change_allowed: bool,
@@ -394,10 +397,7 @@ impl Search<'_> {
             }
             let mut ctx_next = ctx.clone();
             next.observe(tool, &args, &out.text, &mut ctx_next);
-            // The customer salts the sentence of a call without arguments, so a theater
-            // list is asked for in other words by other customers.
-            let salt = self.customer.first().map_or("", String::as_str);
-            let request = crate::domain::kit::templates::with_salt(salt, || {
+            let request = crate::domain::kit::templates::with_salt(&self.salt, || {
                 env.describe_request(tool, &args, &out.text)
             })
             .map(|r| crate::quality::language::tidy(&r));
@@ -611,6 +611,7 @@ pub fn ground_trace(
             path: Vec::new(),
             steps_done: Vec::new(),
             customer: customer_ids(env, user),
+            salt: format!("{trace_id}\0{user}"),
             dead_end: std::mem::take(&mut dead_end),
             mind_change_allowed,
             mind_changed: None,

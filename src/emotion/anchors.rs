@@ -113,6 +113,10 @@ pub enum Style {
     /// happened and what the customer does ("Your train boards in ten minutes and you keep
     /// checking the time"), from `implied.toml`. Training paraphrases only.
     Implied,
+    /// An implied emotion sentence with each level in the words people use to describe a
+    /// caller's manner ("You are curt and terse", "You do not believe what the agent tells
+    /// you"), from `implied.toml`'s `cued_*` tables. Training paraphrases only.
+    Cued,
 }
 
 /// Styles of the published anchors, by anchor index: all second-person instructions to
@@ -180,6 +184,12 @@ pub const DESCRIBED_PARAPHRASES: usize = 4;
 /// banks name it.
 pub const IMPLIED_PARAPHRASES: usize = 4;
 
+/// Cued-register paraphrases per condition, after the implied ones (their own RNG stream,
+/// so adding them changed none of the earlier paraphrases). Chosen on the dev half of the
+/// `narratives` evaluation register, where tone words ("curt", "flat") read as neutral and
+/// negated trust ("you do not believe ...") as trusting.
+pub const CUED_PARAPHRASES: usize = 2;
+
 /// The implied register's phrase banks (`implied.toml`): a sentence per emotion and per
 /// level of each dimension.
 #[derive(Deserialize)]
@@ -189,6 +199,9 @@ struct ImpliedBanks {
     politeness: BTreeMap<String, Vec<String>>,
     urgency: BTreeMap<String, Vec<String>>,
     trust: BTreeMap<String, Vec<String>>,
+    cued_politeness: BTreeMap<String, Vec<String>>,
+    cued_urgency: BTreeMap<String, Vec<String>>,
+    cued_trust: BTreeMap<String, Vec<String>>,
 }
 
 fn implied_banks() -> Result<&'static ImpliedBanks, EmotionError> {
@@ -369,13 +382,22 @@ fn compose_with(
                 )
             })
         }
-        Style::Implied => {
+        Style::Implied | Style::Cued => {
             let banks = implied_banks()?;
+            let (politeness, urgency, trust) = if style == Style::Implied {
+                (&banks.politeness, &banks.urgency, &banks.trust)
+            } else {
+                (
+                    &banks.cued_politeness,
+                    &banks.cued_urgency,
+                    &banks.cued_trust,
+                )
+            };
             let mut units = vec![implied_pick(rng, &banks.emotion, &c.emotion)?];
             let mut dims = vec![
-                implied_pick(rng, &banks.politeness, &c.politeness)?,
-                implied_pick(rng, &banks.urgency, &c.urgency)?,
-                implied_pick(rng, &banks.trust, &c.trust)?,
+                implied_pick(rng, politeness, &c.politeness)?,
+                implied_pick(rng, urgency, &c.urgency)?,
+                implied_pick(rng, trust, &c.trust)?,
             ];
             dims.shuffle(rng);
             units.extend(dims);
@@ -533,7 +555,7 @@ fn first_generation(taxonomy: &Taxonomy, seed: u64) -> Result<Vec<Anchor>, Emoti
 }
 
 /// The training paraphrases beside the published anchors: [`PARAPHRASE_STYLES`],
-/// [`DESCRIBED_PARAPHRASES`] and [`IMPLIED_PARAPHRASES`] per condition, none equal to an anchor, then the first
+/// [`DESCRIBED_PARAPHRASES`], [`IMPLIED_PARAPHRASES`] and [`CUED_PARAPHRASES`] per condition, none equal to an anchor, then the first
 /// generator's texts that are not published (its first-person voices and longer
 /// descriptions), with `anchor_index` 10.. so they are never chosen as a task's emotion
 /// instruction. A pure function of the seed, the banks and the published anchors.
@@ -574,6 +596,15 @@ pub fn paraphrases(
         &mut seen,
         implied,
     )?);
+    let cued = implied + IMPLIED_PARAPHRASES;
+    out.extend(generate_styled(
+        taxonomy,
+        seed,
+        "cued",
+        &[Style::Cued; CUED_PARAPHRASES],
+        &mut seen,
+        cued,
+    )?);
     let published: BTreeSet<&str> = anchors.iter().map(|a| a.text.as_str()).collect();
     let mut next: BTreeMap<usize, usize> = BTreeMap::new();
     for a in first {
@@ -582,7 +613,7 @@ pub fn paraphrases(
         }
         let index = next
             .entry(a.condition_id)
-            .or_insert(implied + IMPLIED_PARAPHRASES);
+            .or_insert(cued + CUED_PARAPHRASES);
         out.push(Anchor {
             anchor_index: *index,
             ..a

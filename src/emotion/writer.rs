@@ -46,6 +46,9 @@ fn style_note(style: Style) -> &'static str {
         Style::Implied => {
             "two to four second-person sentences that show the feeling through what happened and what the customer does"
         }
+        Style::Cued => {
+            "two to four second-person sentences: what happened, then the caller's tone, time and trust in plain descriptive words"
+        }
     }
 }
 

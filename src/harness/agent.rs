@@ -82,6 +82,8 @@ pub struct OracleAgent {
     /// Ids the customer knows by other words (a card by its brand and last digits), from
     /// the task's facts that resolve exactly one id.
     known_as: Vec<(String, String)>,
+    /// Everything the customer has said so far (ids they never said are not read back).
+    heard: String,
     transfer_tool: Option<String>,
     plan: Plan,
     next: usize,
@@ -191,6 +193,7 @@ impl OracleAgent {
                     _ => None,
                 })
                 .collect(),
+            heard: String::new(),
             transfer_tool,
             plan,
             next: 0,
@@ -249,7 +252,13 @@ impl OracleAgent {
 
     /// What a write will do, in the agent's words (see [`summarise_write_as`]).
     fn summarise(&self, name: &str, args: &Value) -> String {
-        summarise_write_as(name, args, &self.customer, &self.known_as)
+        summarise_write_as(
+            name,
+            args,
+            &self.customer,
+            &self.known_as,
+            Some(&self.heard),
+        )
     }
 
     /// The reasoning behind a tool call: the policy step it takes, never a reference.
@@ -461,6 +470,12 @@ impl Agent for OracleAgent {
         transcript: &'a [ChatMessage],
     ) -> BoxFuture<'a, Result<(ChatMessage, Usage), HarnessError>> {
         Box::pin(async move {
+            self.heard = transcript
+                .iter()
+                .filter(|m| m.role == MessageRole::User)
+                .filter_map(|m| m.content.as_deref())
+                .collect::<Vec<_>>()
+                .join("\n");
             // A customer who stated who they are unasked is not asked again.
             if !self.asked_identity
                 && transcript.iter().any(|m| {
@@ -1004,10 +1019,38 @@ fn fillings(spec: &crate::domain::ToolSpec, known: &Known) -> Vec<Value> {
 /// An entry of a list argument as a person names it: a traveler or passenger by name, an
 /// add-on or item by its description or name (with its type), a small record of plain
 /// values by its fields ("room type single, occupancy 1"); `None` for what has no such
-/// words (payment splits: ids and amounts).
-fn describe_entry(entry: &Value) -> Option<String> {
+/// words (payment splits the customer knows no words for: ids and amounts). An entry
+/// holding an id the customer knows by other words (`known_as`) is said in those words, with its amount ("your Visa credit card ending in 7846 ($36.86)"),
+/// and a small record keyed by one id says the id with its other values ("R5-04 (adult)").
+fn describe_entry_as(entry: &Value, known_as: &[(String, String)]) -> Option<String> {
     let m = entry.as_object()?;
     let text = |k: &str| m.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
+    if let Some(words) = m.values().find_map(|v| {
+        let id = v.as_str()?;
+        known_as.iter().find(|(k, _)| k == id).map(|(_, w)| w)
+    }) {
+        return Some(match m.get("amount").and_then(Value::as_f64) {
+            Some(a) => format!("{words} (${a:.2})"),
+            None => words.clone(),
+        });
+    }
+    let ids: Vec<&str> = m
+        .iter()
+        .filter(|(k, _)| k.ends_with("_id"))
+        .filter_map(|(_, v)| v.as_str())
+        .collect();
+    if ids.len() == 1 && m.len() <= 3 && m.values().all(Value::is_string) {
+        let rest: Vec<String> = m
+            .iter()
+            .filter(|(k, _)| !k.ends_with("_id"))
+            .filter_map(|(_, v)| v.as_str().map(|s| s.replace('_', " ")))
+            .collect();
+        return Some(if rest.is_empty() {
+            ids[0].to_string()
+        } else {
+            format!("{} ({})", ids[0], rest.join(", "))
+        });
+    }
     if let (Some(first), Some(last)) = (text("first_name"), text("last_name")) {
         return Some(format!("{first} {last}"));
     }
@@ -1057,10 +1100,13 @@ fn names_the_customer(key: &str) -> bool {
     .any(|w| key.contains(w))
 }
 
-/// A fact "You have a Visa credit card ending in 7846." as the agent says it back: "your
-/// Visa credit card ending in 7846"; `None` for a fact of another shape.
+/// A fact "You have a Visa credit card ending in 7846." (or "You hold a checking account
+/// ...") as the agent says it back: "your Visa credit card ending in 7846"; `None` for a
+/// fact of another shape.
 fn customer_words(fact: &str) -> Option<String> {
-    let rest = fact.strip_prefix("You have ")?;
+    let rest = fact
+        .strip_prefix("You have ")
+        .or_else(|| fact.strip_prefix("You hold "))?;
     let rest = rest
         .strip_prefix("an ")
         .or_else(|| rest.strip_prefix("a "))
@@ -1075,17 +1121,49 @@ fn customer_words(fact: &str) -> Option<String> {
 /// where they say who the customer is (reading them back would sound like another identity
 /// question), and so are values nothing was chosen for.
 pub fn summarise_write(name: &str, args: &Value, customer: &[String]) -> String {
-    summarise_write_as(name, args, customer, &[])
+    summarise_write_as(name, args, customer, &[], None)
+}
+
+/// How an argument's key reads aloud: "address1" as "address line 1", underscores as
+/// spaces.
+fn key_words(k: &str) -> String {
+    let base = k.trim_end_matches(|c: char| c.is_ascii_digit());
+    let words = base.replace('_', " ");
+    if base.len() < k.len() && !base.is_empty() {
+        format!("{words} line {}", &k[base.len()..])
+    } else {
+        words
+    }
+}
+
+/// The id values of an `_id` / `_ids` argument, for checking whether the customer said them.
+fn id_values(k: &str, v: &Value) -> Vec<String> {
+    if !(k.ends_with("_id") || k.ends_with("_ids")) {
+        return Vec::new();
+    }
+    match v {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(items) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// [`summarise_write`], where an id the customer knows by other words (`known_as`: id and
 /// words, "your Visa credit card ending in 7846") is read back in those words
-/// ("payment: your Visa credit card ending in 7846", not "payment id credit card 8509532").
+/// ("payment: your Visa credit card ending in 7846", not "payment id credit card 8509532"),
+/// and, given what the customer has said so far (`heard`), an id they never said (a game,
+/// a show, a package the customer named by its title) is left out: they know it by the
+/// other details.
 pub fn summarise_write_as(
     name: &str,
     args: &Value,
     customer: &[String],
     known_as: &[(String, String)],
+    heard: Option<&str>,
 ) -> String {
     let action = name.replace('_', " ");
     let mut details = Vec::new();
@@ -1103,10 +1181,18 @@ pub fn summarise_write_as(
                 details.push(format!("{what}: {words}"));
                 continue;
             }
+            let ids = id_values(k, v);
+            if let Some(heard) = heard
+                && !ids.is_empty()
+                && ids.iter().all(|id| !heard.contains(id.as_str()))
+            {
+                continue;
+            }
             let value = match v {
                 // Nothing chosen is nothing to read back ("insurance null", "add ons ").
                 Value::Null => continue,
-                Value::Object(_) => match describe_entry(v) {
+                Value::String(s) if s.is_empty() => continue,
+                Value::Object(_) => match describe_entry_as(v, known_as) {
                     Some(words) => words,
                     None => continue,
                 },
@@ -1117,15 +1203,22 @@ pub fn summarise_write_as(
                     .filter_map(Value::as_str)
                     .collect::<Vec<_>>()
                     .join(", "),
-                Value::Array(items) if items.iter().all(|i| describe_entry(i).is_some()) => {
-                    let named: Vec<String> = items.iter().filter_map(describe_entry).collect();
+                Value::Array(items)
+                    if items
+                        .iter()
+                        .all(|i| describe_entry_as(i, known_as).is_some()) =>
+                {
+                    let named: Vec<String> = items
+                        .iter()
+                        .filter_map(|i| describe_entry_as(i, known_as))
+                        .collect();
                     crate::domain::kit::text::join_and(&named)
                 }
                 Value::Array(items) if items.len() == 1 => "one entry".to_string(),
                 Value::Array(items) => format!("{} entries", items.len()),
                 other => other.to_string(),
             };
-            details.push(format!("{} {value}", k.replace('_', " ")));
+            details.push(format!("{} {value}", key_words(k)));
         }
     }
     if details.is_empty() {
@@ -1139,6 +1232,39 @@ pub fn summarise_write_as(
 mod tests {
     use super::{acknowledge, field_of, identify_call, summarise_write, tell};
     use serde_json::json;
+
+    #[test]
+    fn a_confirmation_reads_back_what_the_customer_knows_and_leaves_out_ids_never_said() {
+        let args = json!({
+            "booking_id": "2W8RZWV-B",
+            "show_id": "35YU4IX-S",
+            "seats": [
+                {"seat_id": "R5-04", "ticket_type": "adult"},
+                {"seat_id": "R5-05", "ticket_type": "child"}
+            ],
+            "payments": [{"payment_id": "O3NSKUK-WALLET", "amount": 36.86}],
+            "address1": "12 Elm Street",
+            "address2": ""
+        });
+        let known = vec![(
+            "O3NSKUK-WALLET".to_string(),
+            "your Google Pay wallet".to_string(),
+        )];
+        let heard = "I'd like to change the seats on booking 2W8RZWV-B.";
+        let text = super::summarise_write_as("update_booking", &args, &[], &known, Some(heard));
+        assert!(text.contains("booking id 2W8RZWV-B"), "{text}");
+        assert!(!text.contains("35YU4IX-S"), "{text}");
+        assert!(text.contains("R5-04 (adult) and R5-05 (child)"), "{text}");
+        assert!(
+            text.contains("payments your Google Pay wallet ($36.86)"),
+            "{text}"
+        );
+        assert!(text.contains("address line 1 12 Elm Street"), "{text}");
+        assert!(!text.contains("address line 2"), "{text}");
+        // Without what the customer said, every id is read back (as before).
+        let all = super::summarise_write_as("update_booking", &args, &[], &known, None);
+        assert!(all.contains("show id 35YU4IX-S"), "{all}");
+    }
 
     #[test]
     fn a_guest_reference_the_customer_never_says_is_looked_up_first() {
@@ -1359,10 +1485,14 @@ mod tests {
             Some("your Visa credit card ending in 7846")
         );
         assert_eq!(super::customer_words("Your user id is x."), None);
+        assert_eq!(
+            super::customer_words("You hold a checking account in EUR ending in 0912.").as_deref(),
+            Some("your checking account in EUR ending in 0912")
+        );
         let known = [("credit_card_8509532".to_string(), card.unwrap())];
         let args = json!({"payment_id": "credit_card_8509532", "reservation_id": "YTNH41"});
         assert_eq!(
-            super::summarise_write_as("update_reservation_flights", &args, &[], &known),
+            super::summarise_write_as("update_reservation_flights", &args, &[], &known, None),
             "update reservation flights (payment: your Visa credit card ending in 7846; \
              reservation id YTNH41)"
         );

@@ -158,6 +158,25 @@ const DOUBT_CUES: &[&str] = &[
     "once more",
 ];
 
+/// Every phrase the scripted feeler reads as a cue (text written around the requests, such
+/// as who the customer is, must hold none of them).
+#[cfg(test)]
+pub(crate) fn cue_words() -> impl Iterator<Item = &'static str> {
+    [
+        TROUBLE_CUES,
+        LOSS_CUES,
+        HAPPY_CUES,
+        URGENT_CUES,
+        SOON_CUES,
+        RELAXED_CUES,
+        CAREFUL_CUES,
+        DOUBT_CUES,
+    ]
+    .into_iter()
+    .flatten()
+    .copied()
+}
+
 fn read(input: &FeelerInput) -> Reading {
     let text = input.instruction.to_lowercase();
     let mut intents: Vec<Intent> = Vec::new();

@@ -26,7 +26,7 @@ pub struct EmotionsStage;
 /// words in the task (its instruction or feeling) that show the event is part of it: an
 /// anchor that speaks of a trip is not given to a customer paying a phone bill, nor one
 /// about a loss to a customer whose task has none.
-const EVENTS: &[(&[&str], &[&str])] = &[
+pub(crate) const EVENTS: &[(&[&str], &[&str])] = &[
     (
         &["trip", "journey", "holiday", "vacation"],
         &[

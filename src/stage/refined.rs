@@ -31,6 +31,10 @@ pub struct RefinedConfig {
     /// Probability of asking the user to reveal details gradually (natural ambiguity).
     #[serde(default = "half")]
     pub ambiguity_rate: f64,
+    /// Probability of telling who the customer is right after their name ("You are a
+    /// busy nurse who books flights for the whole household."; `situations.toml`).
+    #[serde(default = "one")]
+    pub situation_rate: f64,
     /// `[roles.refiner]`: scripted (templates, the default) or an endpoint that rewrites the
     /// template draft; its output must pass the same checks.
     #[serde(default)]
@@ -39,6 +43,114 @@ pub struct RefinedConfig {
 
 fn half() -> f64 {
     0.5
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// One domain's table of `situations.toml`: who a customer is, in three parts.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct People {
+    #[serde(default)]
+    traits: Vec<String>,
+    #[serde(default)]
+    who: Vec<String>,
+    #[serde(default)]
+    ties: Vec<String>,
+}
+
+/// `situations.toml`, parsed once; a malformed file is a build defect the tests catch.
+static SITUATIONS: std::sync::LazyLock<std::collections::BTreeMap<String, People>> =
+    std::sync::LazyLock::new(|| {
+        toml::from_str(include_str!("situations.toml")).unwrap_or_default()
+    });
+
+/// `wordings.toml`: groups of phrases that mean the same.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Wordings {
+    group: Vec<Wording>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Wording {
+    say: Vec<String>,
+}
+
+static WORDINGS: std::sync::LazyLock<Wordings> =
+    std::sync::LazyLock::new(|| toml::from_str(include_str!("wordings.toml")).unwrap_or_default());
+
+/// `text` with each phrase of a `wordings.toml` group said in one wording the instruction
+/// draws (the same wording for every occurrence); a phrase only matches at a word start.
+pub fn vary_wording(text: &str, rng: &mut ChaCha8Rng) -> String {
+    let chosen: Vec<(&str, &str)> = WORDINGS
+        .group
+        .iter()
+        .filter_map(|g| {
+            let from = g.say.first()?;
+            Some((
+                from.as_str(),
+                g.say[rng.random_range(0..g.say.len())].as_str(),
+            ))
+        })
+        .collect();
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut i = 0;
+    let bytes = text.as_bytes();
+    'scan: while i < text.len() {
+        let at_word_start = i == 0 || !bytes[i - 1].is_ascii_alphanumeric();
+        if at_word_start {
+            for (from, to) in &chosen {
+                if text[i..].starts_with(from) {
+                    out.push_str(to);
+                    i += from.len();
+                    continue 'scan;
+                }
+            }
+        }
+        let c = text[i..].chars().next().unwrap_or(' ');
+        out.push(c);
+        i += c.len_utf8();
+    }
+    out
+}
+
+/// Who the customer of a `domain` task is, as one second-person sentence ("You are a busy
+/// nurse who books flights for the whole household."); `None` for a domain that lists no
+/// `ties` (a new domain until its table is written).
+pub fn situation(domain: &str, rng: &mut ChaCha8Rng) -> Option<String> {
+    let own = SITUATIONS.get(domain)?;
+    let fallback = SITUATIONS.get("default");
+    let or_default = |own: &'static Vec<String>,
+                      pick: fn(&'static People) -> &'static Vec<String>| {
+        if own.is_empty() {
+            fallback.map_or(own, pick)
+        } else {
+            own
+        }
+    };
+    let traits = or_default(&own.traits, |p| &p.traits);
+    let who = or_default(&own.who, |p| &p.who);
+    if own.ties.is_empty() || traits.is_empty() || who.is_empty() {
+        return None;
+    }
+    let t = &traits[rng.random_range(0..traits.len())];
+    let w = &who[rng.random_range(0..who.len())];
+    let tie = &own.ties[rng.random_range(0..own.ties.len())];
+    let article = if t.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    let lead = if rng.random_bool(0.5) {
+        "You are"
+    } else {
+        "You're"
+    };
+    Some(format!("{lead} {article} {t} {w} {tie}."))
 }
 
 /// How the next intent follows the one before; short, since a task has up to ten requests
@@ -58,11 +170,19 @@ const STEP_LINKS: &[&str] = &["Then ", "After that, ", "Next, ", "Also, ", "Once
 
 /// How the instruction hands the customer its identity (one fixed sentence was the most
 /// repeated 6-gram of every domain).
+/// Their last words differ, so no 6-gram across a lead and the fact after it is shared by
+/// more than one lead.
 const IDENTITY_LEADS: &[&str] = &[
     "If asked who you are: ",
     "Should the agent need to identify you: ",
     "To confirm your identity: ",
     "For identification: ",
+    "When the agent wants to verify you, say that ",
+    "In case the agent looks up your account: ",
+    "You can prove who you are with this: ",
+    "If verification comes up, ",
+    "For the account check, tell them ",
+    "The agent may ask for your details; ",
 ];
 
 const PREFERENCES: &[&str] = &[
@@ -112,11 +232,46 @@ pub fn scripted_instruction(
     rng: &mut ChaCha8Rng,
     cfg: &RefinedConfig,
 ) -> Result<String, String> {
+    // Drawn from a stream of its own, so every other choice is the one it was without it.
+    let mut own = rng.clone();
+    own.set_stream(1);
+    let who = own
+        .random_bool(cfg.situation_rate.clamp(0.0, 1.0))
+        .then(|| situation(&task.domain, &mut own))
+        .flatten();
+    let start = rng.clone();
+    let without = compose_instruction(task, facts, is_read, rng, cfg, None)?;
+    // A long task tells who the customer is only while it stays within the word budget.
+    match who {
+        Some(who)
+            if without.split_whitespace().count() + who.split_whitespace().count()
+                <= WORD_BUDGET =>
+        {
+            *rng = start;
+            compose_instruction(task, facts, is_read, rng, cfg, Some(who))
+        }
+        _ => Ok(without),
+    }
+}
+
+/// Words an instruction may reach by telling who the customer is (issue 22 keeps the 90th
+/// percentile of every domain at or under 250).
+const WORD_BUDGET: usize = 235;
+
+fn compose_instruction(
+    task: &TaskRecord,
+    facts: &[UserFact],
+    is_read: &dyn Fn(&str) -> bool,
+    rng: &mut ChaCha8Rng,
+    cfg: &RefinedConfig,
+    who: Option<String>,
+) -> Result<String, String> {
     let requests = crate::task::TaskParts::decode(task)?.requests;
     let mut parts: Vec<String> = Vec::new();
     if let Some(name) = facts.iter().find(|f| f.kind == "name") {
         parts.push(name.text.clone());
     }
+    parts.extend(who);
     let actions: Vec<serde_json::Value> = serde_json::from_str(&task.actions).unwrap_or_default();
     let tool_of = |j: usize| {
         actions
@@ -233,10 +388,13 @@ pub fn scripted_instruction(
         ));
     }
     // Later mentions of the same booking, traveler or card said briefly (each request's
-    // sentence names them in full).
-    Ok(crate::quality::language::tidy(
-        &crate::quality::brief::brief_repeats(&parts.join(" ")),
-    ))
+    // sentence names them in full), then the fixed phrases around values in this task's
+    // own wording (a stream of its own, as the situation's).
+    let brief =
+        crate::quality::language::tidy(&crate::quality::brief::brief_repeats(&parts.join(" ")));
+    let mut own = rng.clone();
+    own.set_stream(2);
+    Ok(vary_wording(&brief, &mut own))
 }
 
 fn read_grounded(ctx: &StageContext) -> Result<Vec<TaskRecord>, PipelineError> {
@@ -276,6 +434,7 @@ impl Stage for RefinedStage {
         let c = crate::config::Check::new(path);
         c.share("preference_rate", cfg.preference_rate)?;
         c.share("ambiguity_rate", cfg.ambiguity_rate)?;
+        c.share("situation_rate", cfg.situation_rate)?;
         super::roles::check_roles(path, &cfg.roles, &[crate::llm::Role::Refiner])
     }
     fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
@@ -373,6 +532,84 @@ impl Stage for RefinedStage {
 mod tests {
     use super::*;
     use rand::SeedableRng;
+
+    /// Every domain's situation sentence is drawn from its own table, tells nothing the
+    /// feeler or the emotions stage would read as a cue or an event, and opens in enough
+    /// ways that 300 tasks rarely share their first twelve words after the name.
+    #[test]
+    fn every_domain_tells_who_its_customer_is_in_many_ways() {
+        let cues: Vec<&str> = crate::roles::feeler::cue_words().collect();
+        for domain in crate::domain::registry() {
+            let d = domain.name();
+            let people = SITUATIONS.get(d).unwrap_or_else(|| panic!("{d}: no table"));
+            assert!(people.ties.len() >= 15, "{d}: {} ties", people.ties.len());
+            let mut starts: Vec<String> = Vec::new();
+            for tie in &people.ties {
+                let t = tie.to_lowercase();
+                for c in &cues {
+                    assert!(
+                        !t.contains(c),
+                        "{d}: tie {tie:?} holds the feeler cue {c:?}"
+                    );
+                }
+                if d != "airline" && d != "travel" {
+                    for (_, events) in crate::stage::emotions::EVENTS {
+                        for e in *events {
+                            assert!(!t.contains(e), "{d}: tie {tie:?} tells of {e:?}");
+                        }
+                    }
+                }
+                let start: Vec<&str> = t.split_whitespace().take(3).collect();
+                starts.push(start.join(" "));
+            }
+            starts.sort();
+            starts.dedup();
+            assert_eq!(starts.len(), people.ties.len(), "{d}: ties share a start");
+            let mut rng = ChaCha8Rng::seed_from_u64(11);
+            let texts: Vec<String> = (0..300)
+                .map(|_| {
+                    let s = situation(d, &mut rng).expect("a sentence");
+                    assert!(
+                        s.starts_with("You are a") || s.starts_with("You're a"),
+                        "{s}"
+                    );
+                    assert!(s.split_whitespace().count() <= 20, "{s}");
+                    format!("Your name is Ada Lee. {s} You want to check something.")
+                })
+                .collect();
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let shared = crate::quality::shared_openings(&refs);
+            assert!(shared < 0.10, "{d}: {shared:.2} of openings shared");
+        }
+        assert!(situation("no_such_domain", &mut ChaCha8Rng::seed_from_u64(1)).is_none());
+    }
+
+    #[test]
+    fn a_wording_is_one_per_task_and_never_splits_a_word() {
+        assert!(WORDINGS.group.len() >= 8, "wordings.toml did not parse");
+        let text = "Pay with your Visa credit card ending in 4444, then refund to the Amex \
+                    credit card ending in 1000. Check the booking you just made.";
+        let mut seen = std::collections::BTreeSet::new();
+        for seed in 0..40 {
+            let out = vary_wording(text, &mut ChaCha8Rng::seed_from_u64(seed));
+            // Both card mentions read the same way; every value is kept.
+            let group = &WORDINGS.group[0].say;
+            let used: Vec<&String> = group.iter().filter(|w| out.contains(w.as_str())).collect();
+            assert_eq!(used.len(), 1, "{out}");
+            assert_eq!(out.matches(used[0].as_str()).count(), 2, "{out}");
+            for v in ["4444", "1000", "Visa", "Amex"] {
+                assert!(out.contains(v), "{out}");
+            }
+            seen.insert(out);
+        }
+        assert!(seen.len() >= 4, "{seen:?}");
+        // A phrase inside a longer word is left alone.
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        assert_eq!(
+            vary_wording("a discard ending in", &mut rng),
+            "a discard ending in"
+        );
+    }
 
     #[test]
     fn a_link_is_never_the_one_used_just_before() {

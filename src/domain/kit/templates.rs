@@ -17,9 +17,11 @@
 //! and the domain renders `"<tool>.<case>"`; the choice among a case's sentences depends on
 //! the tool and the call, as for a plain table.
 //!
-//! A call without arguments (a theater list, the departments) would read the same in every
-//! task, so its choice also follows a salt that the caller may set around the call
-//! ([`with_salt`]: grounding sets the customer), and is unsalted otherwise.
+//! The same call recurs across tasks (a customer's reservation is read in many of them; a
+//! call without arguments, a theater list, in every one), so the choice also follows a salt
+//! that the caller may set around the call ([`with_salt`]: grounding sets the trace and the
+//! customer), and follows the call alone otherwise. Within one salt a call always reads the
+//! same, so a task that repeats a call repeats its sentence.
 //!
 //! Architecture invariant: parsing and substitution only; knows no domain.
 
@@ -32,8 +34,8 @@ thread_local! {
     static SALT: RefCell<String> = const { RefCell::new(String::new()) };
 }
 
-/// Run `f` with `salt` choosing among the sentences of calls without arguments (see the
-/// module docs); the previous salt is restored afterwards.
+/// Run `f` with `salt` choosing among the sentences of every call (see the module docs);
+/// the previous salt is restored afterwards.
 pub fn with_salt<T>(salt: &str, f: impl FnOnce() -> T) -> T {
     let before = SALT.with(|s| std::mem::replace(&mut *s.borrow_mut(), salt.to_string()));
     let out = f();
@@ -109,19 +111,14 @@ impl Templates {
         vars: &BTreeMap<&str, String>,
     ) -> Option<String> {
         let name = tool.split_once('.').map_or(tool, |(t, _)| t);
-        let argless = args.is_null() || args.as_object().is_some_and(|m| m.is_empty());
-        let key = if argless {
-            SALT.with(|s| format!("{name}\0{args}\0{}", s.borrow()))
-        } else {
-            format!("{name}\0{args}")
-        };
-        self.render_keyed(tool, &key, args, vars)
+        self.render_keyed(tool, &format!("{name}\0{args}"), args, vars)
     }
 
     /// [`Templates::render`] with the choice among the sentences driven by `key` instead of
     /// the tool and the call: for a domain whose phrasing varies with something else (the
     /// arguments alone, so a sentence and the phrases inside it vary together), and for
-    /// tables of phrases that are not a tool's (`[cancel_reason.weather]`).
+    /// tables of phrases that are not a tool's (`[cancel_reason.weather]`). The salt, when
+    /// one is set, joins the key.
     pub fn render_keyed(
         &self,
         table: &str,
@@ -130,7 +127,14 @@ impl Templates {
         vars: &BTreeMap<&str, String>,
     ) -> Option<String> {
         let sentences = self.by_tool.get(table)?;
-        let start = variant(key, sentences.len());
+        let start = SALT.with(|s| {
+            let salt = s.borrow();
+            if salt.is_empty() {
+                variant(key, sentences.len())
+            } else {
+                variant(&format!("{key}\0{salt}"), sentences.len())
+            }
+        });
         (0..sentences.len())
             .map(|i| &sentences[(start + i) % sentences.len()])
             .find_map(|s| fill(s, args, vars))
@@ -283,7 +287,7 @@ mod tests {
     }
 
     #[test]
-    fn a_salt_varies_a_call_without_arguments_only() {
+    fn a_salt_varies_every_call_and_one_salt_repeats_itself() {
         let t = Templates::parse(
             r#"
             [list]
@@ -307,11 +311,16 @@ mod tests {
             with_salt("u1", || t.render("list", &none, &vars))
         );
         assert_eq!(t.render("list", &none, &vars), unsalted);
-        // A call with arguments chooses by them alone.
+        // A call with arguments varies with the salt too, and repeats itself within one.
         let args = json!({"id": "x"});
+        let picks: std::collections::BTreeSet<String> = ["u1", "u2", "u3", "u4", "u5", "u6"]
+            .iter()
+            .filter_map(|s| with_salt(s, || t.render("pick", &args, &vars)))
+            .collect();
+        assert!(picks.len() > 1, "{picks:?}");
         assert_eq!(
-            with_salt("u1", || t.render("pick", &args, &vars)),
-            t.render("pick", &args, &vars)
+            with_salt("u2", || t.render("pick", &args, &vars)),
+            with_salt("u2", || t.render("pick", &args, &vars))
         );
     }
 
