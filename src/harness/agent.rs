@@ -1101,9 +1101,16 @@ fn names_the_customer(key: &str) -> bool {
 }
 
 /// A fact "You have a Visa credit card ending in 7846." (or "You hold a checking account
-/// ...") as the agent says it back: "your Visa credit card ending in 7846"; `None` for a
+/// ...", "You pay with your VISA card ending in 3303.") as the agent says it back: "your Visa credit card ending in 7846"; `None` for a
 /// fact of another shape.
 fn customer_words(fact: &str) -> Option<String> {
+    if let Some(own) = fact
+        .strip_prefix("You pay with ")
+        .and_then(|r| r.strip_prefix("your "))
+    {
+        let own = own.trim_end_matches('.');
+        return (!own.is_empty()).then(|| format!("your {own}"));
+    }
     let rest = fact
         .strip_prefix("You have ")
         .or_else(|| fact.strip_prefix("You hold "))?;
@@ -1488,6 +1495,10 @@ mod tests {
         assert_eq!(
             super::customer_words("You hold a checking account in EUR ending in 0912.").as_deref(),
             Some("your checking account in EUR ending in 0912")
+        );
+        assert_eq!(
+            super::customer_words("You pay with your VISA card ending in 3303.").as_deref(),
+            Some("your VISA card ending in 3303")
         );
         let known = [("credit_card_8509532".to_string(), card.unwrap())];
         let args = json!({"payment_id": "credit_card_8509532", "reservation_id": "YTNH41"});
