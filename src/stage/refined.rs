@@ -5,9 +5,12 @@
 //! internal id a customer could not know.
 //!
 //! The scripted refiner is template-based with seeded variation (per task), built from the
-//! domain's own request sentences (`describe_request`) and user facts; its output passes the
-//! same checks an LLM refiner's would (no forbidden id, every needed fact present), and a
-//! task that fails them is rejected with the reason.
+//! domain's own request sentences (`describe_request`) and user facts; after the name it
+//! says who the customer is (`situations.toml`), and it words the fixed phrases around
+//! values one way per task (`wordings.toml`), so a domain's tasks neither open alike nor
+//! share their six-word runs. Its output passes the same checks an LLM refiner's would (no
+//! forbidden id, every needed fact present), and a task that fails them is rejected with
+//! the reason.
 
 use crate::artifact::{self, RejectRecord, TaskRecord};
 use crate::config::ConfigError;
