@@ -154,8 +154,18 @@ pub fn describe_request(db: &MovieDb, tool: &str, args: &Value, _output: &str) -
     let booking = db.bookings.get(arg_str(args, "booking_id"));
     let mut table = tool.to_string();
     match tool {
-        "cancel_booking" | "get_booking_details" => {
+        "cancel_booking" => {
             vars.insert("booking", booking_text(db, booking?));
+        }
+        "get_booking_details" => {
+            let b = booking?;
+            vars.insert("booking", booking_text(db, b));
+            let case = if b.status == "canceled" {
+                "cancelled"
+            } else {
+                "open"
+            };
+            table = format!("{tool}.{case}");
         }
         "create_booking" | "price_preview" => {
             vars.insert(
@@ -278,12 +288,16 @@ pub fn customer_records(db: &MovieDb, email: &str) -> Vec<String> {
 
 /// What the agent must tell after a read the customer asked for, where the request's words
 /// do not name the field (`quality::answers` reads the rest): the grand total of a price
-/// preview ("what it would cost in total").
+/// preview ("what it would cost in total"), the status of a cancelled booking ("is it now
+/// cancelled?").
 pub fn required_outputs(tool: &str, _args: &Value, output: &str) -> Vec<String> {
     let Ok(v) = serde_json::from_str::<Value>(output) else {
         return Vec::new();
     };
     match tool {
+        "get_booking_details" if v.get("status").and_then(Value::as_str) == Some("canceled") => {
+            vec!["canceled".to_string()]
+        }
         "price_preview" => v
             .get("grand_total")
             .map(|t| t.as_str().map_or_else(|| t.to_string(), str::to_string))
