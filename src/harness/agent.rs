@@ -605,8 +605,8 @@ fn field_of(result: &str, output: &str) -> Option<String> {
 }
 
 /// The values a customer asked to hear, in words: "The status is active, and the balance
-/// is 146.5." Values found under one field are said together ("the games entries are A, B
-/// and C"); a value found under no field is said as it is.
+/// is 146.5." Values found under one field are said together ("the games are A, B and
+/// C"); a value found under no field is said as it is.
 fn tell(items: &[(String, Option<String>)]) -> String {
     let mut groups: Vec<(Option<&str>, Vec<&str>)> = Vec::new();
     for (value, label) in items {
@@ -624,13 +624,22 @@ fn tell(items: &[(String, Option<String>)]) -> String {
         .iter()
         .map(|(label, values)| {
             let values: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+            let plural = |l: &str| l.ends_with('s') && !l.ends_with("ss") && !l.ends_with("us");
             match (label, values.len()) {
-                // A plural field ("payees", "games") with one value: "the payees entry is".
-                (Some(l), 1) if l.ends_with('s') && !l.ends_with("ss") && !l.ends_with("us") => {
-                    format!("the {l} entry is {}", values[0])
+                // A field named by a participle or an adjective ("booked", "available")
+                // is no noun to say "the booked is" of: "booked: R5-04".
+                (Some(l), _) if ["ed", "able", "ible"].iter().any(|e| l.ends_with(e)) => {
+                    format!("{l}: {}", list(&values))
                 }
+                // A plural field ("payees", "games") with one value: "the payees entry is".
+                (Some(l), 1) if plural(l) => format!("the {l} entry is {}", values[0]),
                 (Some(l), 1) => format!("the {l} is {}", values[0]),
-                (Some(l), _) => format!("the {l} entries are {}", list(&values)),
+                // Several values: "the games are ...", "the names are ...".
+                (Some(l), _) if plural(l) => format!("the {l} are {}", list(&values)),
+                (Some(l), _) if l.ends_with("ss") || l.ends_with("us") => {
+                    format!("the {l} values are {}", list(&values))
+                }
+                (Some(l), _) => format!("the {l}s are {}", list(&values)),
                 (None, _) => list(&values),
             }
         })
@@ -1423,7 +1432,17 @@ mod tests {
         ]);
         assert_eq!(
             games,
-            "The games entries are A1, B2 and C3; and the city is Thornbury."
+            "The games are A1, B2 and C3; and the city is Thornbury."
+        );
+        assert_eq!(
+            tell(&[
+                ("Aurora".into(), Some("name".into())),
+                ("Bijou".into(), Some("name".into())),
+                ("R5-04".into(), Some("booked".into())),
+                ("open".into(), Some("status".into())),
+                ("final".into(), Some("status".into())),
+            ]),
+            "The names are Aurora and Bijou; booked: R5-04; and the status values are open and final."
         );
         assert_eq!(
             tell(&[("2D".into(), Some("format".into()))]),
