@@ -82,8 +82,9 @@ pub struct OracleAgent {
     /// Ids the customer knows by other words (a card by its brand and last digits), from
     /// the task's facts that resolve exactly one id.
     known_as: Vec<(String, String)>,
-    /// Everything the customer has said so far (ids they never said are not read back).
-    heard: String,
+    /// What the conversation has shown so far (an id the customer never said is read back
+    /// by the words a tool result gives it).
+    heard: Heard,
     transfer_tool: Option<String>,
     plan: Plan,
     next: usize,
@@ -193,7 +194,7 @@ impl OracleAgent {
                     _ => None,
                 })
                 .collect(),
-            heard: String::new(),
+            heard: Heard::default(),
             transfer_tool,
             plan,
             next: 0,
@@ -470,12 +471,7 @@ impl Agent for OracleAgent {
         transcript: &'a [ChatMessage],
     ) -> BoxFuture<'a, Result<(ChatMessage, Usage), HarnessError>> {
         Box::pin(async move {
-            self.heard = transcript
-                .iter()
-                .filter(|m| m.role == MessageRole::User)
-                .filter_map(|m| m.content.as_deref())
-                .collect::<Vec<_>>()
-                .join("\n");
+            self.heard.update(transcript);
             // A customer who stated who they are unasked is not asked again.
             if !self.asked_identity
                 && transcript.iter().any(|m| {
@@ -1140,6 +1136,76 @@ pub fn summarise_write(name: &str, args: &Value, customer: &[String]) -> String 
     summarise_write_as(name, args, customer, &[], None)
 }
 
+/// What a conversation has shown so far: the customer's words and the tool results, kept
+/// up to date message by message (each message is read once).
+#[derive(Clone, Debug, Default)]
+pub struct Heard {
+    said: String,
+    results: Vec<String>,
+    upto: usize,
+}
+
+impl Heard {
+    /// Read the messages added since the last call.
+    pub fn update(&mut self, transcript: &[ChatMessage]) {
+        if transcript.len() < self.upto {
+            *self = Heard::default();
+        }
+        for m in &transcript[self.upto..] {
+            let Some(text) = m.content.as_deref() else {
+                continue;
+            };
+            match m.role {
+                MessageRole::User => {
+                    self.said.push_str(text);
+                    self.said.push('\n');
+                }
+                MessageRole::Tool => self.results.push(text.to_string()),
+                _ => {}
+            }
+        }
+        self.upto = transcript.len();
+    }
+
+    /// Whether the customer said `id`.
+    fn said(&self, id: &str) -> bool {
+        self.said.contains(id)
+    }
+
+    /// The words the latest tool result that shows `id` gives the thing it names: its code
+    /// and its title or name ("ENVS-3698 Soil and Water Science"); `None` when no result
+    /// has such words for it.
+    fn words_for(&self, id: &str) -> Option<String> {
+        fn find<'v>(v: &'v Value, id: &str) -> Option<&'v serde_json::Map<String, Value>> {
+            match v {
+                Value::Object(m) if m.values().any(|x| x.as_str() == Some(id)) => Some(m),
+                Value::Object(m) => m.values().find_map(|x| find(x, id)),
+                Value::Array(items) => items.iter().find_map(|x| find(x, id)),
+                _ => None,
+            }
+        }
+        self.results.iter().rev().find_map(|r| {
+            if !r.contains(id) {
+                return None;
+            }
+            let v: Value = serde_json::from_str(r).ok()?;
+            let m = find(&v, id)?;
+            let text = |k: &str| m.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
+            let code = m
+                .iter()
+                .find(|(k, _)| k.ends_with("code"))
+                .and_then(|(_, v)| v.as_str());
+            let name = ["title", "name", "description"]
+                .iter()
+                .find_map(|k| text(k));
+            match (code, name) {
+                (Some(c), Some(n)) => Some(format!("{c} {n}")),
+                (c, n) => c.or(n).map(str::to_string),
+            }
+        })
+    }
+}
+
 /// How an argument's key reads aloud: "address1" as "address line 1", underscores as
 /// spaces.
 fn key_words(k: &str) -> String {
@@ -1171,15 +1237,16 @@ fn id_values(k: &str, v: &Value) -> Vec<String> {
 /// [`summarise_write`], where an id the customer knows by other words (`known_as`: id and
 /// words, "your Visa credit card ending in 7846") is read back in those words
 /// ("payment: your Visa credit card ending in 7846", not "payment id credit card 8509532"),
-/// and, given what the customer has said so far (`heard`), an id they never said (a game,
-/// a show, a package the customer named by its title) is left out: they know it by the
-/// other details.
+/// and, given what the conversation has shown (`heard`), ids the customer never said (a
+/// course, a show the customer named by its title) are read back by the words a tool result
+/// gives them ("add course: ENVS-3698 Soil and Water Science"), or as ids when no result
+/// has words for every one of them.
 pub fn summarise_write_as(
     name: &str,
     args: &Value,
     customer: &[String],
     known_as: &[(String, String)],
-    heard: Option<&str>,
+    heard: Option<&Heard>,
 ) -> String {
     let action = name.replace('_', " ");
     let mut details = Vec::new();
@@ -1200,8 +1267,21 @@ pub fn summarise_write_as(
             let ids = id_values(k, v);
             if let Some(heard) = heard
                 && !ids.is_empty()
-                && ids.iter().all(|id| !heard.contains(id.as_str()))
+                && ids.iter().all(|id| !heard.said(id))
+                && let Some(words) = ids
+                    .iter()
+                    .map(|id| heard.words_for(id))
+                    .collect::<Option<Vec<String>>>()
             {
+                let what = k
+                    .strip_suffix("_ids")
+                    .or_else(|| k.strip_suffix("_id"))
+                    .unwrap_or(k)
+                    .replace('_', " ");
+                details.push(format!(
+                    "{what}: {}",
+                    crate::domain::kit::text::join_and(&words)
+                ));
                 continue;
             }
             let value = match v {
@@ -1266,10 +1346,36 @@ mod tests {
             "O3NSKUK-WALLET".to_string(),
             "your Google Pay wallet".to_string(),
         )];
-        let heard = "I'd like to change the seats on booking 2W8RZWV-B.";
-        let text = super::summarise_write_as("update_booking", &args, &[], &known, Some(heard));
+        let mut heard = super::Heard::default();
+        heard.update(&[
+            crate::llm::ChatMessage::user("I'd like to change the seats on booking 2W8RZWV-B."),
+            crate::llm::ChatMessage::tool(
+                "call_1",
+                "list_shows",
+                r#"[{"show_id": "35YU4IX-S", "title": "Broken Orchard"}]"#,
+            ),
+            crate::llm::ChatMessage::tool(
+                "call_2",
+                "list_courses_by_term",
+                r#"[{"course_id": "273JGXY", "course_code": "ENVS-3698", "title": "Soil and Water Science"}]"#,
+            ),
+        ]);
+        let course = json!({"registration_id": "LF5X5ZB", "add_course_ids": ["273JGXY"]});
+        assert_eq!(
+            super::summarise_write_as(
+                "update_registration_courses",
+                &course,
+                &[],
+                &[],
+                Some(&heard)
+            ),
+            "update registration courses (add course: ENVS-3698 Soil and Water Science; \
+             registration id LF5X5ZB)"
+        );
+        let text = super::summarise_write_as("update_booking", &args, &[], &known, Some(&heard));
         assert!(text.contains("booking id 2W8RZWV-B"), "{text}");
         assert!(!text.contains("35YU4IX-S"), "{text}");
+        assert!(text.contains("show: Broken Orchard"), "{text}");
         assert!(text.contains("R5-04 (adult) and R5-05 (child)"), "{text}");
         assert!(
             text.contains("payments your Google Pay wallet ($36.86)"),
