@@ -123,6 +123,19 @@ impl Accuracy {
         }
     }
 
+    /// Family, emotion, politeness, urgency, trust and condition as percentages ("93.4%").
+    pub fn percents(&self) -> [String; 6] {
+        [
+            self.family,
+            self.emotion,
+            self.politeness,
+            self.urgency,
+            self.trust,
+            self.condition,
+        ]
+        .map(pct)
+    }
+
     pub fn mean(&self) -> f64 {
         (self.family + self.emotion + self.politeness + self.urgency + self.trust) / 5.0
     }
@@ -465,16 +478,7 @@ impl EvalReport {
         s.push_str("|---|---|---|---|---|---|---|---|\n");
         let registers: Vec<String> = self.confusion.iter().map(|c| c.register.clone()).collect();
         let row = |name: &str, a: &Accuracy| {
-            format!(
-                "| {name} | {} | {} | {} | {} | {} | {} | {} |\n",
-                a.n,
-                pct(a.family),
-                pct(a.emotion),
-                pct(a.politeness),
-                pct(a.urgency),
-                pct(a.trust),
-                pct(a.condition)
-            )
+            format!("| {name} | {} | {} |\n", a.n, a.percents().join(" | "))
         };
         for r in &registers {
             if let Some(a) = self.cell(view, decision, r, "test") {
@@ -501,22 +505,15 @@ impl EvalReport {
                         .filter_map(|r| self.cell(v, d, r, half))
                         .collect()
                 };
-                let avg = |xs: &[&Accuracy], f: &dyn Fn(&Accuracy) -> f64| {
-                    xs.iter().map(|a| f(a)).sum::<f64>() / xs.len().max(1) as f64
-                };
-                let dev = of("dev");
-                let test = of("test");
+                let dev = Accuracy::mean_of(&of("dev"));
+                let test = Accuracy::mean_of(&of("test"));
+                let [family, emotion, politeness, urgency, trust, _] = test.percents();
                 s.push_str(&format!(
-                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                    "| {} | {} | {} | {} | {family} | {emotion} | {politeness} | {urgency} | {trust} |\n",
                     v.as_str(),
                     d.as_str(),
-                    pct(avg(&dev, &|a| a.mean())),
-                    pct(avg(&test, &|a| a.mean())),
-                    pct(avg(&test, &|a| a.family)),
-                    pct(avg(&test, &|a| a.emotion)),
-                    pct(avg(&test, &|a| a.politeness)),
-                    pct(avg(&test, &|a| a.urgency)),
-                    pct(avg(&test, &|a| a.trust)),
+                    pct(dev.mean()),
+                    pct(test.mean()),
                 ));
             }
         }
@@ -534,15 +531,10 @@ impl EvalReport {
             }
         }
         if let Some(a) = &self.heldout_anchors {
+            let [family, emotion, politeness, urgency, trust, condition] = a.percents();
             s.push_str(&format!(
-                "\nheld-out anchors (one per condition, {} texts; in-distribution): family {}, emotion {}, politeness {}, urgency {}, trust {}, condition {}\n",
+                "\nheld-out anchors (one per condition, {} texts; in-distribution): family {family}, emotion {emotion}, politeness {politeness}, urgency {urgency}, trust {trust}, condition {condition}\n",
                 a.n,
-                pct(a.family),
-                pct(a.emotion),
-                pct(a.politeness),
-                pct(a.urgency),
-                pct(a.trust),
-                pct(a.condition)
             ));
         }
         s.push_str("\nembedders:\n");
