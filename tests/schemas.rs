@@ -3,7 +3,7 @@
 //! intended change with `UPDATE_EXPECT=1 cargo test --test integration schemas` and review
 //! the diff of `tests/snapshots/parquet_schemas.txt`.
 
-use arrow::datatypes::SchemaRef;
+use arrow_schema::SchemaRef;
 use tracer::artifact::{
     EdgeRecord, FaultRecord, Record, RejectRecord, RolloutRecord, TaskRecord, TraceRecord,
 };

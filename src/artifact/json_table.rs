@@ -5,10 +5,9 @@
 //! numbers or booleans gets that Arrow type; anything nested (lists, objects, mixed types)
 //! is stored as its JSON text, which DuckDB and pandas can still parse.
 
-use arrow::array::{
-    ArrayRef, BooleanBuilder, Float64Builder, Int64Builder, RecordBatch, StringBuilder,
-};
-use arrow::datatypes::{DataType, Field, Schema};
+use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, StringBuilder};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema};
 use serde_json::Value;
 use std::sync::Arc;
 

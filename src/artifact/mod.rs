@@ -17,8 +17,8 @@ pub use records::{
     EdgeRecord, FaultRecord, Record, RejectRecord, RolloutRecord, TaskRecord, TraceRecord,
 };
 
-use arrow::array::RecordBatch;
-use arrow::datatypes::SchemaRef;
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::{Compression, ZstdLevel};
@@ -390,11 +390,12 @@ pub fn read_parquet(
         Some(b) => b.schema(),
         None => parquet_schema(path)?,
     };
-    let batch =
-        arrow::compute::concat_batches(&schema, &batches).map_err(|e| ArtifactError::Corrupt {
+    let batch = arrow_select::concat::concat_batches(&schema, &batches).map_err(|e| {
+        ArtifactError::Corrupt {
             path: path.display().to_string(),
             message: e.to_string(),
-        })?;
+        }
+    })?;
     Ok((batch, prov))
 }
 
@@ -468,8 +469,8 @@ fn check_schema(
 }
 
 /// List field names (`item` vs `element`) differ between writers; compare shapes only.
-fn types_match(a: &arrow::datatypes::DataType, b: &arrow::datatypes::DataType) -> bool {
-    use arrow::datatypes::DataType::*;
+fn types_match(a: &arrow_schema::DataType, b: &arrow_schema::DataType) -> bool {
+    use arrow_schema::DataType::*;
     match (a, b) {
         (List(x), List(y)) | (LargeList(x), LargeList(y)) => {
             types_match(x.data_type(), y.data_type())
@@ -707,12 +708,12 @@ mod tests {
 
     #[test]
     fn a_split_column_holds_only_split_names() {
-        use arrow::array::{ArrayRef, StringArray};
+        use arrow_array::{ArrayRef, StringArray};
         let batch = TraceRecord::to_batch(&rows());
         let i = batch.schema().index_of("split").unwrap();
         let mut columns = batch.columns().to_vec();
         columns[i] = std::sync::Arc::new(StringArray::from(vec!["test"])) as ArrayRef;
-        let bad = arrow::record_batch::RecordBatch::try_new(batch.schema(), columns).unwrap();
+        let bad = arrow_array::RecordBatch::try_new(batch.schema(), columns).unwrap();
         let (column, message) = TraceRecord::from_batch(&bad).unwrap_err();
         assert_eq!(column, "split");
         assert!(

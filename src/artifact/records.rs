@@ -9,12 +9,12 @@
 //! `Column` impl; a record never lists its columns a second time.
 
 use crate::split::Split;
-use arrow::array::{
-    Array, ArrayRef, BooleanArray, BooleanBuilder, Int32Array, Int32Builder, Int64Array,
-    Int64Builder, ListArray, RecordBatch, StringArray, StringBuilder,
+use arrow_array::builder::{BooleanBuilder, Int32Builder, Int64Builder, StringBuilder};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, Int32Array, Int64Array, ListArray, RecordBatch, StringArray,
 };
-use arrow::buffer::OffsetBuffer;
-use arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
+use arrow_buffer::OffsetBuffer;
+use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
 use std::sync::Arc;
 
 /// (column, message) of a decoding failure.
@@ -602,7 +602,7 @@ mod tests {
     fn list_columns_are_the_arrays_arrow_list_builders_make() {
         // Parquet files must not change with the encoder: compare with the builders the
         // hand-written encoders used.
-        use arrow::array::ListBuilder;
+        use arrow_array::builder::ListBuilder;
         let rows = vec![
             vec![vec!["a".to_string(), "b".to_string()], vec![]],
             vec![],
@@ -659,8 +659,9 @@ mod tests {
             ("sample_index".into(), "row 1: null".into())
         );
 
-        let mut b =
-            arrow::array::ListBuilder::new(arrow::array::ListBuilder::new(StringBuilder::new()));
+        let mut b = arrow_array::builder::ListBuilder::new(arrow_array::builder::ListBuilder::new(
+            StringBuilder::new(),
+        ));
         b.values().values().append_value("a");
         b.values().append(true);
         b.append(true);
