@@ -42,6 +42,7 @@ pub mod cli;
 pub mod compare;
 pub mod config;
 pub mod cost;
+pub mod docs;
 pub mod domain;
 pub mod emotion;
 pub mod graph;

@@ -135,3 +135,67 @@ fn build_proposes_demonstrated_candidates() {
     ));
     assert!(stderr(&o).contains("yields order_id"), "{}", stderr(&o));
 }
+
+/// The reference pages' generated blocks are current (`tracer docs --check`, as CI runs
+/// it), and a stale block is named, fails the check and is rewritten by `tracer docs`.
+#[test]
+fn docs_check_passes_on_the_repository_and_names_a_stale_block() {
+    let out = temp_dir("docs-out");
+    let o = tracer(&repo(), out.path(), &["docs", "--check"]);
+    assert_ok(&o);
+    assert!(
+        stdout(&o).contains("11 generated pages are current"),
+        "{}",
+        stdout(&o)
+    );
+
+    let root = project_copy("docs");
+    copy_dir(&repo().join("docs/domains"), &root.join("docs/domains"));
+    for entry in std::fs::read_dir(repo().join("tests/fixtures/reference")).unwrap() {
+        let dir = entry.unwrap().path();
+        if dir.is_dir() {
+            let to = root
+                .join("tests/fixtures/reference")
+                .join(dir.file_name().unwrap());
+            std::fs::create_dir_all(&to).unwrap();
+            if dir.join("departures.json").exists() {
+                std::fs::copy(dir.join("departures.json"), to.join("departures.json")).unwrap();
+            }
+        }
+    }
+    assert_ok(&tracer(root.path(), out.path(), &["docs", "--check"]));
+    // A tool's row edited by hand is stale; the prose around the blocks is not checked.
+    let page = root.join("docs/domains/movie.md");
+    let text = std::fs::read_to_string(&page).unwrap();
+    let edited = text.replacen(
+        "| `cancel_booking` | write |",
+        "| `cancel_booking` | read |",
+        1,
+    );
+    assert_ne!(
+        edited, text,
+        "the movie page lists cancel_booking as a write"
+    );
+    std::fs::write(&page, edited.replace("# Movie", "# Movie, edited prose")).unwrap();
+    let o = tracer(root.path(), out.path(), &["docs", "--check"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("movie.md: stale generated block(s) tools"),
+        "{}",
+        stderr(&o)
+    );
+    assert_ok(&tracer(root.path(), out.path(), &["docs"]));
+    let fixed = std::fs::read_to_string(&page).unwrap();
+    assert!(fixed.starts_with("# Movie, edited prose"));
+    assert_eq!(fixed.replace("# Movie, edited prose", "# Movie"), text);
+    assert_ok(&tracer(root.path(), out.path(), &["docs", "--check"]));
+    // A page without its blocks is an error naming the page and the block.
+    std::fs::write(&page, "# Movie\n").unwrap();
+    let o = tracer(root.path(), out.path(), &["docs", "--check"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("movie.md: the generated block 'summary' must appear once (found 0)"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -17,6 +17,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("llm", &["seed", "config"]),
     ("domain", &["seed", "parallel"]),
     ("graph", &["domain", "seed", "parallel"]),
+    ("docs", &["config", "domain", "graph"]),
     (
         "emotion",
         &["artifact", "config", "llm", "seed", "parallel"],

@@ -35,6 +35,8 @@ pub enum CliError {
     Card(#[from] crate::card::CardError),
     #[error(transparent)]
     Compare(#[from] crate::compare::CompareError),
+    #[error(transparent)]
+    Docs(#[from] crate::docs::DocsError),
     /// A check ran and found problems (already printed); exit non-zero.
     #[error("{0}")]
     Failed(String),
@@ -67,6 +69,9 @@ pub enum Command {
     Validate,
     /// List domains, stages and tools.
     List,
+    /// Write the generated blocks of the per-domain reference pages (docs/domains/) from
+    /// the tool specs, graphs, generated databases and differential fixtures.
+    Docs(pipeline::DocsArgs),
     /// Tool dependency graphs: verify, build, render, stats.
     #[command(subcommand)]
     Graphs(graphs::GraphsCommand),
@@ -135,6 +140,7 @@ pub fn main() -> Result<(), CliError> {
         }
         Command::Validate => pipeline::validate(&paths),
         Command::List => pipeline::list(),
+        Command::Docs(a) => pipeline::docs(&paths, a),
         Command::Graphs(c) => graphs::run(&paths, c),
         Command::Import(c) => data::import(&paths, c),
         Command::Export(c) => data::export(&paths, c),

@@ -273,6 +273,38 @@ pub fn status(paths: &Paths, args: StatusArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+#[derive(Debug, clap::Args)]
+pub struct DocsArgs {
+    /// Write nothing; fail, naming each stale block, when a page differs from what would
+    /// be written.
+    #[arg(long)]
+    pub check: bool,
+}
+
+pub fn docs(paths: &Paths, a: DocsArgs) -> Result<(), CliError> {
+    let seed = crate::config::PipelineConfig::load(paths)?.seed;
+    let pages = crate::docs::pages(&paths.root, seed)?;
+    let stale = crate::docs::stale(&pages);
+    if a.check {
+        if stale.is_empty() {
+            println!("ok: {} generated pages are current", pages.len());
+            return Ok(());
+        }
+        for s in &stale {
+            eprintln!("{s}");
+        }
+        return Err(CliError::Failed(format!(
+            "{} page(s) out of date with the code; run `tracer docs` and commit them",
+            stale.len()
+        )));
+    }
+    for (path, text) in &pages {
+        crate::artifact::write_atomic(path, text.as_bytes())?;
+    }
+    println!("wrote {} pages ({} had changed)", pages.len(), stale.len());
+    Ok(())
+}
+
 pub fn list() -> Result<(), CliError> {
     println!("stages (dependency order):");
     for s in crate::stage::dag().topo_order() {

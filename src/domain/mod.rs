@@ -570,6 +570,10 @@ pub trait Domain: Send + Sync {
 
     fn tool_specs(&self) -> Vec<&'static ToolSpec>;
 
+    /// The public environment this domain is API-compatible with (its differential tests'
+    /// oracle), as the generated reference pages name it (`tracer docs`).
+    fn reference(&self) -> &'static str;
+
     /// Whether training tasks use a database of their own (separate from evaluation).
     fn separate_train_db(&self) -> bool {
         false

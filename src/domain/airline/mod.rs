@@ -38,7 +38,7 @@ use std::collections::BTreeMap;
 
 pub struct Airline;
 
-crate::domain::kit::glue::tau_bench_domain!(Airline, "airline", AirlineDb, import: tau_bench::import);
+crate::domain::kit::glue::tau_bench_domain!(Airline, "airline", AirlineDb, reference: "tau-bench", import: tau_bench::import);
 
 impl Database for AirlineDb {
     fn tools() -> &'static [Tool<Self>] {

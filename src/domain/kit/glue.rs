@@ -136,6 +136,10 @@ macro_rules! tau2_domain {
                     .collect()
             }
 
+            fn reference(&self) -> &'static str {
+                "ToolOrchestra tau2"
+            }
+
             /// The paper gives the ToolOrchestra domains a training database of their own.
             fn separate_train_db(&self) -> bool {
                 true
@@ -169,16 +173,20 @@ macro_rules! tau2_domain {
 pub(crate) use tau2_domain;
 
 /// The `Domain` impl of a tau-bench-style domain (airline, retail, telecom, telehealth), in
-/// its `mod.rs`: `kit::glue::tau_bench_domain!(Telecom, "telecom", TelecomDb, import:
-/// db::import);`. The tool specs are the database's tools'; one database serves every
+/// its `mod.rs`: `kit::glue::tau_bench_domain!(Telecom, "telecom", TelecomDb, reference:
+/// "tau-emotion-bench", import: db::import);`. The tool specs are the database's tools'; one database serves every
 /// split, as the references keep one for their test and train tasks, drawn by
 /// `generate::generate(seed)`; a reference data directory is read by the `import`
 /// function. `rulesets: <expr>` declares [`crate::domain::Domain::rulesets`].
 macro_rules! tau_bench_domain {
-    ($domain:ident, $name:literal, $db:ty, import: $import:path $(, rulesets: $rulesets:expr)? $(,)?) => {
+    ($domain:ident, $name:literal, $db:ty, reference: $reference:literal, import: $import:path $(, rulesets: $rulesets:expr)? $(,)?) => {
         impl $crate::domain::Domain for $domain {
             fn name(&self) -> &'static str {
                 $name
+            }
+
+            fn reference(&self) -> &'static str {
+                $reference
             }
 
             fn tool_specs(&self) -> Vec<&'static $crate::domain::ToolSpec> {

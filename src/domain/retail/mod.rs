@@ -43,7 +43,7 @@ pub struct Retail;
 // The order lifecycle: the authors' harness first (the default), tau-bench's second (its own
 // task files need it). Names are [`db::Lifecycle::name`]. One database for both splits (the
 // paper reuses tau-bench's retail database).
-crate::domain::kit::glue::tau_bench_domain!(Retail, "retail", RetailDb, import: tau_bench::import, rulesets: &[
+crate::domain::kit::glue::tau_bench_domain!(Retail, "retail", RetailDb, reference: "tau-emotion-bench (tau-bench as a ruleset)", import: tau_bench::import, rulesets: &[
     Ruleset {
         name: "tau-emotion-bench",
         description: "modifying items keeps an order pending; returns and exchanges accept any 'delivered...' status",

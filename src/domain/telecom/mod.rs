@@ -31,4 +31,4 @@ pub const SIMULATION_CLOCK: &str = "2025-07-16T10:00:00";
 
 pub struct Telecom;
 
-crate::domain::kit::glue::tau_bench_domain!(Telecom, "telecom", TelecomDb, import: db::import);
+crate::domain::kit::glue::tau_bench_domain!(Telecom, "telecom", TelecomDb, reference: "tau-emotion-bench", import: db::import);

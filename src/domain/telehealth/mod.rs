@@ -41,7 +41,7 @@ pub const CLOCK: SimClock = SimClock::new("2025-12-01T09:00:00");
 
 pub struct Telehealth;
 
-crate::domain::kit::glue::tau_bench_domain!(Telehealth, "telehealth", TelehealthDb, import: db::import);
+crate::domain::kit::glue::tau_bench_domain!(Telehealth, "telehealth", TelehealthDb, reference: "tau-emotion-bench", import: db::import);
 
 impl Database for TelehealthDb {
     fn tools() -> &'static [Tool<Self>] {
