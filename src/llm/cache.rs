@@ -41,7 +41,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use super::error::LlmError;
@@ -52,7 +52,22 @@ const RESPONSES: TableDefinition<&[u8], &[u8]> = TableDefinition::new("responses
 const KEY_VERSION: &str = "tracer-llm-cache/v1";
 
 /// The cache key of a request body of `kind` (`"chat"`, `"embeddings"`) in `namespace`.
+/// The body's canonical JSON is streamed into the hash, never built as a string.
 pub fn request_key(kind: &str, namespace: &str, body: &Value) -> [u8; 32] {
+    let mut h = key_hasher(kind, namespace);
+    // Writing into a hasher cannot fail, and a `Value` always serialises.
+    let _ = serde_json::to_writer(HashWriter(&mut h), &Canonical(body));
+    h.finalize().into()
+}
+
+/// [`request_key`] of a body already written as canonical JSON text.
+pub fn text_key(kind: &str, namespace: &str, canonical: &str) -> [u8; 32] {
+    let mut h = key_hasher(kind, namespace);
+    h.update(canonical.as_bytes());
+    h.finalize().into()
+}
+
+fn key_hasher(kind: &str, namespace: &str) -> Sha256 {
     let mut h = Sha256::new();
     h.update(KEY_VERSION.as_bytes());
     h.update([0]);
@@ -63,8 +78,50 @@ pub fn request_key(kind: &str, namespace: &str, body: &Value) -> [u8; 32] {
         h.update(namespace.as_bytes());
         h.update([0]);
     }
-    h.update(canonical_json(body).as_bytes());
-    h.finalize().into()
+    h
+}
+
+/// `io::Write` into a running SHA-256.
+struct HashWriter<'a>(&'a mut Sha256);
+
+impl std::io::Write for HashWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A JSON value serialised with every object's keys in sorted order (no copy of the tree).
+pub(crate) struct Canonical<'a>(pub &'a Value);
+
+impl serde::Serialize for Canonical<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self.0 {
+            Value::Object(m) => {
+                let mut entries: Vec<(&String, &Value)> = m.iter().collect();
+                // With serde_json's default (sorted) maps this is already in order; sorting
+                // keeps the key stable even if some dependency turns on `preserve_order`.
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                let mut map = s.serialize_map(Some(entries.len()))?;
+                for (k, v) in entries {
+                    map.serialize_entry(k, &Canonical(v))?;
+                }
+                map.end()
+            }
+            Value::Array(a) => {
+                let mut seq = s.serialize_seq(Some(a.len()))?;
+                for v in a {
+                    seq.serialize_element(&Canonical(v))?;
+                }
+                seq.end()
+            }
+            other => other.serialize(s),
+        }
+    }
 }
 
 thread_local! {
@@ -127,24 +184,7 @@ fn is_corruption(e: &impl std::fmt::Display) -> bool {
 
 /// JSON text with every object's keys sorted, so the key does not depend on map order.
 pub fn canonical_json(v: &Value) -> String {
-    fn sorted(v: &Value) -> Value {
-        match v {
-            Value::Object(m) => {
-                let mut keys: Vec<&String> = m.keys().collect();
-                keys.sort();
-                let mut out = serde_json::Map::new();
-                for k in keys {
-                    out.insert(k.clone(), sorted(&m[k]));
-                }
-                Value::Object(out)
-            }
-            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
-            other => other.clone(),
-        }
-    }
-    // With serde_json's default (sorted) maps this is already canonical; sorting again keeps
-    // the key stable even if some dependency turns on `preserve_order`.
-    sorted(v).to_string()
+    serde_json::to_string(&Canonical(v)).unwrap_or_default()
 }
 
 /// Another cache file a cache reads on a miss, with the keys it held when indexed.
@@ -163,6 +203,8 @@ pub struct ResponseCache {
     damaged: Arc<Mutex<Option<LlmError>>>,
     /// Files read on a miss (see [`read_also`]).
     others: Arc<Vec<OtherFile>>,
+    /// Shared by every handle on the file.
+    group: Arc<Group>,
 }
 
 impl std::fmt::Debug for ResponseCache {
@@ -174,7 +216,45 @@ impl std::fmt::Debug for ResponseCache {
 }
 
 type Damage = Arc<Mutex<Option<LlmError>>>;
-type OpenFiles = Mutex<HashMap<PathBuf, (Weak<Database>, Damage, Arc<Vec<OtherFile>>)>>;
+type OpenFiles = Mutex<HashMap<PathBuf, (Weak<Database>, Damage, Arc<Vec<OtherFile>>, Arc<Group>)>>;
+
+/// The writers of one file, committing together (group commit). A commit is an fsync, and
+/// at hundreds of episodes in flight one fsync per answer made the disk the bound. Now a
+/// writer queues its answer; whoever finds no commit under way takes everything queued and
+/// commits it in one transaction while later writers queue behind it. Every writer still
+/// returns only once its own answer is durable, so what a caller was told is stored stays
+/// stored through a crash; only the number of fsyncs changes (one per batch, not per answer).
+struct Group {
+    state: Mutex<GroupState>,
+    committed: Condvar,
+}
+
+struct GroupState {
+    queued: Vec<([u8; 32], Vec<u8>)>,
+    /// The batch that `queued` will be committed as; batches commit in order.
+    next: u64,
+    /// Every batch up to this one has been committed or has failed.
+    finished: u64,
+    /// A writer is committing a batch now.
+    committing: bool,
+    /// Batches whose commit failed (kept: each of their writers reads the error).
+    failed: HashMap<u64, LlmError>,
+}
+
+impl Default for Group {
+    fn default() -> Self {
+        Group {
+            state: Mutex::new(GroupState {
+                queued: Vec::new(),
+                next: 1,
+                finished: 0,
+                committing: false,
+                failed: HashMap::new(),
+            }),
+            committed: Condvar::new(),
+        }
+    }
+}
 
 fn registry() -> &'static OpenFiles {
     static OPEN: std::sync::OnceLock<OpenFiles> = std::sync::OnceLock::new();
@@ -398,15 +478,15 @@ impl ResponseCache {
             .lock()
             .map_err(|_| err("cache registry poisoned".to_string()))?;
         open.retain(|_, (w, ..)| w.strong_count() > 0);
-        if let Some((db, damaged, others)) = open
-            .get(&abs)
-            .and_then(|(w, d, o)| Some((w.upgrade()?, Arc::clone(d), Arc::clone(o))))
-        {
+        if let Some((db, damaged, others, group)) = open.get(&abs).and_then(|(w, d, o, g)| {
+            Some((w.upgrade()?, Arc::clone(d), Arc::clone(o), Arc::clone(g)))
+        }) {
             return Ok(ResponseCache {
                 db,
                 path: abs,
                 damaged,
                 others,
+                group,
             });
         }
         if !abs.exists() {
@@ -447,12 +527,14 @@ impl ResponseCache {
                 .filter(|o| !o.keys.is_empty())
                 .collect(),
         );
+        let group = Arc::new(Group::default());
         open.insert(
             abs.clone(),
             (
                 Arc::downgrade(&db),
                 Arc::clone(&damaged),
                 Arc::clone(&others),
+                Arc::clone(&group),
             ),
         );
         Ok(ResponseCache {
@@ -460,6 +542,7 @@ impl ResponseCache {
             path: abs,
             damaged,
             others,
+            group,
         })
     }
 
@@ -524,15 +607,58 @@ impl ResponseCache {
         })
     }
 
-    /// Store an answer (blocking: a durable commit).
+    /// Store an answer (blocking): returns once it is durable, committed together with the
+    /// answers other threads are storing at the same time ([`Group`]).
     pub fn put_blocking(&self, key: &[u8; 32], value: &[u8]) -> Result<(), LlmError> {
+        // A panic while holding the lock cannot leave the state torn (each update is one
+        // assignment); carry on.
+        let lock = || self.group.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut state = lock();
+        state.queued.push((*key, value.to_vec()));
+        let mine = state.next;
+        loop {
+            if state.finished >= mine {
+                return match state.failed.get(&mine) {
+                    Some(e) => Err(e.clone()),
+                    None => Ok(()),
+                };
+            }
+            if state.committing {
+                state = self
+                    .group
+                    .committed
+                    .wait(state)
+                    .unwrap_or_else(|p| p.into_inner());
+                continue;
+            }
+            // No commit under way: this writer commits everything queued (its own included).
+            state.committing = true;
+            let batch = std::mem::take(&mut state.queued);
+            let id = state.next;
+            state.next += 1;
+            drop(state);
+            let result = self.commit_all(&batch);
+            state = lock();
+            state.committing = false;
+            state.finished = id;
+            if let Err(e) = result {
+                state.failed.insert(id, e);
+            }
+            self.group.committed.notify_all();
+        }
+    }
+
+    /// One durable commit of `entries`.
+    fn commit_all(&self, entries: &[([u8; 32], Vec<u8>)]) -> Result<(), LlmError> {
         self.checked(|| {
             let txn = self.db.begin_write().map_err(|e| self.error(e))?;
             {
                 let mut table = txn.open_table(RESPONSES).map_err(|e| self.error(e))?;
-                table
-                    .insert(key.as_slice(), value)
-                    .map_err(|e| self.error(e))?;
+                for (key, value) in entries {
+                    table
+                        .insert(key.as_slice(), value.as_slice())
+                        .map_err(|e| self.error(e))?;
+                }
             }
             txn.commit().map_err(|e| self.error(e))
         })
@@ -636,6 +762,80 @@ mod tests {
         h.update(canonical_json(&body).as_bytes());
         let old: [u8; 32] = h.finalize().into();
         assert_eq!(request_key("chat", "", &body), old);
+    }
+
+    #[test]
+    fn the_streamed_key_is_the_key_of_the_sorted_text() {
+        // The derivation before keys were streamed: a sorted copy of the tree, as text.
+        fn sorted(v: &Value) -> Value {
+            match v {
+                Value::Object(m) => {
+                    Value::Object(m.iter().map(|(k, v)| (k.clone(), sorted(v))).collect())
+                }
+                Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+                other => other.clone(),
+            }
+        }
+        let body = json!({
+            "model": "m", "temperature": 0.7, "seed": 18446744073709551615u64,
+            "messages": [{"role": "user", "content": "caf\u{e9} \"quoted\"\n\t\u{1}"},
+                         {"role": "tool", "content": null, "tool_call_id": "c1"}],
+            "tools": [{"type": "function", "function": {"name": "f", "parameters":
+                {"type": "object", "properties": {"z": {}, "a": {"type": "number"}}}}}],
+            "extra": [1.5e-7, -0.0, true, [], {}]
+        });
+        let mut h = Sha256::new();
+        h.update(KEY_VERSION.as_bytes());
+        h.update([0]);
+        h.update(b"chat");
+        h.update([0]);
+        h.update(sorted(&body).to_string().as_bytes());
+        let old: [u8; 32] = h.finalize().into();
+        assert_eq!(request_key("chat", "", &body), old);
+        assert_eq!(canonical_json(&body), sorted(&body).to_string());
+    }
+
+    #[test]
+    fn writers_that_arrive_during_a_commit_share_the_next_one() {
+        let dir = std::env::temp_dir().join(format!("tracer-llm-group-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let cache = ResponseCache::open(&dir.join("cache.redb")).unwrap();
+        // As if another writer had taken batch 1 and were committing it: the next writers
+        // queue for batch 2.
+        {
+            let mut state = cache.group.state.lock().unwrap();
+            state.committing = true;
+            state.next += 1;
+        }
+        let writers: Vec<_> = (0..8u8)
+            .map(|i| {
+                let cache = cache.clone();
+                std::thread::spawn(move || cache.put_blocking(&[i; 32], &[i]))
+            })
+            .collect();
+        while cache.group.state.lock().unwrap().queued.len() < 8 {
+            std::thread::yield_now();
+        }
+        {
+            // That commit ends: batch 1 is done.
+            let mut state = cache.group.state.lock().unwrap();
+            state.committing = false;
+            state.finished = 1;
+            cache.group.committed.notify_all();
+        }
+        for w in writers {
+            w.join().unwrap().unwrap();
+        }
+        // One of the eight committed all of them, in one transaction (batch 2).
+        let state = cache.group.state.lock().unwrap();
+        assert_eq!((state.finished, state.next), (2, 3));
+        drop(state);
+        for i in 0..8u8 {
+            assert_eq!(cache.get_blocking(&[i; 32]).unwrap(), Some(vec![i]));
+        }
+        assert_eq!(cache.len().unwrap(), 8);
+        drop(cache);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -23,13 +23,15 @@ use async_openai::config::OpenAIConfig;
 use async_openai::error::OpenAIError;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::body::{ChatBody, Part, keeps_reasoning};
 use super::transport::{HttpStatusError, StatusTransport, shorten};
-use crate::llm::cache::{ResponseCache, request_key};
+use crate::llm::cache::{ResponseCache, request_key, text_key};
 use crate::llm::chat::{
     AssistantMessage, ChatMessage, ChatRequest, ChatResponse, MessageRole, Sampling, ToolCall,
     Usage,
@@ -432,33 +434,13 @@ pub fn reasoning_sent(messages: &[ChatMessage], policy: SendReasoning) -> Vec<Ch
         .iter()
         .enumerate()
         .map(|(i, m)| {
-            let keep = match policy {
-                SendReasoning::Never => false,
-                SendReasoning::All => true,
-                SendReasoning::WithinTurn => last_user.is_none_or(|u| i > u),
-            };
-            if keep {
+            if keeps_reasoning(policy, last_user, i) {
                 m.clone()
             } else {
                 m.without_reasoning()
             }
         })
         .collect()
-}
-
-/// A rough prompt size: the JSON of the messages and tools at four characters a token, plus
-/// four per message. The server's own count decides; this only spares a request that
-/// cannot fit.
-pub fn estimate_prompt_tokens(body: &Value) -> u64 {
-    let chars = |k: &str| {
-        body.get(k)
-            .map_or(0, |v| v.to_string().chars().count() as u64)
-    };
-    let messages = body
-        .get("messages")
-        .and_then(Value::as_array)
-        .map_or(0, |m| m.len() as u64);
-    (chars("messages") + chars("tools")).div_ceil(4) + 4 * messages
 }
 
 /// The context window a `/models` answer reports for `model`: vLLM's `max_model_len`,
@@ -667,31 +649,44 @@ impl OpenAiModel {
         })
     }
 
-    /// The exact JSON body a chat request is sent as (and keyed by in the cache).
-    pub fn chat_body(&self, req: &ChatRequest) -> Value {
-        let mut body = self.extra_body.clone();
-        body.insert("model".into(), json!(self.model));
-        let messages = reasoning_sent(&req.messages, self.send_reasoning);
+    /// The exact JSON body a chat request is sent as, and keyed by in the cache
+    /// ([`ChatBody`]): `extra_body`, then the model, the messages (with the reasoning the
+    /// role sends back) and tools, and every resolved sampling parameter over it.
+    pub fn chat_body(&self, req: &ChatRequest) -> ChatBody {
+        let mut parts: std::collections::BTreeMap<&str, Part> = self
+            .extra_body
+            .iter()
+            .map(|(k, v)| (k.as_str(), Part::Json(std::borrow::Cow::Borrowed(v))))
+            .collect();
+        parts.insert("model", Part::Str(&self.model));
         if self.tools_in_prompt {
             // No `tools` and no `tool_choice`: the server may refuse either; the prompt
             // carries the tools and the answer's text the calls.
-            body.insert(
-                "messages".into(),
-                json!(shape::tools_in_prompt(&messages, &req.tools)),
+            let messages = reasoning_sent(&req.messages, self.send_reasoning);
+            let messages = shape::tools_in_prompt(&messages, &req.tools);
+            parts.insert(
+                "messages",
+                Part::Messages(messages.into(), SendReasoning::All),
             );
         } else {
-            body.insert("messages".into(), json!(messages));
+            parts.insert(
+                "messages",
+                Part::Messages(req.messages.as_slice().into(), self.send_reasoning),
+            );
             if !req.tools.is_empty() {
-                body.insert("tools".into(), json!(req.tools));
+                parts.insert("tools", Part::Tools(&req.tools));
             }
             if let Some(choice) = &req.tool_choice {
-                body.insert("tool_choice".into(), choice.clone());
+                parts.insert(
+                    "tool_choice",
+                    Part::Json(std::borrow::Cow::Borrowed(choice)),
+                );
             }
         }
         let s = req.sampling.or(&self.defaults);
-        let mut put = |k: &str, v: Option<Value>| {
+        let mut put = |k: &'static str, v: Option<Value>| {
             if let Some(v) = v {
-                body.insert(k.to_string(), v);
+                parts.insert(k, Part::Json(std::borrow::Cow::Owned(v)));
             }
         };
         put("temperature", s.temperature.map(|x| json!(x)));
@@ -700,8 +695,8 @@ impl OpenAiModel {
         put("min_p", s.min_p.map(|x| json!(x)));
         put("max_tokens", s.max_tokens.map(|x| json!(x)));
         put("seed", s.seed.map(|x| json!(x)));
-        body.insert("stream".into(), Value::Bool(false));
-        Value::Object(body)
+        put("stream", Some(Value::Bool(false)));
+        ChatBody::write(parts)
     }
 
     fn embeddings_body(&self, texts: &[String]) -> Value {
@@ -794,7 +789,12 @@ impl OpenAiModel {
     }
 
     /// Send with retries; the answer's JSON on success.
-    async fn send(&self, kind: CallKind, body: &Value, key: &[u8; 32]) -> Result<Value, LlmError> {
+    async fn send(
+        &self,
+        kind: CallKind,
+        body: &RawValue,
+        key: &[u8; 32],
+    ) -> Result<Value, LlmError> {
         let key_seed = u64::from_le_bytes([
             key[0], key[1], key[2], key[3], key[4], key[5], key[6], key[7],
         ]);
@@ -815,14 +815,14 @@ impl OpenAiModel {
                         endpoint
                             .client
                             .chat()
-                            .create_byot::<&Value, Value>(body)
+                            .create_byot::<&RawValue, Value>(body)
                             .await
                     }
                     CallKind::Embeddings => {
                         endpoint
                             .client
                             .embeddings()
-                            .create_byot::<&Value, Value>(body)
+                            .create_byot::<&RawValue, Value>(body)
                             .await
                     }
                 }
@@ -854,7 +854,7 @@ impl OpenAiModel {
     async fn chat_call(&self, req: ChatRequest) -> Result<ChatResponse, LlmError> {
         self.stats.record_call();
         let body = self.chat_body(&req);
-        let key = request_key("chat", &self.cache_namespace, &body);
+        let key = text_key("chat", &self.cache_namespace, body.text());
         if let Some(hit) = self.cached::<ChatResponse>(key).await? {
             self.stats.record_cache_hit();
             self.stats.record_replayed_usage(hit.usage);
@@ -866,7 +866,7 @@ impl OpenAiModel {
             return self.shaped(hit, &req.tools);
         }
         self.check_window(&body).await?;
-        let json = self.send(CallKind::Chat, &body, &key).await?;
+        let json = self.send(CallKind::Chat, body.raw(), &key).await?;
         let response =
             parse_chat_response(&self.context, &json, &self.model).map_err(|e| self.fail(e))?;
         self.stats.record_usage(response.usage);
@@ -916,12 +916,12 @@ impl OpenAiModel {
 
     /// Refuse a request that cannot fit: estimated prompt tokens plus the answer's
     /// `max_tokens` over the window.
-    async fn check_window(&self, body: &Value) -> Result<(), LlmError> {
+    async fn check_window(&self, body: &ChatBody) -> Result<(), LlmError> {
         let Some(window) = self.window().await else {
             return Ok(());
         };
-        let estimated = estimate_prompt_tokens(body);
-        let reserve = body.get("max_tokens").and_then(Value::as_u64).unwrap_or(0);
+        let estimated = body.estimate_prompt_tokens();
+        let reserve = body.max_tokens().unwrap_or(0);
         if estimated + reserve > window {
             return Err(self.fail(LlmError::ContextExceeded {
                 context: self.context.clone(),
@@ -944,7 +944,13 @@ impl OpenAiModel {
             self.stats.record_cache_hit();
             return Ok(hit);
         }
-        let json = self.send(CallKind::Embeddings, &body, &key).await?;
+        let raw = serde_json::value::to_raw_value(&body).map_err(|e| {
+            self.fail(LlmError::Config {
+                context: self.context.clone(),
+                message: format!("cannot write the request body: {e}"),
+            })
+        })?;
+        let json = self.send(CallKind::Embeddings, &raw, &key).await?;
         let (vectors, tokens) =
             parse_embeddings(&self.context, &json, texts.len()).map_err(|e| self.fail(e))?;
         self.stats.record_usage(Usage {
@@ -987,6 +993,170 @@ impl EmbeddingModel for OpenAiModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The body as the JSON tree it was built as before [`ChatBody`]: the definition the
+    /// written text must equal (its canonical form), so cache keys stay what they were.
+    fn tree_body(m: &OpenAiModel, req: &ChatRequest) -> Value {
+        let mut body = m.extra_body.clone();
+        body.insert("model".into(), json!(m.model));
+        let messages = reasoning_sent(&req.messages, m.send_reasoning);
+        if m.tools_in_prompt {
+            // No `tools` and no `tool_choice`: the server may refuse either; the prompt
+            // carries the tools and the answer's text the calls.
+            body.insert(
+                "messages".into(),
+                json!(shape::tools_in_prompt(&messages, &req.tools)),
+            );
+        } else {
+            body.insert("messages".into(), json!(messages));
+            if !req.tools.is_empty() {
+                body.insert("tools".into(), json!(req.tools));
+            }
+            if let Some(choice) = &req.tool_choice {
+                body.insert("tool_choice".into(), choice.clone());
+            }
+        }
+        let s = req.sampling.or(&m.defaults);
+        let mut put = |k: &str, v: Option<Value>| {
+            if let Some(v) = v {
+                body.insert(k.to_string(), v);
+            }
+        };
+        put("temperature", s.temperature.map(|x| json!(x)));
+        put("top_p", s.top_p.map(|x| json!(x)));
+        put("top_k", s.top_k.map(|x| json!(x)));
+        put("min_p", s.min_p.map(|x| json!(x)));
+        put("max_tokens", s.max_tokens.map(|x| json!(x)));
+        put("seed", s.seed.map(|x| json!(x)));
+        body.insert("stream".into(), Value::Bool(false));
+        Value::Object(body)
+    }
+
+    /// A rough prompt size: the JSON of the messages and tools at four characters a token, plus
+    /// four per message. The server's own count decides; this only spares a request that
+    /// cannot fit.
+    fn estimate_prompt_tokens(body: &Value) -> u64 {
+        let chars = |k: &str| {
+            body.get(k)
+                .map_or(0, |v| v.to_string().chars().count() as u64)
+        };
+        let messages = body
+            .get("messages")
+            .and_then(Value::as_array)
+            .map_or(0, |m| m.len() as u64);
+        (chars("messages") + chars("tools")).div_ceil(4) + 4 * messages
+    }
+
+    #[test]
+    fn the_written_body_is_the_canonical_text_of_the_tree_it_replaced() {
+        let call = |id: &str, name: &str, args: &str| ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: args.into(),
+        };
+        let messages = vec![
+            ChatMessage::system("You are an \"agent\".\n\tBe brief: caf\u{e9} \u{1F600}"),
+            ChatMessage::assistant("Hi! How can I help?"),
+            ChatMessage::user("Cancel reservation ABC123 \\ please"),
+            ChatMessage::assistant_tool_calls(
+                Some("Checking.".into()),
+                vec![
+                    call(
+                        "c1",
+                        "get_reservation_details",
+                        r#"{"reservation_id":"ABC123"}"#,
+                    ),
+                    call("c2", "get_user_details", r#"{ "user_id" : "u\"1" }"#),
+                ],
+            )
+            .with_reasoning("The user wants a cancellation."),
+            ChatMessage::tool("c1", "get_reservation_details", r#"{"status":"ok"}"#),
+            ChatMessage::tool("c2", "get_user_details", "Error: not found"),
+            ChatMessage::assistant_tool_calls(None, vec![call("c3", "cancel", "{}")]),
+            ChatMessage::user("Thanks"),
+            ChatMessage::assistant_tool_calls(None, vec![call("c4", "think", "{}")])
+                .with_reasoning("After the last user turn."),
+            ChatMessage {
+                name: Some("helper".into()),
+                ..ChatMessage::text(MessageRole::Tool, "")
+            },
+        ];
+        let tools = vec![
+            json!({"type": "function", "function": {"name": "cancel", "description": "Cancel.",
+                "parameters": {"type": "object", "properties": {"z": {"type": "string"},
+                "a": {"type": "number", "enum": [1.5, -0.0, 2e-7]}}, "required": ["z"]}}}),
+            json!({"type": "function", "function": {"name": "think", "parameters": {}}}),
+        ];
+        let sampling = Sampling {
+            temperature: Some(0.7),
+            top_p: Some(0.95),
+            top_k: Some(-1),
+            min_p: Some(0.05),
+            max_tokens: Some(512),
+            seed: Some(u64::MAX),
+        };
+        let mut extra = Map::new();
+        extra.insert(
+            "chat_template_kwargs".into(),
+            json!({"enable_thinking": false, "a": [{"y": 1, "b": null}]}),
+        );
+        extra.insert("repetition_penalty".into(), json!(1.05));
+        extra.insert("seed".into(), json!(3));
+        extra.insert("max_tokens".into(), json!(64));
+        let env = |_: &str| -> Option<String> { None };
+        let dir = std::env::temp_dir().join(format!("tracer-body-{}", std::process::id()));
+        let mut checked = 0;
+        for tools_in_prompt in [false, true] {
+            for send_reasoning in [
+                SendReasoning::Never,
+                SendReasoning::WithinTurn,
+                SendReasoning::All,
+            ] {
+                for (extra_body, with_tools, sampled, choice) in [
+                    (Map::new(), false, false, None),
+                    (extra.clone(), true, true, Some(json!("auto"))),
+                    (extra.clone(), true, false, None),
+                ] {
+                    let cfg = RoleConfig {
+                        provider: Provider::Openai,
+                        base_url: Some("http://127.0.0.1:9/v1".into()),
+                        model: Some("model-\"x\"".into()),
+                        temperature: Some(0.2),
+                        extra_body,
+                        tools_in_prompt,
+                        send_reasoning,
+                        ..Default::default()
+                    };
+                    let m = OpenAiModel::new("test", &cfg, &dir.join("c.redb"), &env).unwrap();
+                    let mut req = ChatRequest::new(messages.clone());
+                    if with_tools {
+                        req = req.with_tools(tools.clone());
+                    }
+                    if sampled {
+                        req = req.with_sampling(sampling.clone());
+                    }
+                    req.tool_choice = choice;
+                    let tree = tree_body(&m, &req);
+                    let body = m.chat_body(&req);
+                    assert_eq!(body.text(), crate::llm::cache::canonical_json(&tree));
+                    assert_eq!(
+                        text_key("chat", "ns", body.text()),
+                        request_key("chat", "ns", &tree)
+                    );
+                    assert_eq!(body.estimate_prompt_tokens(), estimate_prompt_tokens(&tree));
+                    assert_eq!(
+                        body.max_tokens(),
+                        tree.get("max_tokens").and_then(Value::as_u64)
+                    );
+                    let sent: Value = serde_json::from_str(body.raw().get()).unwrap();
+                    assert_eq!(sent, tree);
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 18);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn a_repeated_key_is_redacted_and_arguments_stay_json() {
