@@ -84,7 +84,7 @@ pub async fn llm_ground_trace(
         .enumerate()
         .flat_map(|(i, w)| w.iter().map(move |t| (i, t.clone())))
         .collect();
-    let tools: Vec<Value> = env
+    let tools: std::sync::Arc<[Value]> = env
         .tool_specs()
         .iter()
         .filter(|s| !s.terminates)
@@ -106,7 +106,7 @@ pub async fn llm_ground_trace(
             break;
         };
         let req = ChatRequest::new(messages.clone())
-            .with_tools(tools.clone())
+            .with_tools(std::sync::Arc::clone(&tools))
             .with_seed(seed.wrapping_add(turn as u64));
         let r = model
             .chat(req)

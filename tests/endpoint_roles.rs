@@ -47,7 +47,7 @@ fn episode(
 ) -> tracer::harness::Episode {
     let mut agent = EndpointAgent {
         model,
-        tools: tools.to_vec(),
+        tools: tools.into(),
         seed,
     };
     let mut user = EndpointUser::new(endpoint(server, Role::User, cache), "Ask.", None, seed);
@@ -93,10 +93,10 @@ fn an_episode_runs_every_tool_call_and_stops_on_a_glued_marker() {
     )));
     server.push(Reply::Text("Perfect, thanks!###STOP###".into()));
 
-    let tools = env.tool_specs().iter().map(|s| s.openai()).collect();
+    let tools: Vec<serde_json::Value> = env.tool_specs().iter().map(|s| s.openai()).collect();
     let mut agent = EndpointAgent {
         model: endpoint(&server, Role::Agent, &cache),
-        tools,
+        tools: tools.into(),
         seed: 1,
     };
     let mut user = EndpointUser::new(
@@ -153,7 +153,7 @@ fn an_episode_runs_every_tool_call_and_stops_on_a_glued_marker() {
     )]));
     let mut agent = EndpointAgent {
         model: endpoint(&server, Role::Agent, &cache),
-        tools: Vec::new(),
+        tools: Vec::new().into(),
         seed: 2,
     };
     let mut user = EndpointUser::new(endpoint(&server, Role::User, &cache), "Say hello.", None, 2);

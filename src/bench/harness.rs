@@ -180,7 +180,7 @@ impl Load {
 pub struct HarnessBench {
     base: Arc<dyn Environment>,
     policy: Arc<String>,
-    tools: Arc<Vec<serde_json::Value>>,
+    tools: Arc<[serde_json::Value]>,
     instruction: String,
     script: Script,
     server: Server,
@@ -215,7 +215,8 @@ impl HarnessBench {
             calls,
         };
         let server = Server::start(server_exe, &script)?;
-        let tools = Arc::new(base.tool_specs().iter().map(|s| s.openai()).collect());
+        let tools: Arc<[serde_json::Value]> =
+            base.tool_specs().iter().map(|s| s.openai()).collect();
         Ok(HarnessBench {
             base,
             policy: Arc::new(policy_text),
@@ -333,7 +334,7 @@ impl HarnessBench {
                     let mut env = base.fork();
                     let mut agent = EndpointAgent {
                         model: agent,
-                        tools: tools.to_vec(),
+                        tools,
                         seed,
                     };
                     let mut user = EndpointUser::new(user, &instruction, None, seed);

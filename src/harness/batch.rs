@@ -170,7 +170,7 @@ fn episode_players(
     parts: &TaskParts,
     trial: u32,
     cfg: &BatchConfig,
-    tools: &[serde_json::Value],
+    tools: &Arc<[serde_json::Value]>,
     transfer: Option<String>,
     env: &dyn crate::domain::Environment,
     seed: u64,
@@ -180,7 +180,7 @@ fn episode_players(
     let agent: Box<dyn Agent> = match &roles.agent {
         RoleModel::Endpoint(model) => Box::new(EndpointAgent {
             model: Arc::clone(model),
-            tools: tools.to_vec(),
+            tools: Arc::clone(tools),
             seed: episode_seed,
         }),
         RoleModel::Scripted(_) => {
@@ -255,8 +255,7 @@ pub fn roll_out(
         .iter()
         .find(|s| s.terminates)
         .map(|s| s.name.to_string());
-    let tools: Arc<Vec<serde_json::Value>> =
-        Arc::new(base.tool_specs().iter().map(|s| s.openai()).collect());
+    let tools: Arc<[serde_json::Value]> = base.tool_specs().iter().map(|s| s.openai()).collect();
     let total = tasks.len() * cfg.trials as usize;
     let bar = indicatif::ProgressBar::new(total as u64);
     bar.set_style(

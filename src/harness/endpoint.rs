@@ -40,7 +40,7 @@ fn user_error(e: LlmError) -> HarnessError {
 
 pub struct EndpointAgent {
     pub model: Arc<dyn ChatModel>,
-    pub tools: Vec<Value>,
+    pub tools: Arc<[Value]>,
     /// Per (task, trial): distinct trials are distinct samples, a re-run hits the cache.
     pub seed: u64,
 }
@@ -58,7 +58,7 @@ impl Agent for EndpointAgent {
             // Thinking stays in the transcript; the role's `send_reasoning` decides what of
             // it goes back.
             let req = ChatRequest::new(transcript.to_vec())
-                .with_tools(self.tools.clone())
+                .with_tools(Arc::clone(&self.tools))
                 .with_seed(self.seed);
             let r = self.model.chat(req).await.map_err(to_harness)?;
             let mut msg = ChatMessage::assistant_tool_calls(

@@ -8,6 +8,11 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::sync::Arc;
+
+fn no_tools(tools: &Arc<[Value]>) -> bool {
+    tools.is_empty()
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -217,8 +222,9 @@ impl Sampling {
 pub struct ChatRequest {
     pub messages: Vec<ChatMessage>,
     /// OpenAI `tools` entries (`{"type": "function", "function": {...}}`), sent as given.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<Value>,
+    /// Shared: a role offers the same list on every call, so a request holds it, not a copy.
+    #[serde(default, skip_serializing_if = "no_tools")]
+    pub tools: Arc<[Value]>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<Value>,
     #[serde(default)]
@@ -233,8 +239,8 @@ impl ChatRequest {
         }
     }
 
-    pub fn with_tools(mut self, tools: Vec<Value>) -> ChatRequest {
-        self.tools = tools;
+    pub fn with_tools(mut self, tools: impl Into<Arc<[Value]>>) -> ChatRequest {
+        self.tools = tools.into();
         self
     }
 
