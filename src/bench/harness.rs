@@ -6,7 +6,8 @@
 //! - throughput at zero latency, concurrency 1 / 32 / 256: episodes/s and CPU seconds per
 //!   episode of this process (utime + stime from `/proc/self/stat`), the server's CPU per
 //!   episode beside it (it runs in a child process, `/proc/<pid>/stat`);
-//! - with 100 ms per call: achieved episodes/s against the ideal C / (calls x latency);
+//! - with 200 ms per call, C up to 1,024 (and once with the cache on disk): achieved
+//!   episodes/s against the ideal C / (calls x latency);
 //! - memory per in-flight episode: peak RSS (`VmHWM` after resetting it through
 //!   `/proc/self/clear_refs`) minus RSS before the run, with all episodes in flight at once
 //!   (the latency makes them overlap), divided by their count; and the slope between two
@@ -30,6 +31,9 @@ use std::time::{Duration, Instant};
 
 /// User turns per benchmark episode (the last one says `###STOP###`).
 pub const USER_TURNS: usize = 3;
+
+/// The latency of the scaling runs (each chat call), in milliseconds.
+const LATENCY_MS: u64 = 200;
 
 /// Ticks of `/proc/<pid>/stat` times (`USER_HZ`, 100 on every Linux architecture we run on).
 const TICKS_PER_SEC: f64 = 100.0;
@@ -495,22 +499,30 @@ pub fn run(
     );
 
     let zero_secs = if quick { 1.0 } else { 3.0 };
+    let on_disk = |s: Spec| Spec {
+        cache_root: std::env::temp_dir(),
+        ..s
+    };
     let mut zero = Vec::new();
-    for c in [1usize, 32, 256] {
+    for c in [1usize, 32, 256, 1024] {
         eprintln!("bench: harness throughput, concurrency {c}, no latency");
         zero.push((c, b.run(&spec(c, 0, usize::MAX, Some(zero_secs)))?));
     }
-    eprintln!("bench: harness throughput, concurrency 32, cache on disk");
-    let disk = b.run(&Spec {
-        cache_root: std::env::temp_dir(),
-        ..spec(32, 0, usize::MAX, Some(zero_secs))
-    })?;
-    let mut lat = Vec::new();
-    for c in [1usize, 32, 256] {
-        let episodes = if quick { c.max(2) } else { (2 * c).max(4) };
-        eprintln!("bench: harness throughput, concurrency {c}, 100 ms latency");
-        lat.push((c, b.run(&spec(c, 100, episodes, None))?));
+    let mut disk = Vec::new();
+    for c in [32usize, 256] {
+        eprintln!("bench: harness throughput, concurrency {c}, cache on disk");
+        disk.push((c, b.run(&on_disk(spec(c, 0, usize::MAX, Some(zero_secs))))?));
     }
+    let mut lat = Vec::new();
+    for c in [1usize, 32, 256, 1024] {
+        let episodes = if quick { c.max(2) } else { (2 * c).max(4) };
+        eprintln!("bench: harness throughput, concurrency {c}, {LATENCY_MS} ms latency");
+        lat.push((c, false, b.run(&spec(c, LATENCY_MS, episodes, None))?));
+    }
+    let c = 1024;
+    let episodes = if quick { c } else { 2 * c };
+    eprintln!("bench: harness throughput, concurrency {c}, {LATENCY_MS} ms latency, cache on disk");
+    lat.push((c, true, b.run(&on_disk(spec(c, LATENCY_MS, episodes, None)))?));
 
     out.push_str(
         "### Throughput, no latency\n\nSteady state: counted over a window after a warm-up, \
@@ -537,20 +549,25 @@ pub fn run(
     for (c, l) in &zero {
         out.push_str(&row(c.to_string(), l));
     }
-    out.push_str(&row(
-        format!("32, cache in `{}`", std::env::temp_dir().display()),
-        &disk,
-    ));
+    let tmp = std::env::temp_dir().display().to_string();
+    for (c, l) in &disk {
+        out.push_str(&row(format!("{c}, cache in `{tmp}`"), l));
+    }
 
-    out.push_str(
-        "\n### Throughput with 100 ms per call\n\n| concurrency | episodes | errors | calls/episode | \
-         achieved episodes/s | ideal C / (calls x 100 ms) | ratio | harness CPU use |\n\
-         |---|---|---|---|---|---|---|---|\n",
-    );
-    for (c, l) in &lat {
-        let ideal = *c as f64 / (l.calls_per_episode().max(1.0) * 0.1);
+    out.push_str(&format!(
+        "\n### Throughput with {LATENCY_MS} ms per call\n\n| concurrency | episodes | errors | \
+         calls/episode | achieved episodes/s | ideal C / (calls x {LATENCY_MS} ms) | ratio | \
+         harness CPU use |\n|---|---|---|---|---|---|---|---|\n",
+    ));
+    for (c, on_disk, l) in &lat {
+        let ideal = *c as f64 / (l.calls_per_episode().max(1.0) * LATENCY_MS as f64 / 1e3);
+        let label = if *on_disk {
+            format!("{c}, cache in `{tmp}`")
+        } else {
+            c.to_string()
+        };
         out.push_str(&format!(
-            "| {c} | {} | {} | {:.1} | {:.1} | {:.1} | {:.2} | {:.0}% |\n",
+            "| {label} | {} | {} | {:.1} | {:.1} | {:.1} | {:.2} | {:.0}% |\n",
             l.episodes,
             l.errors,
             l.calls_per_episode(),
@@ -593,20 +610,15 @@ pub fn run(
             kib(p1.saturating_sub(p0) as f64 / (n1 - n0) as f64)
         ));
     }
-    let errs: usize = mem.iter().map(|(_, l)| l.errors).sum::<usize>()
-        + zero
-            .iter()
-            .chain(&lat)
-            .map(|(_, l)| l.errors)
-            .sum::<usize>()
-        + disk.errors;
-    let hits: u64 = mem
+    let loads: Vec<&Load> = mem
         .iter()
         .chain(&zero)
-        .chain(&lat)
-        .map(|(_, l)| l.cache_hits)
-        .sum::<u64>()
-        + disk.cache_hits;
+        .chain(&disk)
+        .map(|(_, l)| l)
+        .chain(lat.iter().map(|(_, _, l)| l))
+        .collect();
+    let errs: usize = loads.iter().map(|l| l.errors).sum();
+    let hits: u64 = loads.iter().map(|l| l.cache_hits).sum();
     out.push_str(&format!(
         "\nForked database (airline eval), RSS per held fork, slope between {} and {} forks: \
          {} with an empty overlay, {} after one `{write}`.\n",
@@ -618,14 +630,7 @@ pub fn run(
     out.push_str(&format!(
         "\nAll runs: {errs} errored episodes, {hits} cache hits.\n"
     ));
-    if let Some(e) = mem
-        .iter()
-        .chain(&zero)
-        .chain(&lat)
-        .map(|(_, l)| l)
-        .chain([&disk])
-        .find_map(|l| l.first_error.clone())
-    {
+    if let Some(e) = loads.iter().find_map(|l| l.first_error.clone()) {
         out.push_str(&format!("First error: {e}\n"));
     }
     Ok(out)

@@ -31,8 +31,8 @@ pub enum Part<'a> {
     Str(&'a str),
     /// The conversation, with the reasoning each message keeps under the role's policy.
     Messages(Cow<'a, [ChatMessage]>, SendReasoning),
-    /// OpenAI `tools` entries.
-    Tools(&'a [Value]),
+    /// JSON already written in canonical form (a role's tool list, [`tools_text`]).
+    Written(std::sync::Arc<str>),
 }
 
 /// A written body.
@@ -74,16 +74,7 @@ impl ChatBody {
                     }
                     out.push(b']');
                 }
-                Part::Tools(list) => {
-                    out.push(b'[');
-                    for (j, t) in list.iter().enumerate() {
-                        if j > 0 {
-                            out.push(b',');
-                        }
-                        write_json(&mut out, &Canonical(t));
-                    }
-                    out.push(b']');
-                }
+                Part::Written(text) => out.extend_from_slice(text.as_bytes()),
             }
             let range = Some(start..out.len());
             match *name {
@@ -142,6 +133,20 @@ impl ChatBody {
         };
         (chars(&self.messages) + chars(&self.tools)).div_ceil(4) + 4 * self.message_count as u64
     }
+}
+
+/// The canonical JSON of OpenAI `tools` entries (a list).
+pub fn tools_text(tools: &[Value]) -> String {
+    let mut out = Vec::with_capacity(1024);
+    out.push(b'[');
+    for (j, t) in tools.iter().enumerate() {
+        if j > 0 {
+            out.push(b',');
+        }
+        write_json(&mut out, &Canonical(t));
+    }
+    out.push(b']');
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// Whether message `i` keeps its reasoning under `policy` (`last_user`: the index of the

@@ -577,6 +577,9 @@ pub struct OpenAiModel {
     context_window: Option<u64>,
     /// The window the server reports, asked once (`None`: it reports none).
     served_window: tokio::sync::OnceCell<Option<u64>>,
+    /// The last tool list sent and its canonical JSON: a role offers the same list on
+    /// every call, so it is written once, not once per call.
+    tools_text: std::sync::Mutex<Option<(Arc<[Value]>, Arc<str>)>>,
 }
 
 impl std::fmt::Debug for OpenAiModel {
@@ -646,7 +649,21 @@ impl OpenAiModel {
             tools_in_prompt: cfg.tools_in_prompt,
             context_window: cfg.context_window,
             served_window: tokio::sync::OnceCell::new(),
+            tools_text: std::sync::Mutex::new(None),
         })
+    }
+
+    /// The canonical JSON of a tool list, written once per list.
+    fn written_tools(&self, tools: &Arc<[Value]>) -> Arc<str> {
+        let mut last = self.tools_text.lock().unwrap_or_else(|p| p.into_inner());
+        match &*last {
+            Some((list, text)) if Arc::ptr_eq(list, tools) => Arc::clone(text),
+            _ => {
+                let text: Arc<str> = super::body::tools_text(tools).into();
+                *last = Some((Arc::clone(tools), Arc::clone(&text)));
+                text
+            }
+        }
     }
 
     /// The exact JSON body a chat request is sent as, and keyed by in the cache
@@ -674,7 +691,7 @@ impl OpenAiModel {
                 Part::Messages(req.messages.as_slice().into(), self.send_reasoning),
             );
             if !req.tools.is_empty() {
-                parts.insert("tools", Part::Tools(&req.tools));
+                parts.insert("tools", Part::Written(self.written_tools(&req.tools)));
             }
             if let Some(choice) = &req.tool_choice {
                 parts.insert(
@@ -1150,6 +1167,14 @@ mod tests {
                     );
                     let sent: Value = serde_json::from_str(body.raw().get()).unwrap();
                     assert_eq!(sent, tree);
+                    // The tool list is written once per list: the same list again gives
+                    // the same text, another list its own.
+                    assert_eq!(m.chat_body(&req).text(), body.text());
+                    let other = req.clone().with_tools(vec![tools[1].clone()]);
+                    assert_eq!(
+                        m.chat_body(&other).text(),
+                        crate::llm::cache::canonical_json(&tree_body(&m, &other))
+                    );
                     checked += 1;
                 }
             }
