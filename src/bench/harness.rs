@@ -522,7 +522,11 @@ pub fn run(
     let c = 1024;
     let episodes = if quick { c } else { 2 * c };
     eprintln!("bench: harness throughput, concurrency {c}, {LATENCY_MS} ms latency, cache on disk");
-    lat.push((c, true, b.run(&on_disk(spec(c, LATENCY_MS, episodes, None)))?));
+    lat.push((
+        c,
+        true,
+        b.run(&on_disk(spec(c, LATENCY_MS, episodes, None)))?,
+    ));
 
     out.push_str(
         "### Throughput, no latency\n\nSteady state: counted over a window after a warm-up, \
