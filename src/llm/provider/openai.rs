@@ -525,6 +525,9 @@ pub fn parse_usage(json: &Value) -> Usage {
     }
 }
 
+/// A tool list and its canonical JSON text.
+type WrittenTools = (Arc<[Value]>, Arc<str>);
+
 #[derive(Clone, Copy)]
 enum CallKind {
     Chat,
@@ -579,7 +582,7 @@ pub struct OpenAiModel {
     served_window: tokio::sync::OnceCell<Option<u64>>,
     /// The last tool list sent and its canonical JSON: a role offers the same list on
     /// every call, so it is written once, not once per call.
-    tools_text: std::sync::Mutex<Option<(Arc<[Value]>, Arc<str>)>>,
+    tools_text: std::sync::Mutex<Option<WrittenTools>>,
 }
 
 impl std::fmt::Debug for OpenAiModel {
