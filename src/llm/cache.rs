@@ -631,8 +631,12 @@ impl ResponseCache {
                     .unwrap_or_else(|p| p.into_inner());
                 continue;
             }
-            // No commit under way: this writer commits everything queued (its own included).
+            // No commit under way: this writer commits everything queued (its own included),
+            // after letting writers already running on other threads join the batch.
             state.committing = true;
+            drop(state);
+            std::thread::yield_now();
+            state = lock();
             let batch = std::mem::take(&mut state.queued);
             let id = state.next;
             state.next += 1;
