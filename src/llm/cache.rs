@@ -182,8 +182,10 @@ fn is_corruption(e: &impl std::fmt::Display) -> bool {
     text.contains("corrupt") || text.contains("invalid data")
 }
 
-/// JSON text with every object's keys sorted, so the key does not depend on map order.
-pub fn canonical_json(v: &Value) -> String {
+/// JSON text with every object's keys sorted (what [`request_key`] hashes, as a string: the
+/// tests compare written bodies with it; the key itself is streamed).
+#[cfg(test)]
+pub(crate) fn canonical_json(v: &Value) -> String {
     serde_json::to_string(&Canonical(v)).unwrap_or_default()
 }
 
