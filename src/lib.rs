@@ -25,6 +25,9 @@
 //! - [`replay`]: tau-bench task files and gold-action replay.
 //! - [`review`]: manual review decisions (`reviews/<domain>.jsonl`): states, edits, their
 //!   verification and kinds; [`review_app`]: `tracer review`, the local web app for them.
+//! - [`serve`]: `tracer serve`, the environments and verified tasks as an RL environment
+//!   server (reset / step / verify over HTTP, the tools over MCP) on [`http`], a small
+//!   HTTP/1.1 server (a leaf, also under `tracer review`).
 //! - [`bench`]: the benchmarks behind `make bench`.
 //! - [`stats`]: the funnel and other reports of `tracer stats`.
 //! - [`compare`]: `tracer compare`, two evaluations paired by task, with the noise of
@@ -48,6 +51,7 @@ pub mod emotion;
 pub mod graph;
 pub mod grounding;
 pub mod harness;
+pub mod http;
 pub mod llm;
 pub mod parallel;
 pub mod pipeline;
@@ -57,6 +61,7 @@ pub mod review;
 pub mod review_app;
 pub mod roles;
 pub mod seed;
+pub mod serve;
 pub mod split;
 pub mod stage;
 pub mod stats;

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 const ALLOWED: &[(&str, &[&str])] = &[
     ("split", &[]),
     ("cost", &[]),
+    ("http", &[]),
     ("artifact", &[]),
     ("seed", &[]),
     ("parallel", &[]),
@@ -86,6 +87,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "serve",
+        &[
+            "artifact", "config", "domain", "harness", "llm", "pipeline", "seed", "split", "stage",
+            "task",
+        ],
+    ),
+    (
         "bench",
         &[
             "config", "domain", "graph", "harness", "llm", "seed", "parallel",
@@ -99,8 +107,9 @@ const KNOWN_VIOLATIONS: &[(&str, &str)] = &[];
 
 /// Leaf modules with no dependencies of their own that every layer may use: vocabulary
 /// types shared by all (the train/eval `Split`; token usage and prices, `cost`, which the
-/// LLM layer counts, the pipeline records with a run and the reports price).
-const LEAVES: &[&str] = &["split", "cost"];
+/// LLM layer counts, the pipeline records with a run and the reports price; the small
+/// HTTP/1.1 server the review app and `tracer serve` answer on).
+const LEAVES: &[&str] = &["split", "cost", "http"];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap().flatten() {

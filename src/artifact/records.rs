@@ -344,7 +344,7 @@ record! {
     /// A task as it moves through grounded -> refined -> tasks: each stage fills more columns
     /// (instruction by refinement, the emotion columns by the emotion stages) and writes its
     /// own artifact; the schema is shared so every stage's output reads the same way.
-    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
     pub struct TaskRecord {
         pub task_id: String,
         pub domain: String,

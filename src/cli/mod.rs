@@ -10,6 +10,7 @@ pub mod graphs;
 pub mod pipeline;
 pub mod quality;
 pub mod review;
+pub mod serve;
 
 use clap::{Parser, Subcommand};
 
@@ -104,6 +105,12 @@ pub enum Command {
     /// Review the evaluation candidates in a local web app (127.0.0.1): accept, reject or
     /// edit; decisions go to reviews/<domain>.jsonl, which the `reviewed` stage applies.
     Review(review::ReviewArgs),
+    /// Serve the domains and their verified tasks as an RL environment (127.0.0.1): reset,
+    /// step and verify over HTTP, the agent's tools over MCP; see docs/serve.md.
+    Serve(serve::ServeArgs),
+    /// Play one episode of a task against an OpenAI-compatible endpoint as the agent and
+    /// print its reward and rollout record as JSON.
+    Episode(serve::EpisodeArgs),
     #[command(flatten)]
     Emotion(emotion::EmotionCommands),
 }
@@ -153,6 +160,8 @@ pub fn main() -> Result<(), CliError> {
         Command::Compare(a) => compare::compare(a),
         Command::Quality(a) => quality::quality(&paths, a),
         Command::Review(a) => review::review(&paths, a),
+        Command::Serve(a) => serve::serve(&paths, a),
+        Command::Episode(a) => serve::episode(&paths, a),
         Command::Emotion(c) => {
             // `emotion map` / `emotion eval` may (re)train and cache the model in the output.
             let _lock = match &c {

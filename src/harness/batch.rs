@@ -197,9 +197,26 @@ fn episode_players(
             ))
         }
     };
-    let user: Box<dyn User> = match &roles.user {
+    let user = episode_user(&roles.user, task, parts, trial, cfg.emotion, seed);
+    (agent, user)
+}
+
+/// The user simulator of one episode of `task` (trial `trial` of a run seeded `seed`): the
+/// scripted user, or an endpoint model given the instruction and, with `emotion`, the
+/// emotion instruction.
+pub fn episode_user(
+    model: &RoleModel,
+    task: &TaskRecord,
+    parts: &TaskParts,
+    trial: u32,
+    emotion: bool,
+    seed: u64,
+) -> Box<dyn User> {
+    match model {
         RoleModel::Endpoint(model) => {
-            let emotion = if cfg.emotion {
+            let episode_seed =
+                crate::seed::derive_seed(seed, &["episode", &task.task_id, &trial.to_string()]);
+            let feeling = if emotion {
                 task.emotion_instruction.as_deref()
             } else {
                 None
@@ -207,15 +224,12 @@ fn episode_players(
             Box::new(EndpointUser::new(
                 Arc::clone(model),
                 task.instruction.as_deref().unwrap_or_default(),
-                emotion,
+                feeling,
                 episode_seed,
             ))
         }
-        RoleModel::Scripted(_) => {
-            Box::new(ScriptedUser::new(task, parts, cfg.emotion, seed, trial))
-        }
-    };
-    (agent, user)
+        RoleModel::Scripted(_) => Box::new(ScriptedUser::new(task, parts, emotion, seed, trial)),
+    }
 }
 
 /// Roll out `tasks` x `trials`, skipping the episodes already in `done` (a resumed

@@ -18,6 +18,7 @@ pub mod batch;
 pub mod endpoint;
 pub mod metrics;
 pub mod reward;
+pub mod session;
 pub mod user;
 
 use crate::domain::Environment;
@@ -172,7 +173,8 @@ pub fn last_marker(text: &str) -> Option<&'static str> {
     })
 }
 
-/// Run one episode on `env` (a fresh fork owned by the episode).
+/// Run one episode on `env` (a fresh fork owned by the episode): the agent role answers
+/// each of its turns of a [`session::Session`].
 pub async fn run_episode(
     env: &mut dyn Environment,
     policy: &str,
@@ -180,155 +182,14 @@ pub async fn run_episode(
     user: &mut dyn User,
     max_steps: usize,
 ) -> Episode {
-    let mut messages = vec![
-        ChatMessage::system(policy),
-        ChatMessage::assistant(GREETING),
-    ];
-    let mut agent_usage = Usage::default();
-    let mut user_usage = Usage::default();
-    let finish =
-        |messages: Vec<ChatMessage>, termination, error, env: &dyn Environment, a, u| Episode {
-            messages,
-            termination,
-            error,
-            final_hash: env.state_hash().to_hex(),
-            agent_usage: a,
-            user_usage: u,
-        };
-    let terminating: Vec<&str> = env
-        .tool_specs()
-        .iter()
-        .filter(|s| s.terminates)
-        .map(|s| s.name)
-        .collect();
-
-    // The user speaks first, answering the greeting.
-    let mut pending_user: Option<String> = Some(GREETING.to_string());
-    let mut steps = 0;
-    while steps < max_steps {
-        if let Some(agent_text) = pending_user.take() {
-            steps += 1;
-            match user.reply(&agent_text).await {
-                Ok((text, usage)) => {
-                    user_usage += usage;
-                    let unsatisfied = has_marker(&text, UNSATISFIED);
-                    let stop = has_marker(&text, STOP);
-                    messages.push(ChatMessage::user(text));
-                    if unsatisfied {
-                        return finish(
-                            messages,
-                            Termination::UserUnsatisfied,
-                            None,
-                            env,
-                            agent_usage,
-                            user_usage,
-                        );
-                    }
-                    if stop {
-                        return finish(
-                            messages,
-                            Termination::UserStop,
-                            None,
-                            env,
-                            agent_usage,
-                            user_usage,
-                        );
-                    }
-                }
-                Err(e) => {
-                    let termination = match e {
-                        HarnessError::ContextExceeded(_) => Termination::ContextExceeded,
-                        _ => Termination::EndpointError,
-                    };
-                    return finish(
-                        messages,
-                        termination,
-                        Some(e.to_string()),
-                        env,
-                        agent_usage,
-                        user_usage,
-                    );
-                }
-            }
-            continue;
-        }
-        steps += 1;
-        let (reply, usage) = match agent.respond(&messages).await {
-            Ok(r) => r,
-            Err(e @ HarnessError::Endpoint(_)) => {
-                return finish(
-                    messages,
-                    Termination::EndpointError,
-                    Some(e.to_string()),
-                    env,
-                    agent_usage,
-                    user_usage,
-                );
-            }
-            Err(e @ HarnessError::ContextExceeded(_)) => {
-                return finish(
-                    messages,
-                    Termination::ContextExceeded,
-                    Some(e.to_string()),
-                    env,
-                    agent_usage,
-                    user_usage,
-                );
-            }
-            Err(e) => {
-                return finish(
-                    messages,
-                    Termination::AgentError,
-                    Some(e.to_string()),
-                    env,
-                    agent_usage,
-                    user_usage,
-                );
-            }
-        };
-        agent_usage += usage;
-        let calls = reply.tool_calls.clone();
-        let text = reply.content.clone().unwrap_or_default();
-        messages.push(reply);
-        if calls.is_empty() {
-            pending_user = Some(text);
-            continue;
-        }
-        let mut transferred = false;
-        for call in calls {
-            let output = match serde_json::from_str::<serde_json::Value>(&call.arguments) {
-                Ok(args) => env.invoke(&call.name, &args).text,
-                Err(e) => format!(
-                    "Error: the arguments of {} are not valid JSON: {e}",
-                    call.name
-                ),
-            };
-            messages.push(ChatMessage::tool(
-                call.id.clone(),
-                call.name.clone(),
-                output,
-            ));
-            transferred |= terminating.contains(&call.name.as_str());
-        }
-        if transferred {
-            return finish(
-                messages,
-                Termination::AgentTransfer,
-                None,
-                env,
-                agent_usage,
-                user_usage,
-            );
-        }
+    let mut session = session::Session::new(env, policy, max_steps);
+    session.advance(user).await;
+    while session.termination().is_none() {
+        let reply = agent.respond(session.messages()).await;
+        session.agent_turn(env, reply);
+        session.advance(user).await;
     }
-    finish(
-        messages,
-        Termination::MaxSteps,
-        None,
-        env,
-        agent_usage,
-        user_usage,
-    )
+    session.finish(env)
 }
 
 /// The question sentences of a message, lower-cased and joined ("Here is what I found.

@@ -25,13 +25,12 @@
 //! through `review`; writes nothing but the decisions file.
 
 pub mod data;
-pub mod http;
 mod pages;
 
 use crate::config::Paths;
+use crate::http::{self, Request, Response, constant_time_eq};
 use crate::review::{Decision, Edit, ReviewLine, Reviews};
 use data::DomainData;
-use http::{Request, Response};
 use serde_json::json;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr, TcpListener};
@@ -290,10 +289,6 @@ impl App {
             Err(e) => bad(400, e),
         }
     }
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// Bind, print the address, and serve until killed. A non-loopback address needs a token.

@@ -2,8 +2,8 @@
 
 use super::App;
 use super::data::{Candidate, DomainData, Screened, Verified};
-use super::http::Request;
 use crate::artifact::{FaultRecord, RolloutRecord};
+use crate::http::Request;
 use crate::review::{REJECT_REASONS, Reviews, State};
 use crate::split::Split;
 use serde_json::Value;

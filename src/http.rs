@@ -1,6 +1,7 @@
-//! A small HTTP/1.1 server for the review app: one thread per connection, one request per
-//! connection (`Connection: close`), bounded request line, headers and body. Nothing here
-//! touches the file system: handlers get the parsed request and return a response.
+//! A small HTTP/1.1 server for `tracer review` and `tracer serve`: one thread per
+//! connection, one request per connection (`Connection: close`), bounded request line,
+//! headers and body. Nothing here touches the file system: handlers get the parsed request
+//! and return a response. A leaf: it uses no other module of the crate.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -85,7 +86,10 @@ fn reason(status: u16) -> &'static str {
         404 => "Not Found",
         405 => "Method Not Allowed",
         409 => "Conflict",
+        410 => "Gone",
         413 => "Payload Too Large",
+        429 => "Too Many Requests",
+        503 => "Service Unavailable",
         431 => "Request Header Fields Too Large",
         _ => "Error",
     }
@@ -213,8 +217,23 @@ fn write_response(mut stream: &TcpStream, r: &Response) {
     let _ = stream.flush();
 }
 
-/// Serve `listener` forever, answering each request with `handler`.
+/// Equal byte strings, compared in time that depends only on their lengths (tokens).
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Serve `listener` forever, answering each request with `handler` (a request that cannot
+/// be read is answered in plain text).
 pub fn serve<H>(listener: TcpListener, handler: Arc<H>)
+where
+    H: Fn(&Request) -> Response + Send + Sync + 'static,
+{
+    serve_with(listener, handler, |status, why| Response::text(status, why))
+}
+
+/// [`serve`], with the answer to a request that cannot be read (too large, malformed)
+/// made by `unreadable` from its status and reason.
+pub fn serve_with<H>(listener: TcpListener, handler: Arc<H>, unreadable: fn(u16, &str) -> Response)
 where
     H: Fn(&Request) -> Response + Send + Sync + 'static,
 {
@@ -226,7 +245,7 @@ where
             let response = match read_request(&stream) {
                 Ok(req) => handler(&req),
                 Err(ReadError::Closed) => return,
-                Err(ReadError::Bad(status, why)) => Response::text(status, why),
+                Err(ReadError::Bad(status, why)) => unreadable(status, why),
             };
             write_response(&stream, &response);
         });

@@ -1,0 +1,247 @@
+//! `tracer serve` (the environments and verified tasks as an RL environment server, see
+//! `crate::serve`) and `tracer episode` (one whole episode against an OpenAI-compatible
+//! endpoint, printed as JSON).
+
+use super::CliError;
+use crate::config::Paths;
+use crate::domain::Domain;
+use crate::llm::{Role, RoleModel};
+use crate::serve::{DomainData, Server, Settings};
+use crate::split::Split;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Which run's tasks and how episodes run: shared by `serve` and `episode`.
+#[derive(Debug, clap::Args)]
+pub struct ServedArgs {
+    /// Domains to serve (repeatable); default: every domain with tasks in the output.
+    #[arg(long = "domain")]
+    pub domains: Vec<String>,
+    /// The stage whose tasks are served: `tasks` (verified), `screened` or `reviewed`.
+    #[arg(long, default_value = "tasks")]
+    pub from: String,
+    /// The user simulator (`[roles.user]`), the step limit and the emotion default come from
+    /// this stage config.
+    #[arg(long, default_value = "stages/rollouts.toml")]
+    pub config: PathBuf,
+    /// The run seed of an episode whose request names none (default: the pipeline's seed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub served: ServedArgs,
+    /// Address to bind. Anything but loopback needs --token.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: std::net::IpAddr,
+    /// Port (0: any free port; the address is printed).
+    #[arg(long, default_value_t = 8766)]
+    pub port: u16,
+    /// A secret every request must carry as `Authorization: Bearer <token>` (also
+    /// TRACER_SERVE_TOKEN).
+    #[arg(long)]
+    pub token: Option<String>,
+    /// Open sessions at most.
+    #[arg(long, default_value_t = 4096)]
+    pub max_sessions: usize,
+    /// Seconds without a request after which a session is closed.
+    #[arg(long, default_value_t = 900)]
+    pub idle_secs: u64,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct EpisodeArgs {
+    #[command(flatten)]
+    pub served: ServedArgs,
+    /// The task to play.
+    #[arg(long)]
+    pub task: String,
+    /// Trial number (distinct trials draw distinct user choices and model samples).
+    #[arg(long, default_value_t = 0)]
+    pub trial: u32,
+    /// Play the no-emotion variant of the task.
+    #[arg(long)]
+    pub no_emotion: bool,
+    /// The agent's OpenAI-compatible endpoint, with its API prefix (e.g. http://127.0.0.1:8000/v1).
+    #[arg(long)]
+    pub agent_base_url: String,
+    /// The model name the endpoint serves.
+    #[arg(long)]
+    pub agent_model: String,
+    /// NAME of the environment variable holding the endpoint's API key.
+    #[arg(long)]
+    pub agent_api_key_env: Option<String>,
+}
+
+const SOURCES: [&str; 3] = ["tasks", "screened", "reviewed"];
+
+fn tasks_file(paths: &Paths, from: &str, domain: &str) -> PathBuf {
+    crate::pipeline::stage_dir(&paths.output, from, domain).join("part-00000.parquet")
+}
+
+/// Read the served domains: tasks of `--from`, the `db` stage's databases, the policies.
+fn load_domains(
+    paths: &Paths,
+    args: &ServedArgs,
+    only: Option<&'static dyn Domain>,
+) -> Result<Vec<DomainData>, CliError> {
+    if !SOURCES.contains(&args.from.as_str()) {
+        return Err(CliError::Failed(format!(
+            "--from {}: tasks are served from one of {}",
+            args.from,
+            SOURCES.join(", ")
+        )));
+    }
+    let named: Vec<&'static dyn Domain> = match only {
+        Some(d) => vec![d],
+        None if args.domains.is_empty() => crate::domain::registry().to_vec(),
+        None => super::resolve_domains(paths, &args.domains)?,
+    };
+    let explicit = only.is_some() || !args.domains.is_empty();
+    let mut out = Vec::new();
+    for d in named {
+        let file = tasks_file(paths, &args.from, d.name());
+        if !file.is_file() {
+            if explicit {
+                return Err(CliError::Failed(format!(
+                    "{}: no {} tasks (run `tracer run {}` first)",
+                    file.display(),
+                    d.name(),
+                    args.from
+                )));
+            }
+            continue;
+        }
+        let (tasks, _) = crate::artifact::read_records(&file)
+            .map_err(|e| CliError::Failed(format!("{}: {e}", file.display())))?;
+        let db_dir = crate::pipeline::stage_dir(&paths.output, "db", d.name());
+        let load = |split: Split| {
+            crate::stage::db::load_db(&db_dir, d, split)
+                .map_err(|e| CliError::Failed(format!("{}: {e}", db_dir.display())))
+        };
+        let data = DomainData::new(d, tasks, load(Split::Eval)?, load(Split::Train)?, |env| {
+            crate::stage::db::read_policy(paths, d, env)
+        })
+        .map_err(|e| CliError::Failed(format!("{}: {e}", file.display())))?;
+        out.push(data);
+    }
+    if out.is_empty() {
+        return Err(CliError::Failed(format!(
+            "{}: no {} tasks of any domain (run `make tasks` first)",
+            paths.output.join(&args.from).display(),
+            args.from
+        )));
+    }
+    Ok(out)
+}
+
+/// The server's settings and user simulator from `--config`.
+fn settings(
+    paths: &Paths,
+    args: &ServedArgs,
+    max_sessions: usize,
+    idle: Duration,
+    token: Option<String>,
+) -> Result<(Settings, RoleModel), CliError> {
+    use crate::stage::rollouts::RolloutsConfig;
+    let table = crate::config::read_table(&args.config)?;
+    let cfg = RolloutsConfig::load(&args.config, &table)?;
+    let mut user = cfg.roles.get(&Role::User).cloned().unwrap_or_default();
+    user.concurrency.get_or_insert(64);
+    let cache = crate::stage::roles::cache_path(paths);
+    let user = crate::llm::build_role(Role::User, &user, &cache)
+        .map_err(|e| CliError::Failed(format!("{}: [roles.user]: {e}", args.config.display())))?;
+    Ok((
+        Settings {
+            max_steps: cfg.max_steps,
+            emotion: cfg.emotion,
+            seed: super::resolve_seed(paths, args.seed)?,
+            max_sessions,
+            idle,
+            token,
+            cache,
+        },
+        user,
+    ))
+}
+
+pub fn serve(paths: &Paths, args: ServeArgs) -> Result<(), CliError> {
+    if args.max_sessions == 0 {
+        return Err(CliError::Failed("--max-sessions must be at least 1".into()));
+    }
+    let token = args
+        .token
+        .or_else(|| std::env::var("TRACER_SERVE_TOKEN").ok())
+        .filter(|t| !t.is_empty());
+    let (settings, user) = settings(
+        paths,
+        &args.served,
+        args.max_sessions,
+        Duration::from_secs(args.idle_secs.max(1)),
+        token,
+    )?;
+    let domains = load_domains(paths, &args.served, None)?;
+    let server = Server::new(domains, user, settings).map_err(CliError::Failed)?;
+    crate::serve::run(
+        server,
+        &crate::serve::Options {
+            bind: args.bind,
+            port: args.port,
+        },
+    )
+    .map_err(CliError::Failed)
+}
+
+/// The domain whose `--from` tasks hold `task` (only task ids are read).
+fn domain_of(paths: &Paths, from: &str, task: &str) -> Result<&'static dyn Domain, CliError> {
+    for d in crate::domain::registry() {
+        let file = tasks_file(paths, from, d.name());
+        if !file.is_file() {
+            continue;
+        }
+        let (tasks, _) = crate::artifact::read_records::<crate::artifact::TaskRecord>(&file)
+            .map_err(|e| CliError::Failed(format!("{}: {e}", file.display())))?;
+        if tasks.iter().any(|t| t.task_id == task) {
+            return Ok(*d);
+        }
+    }
+    Err(CliError::Failed(format!(
+        "--task {task}: no such task under {}",
+        Path::new(&paths.output).join(from).display()
+    )))
+}
+
+pub fn episode(paths: &Paths, args: EpisodeArgs) -> Result<(), CliError> {
+    let d = match args.served.domains.as_slice() {
+        [] => domain_of(paths, &args.served.from, &args.task)?,
+        [one] => crate::domain::find(one)?,
+        _ => {
+            return Err(CliError::Failed(
+                "--domain: give one domain (or none)".into(),
+            ));
+        }
+    };
+    let (settings, user) = settings(paths, &args.served, 1, Duration::from_secs(3600), None)?;
+    let agent_cfg = crate::llm::RoleConfig {
+        provider: crate::llm::Provider::Openai,
+        base_url: Some(args.agent_base_url.clone()),
+        model: Some(args.agent_model.clone()),
+        api_key_env: args.agent_api_key_env.clone(),
+        ..Default::default()
+    };
+    let agent = crate::llm::build_role(Role::Agent, &agent_cfg, &settings.cache)
+        .map_err(|e| CliError::Failed(format!("--agent-base-url: {e}")))?;
+    let domains = load_domains(paths, &args.served, Some(d))?;
+    let seed = settings.seed;
+    let server = Server::new(domains, user, settings).map_err(CliError::Failed)?;
+    let verdict = server
+        .run_episode(&args.task, agent, !args.no_emotion, seed, args.trial)
+        .map_err(|e| CliError::Failed(e.message))?;
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&verdict.json()).unwrap_or_default()
+    );
+    Ok(())
+}

@@ -1,0 +1,179 @@
+//! The agent's tools of one session over MCP (streamable HTTP transport, JSON responses):
+//! `POST /mcp/<session>` takes JSON-RPC 2.0 messages — `initialize`, `ping`, `tools/list`,
+//! `tools/call` and notifications — and answers each request with one JSON body. A tool
+//! call runs on the session's database fork and joins its transcript (an assistant message
+//! with the call, then the tool's output), so the episode is scored like any other. The
+//! server keeps no MCP state of its own: the session in the path is the whole context.
+//! `GET` (a server-to-client stream) is refused with 405, which clients accept.
+
+use super::{ServeError, Server};
+use crate::http::{Request, Response};
+use serde_json::{Value, json};
+
+/// Protocol revisions this server speaks; a client asking for another gets the newest.
+const VERSIONS: &[&str] = &["2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// JSON-RPC error codes.
+const PARSE_ERROR: i64 = -32700;
+const INVALID_REQUEST: i64 = -32600;
+const METHOD_NOT_FOUND: i64 = -32601;
+const INVALID_PARAMS: i64 = -32602;
+
+fn rpc_error(id: Value, code: i64, message: impl Into<String>) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message.into() } })
+}
+
+fn rpc_result(id: Value, result: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+}
+
+/// Answer an HTTP request on `/mcp/<rest>`.
+pub fn handle(server: &Server, rest: &str, req: &Request) -> Response {
+    let session = rest.trim_end_matches('/');
+    if session.is_empty() || session.contains('/') {
+        return super::error_response(
+            404,
+            "not_found",
+            "MCP is served per session at /mcp/<session>",
+        );
+    }
+    match req.method.as_str() {
+        "POST" => {}
+        "DELETE" => {
+            // The client ending its MCP session; the episode stays open until /close.
+            return Response::new(200, "application/json", b"{}".to_vec());
+        }
+        _ => {
+            return super::error_response(
+                405,
+                "method_not_allowed",
+                "MCP here takes POST (no server-to-client stream)",
+            );
+        }
+    }
+    // The session must exist before any message is read (a wrong URL fails loudly).
+    if let Err(e) = server.session(session) {
+        return e.response();
+    }
+    let body: Value = match serde_json::from_slice(&req.body) {
+        Ok(v) => v,
+        Err(e) => {
+            return Response::json(
+                400,
+                &rpc_error(Value::Null, PARSE_ERROR, format!("not JSON: {e}")),
+            );
+        }
+    };
+    let answers: Vec<Value> = match &body {
+        Value::Array(batch) => batch
+            .iter()
+            .filter_map(|m| message(server, session, m))
+            .collect(),
+        single => message(server, session, single).into_iter().collect(),
+    };
+    match (body.is_array(), answers.len()) {
+        // Notifications and responses only: accepted, nothing to say.
+        (_, 0) => Response::new(202, "application/json", Vec::new()),
+        (false, _) => Response::json(200, &answers[0]),
+        (true, _) => Response::json(200, &Value::Array(answers)),
+    }
+}
+
+/// One JSON-RPC message; `None` for a notification (or a response a client sends).
+fn message(server: &Server, session: &str, m: &Value) -> Option<Value> {
+    let Some(method) = m.get("method").and_then(Value::as_str) else {
+        return if m.get("result").is_some() || m.get("error").is_some() {
+            None
+        } else {
+            Some(rpc_error(
+                m.get("id").cloned().unwrap_or(Value::Null),
+                INVALID_REQUEST,
+                "a JSON-RPC request needs a method",
+            ))
+        };
+    };
+    let id = m.get("id").cloned()?;
+    let params = m.get("params").cloned().unwrap_or(Value::Null);
+    Some(match method {
+        "initialize" => {
+            let asked = params["protocolVersion"].as_str().unwrap_or("");
+            let version = VERSIONS
+                .iter()
+                .find(|v| **v == asked)
+                .unwrap_or(&VERSIONS[0]);
+            rpc_result(
+                id,
+                json!({
+                    "protocolVersion": version,
+                    "capabilities": { "tools": { "listChanged": false } },
+                    "serverInfo": { "name": "tracer", "version": env!("CARGO_PKG_VERSION") },
+                    "instructions": "The tools of one Tracer episode; every call runs on the session's own database and joins its transcript.",
+                }),
+            )
+        }
+        "ping" => rpc_result(id, json!({})),
+        "tools/list" => rpc_result(id, json!({ "tools": tools(server, session) })),
+        "tools/call" => call(server, session, id, &params),
+        other => rpc_error(id, METHOD_NOT_FOUND, format!("no method '{other}'")),
+    })
+}
+
+/// The session's domain tools in MCP's shape.
+fn tools(server: &Server, session: &str) -> Vec<Value> {
+    let Ok(open) = server.session(session) else {
+        return Vec::new();
+    };
+    let Ok(o) = open.lock() else {
+        return Vec::new();
+    };
+    server.domains[o.domain]
+        .domain
+        .tool_specs()
+        .iter()
+        .map(|s| {
+            let f = s.openai();
+            let f = &f["function"];
+            json!({
+                "name": f["name"],
+                "description": f["description"],
+                "inputSchema": f["parameters"],
+            })
+        })
+        .collect()
+}
+
+fn call(server: &Server, session: &str, id: Value, params: &Value) -> Value {
+    let Some(name) = params["name"].as_str().filter(|n| !n.is_empty()) else {
+        return rpc_error(id, INVALID_PARAMS, "tools/call needs params.name");
+    };
+    let arguments = match params.get("arguments") {
+        None | Some(Value::Null) => json!({}),
+        Some(a @ Value::Object(_)) => a.clone(),
+        Some(_) => {
+            return rpc_error(id, INVALID_PARAMS, "params.arguments must be an object");
+        }
+    };
+    let known = {
+        let Ok(open) = server.session(session) else {
+            return rpc_error(id, INVALID_PARAMS, format!("no open session '{session}'"));
+        };
+        let Ok(o) = open.lock() else {
+            return rpc_error(id, INVALID_PARAMS, "the session's lock is poisoned");
+        };
+        server.domains[o.domain]
+            .domain
+            .tool_specs()
+            .iter()
+            .any(|s| s.name == name)
+    };
+    if !known {
+        return rpc_error(id, INVALID_PARAMS, format!("unknown tool '{name}'"));
+    }
+    match server.mcp_call(session, name, &arguments) {
+        Ok((text, is_error)) => rpc_result(
+            id,
+            json!({ "content": [{ "type": "text", "text": text }], "isError": is_error }),
+        ),
+        Err(ServeError { message, .. }) => rpc_error(id, INVALID_PARAMS, message),
+    }
+}
