@@ -72,7 +72,7 @@ graphs-render: build
 	$(TRACER) graphs render
 
 test-deps:
-	$(PYTHON) -c "import pyarrow, datasets, huggingface_hub" 2>/dev/null || $(PYTHON) -m pip install --quiet "pyarrow>=14" "datasets>=2.19" "huggingface_hub>=0.23"
+	$(PYTHON) -c "import pyarrow, datasets, huggingface_hub, mcp" 2>/dev/null || $(PYTHON) -m pip install --quiet "pyarrow>=14" "datasets>=2.19" "huggingface_hub>=0.23" "mcp>=1.9"
 
 test: test-deps model
 	$(CARGO) test

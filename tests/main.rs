@@ -21,6 +21,7 @@ mod llm;
 mod reference;
 mod review;
 mod schemas;
+mod serve;
 #[cfg(feature = "tls")]
 mod tls;
 
