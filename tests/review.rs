@@ -34,7 +34,7 @@ fn post(addr: &str, body: &Value) -> (u16, Value) {
         "POST",
         "/api/decide",
         &[("Content-Type", "application/json")],
-        &body.to_string(),
+        body.to_string(),
     );
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
@@ -198,7 +198,7 @@ fn screening_review_and_the_release_that_honours_it() {
         "POST",
         "/api/decide",
         &[("Content-Type", "text/plain")],
-        &decision(3, json!({"decision": "accept"})).to_string(),
+        decision(3, json!({"decision": "accept"})).to_string(),
     );
     assert_eq!(s, 400);
     let (s, _) = http(
@@ -209,7 +209,7 @@ fn screening_review_and_the_release_that_honours_it() {
             ("Content-Type", "application/json"),
             ("Origin", "http://evil.example"),
         ],
-        &decision(3, json!({"decision": "accept"})).to_string(),
+        decision(3, json!({"decision": "accept"})).to_string(),
     );
     assert_eq!(s, 403);
     for path in [
