@@ -8,7 +8,8 @@
 #   make analyze  why rollouts and eval episodes fail: fault tables (tracer analyze)
 #   make test     unit + integration tests (needs python3 with pyarrow: make test-deps)
 #   make lint     rustfmt check + clippy with warnings as errors
-#   make bench    sampling, database fork/hash, harness throughput and memory (release build)
+#   make bench    sampling, database fork/hash, harness throughput and memory, shards,
+#                 tracer serve under load (release build)
 #   make release  every landed domain at its share of the paper's counts (configs/release/):
 #                 trajectories, eval, then the dataset card output/README.md (tracer card)
 #   make release-slurm SHARDS=N STAGE=rollouts [ARGS="--domain airline"]
@@ -85,6 +86,7 @@ bench:
 	$(CARGO) build --release --bin tracer
 	$(RELEASE) bench
 	TRACER="$(RELEASE)" bash scripts/bench_shards.sh
+	TRACER="$(RELEASE)" bash scripts/bench_serve.sh
 
 clean:
 	rm -rf output

@@ -5,6 +5,7 @@
 //! memory per in-flight episode. Tests never assert on these numbers (the machines are noisy).
 
 pub mod harness;
+pub mod serve_load;
 pub mod server;
 
 use crate::config::Paths;

@@ -133,6 +133,22 @@ pub struct BenchArgs {
     /// script as JSON) until stdin closes.
     #[arg(long, hide = true, value_name = "SCRIPT")]
     pub loopback_server: Option<String>,
+    /// Load a running `tracer serve` at this host:port instead (scripts/bench_serve.sh):
+    /// gold-replaying episodes at each --concurrency, then sessions held open.
+    #[arg(long, value_name = "ADDR")]
+    pub serve_load: Option<String>,
+    /// With --serve-load: the server's process id (its CPU time and memory).
+    #[arg(long, requires = "serve_load")]
+    pub server_pid: Option<u32>,
+    /// With --serve-load: concurrent sessions, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [1usize, 64, 1024])]
+    pub concurrency: Vec<usize>,
+    /// With --serve-load: episodes per concurrency level (at least that level).
+    #[arg(long, default_value_t = 400)]
+    pub episodes: usize,
+    /// With --serve-load: sessions held open for the memory figure.
+    #[arg(long, default_value_t = 1024)]
+    pub held: usize,
 }
 
 fn runner<'a>(
@@ -370,6 +386,21 @@ pub fn validate(paths: &Paths) -> Result<(), CliError> {
 pub fn bench(paths: &Paths, args: BenchArgs) -> Result<(), CliError> {
     if let Some(script) = &args.loopback_server {
         return crate::bench::server::run_child(script).map_err(CliError::Failed);
+    }
+    if let Some(addr) = &args.serve_load {
+        let pid = args
+            .server_pid
+            .ok_or_else(|| CliError::Failed("--serve-load needs --server-pid".into()))?;
+        let report = crate::bench::serve_load::run(&crate::bench::serve_load::LoadOptions {
+            addr: addr.clone(),
+            server_pid: pid,
+            concurrency: args.concurrency.clone(),
+            episodes: args.episodes,
+            held: args.held,
+        })
+        .map_err(CliError::Failed)?;
+        print!("{report}");
+        return Ok(());
     }
     let seed = resolve_seed(paths, args.seed)?;
     let opts = crate::bench::BenchOptions {
