@@ -220,8 +220,8 @@ pub fn run(opts: &LoadOptions) -> Result<String, String> {
                         }
                         let mut r = results.lock().unwrap_or_else(|e| e.into_inner());
                         r.0.extend(steps);
-                        for k in 0..3 {
-                            r.1[k] += mix[k];
+                        for (total, n) in r.1.iter_mut().zip(mix) {
+                            *total += n;
                         }
                         if r.2.is_none() {
                             r.2 = error;

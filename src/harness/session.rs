@@ -201,3 +201,137 @@ impl Session {
         self.clone().finish(env)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::BoxFuture;
+
+    /// A user who says its lines in order, then `###STOP###`.
+    struct Lines(Vec<&'static str>);
+
+    impl User for Lines {
+        fn model_id(&self) -> String {
+            "lines".into()
+        }
+        fn reply<'a>(
+            &'a mut self,
+            _agent_text: &'a str,
+        ) -> BoxFuture<'a, Result<(String, Usage), HarnessError>> {
+            let line = if self.0.is_empty() {
+                STOP
+            } else {
+                self.0.remove(0)
+            };
+            Box::pin(async move { Ok((line.to_string(), Usage::default())) })
+        }
+    }
+
+    fn env() -> Box<dyn Environment> {
+        crate::domain::find("airline")
+            .unwrap()
+            .generate(3, crate::domain::Split::Eval)
+    }
+
+    fn block<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    fn call(name: &str, args: &str) -> ChatMessage {
+        ChatMessage {
+            tool_calls: vec![crate::llm::ToolCall {
+                id: "c1".into(),
+                name: name.into(),
+                arguments: args.into(),
+            }],
+            content: None,
+            ..ChatMessage::assistant("")
+        }
+    }
+
+    #[test]
+    fn turns_alternate_tools_answer_in_the_transcript_and_the_user_ends_it() {
+        let mut env = env();
+        let mut user = Lines(vec!["I need help.", "Thanks."]);
+        let mut s = Session::new(env.as_ref(), "policy", 50);
+        block(s.advance(&mut user));
+        assert_eq!(
+            s.messages().len(),
+            3,
+            "system, greeting, the user's opening"
+        );
+        assert_eq!(s.termination(), None);
+        // Tool calls run on the environment; an unknown tool is answered, and marked.
+        s.agent_turn(
+            env.as_mut(),
+            Ok((call("no_such_tool", "{}"), Usage::default())),
+        );
+        block(s.advance(&mut user));
+        assert_eq!(s.tool_errors(), [true]);
+        assert_eq!(
+            s.messages().last().unwrap().role,
+            crate::llm::MessageRole::Tool
+        );
+        s.agent_turn(
+            env.as_mut(),
+            Ok((call("think", "{\"thought\": \"x\"}"), Usage::default())),
+        );
+        assert_eq!(s.tool_errors(), [false]);
+        // Text goes to the user, who answers; the second answer is the stop.
+        s.agent_turn(
+            env.as_mut(),
+            Ok((ChatMessage::assistant("How?"), Usage::default())),
+        );
+        block(s.advance(&mut user));
+        assert_eq!(
+            s.messages().last().unwrap().content.as_deref(),
+            Some("Thanks.")
+        );
+        s.agent_turn(
+            env.as_mut(),
+            Ok((ChatMessage::assistant("Done."), Usage::default())),
+        );
+        block(s.advance(&mut user));
+        assert_eq!(s.termination(), Some(Termination::UserStop));
+        let n = s.messages().len();
+        s.agent_turn(
+            env.as_mut(),
+            Ok((ChatMessage::assistant("late"), Usage::default())),
+        );
+        assert_eq!(
+            s.messages().len(),
+            n,
+            "a turn after the end changes nothing"
+        );
+        assert_eq!(s.steps(), 7, "three user and four agent messages");
+    }
+
+    #[test]
+    fn the_step_limit_and_a_cut_end_the_episode_as_max_steps() {
+        let mut env = env();
+        let mut user = Lines(vec!["Hello.", "More."]);
+        let mut s = Session::new(env.as_ref(), "policy", 2);
+        block(s.advance(&mut user));
+        s.agent_turn(
+            env.as_mut(),
+            Ok((ChatMessage::assistant("Hi?"), Usage::default())),
+        );
+        block(s.advance(&mut user));
+        assert_eq!(s.termination(), Some(Termination::MaxSteps));
+        assert_eq!(
+            s.messages().len(),
+            4,
+            "the user never answered past the limit"
+        );
+
+        let mut s = Session::new(env.as_ref(), "policy", 50);
+        block(s.advance(&mut user));
+        s.cut();
+        let ep = s.finish(env.as_ref());
+        assert_eq!(ep.termination, Termination::MaxSteps);
+        assert_eq!(ep.final_hash, env.state_hash().to_hex());
+    }
+}

@@ -1,0 +1,253 @@
+//! What the server reads from and writes to the wire: request fields, the client's
+//! assistant message, tasks as JSON, the JSON error of every refusal, and the verdict.
+
+use super::MAX_ARGUMENTS;
+use crate::artifact::{RolloutRecord, TaskRecord};
+use crate::harness::reward::RewardBreakdown;
+use crate::harness::{ChatMessage, MessageRole, Usage};
+use crate::http::{Request, Response};
+use serde_json::{Value, json};
+
+/// A request the server refuses: HTTP status, a machine-readable code, a sentence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServeError {
+    pub status: u16,
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl ServeError {
+    pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> ServeError {
+        ServeError {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+    pub fn bad(message: impl Into<String>) -> ServeError {
+        ServeError::new(400, "bad_request", message)
+    }
+    pub fn response(&self) -> Response {
+        error_response(self.status, self.code, &self.message)
+    }
+}
+
+/// The JSON error every refusal answers with: `{"error": {"code", "message"}}`.
+pub fn error_response(status: u16, code: &str, message: &str) -> Response {
+    Response::json(
+        status,
+        &json!({ "error": { "code": code, "message": message } }),
+    )
+}
+
+/// A request that could not be read at all (too large, malformed head).
+pub(super) fn unreadable(status: u16, why: &str) -> Response {
+    let code = match status {
+        413 => "too_large",
+        431 => "head_too_large",
+        _ => "bad_request",
+    };
+    error_response(status, code, why)
+}
+
+pub(super) fn field<'a>(body: &'a Value, name: &str) -> Option<&'a Value> {
+    body.get(name).filter(|v| !v.is_null())
+}
+
+pub(super) fn str_field<'a>(body: &'a Value, name: &str) -> Result<&'a str, ServeError> {
+    match field(body, name) {
+        Some(Value::String(s)) if !s.is_empty() => Ok(s),
+        Some(_) => Err(ServeError::bad(format!(
+            "field '{name}' must be a non-empty string"
+        ))),
+        None => Err(ServeError::bad(format!("field '{name}' is missing"))),
+    }
+}
+
+pub(super) fn opt_u64(body: &Value, name: &str) -> Result<Option<u64>, ServeError> {
+    match field(body, name) {
+        None => Ok(None),
+        Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+            ServeError::bad(format!("field '{name}' must be a non-negative integer"))
+        }),
+    }
+}
+
+pub(super) fn opt_bool(body: &Value, name: &str) -> Result<Option<bool>, ServeError> {
+    match field(body, name) {
+        None => Ok(None),
+        Some(v) => v
+            .as_bool()
+            .map(Some)
+            .ok_or_else(|| ServeError::bad(format!("field '{name}' must be true or false"))),
+    }
+}
+
+/// The JSON object of a request body.
+pub fn json_body(req: &Request) -> Result<Value, ServeError> {
+    let body: Value = serde_json::from_slice(&req.body)
+        .map_err(|e| ServeError::bad(format!("the request body is not JSON: {e}")))?;
+    if !body.is_object() {
+        return Err(ServeError::bad("the request body must be a JSON object"));
+    }
+    Ok(body)
+}
+
+/// A task as `GET /tasks/<id>` shows it: its record, the JSON columns as JSON.
+pub fn task_json(task: &TaskRecord) -> Value {
+    let mut v = serde_json::to_value(task).unwrap_or(Value::Null);
+    if let Some(obj) = v.as_object_mut() {
+        for column in ["actions", "user_facts", "requests"] {
+            if let Some(Value::String(text)) = obj.get(column) {
+                let decoded = serde_json::from_str(text).unwrap_or(Value::Null);
+                obj.insert(column.into(), decoded);
+            }
+        }
+    }
+    v
+}
+
+/// A task's line in `GET /tasks`.
+pub(super) fn task_summary(task: &TaskRecord) -> Value {
+    json!({
+        "task_id": task.task_id,
+        "domain": task.domain,
+        "split": task.split.as_str(),
+        "emotion_family": task.emotion_family,
+        "emotion": task.emotion,
+        "politeness": task.politeness,
+        "urgency": task.urgency,
+        "trust": task.trust,
+        "intents": task.intents.len(),
+    })
+}
+
+/// Check a client's assistant message: an assistant role, something said or called, tool
+/// calls with names and bounded arguments. Whether the tool exists and the arguments parse
+/// is the environment's to answer, in the transcript, as in rollouts.
+pub fn check_assistant(message: &Value) -> Result<ChatMessage, ServeError> {
+    let msg: ChatMessage = serde_json::from_value(message.clone()).map_err(|e| {
+        ServeError::new(
+            400,
+            "bad_message",
+            format!("field 'message' is not an OpenAI chat message: {e}"),
+        )
+    })?;
+    if msg.role != MessageRole::Assistant {
+        return Err(ServeError::new(
+            400,
+            "bad_message",
+            format!(
+                "field 'message': role must be 'assistant', not '{}'",
+                message["role"].as_str().unwrap_or("?")
+            ),
+        ));
+    }
+    let said = msg.content.as_deref().is_some_and(|c| !c.trim().is_empty());
+    if !said && msg.tool_calls.is_empty() {
+        return Err(ServeError::new(
+            400,
+            "bad_message",
+            "field 'message': an assistant message needs content or tool_calls",
+        ));
+    }
+    for call in &msg.tool_calls {
+        if call.name.is_empty() || call.id.is_empty() {
+            return Err(ServeError::new(
+                400,
+                "bad_message",
+                "field 'message': every tool call needs an id and a function name",
+            ));
+        }
+        if call.arguments.len() > MAX_ARGUMENTS {
+            return Err(ServeError::new(
+                400,
+                "arguments_too_large",
+                format!(
+                    "the arguments of tool call '{}' ({}) are {} bytes; the limit is {MAX_ARGUMENTS}",
+                    call.id,
+                    call.name,
+                    call.arguments.len()
+                ),
+            ));
+        }
+    }
+    Ok(msg)
+}
+
+/// Token counts a client reports with a step (optional).
+pub(super) fn usage_field(body: &Value) -> Result<Usage, ServeError> {
+    let Some(u) = field(body, "usage") else {
+        return Ok(Usage::default());
+    };
+    let count = |name: &str| -> Result<u64, ServeError> { Ok(opt_u64(u, name)?.unwrap_or(0)) };
+    Ok(Usage {
+        prompt_tokens: count("prompt_tokens")?,
+        cached_prompt_tokens: count("cached_prompt_tokens")?,
+        completion_tokens: count("completion_tokens")?,
+    })
+}
+
+/// What a finished (or cut) episode scores: reward, its parts, and its rollout record.
+pub struct Verdict {
+    pub breakdown: RewardBreakdown,
+    pub record: RolloutRecord,
+}
+
+impl Verdict {
+    pub fn json(&self) -> Value {
+        json!({
+            "reward": self.breakdown.reward,
+            "breakdown": self.breakdown,
+            "termination": self.record.termination,
+            "record": self.record,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_assistant_message_is_checked_before_anything_runs() {
+        let ok = check_assistant(&json!({"role": "assistant", "content": null, "refusal": null,
+            "tool_calls": [{"id": "c", "type": "function", "function": {"name": "think", "arguments": "{}"}}]}))
+        .unwrap();
+        assert_eq!(ok.tool_calls[0].name, "think");
+        let text = check_assistant(&json!({"role": "assistant", "content": "Hello"})).unwrap();
+        assert_eq!(text.content.as_deref(), Some("Hello"));
+        for (bad, code) in [
+            (json!({"role": "user", "content": "hi"}), "bad_message"),
+            (json!({"role": "assistant", "content": " "}), "bad_message"),
+            (json!({"role": "assistant"}), "bad_message"),
+            (json!(["role", "assistant"]), "bad_message"),
+            (
+                json!({"role": "assistant", "tool_calls": [{"id": "", "type": "function", "function": {"name": "think", "arguments": "{}"}}]}),
+                "bad_message",
+            ),
+            (
+                json!({"role": "assistant", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "think", "arguments": "x".repeat(MAX_ARGUMENTS + 1)}}]}),
+                "arguments_too_large",
+            ),
+        ] {
+            let e = check_assistant(&bad).unwrap_err();
+            assert_eq!((e.status, e.code), (400, code), "{bad}: {}", e.message);
+        }
+    }
+
+    #[test]
+    fn a_task_shows_its_json_columns_as_json() {
+        let task = TaskRecord {
+            task_id: "t1".into(),
+            actions: r#"[{"name": "think", "kwargs": {}}]"#.into(),
+            user_facts: "[]".into(),
+            requests: "[null]".into(),
+            ..TaskRecord::default()
+        };
+        let v = task_json(&task);
+        assert_eq!(v["actions"][0]["name"], "think");
+        assert_eq!(v["requests"], json!([null]));
+        assert_eq!(task_summary(&task)["task_id"], "t1");
+    }
+}
