@@ -25,7 +25,7 @@ printf 'max_train = %s\nmax_eval = 0\nmax_customers = 24\nmax_proposals = 6\nmax
     >"$work/p/stages/grounded.toml"
 export TRACER_ROOT=$work/p TRACER_OUTPUT=$work/out
 "$TRACER" run tasks --domain airline 2>/dev/null
-"$TRACER" serve --domain airline --port 0 --max-sessions 8192 >"$work/serve.out" 2>"$work/serve.err" &
+"$TRACER" serve --domain airline --port 0 --max-sessions 8192 >"$work/serve.out" 2>"${BENCH_SERVE_LOG:-$work/serve.err}" &
 server_pid=$!
 for _ in $(seq 200); do grep -q '^tracer serve: http://' "$work/serve.out" 2>/dev/null && break; sleep 0.1; done
 addr=$(sed -n 's|^tracer serve: http://\([^ ]*\).*|\1|p' "$work/serve.out")

@@ -217,6 +217,19 @@ fn write_response(mut stream: &TcpStream, r: &Response) {
     let _ = stream.flush();
 }
 
+/// Connections waiting to be accepted (`listen`'s backlog): a burst of 1,024 clients fits.
+pub const BACKLOG: i32 = 1024;
+
+/// Bind a listening socket on `addr` with [`BACKLOG`].
+pub fn bind(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(BACKLOG)?;
+    Ok(socket.into())
+}
+
 /// Equal byte strings, compared in time that depends only on their lengths (tokens).
 pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0

@@ -33,7 +33,7 @@ use crate::review::{Decision, Edit, ReviewLine, Reviews};
 use data::DomainData;
 use serde_json::json;
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr, TcpListener};
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 
 /// How `tracer review` was asked to run.
@@ -299,7 +299,7 @@ pub fn run(app: App, opts: &Options) -> Result<(), String> {
             opts.bind
         ));
     }
-    let listener = TcpListener::bind(SocketAddr::new(opts.bind, opts.port))
+    let listener = http::bind(SocketAddr::new(opts.bind, opts.port))
         .map_err(|e| format!("--port {}: {e}", opts.port))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let host = if opts.bind.is_unspecified() {

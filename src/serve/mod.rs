@@ -150,6 +150,8 @@ pub struct Server {
     sessions: Mutex<HashMap<String, Arc<Mutex<Open>>>>,
     /// Ids of sessions closed for idleness (bounded), so a late step hears why.
     expired: Mutex<HashSet<String>>,
+    /// When idle sessions were last looked for.
+    last_purge: Mutex<Instant>,
     next: AtomicU64,
     salt: u64,
     runtime: tokio::runtime::Runtime,
@@ -186,6 +188,7 @@ impl Server {
             settings,
             sessions: Mutex::new(HashMap::new()),
             expired: Mutex::new(HashSet::new()),
+            last_purge: Mutex::new(Instant::now()),
             next: AtomicU64::new(1),
             salt,
             runtime: crate::llm::runtime()?,
@@ -379,7 +382,7 @@ pub fn run(server: Server, opts: &Options) -> Result<(), String> {
             opts.bind
         ));
     }
-    let listener = std::net::TcpListener::bind(std::net::SocketAddr::new(opts.bind, opts.port))
+    let listener = crate::http::bind(std::net::SocketAddr::new(opts.bind, opts.port))
         .map_err(|e| format!("--port {}: {e}", opts.port))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let tasks: BTreeMap<&str, usize> = server

@@ -64,6 +64,18 @@ impl Server {
         }
     }
 
+    fn full(&self) -> ServeError {
+        ServeError::new(
+            429,
+            "too_many_sessions",
+            format!(
+                "{} sessions are open, the most this server keeps; POST /close the finished ones (idle ones close after {} s)",
+                self.settings.max_sessions,
+                self.settings.idle.as_secs()
+            ),
+        )
+    }
+
     /// Close every session idle past the limit.
     pub fn purge_idle(&self) {
         let idle: Vec<String> = match self.sessions.lock() {
@@ -112,17 +124,19 @@ impl Server {
             None => "client".to_string(),
             Some(_) => str_field(body, "agent_model")?.to_string(),
         };
-        self.purge_idle();
+        // Idle sessions are looked for at most once a second, and whenever the table is full.
+        let due = self.last_purge.lock().is_ok_and(|mut last| {
+            let due = last.elapsed() >= std::time::Duration::from_secs(1);
+            if due {
+                *last = Instant::now();
+            }
+            due
+        });
+        if due || self.open_sessions() >= self.settings.max_sessions {
+            self.purge_idle();
+        }
         if self.open_sessions() >= self.settings.max_sessions {
-            return Err(ServeError::new(
-                429,
-                "too_many_sessions",
-                format!(
-                    "{} sessions are open, the most this server keeps; POST /close the finished ones (idle ones close after {} s)",
-                    self.settings.max_sessions,
-                    self.settings.idle.as_secs()
-                ),
-            ));
+            return Err(self.full());
         }
         let split = task.task.split;
         let base = data.env(split);
@@ -167,10 +181,14 @@ impl Server {
             last_used: Instant::now(),
             mcp_calls: 0,
         };
-        self.sessions
-            .lock()
-            .map_err(|_| ServeError::new(500, "internal", "the session table's lock is poisoned"))?
-            .insert(id, Arc::new(Mutex::new(open)));
+        let mut sessions = self.sessions.lock().map_err(|_| {
+            ServeError::new(500, "internal", "the session table's lock is poisoned")
+        })?;
+        // Checked again under the lock: concurrent resets never pass the cap together.
+        if sessions.len() >= self.settings.max_sessions {
+            return Err(self.full());
+        }
+        sessions.insert(id, Arc::new(Mutex::new(open)));
         Ok(reply)
     }
 
