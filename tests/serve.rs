@@ -510,3 +510,73 @@ fn the_example_client_and_tracer_episode_play_a_fake_policy() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--task nope"), "{}", stderr(&o));
 }
+
+#[test]
+fn the_user_simulator_can_be_an_endpoint_model_from_the_config() {
+    let (root, out) = base();
+    let users = OpenAiServer::start(&["fake-user"]);
+    let dir = temp_dir("serve-user-config");
+    let config = dir.join("rollouts.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "split = \"train\"\nmax_steps = 6\nemotion = false\n[roles.user]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"fake-user\"\nmax_retries = 0\n",
+            users.base_url()
+        ),
+    )
+    .unwrap();
+    let server = serve(
+        root.path(),
+        out.path(),
+        &["--config", config.to_str().unwrap()],
+    );
+    let (_, health) = get(&server.addr, "/health");
+    assert!(
+        health["user_model"].as_str().unwrap().contains("fake-user"),
+        "{health}"
+    );
+    let task = rollouts(out.path())[0]["task_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (s, r) = post(&server.addr, "/reset", &json!({"task_id": task}));
+    assert_eq!(s, 200, "{r}");
+    assert_eq!(r["observation"]["emotion"], false, "the config's default");
+    let opening = r["observation"]["messages"][2]["content"].as_str().unwrap();
+    assert_eq!(opening, "echo: Hi! How can I help you today?");
+    let session = r["session"].as_str().unwrap();
+    let (_, step) = step_with(
+        &server.addr,
+        session,
+        json!({"role": "assistant", "content": "What can I do for you?"}),
+    );
+    assert_eq!(
+        step["observation"]["messages"][0]["content"],
+        "echo: What can I do for you?"
+    );
+    // The user model got the task's instruction and no emotion instruction.
+    let prompt = &users.posts()[0].body["messages"][0]["content"];
+    let instruction = get(&server.addr, &format!("/tasks/{task}")).1["instruction"].clone();
+    assert!(
+        prompt
+            .as_str()
+            .unwrap()
+            .contains(instruction.as_str().unwrap()),
+        "{prompt}"
+    );
+    // The step limit of the config: 6 steps, then the episode is over.
+    let mut done = false;
+    for _ in 0..4 {
+        let (_, step) = step_with(
+            &server.addr,
+            session,
+            json!({"role": "assistant", "content": "Anything else?"}),
+        );
+        done = step["done"].as_bool().unwrap();
+        if done {
+            assert_eq!(step["termination"], "max_steps", "{step}");
+            break;
+        }
+    }
+    assert!(done);
+}
