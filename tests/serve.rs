@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 /// A project with a small airline run through `rollouts` (scripted agent and user), built
-/// once per test binary; tests only read it.
+/// once per test binary; tests only read it (those with endpoint roles use a copy).
 fn base() -> &'static (TempDir, TempDir) {
     static BASE: OnceLock<(TempDir, TempDir)> = OnceLock::new();
     BASE.get_or_init(|| {
@@ -28,6 +28,14 @@ fn base() -> &'static (TempDir, TempDir) {
         ));
         (root, out)
     })
+}
+
+/// A copy of the base output for a test whose endpoint roles write the response cache
+/// there (two processes cannot hold one cache file open at once).
+fn own_output(label: &str) -> TempDir {
+    let copy = temp_dir(label);
+    copy_dir(base().1.path(), copy.path());
+    copy
 }
 
 fn serve(root: &Path, out: &Path, extra: &[&str]) -> ChildServer {
@@ -166,7 +174,7 @@ fn every_fault_is_a_json_error_inside_its_own_session() {
     let server = serve(
         root.path(),
         out.path(),
-        &["--max-sessions", "3", "--idle-secs", "3"],
+        &["--max-sessions", "3", "--idle-secs", "5"],
     );
     let addr = &server.addr;
     let open = || {
@@ -253,7 +261,7 @@ fn every_fault_is_a_json_error_inside_its_own_session() {
     assert_eq!(r["observation"]["messages"][0]["role"], "user", "{r}");
 
     // Idle sessions close; a late step hears why.
-    std::thread::sleep(std::time::Duration::from_millis(3500));
+    std::thread::sleep(std::time::Duration::from_millis(5500));
     let (st, r) = step_with(
         addr,
         &s,
@@ -424,7 +432,8 @@ fn task_with_a_write(addr: &str) -> (String, Vec<(String, String)>) {
 
 #[test]
 fn the_example_client_and_tracer_episode_play_a_fake_policy() {
-    let (root, out) = base();
+    let root = &base().0;
+    let out = &own_output("serve-episode-out");
     let server = serve(root.path(), out.path(), &[]);
     let (task, gold) = task_with_a_write(&server.addr);
     let policy = OpenAiServer::start(&["fake-policy"]);
@@ -513,7 +522,8 @@ fn the_example_client_and_tracer_episode_play_a_fake_policy() {
 
 #[test]
 fn the_user_simulator_can_be_an_endpoint_model_from_the_config() {
-    let (root, out) = base();
+    let root = &base().0;
+    let out = &own_output("serve-user-out");
     let users = OpenAiServer::start(&["fake-user"]);
     let dir = temp_dir("serve-user-config");
     let config = dir.join("rollouts.toml");

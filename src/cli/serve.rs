@@ -237,7 +237,15 @@ pub fn episode(paths: &Paths, args: EpisodeArgs) -> Result<(), CliError> {
     let seed = settings.seed;
     let server = Server::new(domains, user, settings).map_err(CliError::Failed)?;
     let verdict = server
-        .run_episode(&args.task, agent, !args.no_emotion, seed, args.trial)
+        .run_episode(
+            &args.task,
+            agent,
+            &crate::serve::Play {
+                emotion: !args.no_emotion,
+                seed,
+                trial: args.trial,
+            },
+        )
         .map_err(|e| CliError::Failed(e.message))?;
     println!(
         "{}",

@@ -123,6 +123,16 @@ impl DomainData {
     }
 }
 
+/// What decides an episode of a task besides the agent's messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Play {
+    /// The emotion-conditioned user (false: the no-emotion variant).
+    pub emotion: bool,
+    /// The run seed the user's choices (and an endpoint agent's samples) derive from.
+    pub seed: u64,
+    pub trial: u32,
+}
+
 /// An open episode.
 pub struct Open {
     pub session: Session,
@@ -132,9 +142,7 @@ pub struct Open {
     agent_model: String,
     pub domain: usize,
     pub task: Arc<ServedTask>,
-    emotion: bool,
-    trial: u32,
-    seed: u64,
+    play: Play,
     last_used: Instant,
     /// Tool calls made over MCP (they get ids of their own).
     mcp_calls: usize,

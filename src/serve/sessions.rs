@@ -3,8 +3,7 @@
 //! caller's endpoint.
 
 use super::wire::{Verdict, check_assistant, field, opt_bool, opt_u64, str_field, usage_field};
-use super::{MAX_ARGUMENTS, Open, REMEMBERED_EXPIRED, ServeError, Server};
-use crate::harness::reward;
+use super::{MAX_ARGUMENTS, Open, Play, REMEMBERED_EXPIRED, ServeError, ServedTask, Server};
 use crate::harness::session::Session;
 use crate::harness::{ChatMessage, MessageRole, Usage, batch};
 use crate::llm::RoleModel;
@@ -94,6 +93,28 @@ impl Server {
         }
     }
 
+    /// The episode fields of a request: `emotion`, `seed`, `trial` (the server's defaults).
+    fn play(&self, body: &Value) -> Result<Play, ServeError> {
+        Ok(Play {
+            emotion: opt_bool(body, "emotion")?.unwrap_or(self.settings.emotion),
+            seed: opt_u64(body, "seed")?.unwrap_or(self.settings.seed),
+            trial: u32::try_from(opt_u64(body, "trial")?.unwrap_or(0))
+                .map_err(|_| ServeError::bad("field 'trial' is too large"))?,
+        })
+    }
+
+    /// The user simulator of one episode.
+    fn user(&self, task: &ServedTask, play: &Play) -> Box<dyn crate::harness::User> {
+        batch::episode_user(
+            &self.user_role,
+            &task.task,
+            &task.parts,
+            play.trial,
+            play.emotion,
+            play.seed,
+        )
+    }
+
     fn new_id(&self) -> String {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let mix = std::hash::BuildHasher::hash_one(
@@ -116,10 +137,7 @@ impl Server {
                 data.domain.name()
             )));
         }
-        let emotion = opt_bool(body, "emotion")?.unwrap_or(self.settings.emotion);
-        let seed = opt_u64(body, "seed")?.unwrap_or(self.settings.seed);
-        let trial = u32::try_from(opt_u64(body, "trial")?.unwrap_or(0))
-            .map_err(|_| ServeError::bad("field 'trial' is too large"))?;
+        let play = self.play(body)?;
         let agent_model = match field(body, "agent_model") {
             None => "client".to_string(),
             Some(_) => str_field(body, "agent_model")?.to_string(),
@@ -141,14 +159,7 @@ impl Server {
         let split = task.task.split;
         let base = data.env(split);
         let env = base.fork();
-        let mut user = batch::episode_user(
-            &self.user_role,
-            &task.task,
-            &task.parts,
-            trial,
-            emotion,
-            seed,
-        );
+        let mut user = self.user(&task, &play);
         let mut session = Session::new(env.as_ref(), data.policy(split), self.settings.max_steps);
         self.runtime.block_on(session.advance(user.as_mut()));
         let id = self.new_id();
@@ -158,7 +169,7 @@ impl Server {
                 "task_id": task.task.task_id,
                 "domain": data.domain.name(),
                 "split": split.as_str(),
-                "emotion": emotion,
+                "emotion": play.emotion,
                 "policy": data.policy(split).as_str(),
                 "tools": &*data.tools,
                 "messages": session.messages(),
@@ -175,9 +186,7 @@ impl Server {
             agent_model,
             domain: d,
             task,
-            emotion,
-            trial,
-            seed,
+            play,
             last_used: Instant::now(),
             mcp_calls: 0,
         };
@@ -257,9 +266,9 @@ impl Server {
             "session": id,
             "task_id": o.task.task.task_id,
             "domain": self.domains[o.domain].domain.name(),
-            "emotion": o.emotion,
-            "seed": o.seed,
-            "trial": o.trial,
+            "emotion": o.play.emotion,
+            "seed": o.play.seed,
+            "trial": o.play.trial,
             "steps": o.session.steps(),
             "done": o.session.termination().is_some(),
             "termination": o.session.termination().map(|t| t.as_str()),
@@ -270,17 +279,13 @@ impl Server {
 
     fn score(&self, o: &Open) -> Verdict {
         let episode = o.session.snapshot(o.env.as_ref());
-        let record = batch::rollout_record(
+        Verdict::of(
             &o.task.task,
-            o.trial,
+            &o.play,
             &episode,
             o.agent_model.clone(),
             o.user_model.clone(),
-            o.emotion,
-            None,
-        );
-        let breakdown = reward::score(&episode, &o.task.task.reference_hash, &o.task.task.outputs);
-        Verdict { breakdown, record }
+        )
     }
 
     /// `POST /verify`: the reward of a finished episode (or, with `end: true`, of an open
@@ -314,13 +319,10 @@ impl Server {
         let mut cfg: crate::llm::RoleConfig = serde_json::from_value(agent.clone())
             .map_err(|e| ServeError::bad(format!("field 'agent': {e}")))?;
         cfg.provider = crate::llm::Provider::Openai;
-        let emotion = opt_bool(body, "emotion")?.unwrap_or(self.settings.emotion);
-        let seed = opt_u64(body, "seed")?.unwrap_or(self.settings.seed);
-        let trial = u32::try_from(opt_u64(body, "trial")?.unwrap_or(0))
-            .map_err(|_| ServeError::bad("field 'trial' is too large"))?;
+        let play = self.play(body)?;
         let model = crate::llm::build_role(crate::llm::Role::Agent, &cfg, &self.settings.cache)
             .map_err(|e| ServeError::bad(format!("field 'agent': {e}")))?;
-        self.run_episode(task_id, model, emotion, seed, trial)
+        self.run_episode(task_id, model, &play)
     }
 
     /// One whole episode of `task_id` with `agent` (an endpoint model) as the agent.
@@ -328,9 +330,7 @@ impl Server {
         &self,
         task_id: &str,
         agent: RoleModel,
-        emotion: bool,
-        seed: u64,
-        trial: u32,
+        play: &Play,
     ) -> Result<Verdict, ServeError> {
         let RoleModel::Endpoint(model) = agent else {
             return Err(ServeError::bad(
@@ -344,16 +344,12 @@ impl Server {
         let mut agent = crate::harness::endpoint::EndpointAgent {
             model,
             tools: Arc::clone(&data.tools),
-            seed: crate::seed::derive_seed(seed, &["episode", task_id, &trial.to_string()]),
+            seed: crate::seed::derive_seed(
+                play.seed,
+                &["episode", task_id, &play.trial.to_string()],
+            ),
         };
-        let mut user = batch::episode_user(
-            &self.user_role,
-            &task.task,
-            &task.parts,
-            trial,
-            emotion,
-            seed,
-        );
+        let mut user = self.user(&task, play);
         let episode = self.runtime.block_on(crate::harness::run_episode(
             env.as_mut(),
             data.policy(split),
@@ -361,17 +357,13 @@ impl Server {
             user.as_mut(),
             self.settings.max_steps,
         ));
-        let record = batch::rollout_record(
+        Ok(Verdict::of(
             &task.task,
-            trial,
+            play,
             &episode,
             crate::harness::Agent::model_id(&agent),
             user.model_id(),
-            emotion,
-            None,
-        );
-        let breakdown = reward::score(&episode, &task.task.reference_hash, &task.task.outputs);
-        Ok(Verdict { breakdown, record })
+        ))
     }
 
     /// Run one MCP tool call on a session: an assistant message with the one call and its

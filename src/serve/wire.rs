@@ -195,6 +195,28 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// Score `episode` of `task` and make its rollout record.
+    pub fn of(
+        task: &TaskRecord,
+        play: &super::Play,
+        episode: &crate::harness::Episode,
+        agent_model: String,
+        user_model: String,
+    ) -> Verdict {
+        Verdict {
+            breakdown: crate::harness::reward::score(episode, &task.reference_hash, &task.outputs),
+            record: crate::harness::batch::rollout_record(
+                task,
+                play.trial,
+                episode,
+                agent_model,
+                user_model,
+                play.emotion,
+                None,
+            ),
+        }
+    }
+
     pub fn json(&self) -> Value {
         json!({
             "reward": self.breakdown.reward,
