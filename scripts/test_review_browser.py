@@ -62,6 +62,7 @@ def main():
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 
     work = Path(tempfile.mkdtemp(prefix="tracer-review-browser-"))
     root, output = work / "project", work / "output"
@@ -119,8 +120,21 @@ def main():
         box.send_keys(first_id)
         box.submit()
         wait.until(lambda d: "q=" in d.current_url)
-        found = driver.find_elements(By.CSS_SELECTOR, "table.tasks tbody tr")
-        check(len(found) == 1 and found[0].get_attribute("data-task") == first_id, "search finds the task")
+
+        # The URL changes when the new page starts loading: wait for its rows, not the old ones.
+        def searched(d):
+            try:
+                found = d.find_elements(By.CSS_SELECTOR, "table.tasks tbody tr")
+                return len(found) == 1 and found[0].get_attribute("data-task") == first_id
+            except StaleElementReferenceException:
+                return False
+
+        try:
+            wait.until(searched)
+            narrowed = True
+        except TimeoutException:
+            narrowed = False
+        check(narrowed, "search finds the task")
         driver.back()
         driver.back()
         wait.until(lambda d: "q=" not in d.current_url)
