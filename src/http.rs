@@ -1,6 +1,6 @@
 //! A small HTTP/1.1 server for `tracer review` and `tracer serve`: one thread per
-//! connection, one request per connection (`Connection: close`), bounded request line,
-//! headers and body. Nothing here touches the file system: handlers get the parsed request
+//! connection, persistent connections (HTTP/1.1's default, until the client sends
+//! `Connection: close` or stays idle for [`IDLE`]), bounded request line, headers and body. Nothing here touches the file system: handlers get the parsed request
 //! and return a response. A leaf: it uses no other module of the crate.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -10,11 +10,16 @@ use std::time::Duration;
 
 /// Largest request line plus headers.
 pub const MAX_HEAD: usize = 16 * 1024;
+/// How long a connection may wait for (the rest of) a request before it is closed.
+pub const IDLE: Duration = Duration::from_secs(30);
 /// Largest request body (an edit of a long task is a few KiB).
 pub const MAX_BODY: usize = 1024 * 1024;
 
 pub struct Request {
     pub method: String,
+    /// The client may send another request on this connection (HTTP/1.1 without
+    /// `Connection: close`, or HTTP/1.0 with `Connection: keep-alive`).
+    pub keep_alive: bool,
     /// The path without the query string, percent-decoded.
     pub path: String,
     /// Query parameters, percent-decoded, in order.
@@ -87,6 +92,7 @@ fn reason(status: u16) -> &'static str {
         405 => "Method Not Allowed",
         409 => "Conflict",
         410 => "Gone",
+        411 => "Length Required",
         413 => "Payload Too Large",
         429 => "Too Many Requests",
         503 => "Service Unavailable",
@@ -138,11 +144,10 @@ enum ReadError {
     Bad(u16, &'static str),
 }
 
-fn read_request(stream: &TcpStream) -> Result<Request, ReadError> {
-    let mut reader = BufReader::new(stream.take((MAX_HEAD + MAX_BODY + 1) as u64));
+fn read_request<R: BufRead>(reader: &mut R) -> Result<Request, ReadError> {
     let mut head_bytes = 0usize;
     let mut line = String::new();
-    let mut read_line = |reader: &mut BufReader<_>, line: &mut String| -> Result<(), ReadError> {
+    let mut read_line = |reader: &mut R, line: &mut String| -> Result<(), ReadError> {
         line.clear();
         let n = reader
             .by_ref()
@@ -158,17 +163,18 @@ fn read_request(stream: &TcpStream) -> Result<Request, ReadError> {
         }
         Ok(())
     };
-    read_line(&mut reader, &mut line)?;
+    read_line(reader, &mut line)?;
     let mut parts = line.split_whitespace();
     let method = parts.next().ok_or(ReadError::Closed)?.to_string();
     let target = parts
         .next()
         .ok_or(ReadError::Bad(400, "no request target"))?
         .to_string();
+    let http10 = parts.next() == Some("HTTP/1.0");
     let mut headers = Vec::new();
     let mut length = 0usize;
     loop {
-        read_line(&mut reader, &mut line)?;
+        read_line(reader, &mut line)?;
         let h = line.trim_end();
         if h.is_empty() {
             break;
@@ -179,6 +185,12 @@ fn read_request(stream: &TcpStream) -> Result<Request, ReadError> {
                 length = value
                     .parse()
                     .map_err(|_| ReadError::Bad(400, "bad Content-Length"))?;
+            }
+            if name.eq_ignore_ascii_case("transfer-encoding") {
+                return Err(ReadError::Bad(
+                    411,
+                    "send a Content-Length, not a chunked body",
+                ));
             }
             headers.push((name.trim().to_string(), value));
         }
@@ -191,8 +203,18 @@ fn read_request(stream: &TcpStream) -> Result<Request, ReadError> {
         .read_exact(&mut body)
         .map_err(|_| ReadError::Bad(400, "body shorter than Content-Length"))?;
     let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+    let connection = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("connection"))
+        .map(|(_, v)| v.to_ascii_lowercase());
+    let keep_alive = match connection.as_deref() {
+        Some(c) if c.contains("close") => false,
+        Some(c) if c.contains("keep-alive") => true,
+        _ => !http10,
+    };
     Ok(Request {
         method,
+        keep_alive,
         path: percent_decode(path, false),
         query: parse_query(query),
         headers,
@@ -200,21 +222,24 @@ fn read_request(stream: &TcpStream) -> Result<Request, ReadError> {
     })
 }
 
-fn write_response(mut stream: &TcpStream, r: &Response) {
+fn write_response(mut stream: &TcpStream, r: &Response, keep_alive: bool) -> bool {
     let mut head = format!(
-        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nX-Frame-Options: DENY\r\n",
+        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: {}\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nX-Frame-Options: DENY\r\n",
         r.status,
         reason(r.status),
         r.content_type,
-        r.body.len()
+        r.body.len(),
+        if keep_alive { "keep-alive" } else { "close" }
     );
     for (k, v) in &r.headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
     head.push_str("\r\n");
-    let _ = stream.write_all(head.as_bytes());
-    let _ = stream.write_all(&r.body);
-    let _ = stream.flush();
+    // One write for small answers (no Nagle delay between head and body on a kept
+    // connection).
+    let mut out = head.into_bytes();
+    out.extend_from_slice(&r.body);
+    stream.write_all(&out).and_then(|()| stream.flush()).is_ok()
 }
 
 /// Connections waiting to be accepted (`listen`'s backlog): a burst of 1,024 clients fits.
@@ -254,13 +279,20 @@ where
         let Ok(stream) = stream else { continue };
         let handler = Arc::clone(&handler);
         std::thread::spawn(move || {
-            let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
-            let response = match read_request(&stream) {
-                Ok(req) => handler(&req),
-                Err(ReadError::Closed) => return,
-                Err(ReadError::Bad(status, why)) => unreadable(status, why),
-            };
-            write_response(&stream, &response);
+            let _ = stream.set_read_timeout(Some(IDLE));
+            let _ = stream.set_nodelay(true);
+            let mut reader = BufReader::new(&stream);
+            loop {
+                let (response, keep) = match read_request(&mut reader) {
+                    Ok(req) => (handler(&req), req.keep_alive),
+                    Err(ReadError::Closed) => return,
+                    // The rest of a refused request is unread: the connection cannot go on.
+                    Err(ReadError::Bad(status, why)) => (unreadable(status, why), false),
+                };
+                if !write_response(&stream, &response, keep) || !keep {
+                    return;
+                }
+            }
         });
     }
 }
@@ -268,6 +300,51 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn read(text: &str) -> Vec<Result<(String, bool, usize), u16>> {
+        let mut reader = std::io::Cursor::new(text.as_bytes().to_vec());
+        let mut out = Vec::new();
+        loop {
+            match read_request(&mut reader) {
+                Ok(r) => out.push(Ok((r.path, r.keep_alive, r.body.len()))),
+                Err(ReadError::Closed) => return out,
+                Err(ReadError::Bad(status, _)) => {
+                    out.push(Err(status));
+                    return out;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn requests_follow_each_other_on_a_kept_connection() {
+        let two = "POST /a HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET /b HTTP/1.1\r\nConnection: close\r\n\r\n";
+        assert_eq!(
+            read(two),
+            vec![Ok(("/a".into(), true, 3)), Ok(("/b".into(), false, 0))]
+        );
+        assert_eq!(
+            read("GET / HTTP/1.0\r\n\r\n"),
+            vec![Ok(("/".into(), false, 0))]
+        );
+        assert_eq!(
+            read("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n"),
+            vec![Ok(("/".into(), true, 0))]
+        );
+        assert_eq!(
+            read("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"),
+            vec![Err(411)]
+        );
+        let big = format!(
+            "POST / HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
+            MAX_BODY + 1
+        );
+        assert_eq!(read(&big), vec![Err(413)]);
+        assert_eq!(
+            read("POST / HTTP/1.1\r\nContent-Length: 9\r\n\r\nabc"),
+            vec![Err(400)]
+        );
+    }
 
     #[test]
     fn queries_and_paths_decode() {

@@ -293,6 +293,23 @@ fn a_token_guards_the_server_and_is_required_beyond_loopback() {
     assert!(stderr(&o).contains("domain=bank"), "{}", stderr(&o));
 
     let server = serve(root.path(), out.path(), &["--token", "s3cret"]);
+    // Two requests on one kept connection, the second asking to close it.
+    {
+        use std::io::{Read, Write};
+        let mut conn = std::net::TcpStream::connect(&server.addr).unwrap();
+        let ask = |close: bool| {
+            format!(
+                "GET /health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret\r\n{}\r\n",
+                if close { "Connection: close\r\n" } else { "" }
+            )
+        };
+        conn.write_all(ask(false).as_bytes()).unwrap();
+        conn.write_all(ask(true).as_bytes()).unwrap();
+        let mut both = String::new();
+        conn.read_to_string(&mut both).unwrap();
+        assert_eq!(both.matches("HTTP/1.1 200 OK").count(), 2, "{both}");
+        assert!(both.contains("Connection: keep-alive") && both.contains("Connection: close"));
+    }
     let (st, r) = get(&server.addr, "/health");
     assert_eq!(
         (st, &r["error"]["code"]),

@@ -1,8 +1,8 @@
 //! Load on a running `tracer serve` (`tracer bench --serve-load ADDR`, which
 //! `scripts/bench_serve.sh` drives): C client threads each play whole episodes that replay a
 //! task's gold actions — reset, one step per gold call, one text step telling the required
-//! outputs, verify, close — over plain HTTP/1.1 on loopback (one connection per request, as
-//! the server answers). Measured per concurrency: sessions/s, the latency of each step as
+//! outputs, verify, close — over plain HTTP/1.1 on loopback, each client on one persistent
+//! connection (as a trainer's pooled HTTP client talks). Measured per concurrency: sessions/s, the latency of each step as
 //! the client sees it (p50 / p99), and the server's CPU per step (`/proc/<pid>/stat`). Then
 //! memory per open session: the server's RSS growth with N sessions held open, over N.
 //!
@@ -10,45 +10,101 @@
 
 use super::harness::process_cpu;
 use serde_json::{Value, json};
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// One request on a new connection; (status, JSON body).
-fn request(addr: &str, method: &str, path: &str, body: &Value) -> Result<(u16, Value), String> {
-    let body = if method == "GET" {
-        String::new()
-    } else {
-        body.to_string()
-    };
-    let mut s = TcpStream::connect(addr).map_err(|e| format!("{addr}: {e}"))?;
-    let _ = s.set_nodelay(true);
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    );
-    s.write_all(head.as_bytes())
-        .and_then(|()| s.write_all(body.as_bytes()))
-        .map_err(|e| format!("{path}: {e}"))?;
-    let mut out = Vec::new();
-    s.read_to_end(&mut out)
-        .map_err(|e| format!("{path}: {e}"))?;
-    let text = String::from_utf8_lossy(&out);
-    let status = text
-        .get(9..12)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| format!("{path}: no HTTP status in the answer"))?;
-    let json = text.split_once("\r\n\r\n").map_or(Value::Null, |(_, b)| {
-        serde_json::from_str(b).unwrap_or(Value::Null)
-    });
-    Ok((status, json))
+/// An HTTP/1.1 client on one persistent connection (reopened when the server closes it),
+/// as a trainer's pooled client talks.
+struct Client {
+    addr: String,
+    conn: Option<BufReader<TcpStream>>,
 }
 
-fn ok(addr: &str, method: &str, path: &str, body: &Value) -> Result<Value, String> {
-    match request(addr, method, path, body)? {
-        (200, v) => Ok(v),
-        (s, v) => Err(format!("{method} {path}: {s} {v}")),
+impl Client {
+    fn new(addr: &str) -> Client {
+        Client {
+            addr: addr.to_string(),
+            conn: None,
+        }
+    }
+
+    /// One request; (status, JSON body).
+    fn request(&mut self, method: &str, path: &str, body: &Value) -> Result<(u16, Value), String> {
+        let body = if method == "GET" {
+            String::new()
+        } else {
+            body.to_string()
+        };
+        let head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            self.addr,
+            body.len()
+        );
+        // A kept connection the server has closed in the meantime fails at once: retry once
+        // on a new one.
+        let fresh = self.conn.is_none();
+        match self.exchange(&head, &body) {
+            Err(_) if !fresh => {
+                self.conn = None;
+                self.exchange(&head, &body)
+            }
+            other => other,
+        }
+        .map_err(|e| format!("{method} {path}: {e}"))
+    }
+
+    fn exchange(&mut self, head: &str, body: &str) -> std::io::Result<(u16, Value)> {
+        if self.conn.is_none() {
+            let s = TcpStream::connect(&self.addr)?;
+            s.set_nodelay(true)?;
+            self.conn = Some(BufReader::new(s));
+        }
+        let conn = self.conn.as_mut().expect("connected above");
+        let mut request = Vec::with_capacity(head.len() + body.len());
+        request.extend_from_slice(head.as_bytes());
+        request.extend_from_slice(body.as_bytes());
+        conn.get_mut().write_all(&request)?;
+        let bad =
+            |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string());
+        let mut line = String::new();
+        conn.read_line(&mut line)?;
+        let status: u16 = line
+            .get(9..12)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| bad("no HTTP status in the answer"))?;
+        let (mut length, mut close) = (0usize, false);
+        loop {
+            line.clear();
+            if conn.read_line(&mut line)? == 0 {
+                return Err(bad("connection closed in the answer's head"));
+            }
+            let h = line.trim_end();
+            if h.is_empty() {
+                break;
+            }
+            if let Some((k, v)) = h.split_once(':') {
+                if k.eq_ignore_ascii_case("content-length") {
+                    length = v.trim().parse().map_err(|_| bad("bad Content-Length"))?;
+                } else if k.eq_ignore_ascii_case("connection") {
+                    close = v.trim().eq_ignore_ascii_case("close");
+                }
+            }
+        }
+        let mut body = vec![0u8; length];
+        conn.read_exact(&mut body)?;
+        if close {
+            self.conn = None;
+        }
+        Ok((status, serde_json::from_slice(&body).unwrap_or(Value::Null)))
+    }
+
+    fn ok(&mut self, method: &str, path: &str, body: &Value) -> Result<Value, String> {
+        match self.request(method, path, body)? {
+            (200, v) => Ok(v),
+            (s, v) => Err(format!("{method} {path}: {s} {v}")),
+        }
     }
 }
 
@@ -60,12 +116,12 @@ struct Gold {
     outputs: Vec<String>,
 }
 
-fn gold_tasks(addr: &str, most: usize) -> Result<Vec<Gold>, String> {
-    let list = ok(addr, "GET", &format!("/tasks?limit={most}"), &Value::Null)?;
+fn gold_tasks(client: &mut Client, most: usize) -> Result<Vec<Gold>, String> {
+    let list = client.ok("GET", &format!("/tasks?limit={most}"), &Value::Null)?;
     let mut out = Vec::new();
     for t in list["tasks"].as_array().into_iter().flatten() {
         let id = t["task_id"].as_str().unwrap_or_default();
-        let task = ok(addr, "GET", &format!("/tasks/{id}"), &Value::Null)?;
+        let task = client.ok("GET", &format!("/tasks/{id}"), &Value::Null)?;
         let calls = task["actions"]
             .as_array()
             .into_iter()
@@ -96,14 +152,13 @@ fn gold_tasks(addr: &str, most: usize) -> Result<Vec<Gold>, String> {
 }
 
 /// One episode replaying `gold`; the latency of each step, and the reward.
-fn episode(addr: &str, gold: &Gold, steps: &mut Vec<Duration>) -> Result<i64, String> {
-    let r = ok(addr, "POST", "/reset", &json!({"task_id": gold.task_id}))?;
+fn episode(client: &mut Client, gold: &Gold, steps: &mut Vec<Duration>) -> Result<i64, String> {
+    let r = client.ok("POST", "/reset", &json!({"task_id": gold.task_id}))?;
     let session = r["session"].as_str().unwrap_or_default().to_string();
     let mut done = r["done"].as_bool().unwrap_or(true);
     let mut step = |message: Value| -> Result<bool, String> {
         let t = Instant::now();
-        let v = ok(
-            addr,
+        let v = client.ok(
             "POST",
             "/step",
             &json!({"session": session, "action": {"message": message}}),
@@ -123,13 +178,8 @@ fn episode(addr: &str, gold: &Gold, steps: &mut Vec<Duration>) -> Result<i64, St
         let said = format!("Here is what I found: {}.", gold.outputs.join(", "));
         step(json!({"role": "assistant", "content": said}))?;
     }
-    let v = ok(
-        addr,
-        "POST",
-        "/verify",
-        &json!({"session": session, "end": true}),
-    )?;
-    ok(addr, "POST", "/close", &json!({"session": session}))?;
+    let v = client.ok("POST", "/verify", &json!({"session": session, "end": true}))?;
+    client.ok("POST", "/close", &json!({"session": session}))?;
     Ok(v["reward"].as_i64().unwrap_or(0))
 }
 
@@ -169,7 +219,8 @@ pub struct LoadOptions {
 /// Run the load; Markdown.
 pub fn run(opts: &LoadOptions) -> Result<String, String> {
     let addr = opts.addr.as_str();
-    let golds = Arc::new(gold_tasks(addr, 200)?);
+    let mut client = Client::new(addr);
+    let golds = Arc::new(gold_tasks(&mut client, 200)?);
     let mut out = format!(
         "## Serve (`tracer serve`, scripted user, gold-replaying clients, {} tasks)\n\n\
          | concurrent sessions | episodes | sessions/s | steps | step p50 | step p99 | server CPU / step | rewards 1 / 0 / -1 |\n\
@@ -198,6 +249,7 @@ pub fn run(opts: &LoadOptions) -> Result<String, String> {
                 std::thread::Builder::new()
                     .stack_size(256 * 1024)
                     .spawn(move || {
+                        let mut client = Client::new(&addr);
                         let mut steps = Vec::new();
                         let mut mix = [0usize; 3];
                         let mut error = None;
@@ -210,7 +262,7 @@ pub fn run(opts: &LoadOptions) -> Result<String, String> {
                             if i >= total {
                                 break;
                             }
-                            match episode(&addr, &golds[i % golds.len()], &mut steps) {
+                            match episode(&mut client, &golds[i % golds.len()], &mut steps) {
                                 Ok(r) => mix[(1 - r.clamp(-1, 1)) as usize] += 1,
                                 Err(e) => {
                                     error = Some(e);
@@ -258,11 +310,10 @@ pub fn run(opts: &LoadOptions) -> Result<String, String> {
     let mut held = Vec::new();
     for i in 0..opts.held {
         let gold = &golds[i % golds.len()];
-        let r = ok(addr, "POST", "/reset", &json!({"task_id": gold.task_id}))?;
+        let r = client.ok("POST", "/reset", &json!({"task_id": gold.task_id}))?;
         let session = r["session"].as_str().unwrap_or_default().to_string();
         if let Some((name, args)) = gold.calls.first() {
-            ok(
-                addr,
+            client.ok(
                 "POST",
                 "/step",
                 &json!({"session": session, "action": {"message": {"role": "assistant", "content": null,
@@ -273,7 +324,7 @@ pub fn run(opts: &LoadOptions) -> Result<String, String> {
     }
     let after = rss(opts.server_pid).ok_or("the server's /proc status is not readable")?;
     for s in &held {
-        let _ = ok(addr, "POST", "/close", &json!({"session": s}));
+        let _ = client.ok("POST", "/close", &json!({"session": s}));
     }
     out.push_str(&format!(
         "\nMemory: {} sessions held open (each after its first tool call) grew the server's RSS by {:.1} MiB, {:.1} KiB per session.\n",
