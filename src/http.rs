@@ -1,7 +1,8 @@
 //! A small HTTP/1.1 server for `tracer review` and `tracer serve`: one thread per
 //! connection, persistent connections (HTTP/1.1's default, until the client sends
-//! `Connection: close` or stays idle for [`IDLE`]), bounded request line, headers and body. Nothing here touches the file system: handlers get the parsed request
-//! and return a response. A leaf: it uses no other module of the crate.
+//! `Connection: close` or stays idle for [`IDLE`]), bounded request line, headers and body.
+//! Nothing here touches the file system: handlers get the parsed request and return a
+//! response. A leaf: it uses no other module of the crate.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
