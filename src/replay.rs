@@ -39,8 +39,7 @@ impl TauTask {
     /// The tau-bench shape of a verified task. The instruction is what the user simulator
     /// reads: the emotion instruction, when present, follows as its own section.
     pub fn from_record(t: &crate::artifact::TaskRecord) -> Result<TauTask, String> {
-        let actions: Vec<Action> = serde_json::from_str(&t.actions)
-            .map_err(|e| format!("task {}: actions: {e}", t.task_id))?;
+        let actions = crate::task::actions(t)?;
         let mut instruction = t.instruction.clone().unwrap_or_default();
         if let Some(e) = &t.emotion_instruction {
             instruction.push_str("\n\n## How you feel and communicate\n");

@@ -36,7 +36,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "artifact", "domain", "harness", "llm", "parallel", "seed", "task", "verify", "quality",
         ],
     ),
-    ("replay", &["artifact", "domain"]),
+    ("replay", &["artifact", "domain", "task"]),
     ("review", &["artifact", "domain", "task", "verify"]),
     ("verify", &["artifact", "domain", "task", "quality"]),
     ("quality", &["artifact", "domain", "task"]),

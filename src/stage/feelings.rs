@@ -30,8 +30,7 @@ pub struct FeelingsConfig {
 /// The feeler's view of a task: its instruction and its actions' tools and intents.
 /// A tool its domain does not list is an error naming the task and the tool.
 pub fn feeler_input(task: &TaskRecord) -> Result<FeelerInput, String> {
-    let actions: Vec<serde_json::Value> = serde_json::from_str(&task.actions)
-        .map_err(|e| format!("task {}: actions: {e}", task.task_id))?;
+    let actions = crate::task::actions(task)?;
     let domain = crate::domain::find(&task.domain).map_err(|e| e.to_string())?;
     let specs = domain.tool_specs();
     let mut input = FeelerInput {
@@ -40,9 +39,7 @@ pub fn feeler_input(task: &TaskRecord) -> Result<FeelerInput, String> {
         intents: Vec::new(),
     };
     for a in &actions {
-        let name = a["name"]
-            .as_str()
-            .ok_or_else(|| format!("task {}: an action has no name", task.task_id))?;
+        let name = a.name.as_str();
         let spec = specs.iter().find(|s| s.name == name).ok_or_else(|| {
             format!(
                 "task {}: tool '{name}' is not a {} tool",

@@ -269,19 +269,15 @@ fn compose_instruction(
     cfg: &RefinedConfig,
     who: Option<String>,
 ) -> Result<String, String> {
-    let requests = crate::task::TaskParts::decode(task)?.requests;
+    let crate::task::TaskParts {
+        actions, requests, ..
+    } = crate::task::TaskParts::decode(task)?;
     let mut parts: Vec<String> = Vec::new();
     if let Some(name) = facts.iter().find(|f| f.kind == "name") {
         parts.push(name.text.clone());
     }
     parts.extend(who);
-    let actions: Vec<serde_json::Value> = serde_json::from_str(&task.actions).unwrap_or_default();
-    let tool_of = |j: usize| {
-        actions
-            .get(j)
-            .and_then(|a| a["name"].as_str())
-            .unwrap_or("")
-    };
+    let tool_of = |j: usize| actions.get(j).map_or("", |a| a.name.as_str());
     let mut said: Vec<&str> = Vec::new();
     let mut last_link = "";
     let mut stated_intents = 0;
