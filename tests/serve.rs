@@ -292,6 +292,26 @@ fn a_token_guards_the_server_and_is_required_beyond_loopback() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("domain=bank"), "{}", stderr(&o));
 
+    // Only what the pipeline vouches for is served: a tasks file edited since its run is not.
+    let edited = own_output("serve-edited-out");
+    let tasks = edited
+        .path()
+        .join("tasks/domain=airline/part-00000.parquet");
+    let mut bytes = std::fs::read(&tasks).unwrap();
+    bytes.push(0);
+    std::fs::write(&tasks, bytes).unwrap();
+    let o = tracer(
+        root.path(),
+        edited.path(),
+        &["serve", "--domain", "airline", "--port", "0"],
+    );
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("does not match its manifest"),
+        "{}",
+        stderr(&o)
+    );
+
     let server = serve(root.path(), out.path(), &["--token", "s3cret"]);
     // Two requests on one kept connection, the second asking to close it.
     {

@@ -24,9 +24,14 @@ pub struct ServedArgs {
     /// this stage config.
     #[arg(long, default_value = "stages/rollouts.toml")]
     pub config: PathBuf,
-    /// The run seed of an episode whose request names none (default: the pipeline's seed).
+    /// The run seed of an episode whose request names none (default: the pipeline's seed);
+    /// also the seed the served stage must be fresh for.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Serve the tasks even when the stage is stale (its inputs, config or code changed
+    /// since it ran); a file that does not match its manifest is refused all the same.
+    #[arg(long)]
+    pub allow_stale: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -100,10 +105,20 @@ fn load_domains(
         None => super::resolve_domains(paths, &args.domains)?,
     };
     let explicit = only.is_some() || !args.domains.is_empty();
+    // Serve only what the pipeline vouches for: the file as its manifest records it, from a
+    // stage that is fresh all the way up (as `tracer export tasks`).
+    let runner = crate::pipeline::Runner::new(
+        paths,
+        crate::stage::dag(),
+        super::resolve_seed(paths, args.seed)?,
+        &[],
+    )?;
     let mut out = Vec::new();
     for d in named {
         let file = tasks_file(paths, &args.from, d.name());
-        if !file.is_file() {
+        if file.is_file() {
+            runner.checked_output(&args.from, d, "part-00000.parquet", args.allow_stale)?;
+        } else {
             if explicit {
                 return Err(CliError::Failed(format!(
                     "{}: no {} tasks (run `tracer run {}` first)",
