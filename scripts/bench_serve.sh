@@ -10,19 +10,10 @@ TRACER=${TRACER:-$repo/target/release/tracer}
 TASKS=${BENCH_TASKS:-60}
 CONCURRENCY=${BENCH_SERVE_CONCURRENCY:-1,64,1024}
 EPISODES=${BENCH_SERVE_EPISODES:-2048}
-work=$(mktemp -d "${TMPDIR:-/tmp}/tracer-bench-serve.XXXXXX")
-server_pid=""
-cleanup() {
-    [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-export TRACER_EMBED_MODEL=${TRACER_EMBED_MODEL:-$repo/.cache/models/all-MiniLM-L6-v2}
-export TRACER_EMOTION_CACHE=${TRACER_EMOTION_CACHE:-$repo/.cache/emotion}
-mkdir -p "$work/p"
-for d in stages graphs policies emotion_anchors; do cp -r "$repo/$d" "$work/p/"; done
-printf 'max_train = %s\nmax_eval = 0\nmax_customers = 24\nmax_proposals = 6\nmax_expansions = 400\n' "$TASKS" \
-    >"$work/p/stages/grounded.toml"
+# shellcheck source=bench_lib.sh
+. "$repo/scripts/bench_lib.sh"
+bench_setup serve
+project "$work/p" "$TASKS"
 export TRACER_ROOT=$work/p TRACER_OUTPUT=$work/out
 "$TRACER" run tasks --domain airline 2>/dev/null
 "$TRACER" serve --domain airline --port 0 --max-sessions 8192 >"$work/serve.out" 2>"${BENCH_SERVE_LOG:-$work/serve.err}" &

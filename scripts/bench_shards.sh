@@ -9,21 +9,9 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 TRACER=${TRACER:-$repo/target/release/tracer}
 TASKS=${BENCH_TASKS:-96}
 CONC=${BENCH_CONCURRENCY:-4}
-work=$(mktemp -d "${TMPDIR:-/tmp}/tracer-bench-shards.XXXXXX")
-server_pid=""
-cleanup() {
-    [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-export TRACER_EMBED_MODEL=${TRACER_EMBED_MODEL:-$repo/.cache/models/all-MiniLM-L6-v2}
-export TRACER_EMOTION_CACHE=${TRACER_EMOTION_CACHE:-$repo/.cache/emotion}
-project() { # project DIR MAX_TRAIN
-    mkdir -p "$1"
-    for d in stages graphs policies emotion_anchors; do cp -r "$repo/$d" "$1/"; done
-    printf 'max_train = %s\nmax_eval = 0\nmax_customers = 24\nmax_proposals = 6\nmax_expansions = 400\n' "$2" \
-        >"$1/stages/grounded.toml"
-}
+# shellcheck source=bench_lib.sh
+. "$repo/scripts/bench_lib.sh"
+bench_setup shards
 now() { date +%s.%N; }
 
 # The loopback server: agent answers in text, the user stops on its 3rd reply, so an episode
