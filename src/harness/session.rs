@@ -241,15 +241,14 @@ mod tests {
     }
 
     fn call(name: &str, args: &str) -> ChatMessage {
-        ChatMessage {
-            tool_calls: vec![crate::llm::ToolCall {
+        ChatMessage::assistant_tool_calls(
+            None,
+            vec![crate::llm::ToolCall {
                 id: "c1".into(),
                 name: name.into(),
                 arguments: args.into(),
             }],
-            content: None,
-            ..ChatMessage::assistant("")
-        }
+        )
     }
 
     #[test]

@@ -120,14 +120,10 @@ fn message(server: &Server, session: &str, m: &Value) -> Option<Value> {
 
 /// The session's domain tools in MCP's shape.
 fn tools(server: &Server, session: &str) -> Vec<Value> {
-    let Ok(open) = server.session(session) else {
+    let Ok(domain) = server.session_domain(session) else {
         return Vec::new();
     };
-    let Ok(o) = open.lock() else {
-        return Vec::new();
-    };
-    server.domains[o.domain]
-        .domain
+    domain
         .tool_specs()
         .iter()
         .map(|s| {
@@ -153,18 +149,9 @@ fn call(server: &Server, session: &str, id: Value, params: &Value) -> Value {
             return rpc_error(id, INVALID_PARAMS, "params.arguments must be an object");
         }
     };
-    let known = {
-        let Ok(open) = server.session(session) else {
-            return rpc_error(id, INVALID_PARAMS, format!("no open session '{session}'"));
-        };
-        let Ok(o) = open.lock() else {
-            return rpc_error(id, INVALID_PARAMS, "the session's lock is poisoned");
-        };
-        server.domains[o.domain]
-            .domain
-            .tool_specs()
-            .iter()
-            .any(|s| s.name == name)
+    let known = match server.session_domain(session) {
+        Ok(domain) => domain.tool_specs().iter().any(|s| s.name == name),
+        Err(e) => return rpc_error(id, INVALID_PARAMS, e.message),
     };
     if !known {
         return rpc_error(id, INVALID_PARAMS, format!("unknown tool '{name}'"));

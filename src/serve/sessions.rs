@@ -231,7 +231,12 @@ impl Server {
         self.runtime.block_on(session.advance(user.as_mut()));
         let added = &o.session.messages()[(before + 1).min(o.session.messages().len())..];
         let done = o.session.termination();
-        let reward = done.map(|_| self.score(o).breakdown.reward);
+        // The reward only: the record is built when the client asks for it (`/verify`).
+        let reward = done.map(|_| {
+            let task = &o.task.task;
+            let episode = o.session.snapshot(o.env.as_ref());
+            crate::harness::reward::score(&episode, &task.reference_hash, &task.outputs).reward
+        });
         json!({
             "observation": { "messages": added, "tool_errors": o.session.tool_errors() },
             "reward": reward,
@@ -239,6 +244,16 @@ impl Server {
             "termination": done.map(|t| t.as_str()),
             "steps": o.session.steps(),
         })
+    }
+
+    /// The domain of an open session (what its MCP tools are).
+    pub fn session_domain(
+        &self,
+        id: &str,
+    ) -> Result<&'static dyn crate::domain::Domain, ServeError> {
+        let open = self.session(id)?;
+        let o = Self::lock(&open)?;
+        Ok(self.domains[o.domain].domain)
     }
 
     /// `POST /step`.
@@ -396,15 +411,11 @@ impl Server {
             name: name.to_string(),
             arguments,
         };
-        let msg = ChatMessage {
-            role: MessageRole::Assistant,
-            content: None,
-            tool_calls: vec![call],
-            tool_call_id: None,
-            name: None,
-            reasoning_content: None,
-        };
-        self.turn(&mut o, msg, Usage::default());
+        self.turn(
+            &mut o,
+            ChatMessage::assistant_tool_calls(None, vec![call]),
+            Usage::default(),
+        );
         let text = o
             .session
             .messages()

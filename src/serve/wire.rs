@@ -126,7 +126,7 @@ pub(super) fn task_summary(task: &TaskRecord) -> Value {
 /// calls with names and bounded arguments. Whether the tool exists and the arguments parse
 /// is the environment's to answer, in the transcript, as in rollouts.
 pub fn check_assistant(message: &Value) -> Result<ChatMessage, ServeError> {
-    let msg: ChatMessage = serde_json::from_value(message.clone()).map_err(|e| {
+    let msg = <ChatMessage as serde::Deserialize>::deserialize(message).map_err(|e| {
         ServeError::new(
             400,
             "bad_message",
