@@ -58,6 +58,10 @@ pub struct Paths {
     pub overrides: Option<PathBuf>,
 }
 
+/// The response cache's file name in an output root (shared by every role, so a re-run or
+/// resume never pays twice for an answer).
+pub const RESPONSE_CACHE: &str = ".llm-cache.redb";
+
 impl Paths {
     /// Resolve from the environment, defaulting to the current directory.
     pub fn from_env() -> Paths {
@@ -89,6 +93,12 @@ impl Paths {
             }
         }
         self.root.join("stages").join(file)
+    }
+
+    /// The output root's LLM response cache (commands outside a stage run use it; a stage's
+    /// roles use `StageContext::response_cache`, which is a shard's own file when sharded).
+    pub fn response_cache(&self) -> PathBuf {
+        self.output.join(RESPONSE_CACHE)
     }
 
     pub fn graph_file(&self, domain: &str) -> PathBuf {

@@ -11,6 +11,8 @@
 //! - [`pipeline`]: the stage DAG: ordering, staleness, manifests, crash-safe output swap,
 //!   the output lock, keyed journals, the shared validation path.
 //! - [`stage`]: one module per stage (db, graphs, traces, ...).
+//! - [`project`]: the project's data outside a stage's own code: the generated databases,
+//!   a domain's policy text, the shard response caches.
 //! - [`config`]: stage TOML files -> typed settings; environment variable names.
 //! - [`split`]: train or eval, the database a task runs against.
 //! - [`seed`]: per-item seed derivation; [`parallel`]: order-preserving parallel map.
@@ -20,6 +22,8 @@
 //! - [`quality`]: data quality: coherence, knowable ids, language, clean SFT rows, and
 //!   the `tracer quality` table.
 //! - [`verify`]: task verification (replay, policy, internal ids, information).
+//! - [`rollout`]: tasks rolled out under a journal: the one run path of the rollout stages
+//!   and `tracer rollout`.
 //! - [`harness`]: episodes (agent x user x environment), reward, the offline roles.
 //! - [`analysis`]: why episodes fail: fault detectors over replayed trajectories, the judge.
 //! - [`replay`]: tau-bench task files and gold-action replay.
@@ -55,11 +59,13 @@ pub mod http;
 pub mod llm;
 pub mod parallel;
 pub mod pipeline;
+pub mod project;
 pub mod quality;
 pub mod replay;
 pub mod review;
 pub mod review_app;
 pub mod roles;
+pub mod rollout;
 pub mod seed;
 pub mod serve;
 pub mod split;

@@ -430,6 +430,58 @@ pub fn edit_kinds(before: &TaskRecord, after: &TaskRecord) -> EditKinds {
     }
 }
 
+/// `stages/reviewed.toml`: what the `reviewed` stage does with undecided tasks, where the
+/// decisions live, and the gates an edit must pass.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReviewedConfig {
+    /// `keep` or `drop`: what happens to tasks without a decision on their current content.
+    pub unreviewed: String,
+    /// Directory of the decisions files, relative to the project root.
+    pub reviews_dir: String,
+    /// The gates an edit must pass (the `tasks` stage's, by default all on).
+    pub gates: crate::verify::Gates,
+}
+
+impl Default for ReviewedConfig {
+    fn default() -> Self {
+        ReviewedConfig {
+            unreviewed: "keep".into(),
+            reviews_dir: "reviews".into(),
+            gates: crate::verify::Gates::default(),
+        }
+    }
+}
+
+impl ReviewedConfig {
+    pub fn load(
+        path: &std::path::Path,
+        table: &toml::Table,
+    ) -> Result<ReviewedConfig, crate::config::ConfigError> {
+        let cfg: ReviewedConfig = crate::config::parse_typed(path, table)?;
+        let c = crate::config::Check::new(path);
+        if !matches!(cfg.unreviewed.as_str(), "keep" | "drop") {
+            return Err(c.error(
+                "unreviewed",
+                format!("must be 'keep' or 'drop', not '{}'", cfg.unreviewed),
+            ));
+        }
+        let dir = std::path::Path::new(&cfg.reviews_dir);
+        if cfg.reviews_dir.is_empty()
+            || dir.is_absolute()
+            || dir
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir))
+        {
+            return Err(c.error(
+                "reviews_dir",
+                "must be a relative path inside the project".to_string(),
+            ));
+        }
+        Ok(cfg)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,6 +25,7 @@ pub mod judge;
 pub mod policy;
 pub mod revealed;
 pub mod reverification;
+pub mod run;
 pub mod schema;
 pub mod step_limit;
 pub mod transfer;
@@ -33,6 +34,7 @@ pub mod unseen;
 
 use crate::split::Split;
 pub use episode::{AnalysisError, CallOutcome, Episode, ExecutedCall};
+pub use run::{AnalysisConfig, analyse_source, summary};
 
 /// A fault of the paper's taxonomy, plus four labels of our own: `step_limit` (the
 /// episode was cut at the step limit), `context_exceeded` (the conversation outgrew a

@@ -4,8 +4,10 @@
 use super::{CliError, resolve_seed};
 use crate::artifact::{self, Provenance, json_table::json_rows_to_batch};
 use crate::config::Paths;
-use crate::domain::{self, Environment, Split};
+use crate::domain::{self, Environment};
+use crate::harness::metrics;
 use crate::replay;
+use crate::rollout;
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
 
@@ -189,11 +191,13 @@ fn load_env(
     seed: Option<u64>,
     ruleset: Option<&str>,
 ) -> Result<Box<dyn Environment>, CliError> {
-    let env = match db {
-        Some(path) => domain::import_reference(domain, path)?,
-        None => domain.generate(resolve_seed(paths, seed)?, Split::Eval),
+    let seed = match db {
+        Some(_) => 0,
+        None => resolve_seed(paths, seed)?,
     };
-    super::with_ruleset(paths, domain, env, ruleset)
+    Ok(crate::project::command_database(
+        paths, domain, db, seed, ruleset,
+    )?)
 }
 
 fn write_tau_bench(env: &dyn Environment, dir: &Path) -> Result<(), CliError> {
@@ -427,23 +431,7 @@ pub struct RolloutArgs {
     pub ruleset: Option<String>,
 }
 
-/// The files `tracer rollout` writes into --out (besides its journal); `tasks.parquet`
-/// holds the rolled-out tasks as imported, so `tracer analyze --rollouts` can read them.
-const ROLLOUT_OUTPUTS: [&str; 5] = [
-    "rollouts.parquet",
-    "tasks.parquet",
-    "report.json",
-    "report.md",
-    "analysis.parquet",
-];
-
-/// The provenance input under which `tracer rollout` records the state hash of the
-/// database it ran on (`tracer analyze --rollouts` checks it).
-const DATABASE_INPUT: &str = "database";
-
 pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
-    use crate::harness::{batch, metrics};
-    use crate::stage::rollouts::{RolloutsConfig, open_journal};
     let d = domain::find(&args.domain)?;
     let seed = resolve_seed(paths, args.seed)?;
     // A directory: rollouts.parquet, report.json and report.md go there.
@@ -453,24 +441,11 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
         table.insert("trials".into(), toml::Value::Integer(i64::from(k)));
     }
     // The same checks `tracer validate` runs on this config (with --trials applied).
-    let cfg = RolloutsConfig::load(&args.config, &table)?;
+    let config = rollout::RolloutsConfig::load(&args.config, &table)?;
     // The task file too, before anything is locked or written.
-    let tau = read_checked_tasks(paths, &args.tasks)?;
-    let endpoints = cfg
-        .roles
-        .values()
-        .any(|r| r.provider == crate::llm::Provider::Openai);
-    // One writer per --out; and per output root when the response cache there is used.
-    let _out_lock =
-        crate::pipeline::OutputLock::acquire(&args.out, &crate::pipeline::lock::command_line())?;
-    let _cache_lock = if endpoints
-        && std::path::absolute(&paths.output).ok() != std::path::absolute(&args.out).ok()
-    {
-        Some(super::lock_output(paths)?)
-    } else {
-        None
-    };
-    crate::stage::roles::preflight_roles(&cfg.roles).map_err(CliError::Failed)?;
+    let tasks = read_checked_tasks(paths, &args.tasks)?;
+    let tasks_bytes = std::fs::read(&args.tasks)
+        .map_err(|e| CliError::Failed(format!("{}: {e}", args.tasks.display())))?;
     let env = load_env(
         paths,
         d,
@@ -478,141 +453,20 @@ pub fn rollout(paths: &Paths, args: RolloutArgs) -> Result<(), CliError> {
         Some(seed),
         args.ruleset.as_deref(),
     )?;
-    // Replay the gold first: a task whose gold fails and changes nothing scores 100% for an
-    // agent that does nothing.
-    let broken = replay::broken_gold(env.as_ref(), &tau);
-    let all_tasks = replay::tasks_from_tau_bench(env.as_ref(), d.name(), &tau);
-    let broken_ids: Vec<String> = all_tasks
-        .iter()
-        .zip(&broken)
-        .filter(|(_, b)| **b)
-        .map(|(t, _)| t.task_id.clone())
-        .collect();
-    let tasks: Vec<_> = all_tasks
-        .into_iter()
-        .zip(&broken)
-        .filter(|(_, b)| args.include_broken_gold || !**b)
-        .map(|(t, _)| t)
-        .collect();
-    // The same role set-up as the rollouts and eval stages (endpoint roles carry as many
-    // calls as there are episodes in flight unless their table says otherwise).
-    let roles = batch::open_roles(
-        &cfg.roles,
-        cfg.concurrency,
-        &crate::stage::roles::cache_path(paths),
-    )
-    .map_err(|e| CliError::Failed(e.to_string()))?;
-    let policy = crate::stage::db::read_policy(paths, d, env.as_ref()).map_err(CliError::Failed)?;
-    if crate::pipeline::validate::policy_is_empty(&policy) {
-        return Err(CliError::Failed(format!(
-            "the {} policy is empty (the agent's system prompt would say nothing)",
-            d.name()
-        )));
-    }
-    // Everything that decides the episodes: a journal of other settings is never merged.
-    let tasks_bytes = std::fs::read(&args.tasks)
-        .map_err(|e| CliError::Failed(format!("{}: {e}", args.tasks.display())))?;
-    let key: crate::pipeline::JournalKey = [
-        ("domain", d.name().to_string()),
-        ("tasks", artifact::sha256_hex(&tasks_bytes)),
-        ("database", env.state_hash().to_hex()),
-        ("config", crate::config::config_hash(&table)),
-        ("trials", cfg.trials.to_string()),
-        ("seed", seed.to_string()),
-        ("agent", roles.agent.model_id()),
-        ("user", roles.user.model_id()),
-        ("policy", artifact::sha256_hex(policy.as_bytes())),
-        ("broken_gold", args.include_broken_gold.to_string()),
-        ("code", env!("TRACER_CODE_HASH").to_string()),
-        ("tool", env!("CARGO_PKG_VERSION").to_string()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    let journal_path = args.out.join(".journal.jsonl");
-    let on_mismatch = if args.fresh {
-        crate::pipeline::OnMismatch::StartFresh
-    } else {
-        crate::pipeline::OnMismatch::Refuse(
-            "rerun with --fresh to discard it, or choose another --out".to_string(),
-        )
-    };
-    let starting = !journal_path.exists();
-    let resumed = open_journal(&journal_path, &key, "rollout", on_mismatch)?;
-    if let Some(changed) = &resumed.discarded {
-        eprintln!(
-            "tracer: discarded {} of a run with other settings ({changed})",
-            journal_path.display()
-        );
-    }
-    if starting || resumed.discarded.is_some() {
-        // Results of an earlier run must not sit beside a journal of this one.
-        for file in ROLLOUT_OUTPUTS {
-            let _ = std::fs::remove_file(args.out.join(file));
-        }
-    }
-    let crate::pipeline::Resumed {
-        mut journal,
-        done,
-        damaged,
-        ..
-    } = resumed;
-    if damaged > 0 {
-        eprintln!(
-            "tracer: warning: {damaged} line(s) of {} fail their checksum (edited or damaged); their episodes are run again",
-            journal.path().display()
-        );
-    }
-    let database_hash = env.state_hash().to_hex();
-    let rows = batch::roll_out(
-        std::sync::Arc::from(env),
-        std::sync::Arc::new(policy),
-        &tasks,
-        &cfg.batch(),
-        &roles,
+    let run = rollout::TaskFileRun {
+        domain: d,
+        tasks: &tasks,
+        tasks_sha256: artifact::sha256_hex(&tasks_bytes),
+        env,
+        config: &config,
+        config_hash: crate::config::config_hash(&table),
         seed,
-        done,
-        &mut |rec| journal.append(rec).map_err(|e| e.to_string()),
-    )
-    .map_err(CliError::Failed)?;
-    metrics::check_errored(&rows, cfg.max_errored_share).map_err(|e| {
-        CliError::Failed(format!(
-            "{e}; finished episodes are in {}",
-            journal_path.display()
-        ))
-    })?;
-    if let Some(w) = metrics::tolerated_errors(&rows, cfg.max_errored_share) {
-        eprintln!(
-            "tracer: warning: {w}; rerun with --fresh to retry them (finished episodes are replayed from the response cache)"
-        );
-    }
-    let prov = Provenance {
-        version: env!("CARGO_PKG_VERSION").into(),
-        stage: "rollout".into(),
-        domain: d.name().into(),
-        seed,
-        inputs: [(DATABASE_INPUT.to_string(), database_hash)].into(),
-        ..Default::default()
+        out: &args.out,
+        fresh: args.fresh,
+        include_broken_gold: args.include_broken_gold,
     };
-    artifact::write_records(&args.out.join("tasks.parquet"), &tasks, &prov)?;
-    artifact::write_records(&args.out.join("rollouts.parquet"), &rows, &prov)?;
-    let bootstrap = metrics::Bootstrap {
-        resamples: cfg.bootstrap_resamples,
-        seed,
-    };
-    let mut report = metrics::report(d.name(), &rows, cfg.trials, &bootstrap);
-    report.broken_gold = broken_ids;
-    report.broken_gold_scored = args.include_broken_gold;
-    artifact::write_atomic(
-        &args.out.join("report.json"),
-        &serde_json::to_vec_pretty(&report).unwrap_or_default(),
-    )?;
-    let table = metrics::report_table(std::slice::from_ref(&report));
-    artifact::write_atomic(&args.out.join("report.md"), table.as_bytes())?;
-    // Last: until here a kill resumes from the journal.
-    std::fs::remove_file(&journal_path)
-        .map_err(|e| CliError::Failed(format!("{}: {e}", journal_path.display())))?;
-    print!("{table}");
+    let report = rollout::run_task_file(paths, run)?;
+    print!("{}", metrics::report_table(std::slice::from_ref(&report)));
     Ok(())
 }
 
@@ -670,111 +524,27 @@ pub fn analyze(paths: &Paths, args: AnalyzeArgs) -> Result<(), CliError> {
 }
 
 fn analyze_rollout_dir(paths: &Paths, args: &AnalyzeArgs, dir: &Path) -> Result<(), CliError> {
-    use crate::stage::analysis::{AnalysisConfig, analyse_source, summary};
     let table = crate::config::read_table(&args.config)?;
-    let cfg = AnalysisConfig::load(&args.config, &table)?;
-    let rollouts_path = dir.join("rollouts.parquet");
-    let tasks_path = dir.join("tasks.parquet");
-    if !rollouts_path.is_file() {
-        return Err(CliError::Failed(format!(
-            "{}: missing; --rollouts takes a `tracer rollout --out` directory",
-            rollouts_path.display()
-        )));
-    }
-    if !tasks_path.is_file() {
-        return Err(CliError::Failed(format!(
-            "{}: missing; it is written by `tracer rollout` since the analysis exists: rerun it",
-            tasks_path.display()
-        )));
-    }
-    let (rollouts, prov) =
-        artifact::read_records::<crate::artifact::RolloutRecord>(&rollouts_path)?;
-    let (tasks, _) = artifact::read_records::<crate::artifact::TaskRecord>(&tasks_path)?;
-    let d = domain::find(&prov.domain)?;
-    if !args.domains.is_empty() && !args.domains.iter().any(|n| n == d.name()) {
-        return Err(CliError::Failed(format!(
-            "{}: rolled out on domain '{}', not {}",
-            rollouts_path.display(),
-            d.name(),
-            args.domains.join(", ")
-        )));
-    }
-    let seed = args.seed.unwrap_or(prov.seed);
-    let env = load_env(
+    let config = crate::analysis::AnalysisConfig::load(&args.config, &table)?;
+    let analysed = rollout::analyze_run_dir(
         paths,
-        d,
-        args.db.as_deref(),
-        Some(seed),
-        args.ruleset.as_deref(),
+        rollout::RunDirAnalysis {
+            dir,
+            config: &config,
+            config_hash: crate::config::config_hash(&table),
+            domains: &args.domains,
+            seed: args.seed,
+            db: args.db.as_deref(),
+            ruleset: args.ruleset.as_deref(),
+        },
     )?;
-    if let Some(recorded) = prov.inputs.get(DATABASE_INPUT)
-        && *recorded != env.state_hash().to_hex()
-    {
-        return Err(CliError::Failed(format!(
-            "{}: rolled out on another database (state {recorded}); pass the same --db, --ruleset and --seed as the rollout",
-            rollouts_path.display()
-        )));
-    }
-    let endpoint = cfg
-        .roles
-        .values()
-        .any(|r| r.provider == crate::llm::Provider::Openai);
-    let _lock = crate::pipeline::OutputLock::acquire(dir, &crate::pipeline::lock::command_line())?;
-    let _cache_lock =
-        if endpoint && std::path::absolute(&paths.output).ok() != std::path::absolute(dir).ok() {
-            Some(super::lock_output(paths)?)
-        } else {
-            None
-        };
-    crate::stage::roles::preflight_roles(&cfg.roles).map_err(CliError::Failed)?;
-    let judge_cfg = cfg
-        .roles
-        .get(&crate::llm::Role::Judge)
-        .cloned()
-        .unwrap_or_default();
-    let judge = crate::llm::build_role(
-        crate::llm::Role::Judge,
-        &judge_cfg,
-        &crate::stage::roles::cache_path(paths),
-    )
-    .map_err(|e| CliError::Failed(e.to_string()))?;
-    let tasks: std::collections::BTreeMap<String, crate::artifact::TaskRecord> =
-        tasks.into_iter().map(|t| (t.task_id.clone(), t)).collect();
-    let (rows, unreadable) = analyse_source(
-        crate::analysis::StartStates::single(env.as_ref()),
-        &tasks,
-        "rollout",
-        &rollouts,
-        cfg.all(),
-        &judge,
-        seed,
-    )
-    .map_err(|e| CliError::Failed(format!("{}: {e}", rollouts_path.display())))?;
-    let out_prov = Provenance {
-        version: env!("CARGO_PKG_VERSION").into(),
-        stage: "analyze".into(),
-        domain: d.name().into(),
-        config_hash: crate::config::config_hash(&table),
-        seed,
-        inputs: [
-            (
-                "rollouts.parquet".to_string(),
-                artifact::sha256_file(&rollouts_path)?,
-            ),
-            (
-                "tasks.parquet".to_string(),
-                artifact::sha256_file(&tasks_path)?,
-            ),
-        ]
-        .into(),
-    };
-    artifact::write_records(&dir.join("analysis.parquet"), &rows, &out_prov)?;
-    eprintln!("tracer: {}", summary(&rows));
-    if unreadable > 0 {
+    eprintln!("tracer: {}", crate::analysis::summary(&analysed.rows));
+    if analysed.unreadable > 0 {
         eprintln!(
-            "tracer: {unreadable} judge answers unreadable (those episodes keep the detectors' labels)"
+            "tracer: {} judge answers unreadable (those episodes keep the detectors' labels)",
+            analysed.unreadable
         );
     }
-    print!("{}", crate::stats::fault_report(&rows));
+    print!("{}", crate::stats::fault_report(&analysed.rows));
     Ok(())
 }

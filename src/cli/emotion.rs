@@ -6,9 +6,9 @@
 use super::CliError;
 use crate::config::Paths;
 use crate::emotion::mapper::View;
+use crate::emotion::settings::EmotionsConfig;
 use crate::emotion::{self, Mapper, ModelSource, Taxonomy, anchors, eval};
 use crate::seed::derive_rng;
-use crate::stage::emotions::EmotionsConfig;
 use clap::{Args, Subcommand};
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -168,15 +168,14 @@ fn generate(paths: &Paths, a: GenerateArgs) -> Result<(), CliError> {
                 .map_err(failed)?
                 .block_on(crate::llm::preflight(role, &cfg))
                 .map_err(failed)?;
-            let model =
-                match crate::llm::build_role(role, &cfg, &crate::stage::roles::cache_path(paths))
-                    .map_err(failed)?
-                {
-                    crate::llm::RoleModel::Endpoint(m) => m,
-                    crate::llm::RoleModel::Scripted(_) => {
-                        return Err(failed("anchor_writer: expected an endpoint"));
-                    }
-                };
+            let model = match crate::llm::build_role(role, &cfg, &paths.response_cache())
+                .map_err(failed)?
+            {
+                crate::llm::RoleModel::Endpoint(m) => m,
+                crate::llm::RoleModel::Scripted(_) => {
+                    return Err(failed("anchor_writer: expected an endpoint"));
+                }
+            };
             let id = model.model_id().to_string();
             (
                 emotion::writer::write_anchors(model, &taxonomy, a.seed).map_err(failed)?,
@@ -234,8 +233,7 @@ fn generate(paths: &Paths, a: GenerateArgs) -> Result<(), CliError> {
 /// The endpoint embedder `stages/emotions.toml` configures (`None`: its offline view).
 fn project_embedder(paths: &Paths) -> Result<Option<Box<dyn emotion::embed::Embedder>>, CliError> {
     let cfg = emotion::endpoint::project_config(&paths.root).map_err(failed)?;
-    emotion::endpoint::from_config(cfg.as_ref(), &crate::stage::roles::cache_path(paths))
-        .map_err(failed)
+    emotion::endpoint::from_config(cfg.as_ref(), &paths.response_cache()).map_err(failed)
 }
 
 fn project_config(paths: &Paths, k: Option<usize>) -> Result<EmotionsConfig, CliError> {
@@ -449,8 +447,8 @@ struct AgreementRow {
 }
 
 fn agreement(paths: &Paths, a: AgreementArgs) -> Result<(), CliError> {
+    use crate::roles::feeler::feeler_input;
     use crate::roles::feeler::scripted_feeling_labelled;
-    use crate::stage::feelings::feeler_input;
     let mapper = load_mapper(paths, None)?;
     let mut rows = Vec::new();
     for domain in crate::domain::registry() {

@@ -3,8 +3,8 @@
 use super::{CliError, resolve_domains, resolve_seed};
 use crate::config::{self, Paths};
 use crate::domain::Domain;
+use crate::graph::demonstrate::GraphsConfig;
 use crate::graph::{self, demonstrate, dot};
-use crate::stage::graphs::GraphsConfig;
 use clap::Subcommand;
 use std::path::PathBuf;
 
@@ -60,7 +60,7 @@ fn verify_one(
     cfg: &GraphsConfig,
 ) -> Result<usize, CliError> {
     let g = graph::load(&file, d)?;
-    let env = super::with_ruleset(paths, d, d.generate(seed, d.graph_split()), None)?;
+    let env = crate::project::with_ruleset(paths, d, d.generate(seed, d.graph_split()), None)?;
     let demos = demonstrate::demonstrate_edges(&g, env.as_ref(), seed, cfg.limits());
     let failed: Vec<_> = demos.iter().filter(|x| x.witness.is_none()).collect();
     let s = graph::stats(&g);
@@ -126,7 +126,8 @@ pub fn run(paths: &Paths, cmd: GraphsCommand) -> Result<(), CliError> {
                 .filter(|s| !s.terminates)
                 .filter(|s| all_tools || current.as_ref().is_none_or(|g| g.node(s.name).is_some()))
                 .collect();
-            let env = super::with_ruleset(paths, d, d.generate(seed, d.graph_split()), None)?;
+            let env =
+                crate::project::with_ruleset(paths, d, d.generate(seed, d.graph_split()), None)?;
             let (g, candidates) =
                 graph::build::build_candidates(env.as_ref(), d.name(), &tools, seed, cfg.limits());
             for c in &candidates {

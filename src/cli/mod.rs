@@ -38,6 +38,10 @@ pub enum CliError {
     Compare(#[from] crate::compare::CompareError),
     #[error(transparent)]
     Docs(#[from] crate::docs::DocsError),
+    #[error(transparent)]
+    Rollout(#[from] crate::rollout::RolloutError),
+    #[error(transparent)]
+    Project(#[from] crate::project::ProjectError),
     /// A check ran and found problems (already printed); exit non-zero.
     #[error("{0}")]
     Failed(String),
@@ -188,22 +192,6 @@ pub fn resolve_seed(paths: &crate::config::Paths, seed: Option<u64>) -> Result<u
         Some(s) => s,
         None => crate::config::PipelineConfig::load(paths)?.seed,
     })
-}
-
-/// Put a database a command built or imported under its ruleset: `--ruleset` when given,
-/// else the one `stages/db.toml` selects (so commands and the pipeline agree), else the
-/// domain's default.
-pub fn with_ruleset(
-    paths: &crate::config::Paths,
-    domain: &dyn crate::domain::Domain,
-    env: Box<dyn crate::domain::Environment>,
-    flag: Option<&str>,
-) -> Result<Box<dyn crate::domain::Environment>, CliError> {
-    let name = match flag {
-        Some(n) => Some(n),
-        None => crate::stage::db::configured_ruleset(paths, domain)?,
-    };
-    Ok(crate::domain::apply_ruleset(domain, env, name)?)
 }
 
 /// Domains to work on: `--domain` flags, else `stages/pipeline.toml`, else all.

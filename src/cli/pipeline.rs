@@ -63,7 +63,7 @@ pub fn card(paths: &Paths, args: CardArgs) -> Result<(), CliError> {
     let _lock = super::lock_output(paths)?;
     let names: Vec<&str> = r.domains.iter().map(|d| d.name()).collect();
     let quality = || super::quality::report(paths, &names).map_err(|e| e.to_string());
-    let resamples = crate::stage::rollouts::eval_resamples(paths)?;
+    let resamples = crate::rollout::eval_resamples(paths)?;
     let path = crate::card::write_card(&r, &quality, resamples)?;
     println!("wrote {}", path.display());
     Ok(())
@@ -96,7 +96,7 @@ pub fn stats(paths: &Paths, args: StatsArgs) -> Result<(), CliError> {
         println!("\n## Rollouts (training)\n");
         print!("{rollouts}");
     }
-    let resamples = crate::stage::rollouts::eval_resamples(paths)?;
+    let resamples = crate::rollout::eval_resamples(paths)?;
     if let Some(eval) = crate::stats::eval_table(paths, &names, resamples)? {
         println!("\n## Evaluation\n");
         print!("{eval}");
@@ -217,7 +217,7 @@ fn run_shard(paths: &Paths, r: &Runner, stage: &str, shard: Shard) -> Result<(),
     let command = crate::pipeline::lock::command_line();
     let _shared = OutputLock::acquire_shared(&paths.output, &command)?;
     let _own = OutputLock::acquire_file(&shard::lock_path(&paths.output, stage, shard), &command)?;
-    crate::stage::roles::share_answers_with_shard(paths, stage, shard);
+    crate::project::share_answers_with_shard(paths, stage, shard);
     let prefix = format!("[shard {shard}] ");
     eprintln!(
         "tracer {prefix}running '{stage}' on the items of shard {shard} (seed {}, domains {})",
@@ -253,8 +253,8 @@ pub fn merge(paths: &Paths, args: MergeArgs) -> Result<(), CliError> {
 /// One response cache: with the output held alone, the shards' caches are folded into the
 /// output root's before anything runs (answers already paid for are never asked again).
 fn fold_shard_caches(paths: &Paths) -> Result<(), CliError> {
-    let notes = crate::stage::roles::fold_shard_caches(paths)
-        .map_err(|e| CliError::Failed(e.to_string()))?;
+    let notes =
+        crate::project::fold_shard_caches(paths).map_err(|e| CliError::Failed(e.to_string()))?;
     for note in notes {
         eprintln!("tracer: {note}");
     }

@@ -33,7 +33,7 @@ pub fn report(paths: &Paths, domains: &[&str]) -> Result<Option<String>, CliErro
         }
         let domain = crate::domain::find(d)?;
         let (tasks, _) = artifact::read_records::<TaskRecord>(&tasks_path)?;
-        let envs = crate::stage::db::SplitEnvs::load(&stage_dir(&paths.output, "db", d), domain)?;
+        let envs = crate::project::SplitEnvs::load(&stage_dir(&paths.output, "db", d), domain)?;
         let measures = crate::parallel::parallel_map(&tasks, |t| {
             crate::quality::measure_task(envs.for_split(t.split), t)
         });

@@ -133,11 +133,11 @@ fn load_domains(
             .map_err(|e| CliError::Failed(format!("{}: {e}", file.display())))?;
         let db_dir = crate::pipeline::stage_dir(&paths.output, "db", d.name());
         let load = |split: Split| {
-            crate::stage::db::load_db(&db_dir, d, split)
+            crate::project::load_db(&db_dir, d, split)
                 .map_err(|e| CliError::Failed(format!("{}: {e}", db_dir.display())))
         };
         let data = DomainData::new(d, tasks, load(Split::Eval)?, load(Split::Train)?, |env| {
-            crate::stage::db::read_policy(paths, d, env)
+            crate::project::read_policy(paths, d, env)
         })
         .map_err(|e| CliError::Failed(format!("{}: {e}", file.display())))?;
         out.push(data);
@@ -160,12 +160,12 @@ fn settings(
     idle: Duration,
     token: Option<String>,
 ) -> Result<(Settings, RoleModel), CliError> {
-    use crate::stage::rollouts::RolloutsConfig;
+    use crate::rollout::RolloutsConfig;
     let table = crate::config::read_table(&args.config)?;
     let cfg = RolloutsConfig::load(&args.config, &table)?;
     let mut user = cfg.roles.get(&Role::User).cloned().unwrap_or_default();
     user.concurrency.get_or_insert(64);
-    let cache = crate::stage::roles::cache_path(paths);
+    let cache = paths.response_cache();
     let user = crate::llm::build_role(Role::User, &user, &cache)
         .map_err(|e| CliError::Failed(format!("{}: [roles.user]: {e}", args.config.display())))?;
     Ok((

@@ -47,6 +47,7 @@ pub mod endpoint;
 pub mod eval;
 pub mod linear;
 pub mod mapper;
+pub mod settings;
 pub mod taxonomy;
 pub mod writer;
 

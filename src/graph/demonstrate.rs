@@ -123,3 +123,36 @@ pub fn demonstrate_edges(
     };
     crate::parallel::parallel_map(&graph.edges, |e| demo(&e.from, &e.to))
 }
+/// `stages/graphs.toml`: how hard the `graphs` stage searches for each edge's witness.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GraphsConfig {
+    /// Customers tried per edge before giving up.
+    #[serde(default = "default_customers")]
+    pub customers: usize,
+    /// Argument proposals tried per tool and customer.
+    #[serde(default = "default_proposals")]
+    pub proposals: usize,
+    /// Fail the stage when an edge cannot be demonstrated.
+    #[serde(default = "yes")]
+    pub require_all_demonstrated: bool,
+}
+
+fn default_customers() -> usize {
+    40
+}
+fn default_proposals() -> usize {
+    8
+}
+fn yes() -> bool {
+    true
+}
+
+impl GraphsConfig {
+    pub fn limits(&self) -> SearchLimits {
+        SearchLimits {
+            customers: self.customers,
+            proposals: self.proposals,
+        }
+    }
+}

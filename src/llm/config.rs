@@ -460,6 +460,48 @@ pub fn toml_error_line(e: &toml::de::Error, text: &str) -> String {
     }
 }
 
+/// Check the `[roles.*]` tables of a stage config without side effects: only roles the
+/// stage uses (`used`), each one valid. Errors name the file and the table.
+pub fn check_roles(
+    path: &std::path::Path,
+    roles: &RolesConfig,
+    used: &[Role],
+) -> Result<(), crate::config::ConfigError> {
+    let c = crate::config::Check::new(path);
+    for (role, cfg) in roles {
+        let field = format!("roles.{role}");
+        if !used.contains(role) {
+            let names: Vec<&str> = used.iter().map(|r| r.as_str()).collect();
+            return Err(c.error(
+                &field,
+                if names.is_empty() {
+                    "this stage uses no LLM role".to_string()
+                } else {
+                    format!(
+                        "this stage has no {role} role (it uses: {})",
+                        names.join(", ")
+                    )
+                },
+            ));
+        }
+        check_role_table(&c, &field, &role.context(), cfg)?;
+    }
+    Ok(())
+}
+
+/// Check one role-shaped table (`[roles.<role>]`, `[embedder]`).
+pub fn check_role_table(
+    c: &crate::config::Check,
+    field: &str,
+    context: &str,
+    cfg: &RoleConfig,
+) -> Result<(), crate::config::ConfigError> {
+    cfg.validate(context).map_err(|e| match e {
+        LlmError::Config { message, .. } => c.error(field, message),
+        other => c.error(field, other),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

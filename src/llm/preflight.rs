@@ -106,3 +106,20 @@ fn redact(err: LlmError, key: Option<&str>) -> LlmError {
         (other, _) => other,
     }
 }
+
+/// Check every endpoint role of a config before any work (key set, reachable, model served).
+pub fn preflight_roles(roles: &crate::llm::RolesConfig) -> Result<(), String> {
+    let endpoints: Vec<_> = roles
+        .iter()
+        .filter(|(_, c)| c.provider == Provider::Openai)
+        .collect();
+    if endpoints.is_empty() {
+        return Ok(());
+    }
+    let rt = super::runtime()?;
+    for (role, cfg) in endpoints {
+        rt.block_on(preflight(*role, cfg))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}

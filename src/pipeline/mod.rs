@@ -147,7 +147,7 @@ impl StageContext<'_> {
     pub fn response_cache(&self) -> PathBuf {
         match self.shard {
             Some(s) => shard::cache_path(&self.paths.output, self.stage, s),
-            None => self.paths.output.join(RESPONSE_CACHE),
+            None => self.paths.response_cache(),
         }
     }
 
@@ -282,9 +282,6 @@ pub struct Manifest {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub usage: Vec<RoleUsage>,
 }
-
-/// The output root's response cache file (endpoint roles of unsharded runs).
-pub const RESPONSE_CACHE: &str = ".llm-cache.redb";
 
 pub fn stage_dir(output: &Path, stage: &str, domain: &str) -> PathBuf {
     output.join(stage).join(format!("domain={domain}"))

@@ -207,7 +207,7 @@ impl DomainData {
         let edges =
             read_if::<EdgeRecord>(&dir("graphs").join("part-00000.parquet"))?.unwrap_or_default();
         let db = dir("db");
-        let env = |split| crate::stage::db::load_db(&db, domain, split).ok();
+        let env = |split| crate::project::load_db(&db, domain, split).ok();
         let (eval_env, train_env) = if db.is_dir() {
             (env(Split::Eval), env(Split::Train))
         } else {

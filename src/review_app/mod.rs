@@ -49,7 +49,7 @@ pub struct App {
     paths: Paths,
     domains: Vec<&'static dyn crate::domain::Domain>,
     data: Mutex<HashMap<&'static str, Arc<DomainData>>>,
-    cfg: crate::stage::reviewed::ReviewedConfig,
+    cfg: crate::review::ReviewedConfig,
     reviewer: String,
     token: Option<String>,
     save: Mutex<()>,
@@ -64,8 +64,7 @@ impl App {
         let cfg_path = paths.stage_config("reviewed");
         let cfg = if cfg_path.is_file() {
             let table = crate::config::read_table(&cfg_path).map_err(|e| e.to_string())?;
-            crate::stage::reviewed::ReviewedConfig::load(&cfg_path, &table)
-                .map_err(|e| e.to_string())?
+            crate::review::ReviewedConfig::load(&cfg_path, &table).map_err(|e| e.to_string())?
         } else {
             Default::default()
         };

@@ -705,6 +705,31 @@ pub fn feeler(model: &crate::llm::RoleModel, seed: u64) -> Box<dyn Feeler> {
     }
 }
 
+/// The feeler's view of a task: its instruction and its actions' tools and intents.
+/// A tool its domain does not list is an error naming the task and the tool.
+pub fn feeler_input(task: &crate::artifact::TaskRecord) -> Result<FeelerInput, String> {
+    let actions = crate::task::actions(task)?;
+    let domain = crate::domain::find(&task.domain).map_err(|e| e.to_string())?;
+    let specs = domain.tool_specs();
+    let mut input = FeelerInput {
+        instruction: task.instruction.clone().unwrap_or_default(),
+        requested_tools: Vec::new(),
+        intents: Vec::new(),
+    };
+    for a in &actions {
+        let name = a.name.as_str();
+        let spec = specs.iter().find(|s| s.name == name).ok_or_else(|| {
+            format!(
+                "task {}: tool '{name}' is not a {} tool",
+                task.task_id, task.domain
+            )
+        })?;
+        input.requested_tools.push(name.to_string());
+        input.intents.push(spec.intent);
+    }
+    Ok(input)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

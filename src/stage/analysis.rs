@@ -5,102 +5,19 @@
 //! abstains) adds model labels for what rules cannot decide. One row per (episode, fault)
 //! in `part-00000.parquet`; a failed episode nobody explained gets an `unlabelled` row.
 
-use crate::analysis;
-use crate::artifact::{self, FaultRecord, RolloutRecord, TaskRecord};
+use crate::analysis::{self, AnalysisConfig, analyse_source, summary};
+use crate::artifact::{self, RolloutRecord, TaskRecord};
 use crate::config::ConfigError;
 use crate::llm::Role;
 use crate::pipeline::{PipelineError, Stage, StageContext};
 use crate::split::Split;
-use serde::Deserialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 pub struct AnalysisStage;
 
 /// The episodes analysed, from each source, in this order.
 pub const SOURCES: [&str; 2] = ["rollouts", "eval"];
-
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AnalysisConfig {
-    /// `failed` (reward below 1, the default) or `all` scored episodes.
-    #[serde(default = "failed")]
-    pub scope: String,
-    /// `[roles.judge]`: labels what rules cannot decide. Scripted (the default) abstains.
-    #[serde(default)]
-    pub roles: crate::llm::RolesConfig,
-}
-
-fn failed() -> String {
-    "failed".into()
-}
-
-impl AnalysisConfig {
-    pub fn load(path: &Path, table: &toml::Table) -> Result<AnalysisConfig, ConfigError> {
-        let cfg: AnalysisConfig = crate::config::parse_typed(path, table)?;
-        if !["failed", "all"].contains(&cfg.scope.as_str()) {
-            return Err(crate::config::Check::new(path).error(
-                "scope",
-                format!("must be 'failed' or 'all', not '{}'", cfg.scope),
-            ));
-        }
-        super::roles::check_roles(path, &cfg.roles, &[Role::Judge])?;
-        Ok(cfg)
-    }
-
-    pub fn all(&self) -> bool {
-        self.scope == "all"
-    }
-}
-
-/// Analyse one source's rollouts: detectors, then the judge. Returns the rows and how many
-/// judge answers were unreadable.
-pub fn analyse_source(
-    starts: analysis::StartStates<'_>,
-    tasks: &BTreeMap<String, TaskRecord>,
-    source: &str,
-    rollouts: &[RolloutRecord],
-    all: bool,
-    judge: &crate::llm::RoleModel,
-    seed: u64,
-) -> Result<(Vec<FaultRecord>, usize), String> {
-    let mut analysed =
-        analysis::analyse_rollouts(starts, tasks, rollouts, all).map_err(|e| e.to_string())?;
-    let unreadable = analysis::add_judge_labels(judge, &mut analysed, seed)?;
-    Ok((
-        analysis::fault_records(source, rollouts, analysed),
-        unreadable,
-    ))
-}
-
-/// A one-line account of some fault rows: episodes analysed and the most frequent faults.
-pub fn summary(rows: &[FaultRecord]) -> String {
-    let episodes: BTreeSet<(&str, &str, i32)> = rows
-        .iter()
-        .map(|r| (r.source.as_str(), r.task_id.as_str(), r.trial))
-        .collect();
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for r in rows {
-        *counts.entry(r.fault.as_str()).or_default() += 1;
-    }
-    let mut top: Vec<(&str, usize)> = counts.into_iter().collect();
-    top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-    let top: Vec<String> = top
-        .iter()
-        .take(4)
-        .map(|(f, n)| format!("{f} {n}"))
-        .collect();
-    format!(
-        "{} episodes with faults, {} fault rows ({})",
-        episodes.len(),
-        rows.len(),
-        if top.is_empty() {
-            "none".into()
-        } else {
-            top.join(", ")
-        }
-    )
-}
 
 impl Stage for AnalysisStage {
     fn name(&self) -> &'static str {
@@ -114,7 +31,7 @@ impl Stage for AnalysisStage {
     }
     fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
         let cfg = AnalysisConfig::load(path, table).map_err(|e| e.to_string())?;
-        super::roles::preflight_roles(&cfg.roles)
+        crate::llm::preflight::preflight_roles(&cfg.roles)
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: AnalysisConfig = ctx.typed_config()?;
@@ -131,7 +48,7 @@ impl Stage for AnalysisStage {
             .chain(released)
             .map(|t| (t.task_id.clone(), t))
             .collect();
-        let envs = super::db::SplitEnvs::load(&ctx.input_dir("db"), ctx.domain)?;
+        let envs = crate::project::SplitEnvs::load(&ctx.input_dir("db"), ctx.domain)?;
         let starts = analysis::StartStates {
             train: envs.for_split(Split::Train),
             eval: envs.for_split(Split::Eval),

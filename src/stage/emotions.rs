@@ -14,10 +14,10 @@
 
 use crate::artifact::{self, TaskRecord};
 use crate::config::ConfigError;
-use crate::emotion::mapper::{Decision, Mapper, MapperConfig, View};
+use crate::emotion::mapper::Mapper;
+use crate::emotion::settings::EmotionsConfig;
 use crate::pipeline::{PipelineError, Stage, StageContext};
 use crate::seed::derive_rng;
-use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
 pub struct EmotionsStage;
@@ -65,55 +65,6 @@ fn tells_only_what_happened(anchor: &str, story: &str) -> bool {
     })
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EmotionsConfig {
-    /// Neighbouring anchors that vote.
-    #[serde(default = "ten")]
-    pub k: usize,
-    /// What the classifier reads: `encoder-tfidf` (default), `encoder` or `tfidf`.
-    #[serde(default = "default_view")]
-    pub view: View,
-    /// How the condition is chosen: `linear` (default, chosen on the dev half), `mixed`,
-    /// `heads`, `blend` or `vote` (the paper's nearest-anchor vote).
-    #[serde(default = "default_decision")]
-    pub decision: Decision,
-    /// `[embedder]`: an OpenAI-compatible `/v1/embeddings` model (same fields as a role) in
-    /// place of `view`; absent = the offline view.
-    #[serde(default)]
-    pub embedder: Option<crate::llm::RoleConfig>,
-}
-
-fn ten() -> usize {
-    10
-}
-
-fn default_view() -> View {
-    MapperConfig::default().view
-}
-
-fn default_decision() -> Decision {
-    MapperConfig::default().decision
-}
-
-impl EmotionsConfig {
-    /// The mapper settings this config selects.
-    pub fn mapper_config(&self) -> MapperConfig {
-        MapperConfig {
-            k: self.k,
-            view: self.view,
-            decision: self.decision,
-            ..MapperConfig::default()
-        }
-    }
-
-    /// The project's `stages/emotions.toml` (defaults when absent); errors name the file.
-    pub fn of_project(root: &Path) -> Result<EmotionsConfig, ConfigError> {
-        let path = root.join("stages/emotions.toml");
-        crate::config::parse_typed(&path, &crate::config::read_table(&path)?)
-    }
-}
-
 impl Stage for EmotionsStage {
     fn name(&self) -> &'static str {
         "emotions"
@@ -157,7 +108,7 @@ impl Stage for EmotionsStage {
             * crate::emotion::anchors::ANCHORS_PER_CONDITION;
         c.count("k", cfg.k, 1, anchors)?;
         if let Some(e) = &cfg.embedder {
-            super::roles::check_role_table(&c, "embedder", "embedder 'emotion'", e)?;
+            crate::llm::config::check_role_table(&c, "embedder", "embedder 'emotion'", e)?;
             // The mapper hides the embedder's counters (and caches vectors of its own), so
             // its tokens are not recorded: a price here would be silently ignored.
             if e.price.is_some() {

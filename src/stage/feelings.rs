@@ -13,7 +13,7 @@ use crate::artifact::{self, TaskRecord};
 use crate::config::ConfigError;
 use crate::llm::{Role, RolesConfig};
 use crate::pipeline::{PipelineError, Stage, StageContext};
-use crate::roles::feeler::{FeelJob, FeelerInput, feeler};
+use crate::roles::feeler::{FeelJob, feeler, feeler_input};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -27,31 +27,6 @@ pub struct FeelingsConfig {
     pub roles: RolesConfig,
 }
 
-/// The feeler's view of a task: its instruction and its actions' tools and intents.
-/// A tool its domain does not list is an error naming the task and the tool.
-pub fn feeler_input(task: &TaskRecord) -> Result<FeelerInput, String> {
-    let actions = crate::task::actions(task)?;
-    let domain = crate::domain::find(&task.domain).map_err(|e| e.to_string())?;
-    let specs = domain.tool_specs();
-    let mut input = FeelerInput {
-        instruction: task.instruction.clone().unwrap_or_default(),
-        requested_tools: Vec::new(),
-        intents: Vec::new(),
-    };
-    for a in &actions {
-        let name = a.name.as_str();
-        let spec = specs.iter().find(|s| s.name == name).ok_or_else(|| {
-            format!(
-                "task {}: tool '{name}' is not a {} tool",
-                task.task_id, task.domain
-            )
-        })?;
-        input.requested_tools.push(name.to_string());
-        input.intents.push(spec.intent);
-    }
-    Ok(input)
-}
-
 impl Stage for FeelingsStage {
     fn name(&self) -> &'static str {
         "feelings"
@@ -62,12 +37,12 @@ impl Stage for FeelingsStage {
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
         let cfg: FeelingsConfig = crate::config::parse_typed(path, table)?;
-        super::roles::check_roles(path, &cfg.roles, &[Role::Feeler])
+        crate::llm::config::check_roles(path, &cfg.roles, &[Role::Feeler])
     }
     fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
         let cfg: FeelingsConfig =
             crate::config::parse_typed(path, table).map_err(|e| e.to_string())?;
-        super::roles::preflight_roles(&cfg.roles)
+        crate::llm::preflight::preflight_roles(&cfg.roles)
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: FeelingsConfig = ctx.typed_config()?;
@@ -120,7 +95,7 @@ impl Stage for FeelingsStage {
         artifact::write_records(&ctx.out("part-00000.parquet"), &rows, &ctx.provenance())?;
         Ok(feelings_summary(
             rows.len(),
-            &super::roles::configured_model_id(&cfg.roles, Role::Feeler),
+            &crate::llm::configured_model_id(&cfg.roles, Role::Feeler),
         ))
     }
 }

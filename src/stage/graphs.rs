@@ -7,46 +7,12 @@
 
 use crate::artifact::{self, EdgeRecord};
 use crate::config::ConfigError;
-use crate::graph::demonstrate::{EdgeDemo, SearchLimits, demonstrate_edges};
+use crate::graph::demonstrate::{EdgeDemo, GraphsConfig, demonstrate_edges};
 use crate::graph::{self, ToolGraph};
 use crate::pipeline::{PipelineError, Stage, StageContext};
-use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
 pub struct GraphsStage;
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GraphsConfig {
-    /// Customers tried per edge before giving up.
-    #[serde(default = "default_customers")]
-    pub customers: usize,
-    /// Argument proposals tried per tool and customer.
-    #[serde(default = "default_proposals")]
-    pub proposals: usize,
-    /// Fail the stage when an edge cannot be demonstrated.
-    #[serde(default = "yes")]
-    pub require_all_demonstrated: bool,
-}
-
-fn default_customers() -> usize {
-    40
-}
-fn default_proposals() -> usize {
-    8
-}
-fn yes() -> bool {
-    true
-}
-
-impl GraphsConfig {
-    pub fn limits(&self) -> SearchLimits {
-        SearchLimits {
-            customers: self.customers,
-            proposals: self.proposals,
-        }
-    }
-}
 
 /// One Parquet row per edge.
 pub fn edge_records(graph: &ToolGraph, demos: &[EdgeDemo]) -> Vec<EdgeRecord> {
@@ -105,7 +71,8 @@ impl Stage for GraphsStage {
         let cfg: GraphsConfig = ctx.typed_config()?;
         let graph = graph::load(&ctx.paths.graph_file(ctx.domain.name()), ctx.domain)
             .map_err(|e| ctx.fail(e.to_string()))?;
-        let env = super::db::load_db(&ctx.input_dir("db"), ctx.domain, ctx.domain.graph_split())?;
+        let env =
+            crate::project::load_db(&ctx.input_dir("db"), ctx.domain, ctx.domain.graph_split())?;
         let demos = demonstrate_edges(&graph, env.as_ref(), ctx.seed, cfg.limits());
         let missing: Vec<String> = demos
             .iter()

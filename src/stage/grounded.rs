@@ -197,12 +197,12 @@ impl Stage for GroundedStage {
                 c.count(&format!("caps.{domain}.max_actions"), n, 1, MAX_COUNT)?;
             }
         }
-        super::roles::check_roles(path, &cfg.roles, &[crate::llm::Role::Grounder])
+        crate::llm::config::check_roles(path, &cfg.roles, &[crate::llm::Role::Grounder])
     }
     fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
         let cfg: GroundedConfig =
             crate::config::parse_typed(path, table).map_err(|e| e.to_string())?;
-        super::roles::preflight_roles(&cfg.roles)
+        crate::llm::preflight::preflight_roles(&cfg.roles)
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: GroundedConfig = ctx.typed_config()?;
@@ -210,8 +210,8 @@ impl Stage for GroundedStage {
         let mut selected = select_traces(&traces, &cfg, ctx.domain.name());
         selected.retain(|t| ctx.owns(&t.trace_id));
         let db_dir = ctx.input_dir("db");
-        let train = super::db::load_db(&db_dir, ctx.domain, Split::Train)?;
-        let eval = super::db::load_db(&db_dir, ctx.domain, Split::Eval)?;
+        let train = crate::project::load_db(&db_dir, ctx.domain, Split::Train)?;
+        let eval = crate::project::load_db(&db_dir, ctx.domain, Split::Eval)?;
         let seed = derive_seed(ctx.seed, &["grounded"]);
         let model = super::roles::open_role(ctx, &cfg.roles, crate::llm::Role::Grounder)?;
         let grounder = crate::roles::grounder::grounder(&model, cfg.limits_for(ctx.domain.name()));

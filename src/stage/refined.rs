@@ -434,19 +434,19 @@ impl Stage for RefinedStage {
         c.share("preference_rate", cfg.preference_rate)?;
         c.share("ambiguity_rate", cfg.ambiguity_rate)?;
         c.share("situation_rate", cfg.situation_rate)?;
-        super::roles::check_roles(path, &cfg.roles, &[crate::llm::Role::Refiner])
+        crate::llm::config::check_roles(path, &cfg.roles, &[crate::llm::Role::Refiner])
     }
     fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
         let cfg: RefinedConfig =
             crate::config::parse_typed(path, table).map_err(|e| e.to_string())?;
-        super::roles::preflight_roles(&cfg.roles)
+        crate::llm::preflight::preflight_roles(&cfg.roles)
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: RefinedConfig = ctx.typed_config()?;
         let mut grounded = read_grounded(ctx)?;
         grounded.retain(|t| ctx.owns(&t.task_id));
         let db_dir = ctx.input_dir("db");
-        let envs = super::db::SplitEnvs::load(&db_dir, ctx.domain)?;
+        let envs = crate::project::SplitEnvs::load(&db_dir, ctx.domain)?;
         let specs = ctx.domain.tool_specs();
         let is_read = |tool: &str| {
             specs

@@ -13,58 +13,10 @@
 use crate::artifact::{self, RejectRecord, TaskRecord};
 use crate::config::ConfigError;
 use crate::pipeline::{PipelineError, Stage, StageContext};
-use crate::review::{ReviewCounts, Reviews, State};
-use serde::Deserialize;
+use crate::review::{ReviewCounts, ReviewedConfig, Reviews, State};
 use std::path::{Path, PathBuf};
 
 pub struct ReviewedStage;
-
-#[derive(Clone, Debug, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ReviewedConfig {
-    /// `keep` or `drop`: what happens to tasks without a decision on their current content.
-    pub unreviewed: String,
-    /// Directory of the decisions files, relative to the project root.
-    pub reviews_dir: String,
-    /// The gates an edit must pass (the `tasks` stage's, by default all on).
-    pub gates: crate::verify::Gates,
-}
-
-impl Default for ReviewedConfig {
-    fn default() -> Self {
-        ReviewedConfig {
-            unreviewed: "keep".into(),
-            reviews_dir: "reviews".into(),
-            gates: crate::verify::Gates::default(),
-        }
-    }
-}
-
-impl ReviewedConfig {
-    pub fn load(path: &Path, table: &toml::Table) -> Result<ReviewedConfig, ConfigError> {
-        let cfg: ReviewedConfig = crate::config::parse_typed(path, table)?;
-        let c = crate::config::Check::new(path);
-        if !matches!(cfg.unreviewed.as_str(), "keep" | "drop") {
-            return Err(c.error(
-                "unreviewed",
-                format!("must be 'keep' or 'drop', not '{}'", cfg.unreviewed),
-            ));
-        }
-        let dir = Path::new(&cfg.reviews_dir);
-        if cfg.reviews_dir.is_empty()
-            || dir.is_absolute()
-            || dir
-                .components()
-                .any(|c| matches!(c, std::path::Component::ParentDir))
-        {
-            return Err(c.error(
-                "reviews_dir",
-                "must be a relative path inside the project".to_string(),
-            ));
-        }
-        Ok(cfg)
-    }
-}
 
 /// Apply the decisions to the screened tasks: the release, its rejects and the counts.
 pub fn apply_reviews(
@@ -179,7 +131,7 @@ impl Stage for ReviewedStage {
         let path =
             crate::review::reviews_path(&ctx.paths.root, &cfg.reviews_dir, ctx.domain.name());
         let reviews = Reviews::read(&path).map_err(|e| ctx.fail(e))?;
-        let envs = super::db::SplitEnvs::load(&ctx.input_dir("db"), ctx.domain)?;
+        let envs = crate::project::SplitEnvs::load(&ctx.input_dir("db"), ctx.domain)?;
         let env = envs.for_split(crate::split::Split::Eval);
         let (kept, rejects, counts) = apply_reviews(env, tasks, &reviews, &cfg);
         let prov = ctx.provenance();

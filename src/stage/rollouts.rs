@@ -17,13 +17,11 @@
 use crate::artifact::{self, RolloutRecord, TaskRecord};
 use crate::config::ConfigError;
 use crate::domain::Environment;
-use crate::harness::agent::ErrorRates;
 use crate::harness::batch::{self, BatchConfig};
 use crate::harness::metrics::{self, percent_with_interval, report, report_table, reward_mix};
-use crate::llm::{Role, RolesConfig};
+use crate::llm::Role;
 use crate::pipeline::{PipelineError, Stage, StageContext};
-use crate::split::Split;
-use serde::Deserialize;
+use crate::rollout::{self, RolloutsConfig};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -70,7 +68,7 @@ pub const SCREENED: RolloutsStage = RolloutsStage {
 /// Evaluation: k trials per task of the evaluation release (screened, then reviewed),
 /// scored.
 pub const EVAL: RolloutsStage = RolloutsStage {
-    name: "eval",
+    name: rollout::EVAL_STAGE,
     tasks_from: "reviewed",
     inputs: &["db", "reviewed"],
     output: Output::Scores,
@@ -83,139 +81,6 @@ pub fn episodes_file(stage: &str) -> &'static str {
     } else {
         "part-00000.parquet"
     }
-}
-
-#[derive(Clone, Debug, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct RolloutsConfig {
-    /// Episodes per task.
-    pub trials: u32,
-    /// Which tasks: `train` or `eval`.
-    pub split: String,
-    /// Interaction steps (agent or user messages) before an episode is cut.
-    pub max_steps: usize,
-    /// Episodes in flight at once.
-    pub concurrency: usize,
-    /// Roll out the emotion-conditioned task (false: the no-emotion variant).
-    pub emotion: bool,
-    /// Mistake rates of the scripted oracle agent.
-    pub agent_errors: ErrorRates,
-    /// `[roles.agent]` and `[roles.user]`: scripted (default) or an endpoint.
-    pub roles: RolesConfig,
-    /// Largest share of episodes that may end on infrastructure failures for the stage to
-    /// succeed; above it the stage fails, stays stale, and a rerun retries those episodes.
-    pub max_errored_share: f64,
-    /// `eval`: bootstrap resamples behind the 95% intervals of Avg@k and Pass^k (the
-    /// reports, `tracer stats`, the dataset card).
-    pub bootstrap_resamples: usize,
-    /// `screened`: reward-1 trials a task needs to be kept.
-    pub min_successes: u32,
-}
-
-impl Default for RolloutsConfig {
-    fn default() -> Self {
-        RolloutsConfig {
-            trials: 1,
-            split: "train".into(),
-            max_steps: 50,
-            concurrency: 32,
-            emotion: true,
-            agent_errors: ErrorRates::default(),
-            roles: RolesConfig::default(),
-            max_errored_share: 0.0,
-            bootstrap_resamples: metrics::DEFAULT_RESAMPLES,
-            min_successes: 1,
-        }
-    }
-}
-
-impl RolloutsConfig {
-    /// The batch this config runs.
-    pub fn batch(&self) -> BatchConfig {
-        BatchConfig {
-            trials: self.trials,
-            max_steps: self.max_steps,
-            concurrency: self.concurrency,
-            emotion: self.emotion,
-            agent_errors: self.agent_errors.clone(),
-            label: String::new(),
-        }
-    }
-
-    /// Parse and check a rollouts/eval config (errors name the file and field).
-    pub fn load(path: &Path, table: &toml::Table) -> Result<RolloutsConfig, ConfigError> {
-        let cfg: RolloutsConfig = crate::config::parse_typed(path, table)?;
-        cfg.check(path)?;
-        Ok(cfg)
-    }
-
-    /// The split [`Self::check`] accepted (a config that failed it reads as `train`).
-    pub fn split(&self) -> Split {
-        self.split.parse().unwrap_or_default()
-    }
-
-    /// Ranges and roles; `path` names the file in errors. Also run on a config whose
-    /// `trials` a command line overrode.
-    pub fn check(&self, path: &Path) -> Result<(), ConfigError> {
-        use crate::config::{Check, MAX_CONCURRENCY, MAX_RESAMPLES, MAX_STEPS, MAX_TRIALS};
-        let c = Check::new(path);
-        if self.split.parse::<Split>().is_err() {
-            return Err(c.error(
-                "split",
-                format!("must be 'train' or 'eval', not '{}'", self.split),
-            ));
-        }
-        c.count("trials", self.trials as usize, 1, MAX_TRIALS)?;
-        c.count("max_steps", self.max_steps, 1, MAX_STEPS)?;
-        c.count("concurrency", self.concurrency, 1, MAX_CONCURRENCY)?;
-        c.share("max_errored_share", self.max_errored_share)?;
-        c.count(
-            "min_successes",
-            self.min_successes as usize,
-            1,
-            self.trials as usize,
-        )?;
-        c.count(
-            "bootstrap_resamples",
-            self.bootstrap_resamples,
-            1,
-            MAX_RESAMPLES,
-        )?;
-        let rates = &self.agent_errors;
-        c.share("agent_errors.skip_confirmation", rates.skip_confirmation)?;
-        c.share("agent_errors.redundant_question", rates.redundant_question)?;
-        c.share("agent_errors.wrong_argument", rates.wrong_argument)?;
-        c.share("agent_errors.premature_transfer", rates.premature_transfer)?;
-        super::roles::check_roles(path, &self.roles, &[Role::Agent, Role::User])
-    }
-}
-
-/// The bootstrap resamples of the eval intervals: `bootstrap_resamples` of the eval
-/// stage's config (its override when one is set), the default when there is no file.
-pub fn eval_resamples(paths: &crate::config::Paths) -> Result<usize, ConfigError> {
-    let path = paths.stage_config(EVAL.name);
-    if !path.is_file() {
-        return Ok(metrics::DEFAULT_RESAMPLES);
-    }
-    let table = crate::config::read_table(&path)?;
-    Ok(RolloutsConfig::load(&path, &table)?.bootstrap_resamples)
-}
-
-/// The journal's view of an episode: its id, and whether it is finished for good.
-fn episode_id(r: &RolloutRecord) -> String {
-    format!("{}\u{0}{}", r.task_id, r.trial)
-}
-
-/// Open a rollout journal: finished episodes (infrastructure failures are redone).
-pub fn open_journal(
-    path: &Path,
-    key: &crate::pipeline::JournalKey,
-    label: &str,
-    on_mismatch: crate::pipeline::OnMismatch,
-) -> Result<crate::pipeline::Resumed<RolloutRecord>, crate::pipeline::JournalError> {
-    crate::pipeline::Journal::open(path, key, label, on_mismatch, episode_id, |r| {
-        !metrics::is_infrastructure_failure(r)
-    })
 }
 
 /// The tasks of the configured split, in the order their episodes are written.
@@ -244,37 +109,26 @@ pub fn run_stage(
         .filter(|t| ctx.owns(&t.task_id))
         .collect();
     let split = cfg.split();
-    let base: Arc<dyn Environment> =
-        Arc::from(super::db::load_db(&ctx.input_dir("db"), ctx.domain, split)?);
-    let policy =
-        super::db::read_policy(ctx.paths, ctx.domain, base.as_ref()).map_err(|e| ctx.fail(e))?;
+    let base: Arc<dyn Environment> = Arc::from(crate::project::load_db(
+        &ctx.input_dir("db"),
+        ctx.domain,
+        split,
+    )?);
+    let policy = crate::project::read_policy(ctx.paths, ctx.domain, base.as_ref())
+        .map_err(|e| ctx.fail(e))?;
     let roles = batch::open_roles(&cfg.roles, cfg.concurrency, &ctx.response_cache())
         .map_err(|e| ctx.fail(e.to_string()))?;
-    let resumed = open_journal(
+    let resumed = rollout::open_journal(
         &ctx.journal_path(),
         &ctx.journal_key(),
         ctx.stage,
         crate::pipeline::OnMismatch::StartFresh,
     )?;
-    let crate::pipeline::Resumed {
-        mut journal,
-        done,
-        damaged,
-        ..
-    } = resumed;
-    if damaged > 0 {
-        eprintln!(
-            "tracer: warning: stage '{}', domain '{}': {damaged} line(s) of {} fail their checksum (edited or damaged); their episodes are run again",
-            ctx.stage,
-            ctx.domain.name(),
-            journal.path().display()
-        );
-    }
-    let rows = batch::roll_out(
-        base,
-        Arc::new(policy),
-        &tasks,
-        &BatchConfig {
+    let episodes = rollout::Episodes {
+        env: base,
+        policy: Arc::new(policy),
+        tasks: &tasks,
+        batch: BatchConfig {
             label: format!(
                 "{} {}{}",
                 ctx.stage,
@@ -283,15 +137,21 @@ pub fn run_stage(
             ),
             ..cfg.batch()
         },
-        &roles,
-        ctx.seed,
-        done,
-        &mut |rec| journal.append(rec).map_err(|e| e.to_string()),
+        roles: &roles,
+        seed: ctx.seed,
+    };
+    let (who, retry) = voice_parts(ctx);
+    // Over the threshold the stage fails: no output is swapped in, the journal stays.
+    let rows = rollout::roll_out_journaled(
+        episodes,
+        resumed,
+        cfg.max_errored_share,
+        &rollout::Voice {
+            who: &who,
+            retry: &retry,
+        },
     )
     .map_err(|e| ctx.fail(e))?;
-    // Over the threshold the stage fails: no output is swapped in, the journal stays.
-    metrics::check_errored(&rows, cfg.max_errored_share).map_err(|e| ctx.fail(e))?;
-    warn_tolerated(ctx, &rows, cfg.max_errored_share);
     // The cost of the episodes written, journaled ones included: from the rows, not from
     // the endpoints' counters (a resumed run never asks again for what the journal holds).
     let (agent, user) = batch::episode_usage(&rows);
@@ -314,14 +174,14 @@ impl Stage for RolloutsStage {
         self.inputs
     }
     fn source_files(&self, domain: &str, _config: &toml::Table) -> Vec<std::path::PathBuf> {
-        super::db::policy_sources(domain)
+        crate::project::policy_sources(domain)
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
         RolloutsConfig::load(path, table).map(|_| ())
     }
     fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
         let cfg = RolloutsConfig::load(path, table).map_err(|e| e.to_string())?;
-        super::roles::preflight_roles(&cfg.roles)
+        crate::llm::preflight::preflight_roles(&cfg.roles)
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: RolloutsConfig = ctx.typed_config()?;
@@ -344,22 +204,25 @@ impl Stage for RolloutsStage {
             Some((*order.get(&r.task_id)?, r.trial))
         })?;
         metrics::check_errored(&rows, cfg.max_errored_share).map_err(|e| ctx.fail(e))?;
-        warn_tolerated(ctx, &rows, cfg.max_errored_share);
+        let (who, retry) = voice_parts(ctx);
+        rollout::warn_tolerated(
+            &rows,
+            cfg.max_errored_share,
+            &rollout::Voice {
+                who: &who,
+                retry: &retry,
+            },
+        );
         self.write_outputs(ctx, &cfg, &tasks, &rows)
     }
 }
 
-/// Say so when the stage succeeds with infrastructure failures it tolerated, and how to
-/// retry them (the answers already given come from the response cache).
-fn warn_tolerated(ctx: &StageContext, rows: &[RolloutRecord], max_share: f64) {
-    if let Some(w) = metrics::tolerated_errors(rows, max_share) {
-        eprintln!(
-            "tracer: warning: stage '{}', domain '{}': {w}; `tracer run {} --force` retries them (finished episodes are replayed from the response cache)",
-            ctx.stage,
-            ctx.domain.name(),
-            ctx.stage
-        );
-    }
+/// How the stage's warnings speak: of this stage and domain, retried by `--force`.
+fn voice_parts(ctx: &StageContext) -> (String, String) {
+    (
+        format!("stage '{}', domain '{}': ", ctx.stage, ctx.domain.name()),
+        format!("`tracer run {} --force` retries them", ctx.stage),
+    )
 }
 
 impl RolloutsStage {

@@ -81,18 +81,18 @@ impl Stage for TasksStage {
             1,
             crate::config::MAX_COUNT,
         )?;
-        super::roles::check_roles(path, &cfg.roles, &[crate::llm::Role::Judge])
+        crate::llm::config::check_roles(path, &cfg.roles, &[crate::llm::Role::Judge])
     }
     fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
         let cfg: TasksConfig =
             crate::config::parse_typed(path, table).map_err(|e| e.to_string())?;
-        super::roles::preflight_roles(&cfg.roles)
+        crate::llm::preflight::preflight_roles(&cfg.roles)
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg: TasksConfig = ctx.typed_config()?;
         let mut refined = read_emotions(ctx)?;
         refined.retain(|t| ctx.owns(&t.task_id));
-        let envs = super::db::SplitEnvs::load(&ctx.input_dir("db"), ctx.domain)?;
+        let envs = crate::project::SplitEnvs::load(&ctx.input_dir("db"), ctx.domain)?;
         let verdicts = crate::parallel::parallel_map(&refined, |t| {
             verify_task_with(envs.for_split(t.split), t, &cfg.gates)
         });

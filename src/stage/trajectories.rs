@@ -161,7 +161,7 @@ fn clean_successes(
         artifact::read_records::<TaskRecord>(&ctx.input_dir("tasks").join("part-00000.parquet"))?;
     let tasks: BTreeMap<String, TaskRecord> =
         tasks.into_iter().map(|t| (t.task_id.clone(), t)).collect();
-    let envs = super::db::SplitEnvs::load(&ctx.input_dir("db"), ctx.domain)?;
+    let envs = crate::project::SplitEnvs::load(&ctx.input_dir("db"), ctx.domain)?;
     let starts = crate::analysis::StartStates {
         train: envs.for_split(crate::split::Split::Train),
         eval: envs.for_split(crate::split::Split::Eval),
