@@ -163,11 +163,6 @@ impl StageContext<'_> {
         }
     }
 
-    /// Parse this stage's config into its typed form (errors name the file and field).
-    pub fn typed_config<T: serde::de::DeserializeOwned>(&self) -> Result<T, PipelineError> {
-        Ok(config::parse_typed(&self.config_path, &self.config)?)
-    }
-
     /// A journal file for resumable stages: it lives outside the temporary output
     /// directory (so a killed run keeps it) and is keyed by everything that determines the
     /// stage's result (inputs, config, seed, code), so a stale journal is never reused.
@@ -214,8 +209,31 @@ impl StageContext<'_> {
     }
 }
 
-/// One stage of the DAG.
-pub trait Stage: Sync {
+/// A stage's typed settings (`stages/<stage>.toml`): parsed from the TOML table once per
+/// use (unknown fields rejected, errors naming the file and field), then checked; the
+/// runner derives `tracer validate`'s check and the preflight of the stage from it.
+pub trait StageConfig: serde::de::DeserializeOwned + Sync {
+    /// Ranges and names beyond the types; `path` names the file in errors.
+    fn check(&self, _path: &Path) -> Result<(), ConfigError> {
+        Ok(())
+    }
+    /// Check the endpoints these settings name (key set, reachable, model served).
+    fn preflight(&self) -> Result<(), String> {
+        Ok(())
+    }
+    /// Parse and check a table read from `path`.
+    fn load(path: &Path, table: &toml::Table) -> Result<Self, ConfigError> {
+        let cfg: Self = config::parse_typed(path, table)?;
+        cfg.check(path)?;
+        Ok(cfg)
+    }
+}
+
+/// One stage of the DAG, as a stage module writes it: its settings type, what it reads,
+/// and `run` (and `merge`) given the settings already parsed and checked. The runner sees
+/// it as a [`Stage`].
+pub trait TypedStage: Sync {
+    type Config: StageConfig;
     fn name(&self) -> &'static str;
     /// Upstream stages whose outputs this stage reads.
     fn inputs(&self) -> &'static [&'static str];
@@ -230,9 +248,9 @@ pub trait Stage: Sync {
     fn optional_source_files(&self, _domain: &str, _config: &toml::Table) -> Vec<PathBuf> {
         Vec::new()
     }
-    /// Problems in the project files this stage reads (beyond its TOML, which
-    /// `validate_config` checks) for the given domains, one line each: a graph that does
-    /// not load, anchors that do not parse. Part of the one validation path.
+    /// Problems in the project files this stage reads (beyond its TOML, which the settings
+    /// type checks) for the given domains, one line each: a graph that does not load,
+    /// anchors that do not parse. Part of the one validation path.
     fn validate_sources(&self, _paths: &Paths, _domains: &[&'static dyn Domain]) -> Vec<String> {
         Vec::new()
     }
@@ -240,16 +258,9 @@ pub trait Stage: Sync {
     fn version(&self) -> u32 {
         1
     }
-    /// Check the stage's config without running anything (`tracer validate`).
-    fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError>;
-    /// Check the endpoints this stage's config names (key set, reachable, model served);
-    /// the runner calls it for every stage it may run, before any stage starts.
-    fn preflight(&self, _path: &Path, _table: &toml::Table) -> Result<(), String> {
-        Ok(())
-    }
     /// Compute and write the outputs into `ctx.out_dir`; return a one-line summary. A
     /// shardable stage computes only the items `ctx.owns`.
-    fn run(&self, ctx: &StageContext) -> Result<String, PipelineError>;
+    fn run(&self, ctx: &StageContext, cfg: &Self::Config) -> Result<String, PipelineError>;
     /// Item-parallel stages return true: they honour `ctx.shard` in `run` and implement
     /// `merge`.
     fn shardable(&self) -> bool {
@@ -258,8 +269,72 @@ pub trait Stage: Sync {
     /// Write into `ctx.out_dir` exactly what `run` writes without a shard (same files, rows
     /// in the same order, same summary), from the complete parts of a sharded run: `parts`
     /// are the part directories in shard order, each holding what `run` wrote for it.
-    fn merge(&self, ctx: &StageContext, _parts: &[PathBuf]) -> Result<String, PipelineError> {
+    fn merge(
+        &self,
+        ctx: &StageContext,
+        _cfg: &Self::Config,
+        _parts: &[PathBuf],
+    ) -> Result<String, PipelineError> {
         Err(ctx.fail("this stage is not item-parallel; it has no shards to merge"))
+    }
+}
+
+/// One stage of the DAG as the runner sees it (every [`TypedStage`] is one): the settings
+/// are a TOML table here, parsed and checked by the stage's [`StageConfig`] on each call.
+pub trait Stage: Sync {
+    fn name(&self) -> &'static str;
+    fn inputs(&self) -> &'static [&'static str];
+    fn source_files(&self, domain: &str, config: &toml::Table) -> Vec<PathBuf>;
+    fn optional_source_files(&self, domain: &str, config: &toml::Table) -> Vec<PathBuf>;
+    fn validate_sources(&self, paths: &Paths, domains: &[&'static dyn Domain]) -> Vec<String>;
+    fn version(&self) -> u32;
+    /// Check the stage's config without running anything (`tracer validate`).
+    fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError>;
+    /// Check the endpoints this stage's config names (key set, reachable, model served);
+    /// the runner calls it for every stage it may run, before any stage starts.
+    fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String>;
+    fn run(&self, ctx: &StageContext) -> Result<String, PipelineError>;
+    fn shardable(&self) -> bool;
+    fn merge(&self, ctx: &StageContext, parts: &[PathBuf]) -> Result<String, PipelineError>;
+}
+
+impl<S: TypedStage> Stage for S {
+    fn name(&self) -> &'static str {
+        TypedStage::name(self)
+    }
+    fn inputs(&self) -> &'static [&'static str] {
+        TypedStage::inputs(self)
+    }
+    fn source_files(&self, domain: &str, config: &toml::Table) -> Vec<PathBuf> {
+        TypedStage::source_files(self, domain, config)
+    }
+    fn optional_source_files(&self, domain: &str, config: &toml::Table) -> Vec<PathBuf> {
+        TypedStage::optional_source_files(self, domain, config)
+    }
+    fn validate_sources(&self, paths: &Paths, domains: &[&'static dyn Domain]) -> Vec<String> {
+        TypedStage::validate_sources(self, paths, domains)
+    }
+    fn version(&self) -> u32 {
+        TypedStage::version(self)
+    }
+    fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
+        S::Config::load(path, table).map(|_| ())
+    }
+    fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
+        S::Config::load(path, table)
+            .map_err(|e| e.to_string())?
+            .preflight()
+    }
+    fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
+        let cfg = S::Config::load(&ctx.config_path, &ctx.config)?;
+        TypedStage::run(self, ctx, &cfg)
+    }
+    fn shardable(&self) -> bool {
+        TypedStage::shardable(self)
+    }
+    fn merge(&self, ctx: &StageContext, parts: &[PathBuf]) -> Result<String, PipelineError> {
+        let cfg = S::Config::load(&ctx.config_path, &ctx.config)?;
+        TypedStage::merge(self, ctx, &cfg, parts)
     }
 }
 

@@ -9,7 +9,7 @@ use crate::analysis::{self, AnalysisConfig, analyse_source, summary};
 use crate::artifact::{self, RolloutRecord, TaskRecord};
 use crate::config::ConfigError;
 use crate::llm::Role;
-use crate::pipeline::{PipelineError, Stage, StageContext};
+use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
 use crate::split::Split;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -19,22 +19,24 @@ pub struct AnalysisStage;
 /// The episodes analysed, from each source, in this order.
 pub const SOURCES: [&str; 2] = ["rollouts", "eval"];
 
-impl Stage for AnalysisStage {
+impl StageConfig for AnalysisConfig {
+    fn load(path: &Path, table: &toml::Table) -> Result<Self, ConfigError> {
+        AnalysisConfig::load(path, table)
+    }
+    fn preflight(&self) -> Result<(), String> {
+        crate::llm::preflight::preflight_roles(&self.roles)
+    }
+}
+
+impl TypedStage for AnalysisStage {
+    type Config = AnalysisConfig;
     fn name(&self) -> &'static str {
         "analysis"
     }
     fn inputs(&self) -> &'static [&'static str] {
         &["db", "tasks", "rollouts", "reviewed", "eval"]
     }
-    fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-        AnalysisConfig::load(path, table).map(|_| ())
-    }
-    fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
-        let cfg = AnalysisConfig::load(path, table).map_err(|e| e.to_string())?;
-        crate::llm::preflight::preflight_roles(&cfg.roles)
-    }
-    fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
-        let cfg: AnalysisConfig = ctx.typed_config()?;
+    fn run(&self, ctx: &StageContext, cfg: &AnalysisConfig) -> Result<String, PipelineError> {
         let (tasks, _) = artifact::read_records::<TaskRecord>(
             &ctx.input_dir("tasks").join("part-00000.parquet"),
         )?;

@@ -16,13 +16,20 @@
 use crate::artifact::{self, json_table::json_rows_to_batch};
 use crate::config::ConfigError;
 use crate::domain::Split;
-use crate::pipeline::{PipelineError, Stage, StageContext};
+use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
 use crate::project::{DbConfig, RULESET_FILE, db_splits, eval_db_path};
 use std::path::Path;
 
 pub struct DbStage;
 
-impl Stage for DbStage {
+impl StageConfig for DbConfig {
+    fn check(&self, path: &Path) -> Result<(), ConfigError> {
+        DbConfig::check(self, path)
+    }
+}
+
+impl TypedStage for DbStage {
+    type Config = DbConfig;
     fn name(&self) -> &'static str {
         "db"
     }
@@ -58,12 +65,7 @@ impl Stage for DbStage {
             })
             .collect()
     }
-    fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-        crate::config::parse_typed::<DbConfig>(path, table)?.check(path)
-    }
-    fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
-        let cfg: DbConfig = ctx.typed_config()?;
-        cfg.check(&ctx.config_path)?;
+    fn run(&self, ctx: &StageContext, cfg: &DbConfig) -> Result<String, PipelineError> {
         let ruleset = crate::domain::resolve_ruleset(
             ctx.domain,
             cfg.rulesets.get(ctx.domain.name()).map(String::as_str),

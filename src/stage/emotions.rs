@@ -16,7 +16,7 @@ use crate::artifact::{self, TaskRecord};
 use crate::config::ConfigError;
 use crate::emotion::mapper::Mapper;
 use crate::emotion::settings::EmotionsConfig;
-use crate::pipeline::{PipelineError, Stage, StageContext};
+use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
 use crate::seed::derive_rng;
 use std::path::{Path, PathBuf};
 
@@ -65,7 +65,46 @@ fn tells_only_what_happened(anchor: &str, story: &str) -> bool {
     })
 }
 
-impl Stage for EmotionsStage {
+impl StageConfig for EmotionsConfig {
+    fn check(&self, path: &Path) -> Result<(), ConfigError> {
+        let c = crate::config::Check::new(path);
+        // At most every anchor votes.
+        let anchors = crate::emotion::taxonomy::CONDITION_COUNT
+            * crate::emotion::anchors::ANCHORS_PER_CONDITION;
+        c.count("k", self.k, 1, anchors)?;
+        if let Some(e) = &self.embedder {
+            crate::llm::config::check_role_table(&c, "embedder", "embedder 'emotion'", e)?;
+            // The mapper hides the embedder's counters (and caches vectors of its own), so
+            // its tokens are not recorded: a price here would be silently ignored.
+            if e.price.is_some() {
+                return Err(c.error(
+                    "embedder",
+                    "field `price`: the embedder's tokens are not counted, so tracer cannot price them; remove it",
+                ));
+            }
+        }
+        Ok(())
+    }
+    fn preflight(&self) -> Result<(), String> {
+        match self
+            .embedder
+            .as_ref()
+            .filter(|c| c.provider == crate::llm::Provider::Openai)
+        {
+            None => Ok(()),
+            Some(c) => crate::llm::runtime()?
+                .block_on(crate::llm::preflight_with_env(
+                    "embedder 'emotion'",
+                    c,
+                    &crate::llm::process_env,
+                ))
+                .map_err(|e| e.to_string()),
+        }
+    }
+}
+
+impl TypedStage for EmotionsStage {
+    type Config = EmotionsConfig;
     fn name(&self) -> &'static str {
         "emotions"
     }
@@ -100,45 +139,7 @@ impl Stage for EmotionsStage {
         }
         files
     }
-    fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-        let cfg: EmotionsConfig = crate::config::parse_typed(path, table)?;
-        let c = crate::config::Check::new(path);
-        // At most every anchor votes.
-        let anchors = crate::emotion::taxonomy::CONDITION_COUNT
-            * crate::emotion::anchors::ANCHORS_PER_CONDITION;
-        c.count("k", cfg.k, 1, anchors)?;
-        if let Some(e) = &cfg.embedder {
-            crate::llm::config::check_role_table(&c, "embedder", "embedder 'emotion'", e)?;
-            // The mapper hides the embedder's counters (and caches vectors of its own), so
-            // its tokens are not recorded: a price here would be silently ignored.
-            if e.price.is_some() {
-                return Err(c.error(
-                    "embedder",
-                    "field `price`: the embedder's tokens are not counted, so tracer cannot price them; remove it",
-                ));
-            }
-        }
-        Ok(())
-    }
-    fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
-        let cfg: EmotionsConfig =
-            crate::config::parse_typed(path, table).map_err(|e| e.to_string())?;
-        match cfg
-            .embedder
-            .filter(|c| c.provider == crate::llm::Provider::Openai)
-        {
-            None => Ok(()),
-            Some(c) => crate::llm::runtime()?
-                .block_on(crate::llm::preflight_with_env(
-                    "embedder 'emotion'",
-                    &c,
-                    &crate::llm::process_env,
-                ))
-                .map_err(|e| e.to_string()),
-        }
-    }
-    fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
-        let cfg: EmotionsConfig = ctx.typed_config()?;
+    fn run(&self, ctx: &StageContext, cfg: &EmotionsConfig) -> Result<String, PipelineError> {
         let (tasks, _) = artifact::read_records::<TaskRecord>(
             &ctx.input_dir("feelings").join("part-00000.parquet"),
         )?;

@@ -12,7 +12,7 @@
 use crate::artifact::{self, TaskRecord};
 use crate::config::ConfigError;
 use crate::llm::{Role, RolesConfig};
-use crate::pipeline::{PipelineError, Stage, StageContext};
+use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
 use crate::roles::feeler::{FeelJob, feeler, feeler_input};
 use serde::Deserialize;
 use std::path::Path;
@@ -27,7 +27,17 @@ pub struct FeelingsConfig {
     pub roles: RolesConfig,
 }
 
-impl Stage for FeelingsStage {
+impl StageConfig for FeelingsConfig {
+    fn check(&self, path: &Path) -> Result<(), ConfigError> {
+        crate::llm::config::check_roles(path, &self.roles, &[Role::Feeler])
+    }
+    fn preflight(&self) -> Result<(), String> {
+        crate::llm::preflight::preflight_roles(&self.roles)
+    }
+}
+
+impl TypedStage for FeelingsStage {
+    type Config = FeelingsConfig;
     fn name(&self) -> &'static str {
         "feelings"
     }
@@ -35,17 +45,7 @@ impl Stage for FeelingsStage {
         // Deliberately no "db": the feeler never sees the database.
         &["refined"]
     }
-    fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-        let cfg: FeelingsConfig = crate::config::parse_typed(path, table)?;
-        crate::llm::config::check_roles(path, &cfg.roles, &[Role::Feeler])
-    }
-    fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
-        let cfg: FeelingsConfig =
-            crate::config::parse_typed(path, table).map_err(|e| e.to_string())?;
-        crate::llm::preflight::preflight_roles(&cfg.roles)
-    }
-    fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
-        let cfg: FeelingsConfig = ctx.typed_config()?;
+    fn run(&self, ctx: &StageContext, cfg: &FeelingsConfig) -> Result<String, PipelineError> {
         let (mut tasks, _) = artifact::read_records::<TaskRecord>(
             &ctx.input_dir("refined").join("part-00000.parquet"),
         )?;
@@ -82,9 +82,9 @@ impl Stage for FeelingsStage {
     fn merge(
         &self,
         ctx: &StageContext,
+        cfg: &FeelingsConfig,
         parts: &[std::path::PathBuf],
     ) -> Result<String, PipelineError> {
-        let cfg: FeelingsConfig = ctx.typed_config()?;
         let (refined, _) = artifact::read_records::<TaskRecord>(
             &ctx.input_dir("refined").join("part-00000.parquet"),
         )?;

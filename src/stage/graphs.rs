@@ -9,7 +9,7 @@ use crate::artifact::{self, EdgeRecord};
 use crate::config::ConfigError;
 use crate::graph::demonstrate::{EdgeDemo, GraphsConfig, demonstrate_edges};
 use crate::graph::{self, ToolGraph};
-use crate::pipeline::{PipelineError, Stage, StageContext};
+use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
 use std::path::{Path, PathBuf};
 
 pub struct GraphsStage;
@@ -40,7 +40,16 @@ pub fn edge_records(graph: &ToolGraph, demos: &[EdgeDemo]) -> Vec<EdgeRecord> {
         .collect()
 }
 
-impl Stage for GraphsStage {
+impl StageConfig for GraphsConfig {
+    fn check(&self, path: &Path) -> Result<(), ConfigError> {
+        let c = crate::config::Check::new(path);
+        c.count("customers", self.customers, 1, 100_000)?;
+        c.count("proposals", self.proposals, 1, 10_000)
+    }
+}
+
+impl TypedStage for GraphsStage {
+    type Config = GraphsConfig;
     fn name(&self) -> &'static str {
         "graphs"
     }
@@ -61,14 +70,7 @@ impl Stage for GraphsStage {
     fn source_files(&self, domain: &str, _config: &toml::Table) -> Vec<PathBuf> {
         vec![PathBuf::from(format!("graphs/{domain}.json"))]
     }
-    fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-        let cfg: GraphsConfig = crate::config::parse_typed(path, table)?;
-        let c = crate::config::Check::new(path);
-        c.count("customers", cfg.customers, 1, 100_000)?;
-        c.count("proposals", cfg.proposals, 1, 10_000)
-    }
-    fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
-        let cfg: GraphsConfig = ctx.typed_config()?;
+    fn run(&self, ctx: &StageContext, cfg: &GraphsConfig) -> Result<String, PipelineError> {
         let graph = graph::load(&ctx.paths.graph_file(ctx.domain.name()), ctx.domain)
             .map_err(|e| ctx.fail(e.to_string()))?;
         let env =

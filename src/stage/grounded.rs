@@ -7,7 +7,7 @@ use crate::artifact::{self, RejectRecord, TaskRecord, TraceRecord};
 use crate::config::ConfigError;
 use crate::domain::{Environment, Split};
 use crate::grounding::{SearchLimits, task_record};
-use crate::pipeline::{PipelineError, Stage, StageContext};
+use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
 use crate::roles::GroundJob;
 use crate::seed::derive_seed;
 use serde::Deserialize;
@@ -164,26 +164,19 @@ fn write_grounded(
     ))
 }
 
-impl Stage for GroundedStage {
-    fn name(&self) -> &'static str {
-        "grounded"
-    }
-    fn inputs(&self) -> &'static [&'static str] {
-        &["db", "traces"]
-    }
-    fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
+impl StageConfig for GroundedConfig {
+    fn check(&self, path: &Path) -> Result<(), ConfigError> {
         use crate::config::MAX_COUNT;
-        let cfg: GroundedConfig = crate::config::parse_typed(path, table)?;
         let c = crate::config::Check::new(path);
-        c.count("max_train", cfg.max_train, 0, MAX_COUNT)?;
-        c.count("max_eval", cfg.max_eval, 0, MAX_COUNT)?;
-        c.count("max_customers", cfg.max_customers, 1, 100_000)?;
-        c.count("max_proposals", cfg.max_proposals, 1, 10_000)?;
-        c.count("max_expansions", cfg.max_expansions, 1, MAX_COUNT)?;
-        c.count("max_actions", cfg.max_actions, 1, MAX_COUNT)?;
-        c.share("change_of_mind", cfg.change_of_mind)?;
-        c.domains("caps", cfg.caps.keys().map(String::as_str))?;
-        for (domain, caps) in &cfg.caps {
+        c.count("max_train", self.max_train, 0, MAX_COUNT)?;
+        c.count("max_eval", self.max_eval, 0, MAX_COUNT)?;
+        c.count("max_customers", self.max_customers, 1, 100_000)?;
+        c.count("max_proposals", self.max_proposals, 1, 10_000)?;
+        c.count("max_expansions", self.max_expansions, 1, MAX_COUNT)?;
+        c.count("max_actions", self.max_actions, 1, MAX_COUNT)?;
+        c.share("change_of_mind", self.change_of_mind)?;
+        c.domains("caps", self.caps.keys().map(String::as_str))?;
+        for (domain, caps) in &self.caps {
             if let Some(n) = caps.max_train {
                 c.count(&format!("caps.{domain}.max_train"), n, 0, MAX_COUNT)?;
             }
@@ -197,17 +190,24 @@ impl Stage for GroundedStage {
                 c.count(&format!("caps.{domain}.max_actions"), n, 1, MAX_COUNT)?;
             }
         }
-        crate::llm::config::check_roles(path, &cfg.roles, &[crate::llm::Role::Grounder])
+        crate::llm::config::check_roles(path, &self.roles, &[crate::llm::Role::Grounder])
     }
-    fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
-        let cfg: GroundedConfig =
-            crate::config::parse_typed(path, table).map_err(|e| e.to_string())?;
-        crate::llm::preflight::preflight_roles(&cfg.roles)
+    fn preflight(&self) -> Result<(), String> {
+        crate::llm::preflight::preflight_roles(&self.roles)
     }
-    fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
-        let cfg: GroundedConfig = ctx.typed_config()?;
+}
+
+impl TypedStage for GroundedStage {
+    type Config = GroundedConfig;
+    fn name(&self) -> &'static str {
+        "grounded"
+    }
+    fn inputs(&self) -> &'static [&'static str] {
+        &["db", "traces"]
+    }
+    fn run(&self, ctx: &StageContext, cfg: &GroundedConfig) -> Result<String, PipelineError> {
         let traces = read_traces(ctx)?;
-        let mut selected = select_traces(&traces, &cfg, ctx.domain.name());
+        let mut selected = select_traces(&traces, cfg, ctx.domain.name());
         selected.retain(|t| ctx.owns(&t.trace_id));
         let db_dir = ctx.input_dir("db");
         let train = crate::project::load_db(&db_dir, ctx.domain, Split::Train)?;
@@ -257,11 +257,15 @@ impl Stage for GroundedStage {
     fn shardable(&self) -> bool {
         true
     }
-    fn merge(&self, ctx: &StageContext, parts: &[PathBuf]) -> Result<String, PipelineError> {
-        let cfg: GroundedConfig = ctx.typed_config()?;
+    fn merge(
+        &self,
+        ctx: &StageContext,
+        cfg: &GroundedConfig,
+        parts: &[PathBuf],
+    ) -> Result<String, PipelineError> {
         let traces = read_traces(ctx)?;
         let order = super::positions(
-            select_traces(&traces, &cfg, ctx.domain.name())
+            select_traces(&traces, cfg, ctx.domain.name())
                 .iter()
                 .map(|t| t.trace_id.as_str()),
         );
@@ -283,7 +287,7 @@ mod tests {
         let table: toml::Table = text.parse().unwrap();
         let path = Path::new("stages/grounded.toml");
         let cfg = crate::config::parse_typed(path, &table).unwrap();
-        (cfg, GroundedStage.validate_config(path, &table))
+        (cfg, GroundedConfig::load(path, &table).map(|_| ()))
     }
 
     #[test]

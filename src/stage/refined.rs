@@ -15,7 +15,7 @@
 use crate::artifact::{self, RejectRecord, TaskRecord};
 use crate::config::ConfigError;
 use crate::domain::UserFact;
-use crate::pipeline::{PipelineError, Stage, StageContext};
+use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
 use crate::roles::RefineJob;
 use crate::seed::derive_rng;
 use rand::RngExt;
@@ -421,28 +421,28 @@ fn write_refined(
     ))
 }
 
-impl Stage for RefinedStage {
+impl StageConfig for RefinedConfig {
+    fn check(&self, path: &Path) -> Result<(), ConfigError> {
+        let c = crate::config::Check::new(path);
+        c.share("preference_rate", self.preference_rate)?;
+        c.share("ambiguity_rate", self.ambiguity_rate)?;
+        c.share("situation_rate", self.situation_rate)?;
+        crate::llm::config::check_roles(path, &self.roles, &[crate::llm::Role::Refiner])
+    }
+    fn preflight(&self) -> Result<(), String> {
+        crate::llm::preflight::preflight_roles(&self.roles)
+    }
+}
+
+impl TypedStage for RefinedStage {
+    type Config = RefinedConfig;
     fn name(&self) -> &'static str {
         "refined"
     }
     fn inputs(&self) -> &'static [&'static str] {
         &["db", "grounded"]
     }
-    fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-        let cfg: RefinedConfig = crate::config::parse_typed(path, table)?;
-        let c = crate::config::Check::new(path);
-        c.share("preference_rate", cfg.preference_rate)?;
-        c.share("ambiguity_rate", cfg.ambiguity_rate)?;
-        c.share("situation_rate", cfg.situation_rate)?;
-        crate::llm::config::check_roles(path, &cfg.roles, &[crate::llm::Role::Refiner])
-    }
-    fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
-        let cfg: RefinedConfig =
-            crate::config::parse_typed(path, table).map_err(|e| e.to_string())?;
-        crate::llm::preflight::preflight_roles(&cfg.roles)
-    }
-    fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
-        let cfg: RefinedConfig = ctx.typed_config()?;
+    fn run(&self, ctx: &StageContext, cfg: &RefinedConfig) -> Result<String, PipelineError> {
         let mut grounded = read_grounded(ctx)?;
         grounded.retain(|t| ctx.owns(&t.task_id));
         let db_dir = ctx.input_dir("db");
@@ -465,7 +465,7 @@ impl Stage for RefinedStage {
             .zip(&facts)
             .map(|(task, facts)| {
                 let mut rng = derive_rng(ctx.seed, &["refined", &task.domain, &task.task_id]);
-                scripted_instruction(task, facts, &is_read, &mut rng, &cfg)
+                scripted_instruction(task, facts, &is_read, &mut rng, cfg)
                     .map_err(|e| format!("no_request: {e}"))
             })
             .collect();
@@ -514,7 +514,12 @@ impl Stage for RefinedStage {
     fn shardable(&self) -> bool {
         true
     }
-    fn merge(&self, ctx: &StageContext, parts: &[PathBuf]) -> Result<String, PipelineError> {
+    fn merge(
+        &self,
+        ctx: &StageContext,
+        _cfg: &RefinedConfig,
+        parts: &[PathBuf],
+    ) -> Result<String, PipelineError> {
         let grounded = read_grounded(ctx)?;
         let order = super::positions(grounded.iter().map(|t| t.task_id.as_str()));
         let kept = super::merge_rows(ctx, parts, "part-00000.parquet", |t: &TaskRecord| {

@@ -12,7 +12,7 @@
 
 use crate::artifact::{self, RejectRecord, TaskRecord};
 use crate::config::ConfigError;
-use crate::pipeline::{PipelineError, Stage, StageContext};
+use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
 use crate::review::{ReviewCounts, ReviewedConfig, Reviews, State};
 use std::path::{Path, PathBuf};
 
@@ -88,7 +88,14 @@ pub fn apply_reviews(
     (kept, rejects, counts)
 }
 
-impl Stage for ReviewedStage {
+impl StageConfig for ReviewedConfig {
+    fn load(path: &Path, table: &toml::Table) -> Result<Self, ConfigError> {
+        ReviewedConfig::load(path, table)
+    }
+}
+
+impl TypedStage for ReviewedStage {
+    type Config = ReviewedConfig;
     fn name(&self) -> &'static str {
         "reviewed"
     }
@@ -101,9 +108,6 @@ impl Stage for ReviewedStage {
             .and_then(|v| v.as_str())
             .unwrap_or("reviews");
         vec![crate::review::reviews_path(Path::new(""), dir, domain)]
-    }
-    fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-        ReviewedConfig::load(path, table).map(|_| ())
     }
     fn validate_sources(
         &self,
@@ -123,8 +127,7 @@ impl Stage for ReviewedStage {
             })
             .collect()
     }
-    fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
-        let cfg: ReviewedConfig = ctx.typed_config()?;
+    fn run(&self, ctx: &StageContext, cfg: &ReviewedConfig) -> Result<String, PipelineError> {
         let (tasks, _) = artifact::read_records::<TaskRecord>(
             &ctx.input_dir("screened").join("part-00000.parquet"),
         )?;
@@ -133,7 +136,7 @@ impl Stage for ReviewedStage {
         let reviews = Reviews::read(&path).map_err(|e| ctx.fail(e))?;
         let envs = crate::project::SplitEnvs::load(&ctx.input_dir("db"), ctx.domain)?;
         let env = envs.for_split(crate::split::Split::Eval);
-        let (kept, rejects, counts) = apply_reviews(env, tasks, &reviews, &cfg);
+        let (kept, rejects, counts) = apply_reviews(env, tasks, &reviews, cfg);
         let prov = ctx.provenance();
         artifact::write_records(&ctx.out("part-00000.parquet"), &kept, &prov)?;
         artifact::write_records(&ctx.out("_rejects.parquet"), &rejects, &prov)?;

@@ -20,7 +20,7 @@ use crate::domain::Environment;
 use crate::harness::batch::{self, BatchConfig};
 use crate::harness::metrics::{self, percent_with_interval, report, report_table, reward_mix};
 use crate::llm::Role;
-use crate::pipeline::{PipelineError, Stage, StageContext};
+use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
 use crate::rollout::{self, RolloutsConfig};
 use std::path::Path;
 use std::sync::Arc;
@@ -166,7 +166,17 @@ pub fn run_stage(
     Ok((tasks, rows))
 }
 
-impl Stage for RolloutsStage {
+impl StageConfig for RolloutsConfig {
+    fn check(&self, path: &Path) -> Result<(), ConfigError> {
+        RolloutsConfig::check(self, path)
+    }
+    fn preflight(&self) -> Result<(), String> {
+        crate::llm::preflight::preflight_roles(&self.roles)
+    }
+}
+
+impl TypedStage for RolloutsStage {
+    type Config = RolloutsConfig;
     fn name(&self) -> &'static str {
         self.name
     }
@@ -176,17 +186,9 @@ impl Stage for RolloutsStage {
     fn source_files(&self, domain: &str, _config: &toml::Table) -> Vec<std::path::PathBuf> {
         crate::project::policy_sources(domain)
     }
-    fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-        RolloutsConfig::load(path, table).map(|_| ())
-    }
-    fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
-        let cfg = RolloutsConfig::load(path, table).map_err(|e| e.to_string())?;
-        crate::llm::preflight::preflight_roles(&cfg.roles)
-    }
-    fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
-        let cfg: RolloutsConfig = ctx.typed_config()?;
-        let (tasks, rows) = run_stage(ctx, self.tasks_from, &cfg)?;
-        self.write_outputs(ctx, &cfg, &tasks, &rows)
+    fn run(&self, ctx: &StageContext, cfg: &RolloutsConfig) -> Result<String, PipelineError> {
+        let (tasks, rows) = run_stage(ctx, self.tasks_from, cfg)?;
+        self.write_outputs(ctx, cfg, &tasks, &rows)
     }
     fn shardable(&self) -> bool {
         true
@@ -194,10 +196,10 @@ impl Stage for RolloutsStage {
     fn merge(
         &self,
         ctx: &StageContext,
+        cfg: &RolloutsConfig,
         parts: &[std::path::PathBuf],
     ) -> Result<String, PipelineError> {
-        let cfg: RolloutsConfig = ctx.typed_config()?;
-        let tasks = read_tasks(ctx, self.tasks_from, &cfg)?;
+        let tasks = read_tasks(ctx, self.tasks_from, cfg)?;
         let order = super::positions(tasks.iter().map(|t| t.task_id.as_str()));
         // The order `batch::roll_out` returns: task order, then trial.
         let rows = super::merge_rows(ctx, parts, episodes_file(self.name), |r: &RolloutRecord| {
@@ -213,7 +215,7 @@ impl Stage for RolloutsStage {
                 retry: &retry,
             },
         );
-        self.write_outputs(ctx, &cfg, &tasks, &rows)
+        self.write_outputs(ctx, cfg, &tasks, &rows)
     }
 }
 

@@ -17,7 +17,7 @@
 
 use crate::artifact::{self, RejectRecord, TaskRecord};
 use crate::config::ConfigError;
-use crate::pipeline::{PipelineError, Stage, StageContext};
+use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
 use crate::roles::JudgeJob;
 use crate::split::Split;
 use crate::verify::verify_task_with;
@@ -66,30 +66,30 @@ fn write_tasks(
     ))
 }
 
-impl Stage for TasksStage {
+impl StageConfig for TasksConfig {
+    fn check(&self, path: &Path) -> Result<(), ConfigError> {
+        crate::config::Check::new(path).count(
+            "gates.max_actions",
+            self.gates.max_actions,
+            1,
+            crate::config::MAX_COUNT,
+        )?;
+        crate::llm::config::check_roles(path, &self.roles, &[crate::llm::Role::Judge])
+    }
+    fn preflight(&self) -> Result<(), String> {
+        crate::llm::preflight::preflight_roles(&self.roles)
+    }
+}
+
+impl TypedStage for TasksStage {
+    type Config = TasksConfig;
     fn name(&self) -> &'static str {
         "tasks"
     }
     fn inputs(&self) -> &'static [&'static str] {
         &["db", "emotions"]
     }
-    fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-        let cfg: TasksConfig = crate::config::parse_typed(path, table)?;
-        crate::config::Check::new(path).count(
-            "gates.max_actions",
-            cfg.gates.max_actions,
-            1,
-            crate::config::MAX_COUNT,
-        )?;
-        crate::llm::config::check_roles(path, &cfg.roles, &[crate::llm::Role::Judge])
-    }
-    fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
-        let cfg: TasksConfig =
-            crate::config::parse_typed(path, table).map_err(|e| e.to_string())?;
-        crate::llm::preflight::preflight_roles(&cfg.roles)
-    }
-    fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
-        let cfg: TasksConfig = ctx.typed_config()?;
+    fn run(&self, ctx: &StageContext, cfg: &TasksConfig) -> Result<String, PipelineError> {
         let mut refined = read_emotions(ctx)?;
         refined.retain(|t| ctx.owns(&t.task_id));
         let envs = crate::project::SplitEnvs::load(&ctx.input_dir("db"), ctx.domain)?;
@@ -132,7 +132,12 @@ impl Stage for TasksStage {
     fn shardable(&self) -> bool {
         true
     }
-    fn merge(&self, ctx: &StageContext, parts: &[PathBuf]) -> Result<String, PipelineError> {
+    fn merge(
+        &self,
+        ctx: &StageContext,
+        _cfg: &TasksConfig,
+        parts: &[PathBuf],
+    ) -> Result<String, PipelineError> {
         let input = read_emotions(ctx)?;
         let order = super::positions(input.iter().map(|t| t.task_id.as_str()));
         let kept = super::merge_rows(ctx, parts, "part-00000.parquet", |t: &TaskRecord| {

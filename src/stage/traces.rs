@@ -4,7 +4,7 @@
 use crate::artifact::{self, TraceRecord};
 use crate::config::ConfigError;
 use crate::graph::sample::{SamplingRecipe, sample_traces};
-use crate::pipeline::{PipelineError, Stage, StageContext};
+use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
 use crate::split::Split;
 use std::path::Path;
 
@@ -13,34 +13,34 @@ pub struct TracesStage;
 /// `stages/traces.toml`: the sampling recipe (shape + per-domain targets).
 pub type TracesConfig = SamplingRecipe;
 
-impl Stage for TracesStage {
+impl StageConfig for TracesConfig {
+    fn check(&self, path: &Path) -> Result<(), ConfigError> {
+        use crate::config::{Check, MAX_COUNT};
+        let c = Check::new(path);
+        c.count("max_intents", self.max_intents, 1, 10)?;
+        c.count("min_intents", self.min_intents, 1, self.max_intents)?;
+        c.count("max_length", self.max_length, 1, 50)?;
+        c.count("min_length", self.min_length, 1, self.max_length)?;
+        c.share("eval_fraction", self.eval_fraction)?;
+        c.count("attempts_per_trace", self.attempts_per_trace, 1, 10_000)?;
+        c.count("default_target", self.default_target, 0, MAX_COUNT)?;
+        c.domains("targets", self.targets.keys().map(String::as_str))?;
+        for (domain, n) in &self.targets {
+            c.count(&format!("targets.{domain}"), *n, 0, MAX_COUNT)?;
+        }
+        Ok(())
+    }
+}
+
+impl TypedStage for TracesStage {
+    type Config = TracesConfig;
     fn name(&self) -> &'static str {
         "traces"
     }
     fn inputs(&self) -> &'static [&'static str] {
         &["graphs"]
     }
-    /// Ranges and names (one path for `tracer validate` and `tracer run`). A walk is at
-    /// most 50 calls and a trace at most 10 walks; sampling budgets stay countable.
-    fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-        use crate::config::{Check, MAX_COUNT};
-        let cfg: TracesConfig = crate::config::parse_typed(path, table)?;
-        let c = Check::new(path);
-        c.count("max_intents", cfg.max_intents, 1, 10)?;
-        c.count("min_intents", cfg.min_intents, 1, cfg.max_intents)?;
-        c.count("max_length", cfg.max_length, 1, 50)?;
-        c.count("min_length", cfg.min_length, 1, cfg.max_length)?;
-        c.share("eval_fraction", cfg.eval_fraction)?;
-        c.count("attempts_per_trace", cfg.attempts_per_trace, 1, 10_000)?;
-        c.count("default_target", cfg.default_target, 0, MAX_COUNT)?;
-        c.domains("targets", cfg.targets.keys().map(String::as_str))?;
-        for (domain, n) in &cfg.targets {
-            c.count(&format!("targets.{domain}"), *n, 0, MAX_COUNT)?;
-        }
-        Ok(())
-    }
-    fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
-        let cfg: TracesConfig = ctx.typed_config()?;
+    fn run(&self, ctx: &StageContext, cfg: &TracesConfig) -> Result<String, PipelineError> {
         let graph = crate::graph::load(&ctx.input_dir("graphs").join("graph.json"), ctx.domain)
             .map_err(|e| ctx.fail(e.to_string()))?;
         let target = cfg.target(ctx.domain.name());

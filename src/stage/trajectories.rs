@@ -17,7 +17,7 @@
 use crate::artifact::{self, RejectRecord, RolloutRecord, TaskRecord, sha256_hex};
 use crate::config::ConfigError;
 use crate::harness::ChatMessage;
-use crate::pipeline::{PipelineError, Stage, StageContext};
+use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -199,26 +199,28 @@ fn clean_successes(
     Ok((kept, rejects))
 }
 
-impl Stage for TrajectoriesStage {
+impl StageConfig for TrajectoriesConfig {
+    fn check(&self, path: &Path) -> Result<(), ConfigError> {
+        let c = crate::config::Check::new(path);
+        c.count(
+            "cap_per_domain",
+            self.cap_per_domain,
+            1,
+            crate::config::MAX_COUNT,
+        )?;
+        c.domains("low_domains", self.low_domains.iter().map(String::as_str))
+    }
+}
+
+impl TypedStage for TrajectoriesStage {
+    type Config = TrajectoriesConfig;
     fn name(&self) -> &'static str {
         "trajectories"
     }
     fn inputs(&self) -> &'static [&'static str] {
         &["db", "tasks", "rollouts"]
     }
-    fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-        let cfg: TrajectoriesConfig = crate::config::parse_typed(path, table)?;
-        let c = crate::config::Check::new(path);
-        c.count(
-            "cap_per_domain",
-            cfg.cap_per_domain,
-            1,
-            crate::config::MAX_COUNT,
-        )?;
-        c.domains("low_domains", cfg.low_domains.iter().map(String::as_str))
-    }
-    fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
-        let cfg: TrajectoriesConfig = ctx.typed_config()?;
+    fn run(&self, ctx: &StageContext, cfg: &TrajectoriesConfig) -> Result<String, PipelineError> {
         let (rows, _) = artifact::read_records::<RolloutRecord>(
             &ctx.input_dir("rollouts").join("part-00000.parquet"),
         )?;
@@ -226,7 +228,7 @@ impl Stage for TrajectoriesStage {
             .iter()
             .filter(|r| r.reward == 1 && r.error.is_none())
             .count();
-        let (clean, rejects) = clean_successes(ctx, rows, &cfg)?;
+        let (clean, rejects) = clean_successes(ctx, rows, cfg)?;
         let high = select_successes(&clean, cfg.cap_per_domain, ctx.seed);
         let prov = ctx.provenance();
         artifact::write_records(&ctx.out("part-00000.parquet"), &high, &prov)?;

@@ -15,7 +15,7 @@
 
 use crate::domain::kit::python::PyDict;
 use crate::domain::kit::tau2;
-use crate::domain::{Database, DomainError, Table};
+use crate::domain::{DomainError, Table};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -464,18 +464,5 @@ impl BankDb {
         db.tx_order = Arc::new(tx_order);
         db.index();
         Ok(db)
-    }
-}
-
-impl Database for BankDb {
-    crate::domain::kit::glue::tau2_database!(tables: [clients, transactions, loans, beneficiaries], required_outputs);
-
-    /// Clients with at least one account (every request is about one of their entities).
-    fn customers(&self) -> Vec<String> {
-        self.clients
-            .iter()
-            .filter(|(_, c)| !c.accounts.is_empty())
-            .map(|(id, _)| id.to_string())
-            .collect()
     }
 }

@@ -737,7 +737,7 @@ pub fn random_payee(rng: &mut ChaCha8Rng, country: &str, available: f64) -> serd
     };
     let mut used = BTreeSet::new();
     let b = generate_beneficiary(rng, &mut used, &c, 1.0);
-    let per = super::ground::round_share(available).max(1.0);
+    let per = round_share(available).max(1.0);
     let method = *pick(rng, &["document", "instant", "micro_deposits"]);
     serde_json::json!({
         "beneficiary_type": b.kind,
@@ -760,4 +760,20 @@ pub fn random_payee(rng: &mut ChaCha8Rng, country: &str, available: f64) -> serd
         "daily_limit": per * 2.0,
         "verification_method": method,
     })
+}
+
+/// A round share of an amount: a fifth of it, down to a step of 10, 100 or 1,000 units by
+/// size (at least 1).
+pub fn round_share(available: f64) -> f64 {
+    let x = available / 5.0;
+    let step = if x >= 10_000.0 {
+        1_000.0
+    } else if x >= 1_000.0 {
+        100.0
+    } else if x >= 50.0 {
+        10.0
+    } else {
+        1.0
+    };
+    ((x / step).floor() * step).max(1.0)
 }

@@ -16,7 +16,7 @@
 //! Architecture invariant: reads the state only; never mutates it and never calls tools.
 
 use super::db::{Account, BankDb, Client};
-use super::generate::random_payee;
+use super::generate::{random_payee, round_share};
 use super::policy::new_beneficiary_id;
 use crate::domain::GroundingContext;
 use crate::domain::kit::propose;
@@ -57,22 +57,6 @@ fn accounts<'a>(
         .iter()
         .filter_map(|id| c.accounts.get(id))
         .collect()
-}
-
-/// A round share of an amount: a fifth of it, down to a step of 10, 100 or 1,000 units by
-/// size (at least 1).
-pub fn round_share(available: f64) -> f64 {
-    let x = available / 5.0;
-    let step = if x >= 10_000.0 {
-        1_000.0
-    } else if x >= 1_000.0 {
-        100.0
-    } else if x >= 50.0 {
-        10.0
-    } else {
-        1.0
-    };
-    ((x / step).floor() * step).max(1.0)
 }
 
 fn spendable(a: &Account) -> bool {

@@ -6,7 +6,7 @@
 //!
 //! Code map:
 //! - `db.rs`: the typed rows (pydantic field order, `model_dump()` form), the `BankDb`
-//!   tables with the reference's scanning order, import of `db.json` and the `Database`
+//!   tables with the reference's scanning order, import of `db.json`; `mod.rs` the `Database`
 //!   glue.
 //! - `tools.rs`: tool specs and behaviour; transaction ids; the simulation clock.
 //! - `generate.rs`: the evaluation database (297 clients / 297 loans / 297 beneficiaries /
@@ -39,3 +39,16 @@ pub use tools::CLOCK;
 pub struct Bank;
 
 crate::domain::kit::glue::tau2_domain!(Bank, "bank", BankDb);
+
+impl crate::domain::Database for BankDb {
+    crate::domain::kit::glue::tau2_database!(tables: [clients, transactions, loans, beneficiaries], required_outputs);
+
+    /// Clients with at least one account (every request is about one of their entities).
+    fn customers(&self) -> Vec<String> {
+        self.clients
+            .iter()
+            .filter(|(_, c)| !c.accounts.is_empty())
+            .map(|(id, _)| id.to_string())
+            .collect()
+    }
+}

@@ -555,8 +555,8 @@ fn loan_payment_proposals_pay_exactly_the_installment_due() {
         }
     }
     assert!(seen > 10, "{seen}");
-    assert_eq!(super::ground::round_share(12_345.0), 2_400.0);
-    assert_eq!(super::ground::round_share(3.0), 1.0);
+    assert_eq!(super::generate::round_share(12_345.0), 2_400.0);
+    assert_eq!(super::generate::round_share(3.0), 1.0);
 }
 
 #[test]

@@ -17,7 +17,7 @@
 //! `tools.rs`, grounding in `ground.rs`, refinement hooks in `hooks.rs`.
 
 use crate::domain::kit::tau2;
-use crate::domain::{Database, DomainError, Table};
+use crate::domain::{DomainError, Table};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -266,24 +266,5 @@ impl BasketballDb {
         db.club_order = Arc::new(club_order);
         db.player_order = Arc::new(player_order);
         Ok(db)
-    }
-}
-
-impl Database for BasketballDb {
-    crate::domain::kit::glue::tau2_database!(tables: [clubs, players, games], required_outputs);
-
-    /// Players (the people the policy authenticates) who are on a club's roster: every
-    /// write a task asks for concerns such a player, their club or its games.
-    fn customers(&self) -> Vec<String> {
-        let rostered: std::collections::BTreeSet<&str> = self
-            .clubs
-            .iter()
-            .flat_map(|(_, c)| c.roster.keys().map(String::as_str))
-            .collect();
-        self.players
-            .keys()
-            .filter(|id| rostered.contains(id))
-            .map(str::to_string)
-            .collect()
     }
 }

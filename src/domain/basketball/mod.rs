@@ -6,8 +6,8 @@
 //!
 //! Code map:
 //! - `db.rs`: the typed rows (pydantic field order, `model_dump()` form), the
-//!   `BasketballDb` tables, import of the reference's `db.json` tables and the `Database`
-//!   glue.
+//!   `BasketballDb` tables, import of the reference's `db.json` tables (`mod.rs`: the
+//!   `Database` glue).
 //! - `tools.rs` + `tools.toml`: tool behaviour and specs (`kit::specs`); the status
 //!   transition table and the points of each scoring event type.
 //! - `generate.rs`: the evaluation database (300 players / 240 clubs / 300 games, the
@@ -38,3 +38,22 @@ pub use db::BasketballDb;
 pub struct Basketball;
 
 crate::domain::kit::glue::tau2_domain!(Basketball, "basketball", BasketballDb);
+
+impl crate::domain::Database for BasketballDb {
+    crate::domain::kit::glue::tau2_database!(tables: [clubs, players, games], required_outputs);
+
+    /// Players (the people the policy authenticates) who are on a club's roster: every
+    /// write a task asks for concerns such a player, their club or its games.
+    fn customers(&self) -> Vec<String> {
+        let rostered: std::collections::BTreeSet<&str> = self
+            .clubs
+            .iter()
+            .flat_map(|(_, c)| c.roster.keys().map(String::as_str))
+            .collect();
+        self.players
+            .keys()
+            .filter(|id| rostered.contains(id))
+            .map(str::to_string)
+            .collect()
+    }
+}

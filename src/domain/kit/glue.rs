@@ -1,7 +1,9 @@
 //! The `Domain` impl every domain writes the same way ([`tau2_domain!`],
 //! [`tau_bench_domain!`], one line in the domain's `mod.rs`) and the `Database` methods
 //! every ToolOrchestra-style domain writes the same way, as one macro used inside the
-//! domain's `impl Database`:
+//! domain's `impl Database` (in its `mod.rs`, beside the other impls: `db.rs` holds rows only
+//! and imports no sibling, so every file of the domain may import it without a circle; the
+//! paths below name the domain's modules from `mod.rs`):
 //!
 //! ```ignore
 //! impl Database for TravelDb {
@@ -10,7 +12,7 @@
 //! }
 //! ```
 //!
-//! It writes: the tool table (`super::tools::all()`); the state hash and the table listing
+//! It writes: the tool table (`self::tools::all()`); the state hash and the table listing
 //! over the named `Table` fields, in order (each listed under its field name, which is the
 //! `db.json` key); the tau2 export ([`super::tau2::export_tables`]); and the delegations to
 //! the domain's `ground` (`propose_calls`, `observe`), `policy` (`RULES`, checked by
@@ -30,7 +32,7 @@ macro_rules! tau2_database {
             ctx: &$crate::domain::GroundingContext,
             rng: &mut rand_chacha::ChaCha8Rng,
         ) -> Vec<serde_json::Value> {
-            super::ground::propose_calls(self, tool, ctx, rng)
+            self::ground::propose_calls(self, tool, ctx, rng)
         }
 
         fn observe(
@@ -40,7 +42,7 @@ macro_rules! tau2_database {
             output: &str,
             ctx: &mut $crate::domain::GroundingContext,
         ) {
-            super::ground::observe(tool, args, output, ctx)
+            self::ground::observe(tool, args, output, ctx)
         }
 
         fn check_policy(
@@ -48,11 +50,11 @@ macro_rules! tau2_database {
             tool: &str,
             args: &serde_json::Value,
         ) -> Result<(), $crate::domain::PolicyViolation> {
-            $crate::domain::kit::policy::check_rules(&super::policy::RULES, self, tool, args)
+            $crate::domain::kit::policy::check_rules(&self::policy::RULES, self, tool, args)
         }
 
         fn user_facts(&self, user_id: &str) -> Vec<$crate::domain::UserFact> {
-            super::hooks::user_facts(self, user_id)
+            self::hooks::user_facts(self, user_id)
         }
 
         fn describe_request(
@@ -61,15 +63,15 @@ macro_rules! tau2_database {
             args: &serde_json::Value,
             output: &str,
         ) -> Option<String> {
-            super::hooks::describe_request(self, tool, args, output)
+            self::hooks::describe_request(self, tool, args, output)
         }
 
         fn internal_ids(&self, tool: &str, args: &serde_json::Value) -> Vec<String> {
-            super::hooks::internal_ids(tool, args)
+            self::hooks::internal_ids(tool, args)
         }
 
         fn customer_records(&self, user_id: &str) -> Vec<String> {
-            super::hooks::customer_records(self, user_id)
+            self::hooks::customer_records(self, user_id)
         }
 
         $($crate::domain::kit::glue::tau2_database!(@option $option);)*
@@ -81,7 +83,7 @@ macro_rules! tau2_database {
             args: &serde_json::Value,
             output: &str,
         ) -> Vec<String> {
-            super::hooks::required_outputs(tool, args, output)
+            self::hooks::required_outputs(tool, args, output)
         }
     };
 }
@@ -89,15 +91,15 @@ macro_rules! tau2_database {
 pub(crate) use tau2_database;
 
 /// The table half of the `Database` glue, inside the domain's `impl Database` in its
-/// `db.rs`: `kit::glue::database_tables!(customers: customers, support_tickets: tickets)`
+/// `mod.rs`: `kit::glue::database_tables!(customers: customers, support_tickets: tickets)`
 /// lists each table under its exported name with the `Table` field holding it, in order.
-/// It writes the tool table (`super::tools::all()`), the state hash and the table listing
+/// It writes the tool table (`self::tools::all()`), the state hash and the table listing
 /// over those fields, and the export (each table as an object keyed by row id, as
 /// [`super::tau2::export_tables`] writes it).
 macro_rules! database_tables {
     ($($name:ident: $field:ident),+ $(,)?) => {
         fn tools() -> &'static [$crate::domain::Tool<Self>] {
-            super::tools::all()
+            self::tools::all()
         }
 
         fn state_hash(&self) -> $crate::domain::StateHash {

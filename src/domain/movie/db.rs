@@ -14,7 +14,7 @@
 
 use crate::domain::kit::python::PyDict;
 use crate::domain::kit::tau2;
-use crate::domain::{Database, DomainError, Table};
+use crate::domain::{DomainError, Table};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -374,26 +374,5 @@ impl MovieDb {
         db.movie_order = Arc::new(movie_order);
         db.theater_order = Arc::new(theater_order);
         Ok(db)
-    }
-}
-
-impl Database for MovieDb {
-    crate::domain::kit::glue::tau2_database!(tables: [movies, theaters, bookings], required_outputs);
-
-    /// No account to sign in to: a moviegoer names a booking by its id (policies/movie.md).
-    fn identifies_customer(&self) -> bool {
-        false
-    }
-
-    /// The people named on bookings, by email (lower case), in order.
-    fn customers(&self) -> Vec<String> {
-        let mut out: Vec<String> = self
-            .bookings
-            .iter()
-            .map(|(_, b)| b.customer.email.to_lowercase())
-            .collect();
-        out.sort();
-        out.dedup();
-        out
     }
 }

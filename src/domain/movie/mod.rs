@@ -6,7 +6,7 @@
 //!
 //! Code map:
 //! - `db.rs`: the typed rows (pydantic field order, `model_dump()` form), the `MovieDb`
-//!   tables, import of the reference's `db.json` and the `Database` glue.
+//!   tables, import of the reference's `db.json` (`mod.rs`: the `Database` glue).
 //! - `tools.rs`: tool specs and behaviour; the price oracle ([`tools::quote`]) of bookings
 //!   and seat changes; the fixed clock and the `BKG001`..`BKG003` slots.
 //! - `generate.rs`: the evaluation database (51 movies / 51 theaters / 51 bookings, the
@@ -38,3 +38,24 @@ pub use db::MovieDb;
 pub struct Movie;
 
 crate::domain::kit::glue::tau2_domain!(Movie, "movie", MovieDb);
+
+impl crate::domain::Database for MovieDb {
+    crate::domain::kit::glue::tau2_database!(tables: [movies, theaters, bookings], required_outputs);
+
+    /// No account to sign in to: a moviegoer names a booking by its id (policies/movie.md).
+    fn identifies_customer(&self) -> bool {
+        false
+    }
+
+    /// The people named on bookings, by email (lower case), in order.
+    fn customers(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .bookings
+            .iter()
+            .map(|(_, b)| b.customer.email.to_lowercase())
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+}

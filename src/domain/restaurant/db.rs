@@ -18,7 +18,7 @@
 //! `tools.rs`, grounding in `ground.rs`, refinement hooks in `hooks.rs`.
 
 use crate::domain::kit::tau2;
-use crate::domain::{Database, DomainError, Table};
+use crate::domain::{DomainError, Table};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -330,19 +330,5 @@ impl RestaurantDb {
         db.dish_order = Arc::new(dish_order);
         db.patron_order = Arc::new(patron_order);
         Ok(db)
-    }
-}
-
-impl Database for RestaurantDb {
-    crate::domain::kit::glue::tau2_database!(tables: [menu_board, patron_registry, service_tickets], required_outputs);
-
-    /// Patrons who hold a ticket: every write (and every request but a menu question) is
-    /// about one, so a patron without tickets is no one a task can be about.
-    fn customers(&self) -> Vec<String> {
-        self.patron_registry
-            .iter()
-            .filter(|(_, p)| !p.ticket_log.is_empty())
-            .map(|(id, _)| id.to_string())
-            .collect()
     }
 }

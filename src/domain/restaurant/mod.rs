@@ -6,8 +6,8 @@
 //!
 //! Code map:
 //! - `db.rs`: the typed rows (pydantic field order, `model_dump()` form), the
-//!   `RestaurantDb` tables, import of the reference's `db.json` tables and the `Database`
-//!   glue.
+//!   `RestaurantDb` tables, import of the reference's `db.json` tables (`mod.rs`: the
+//!   `Database` glue).
 //! - `tools.rs` + `tools.toml`: tool behaviour and specs (`kit::specs`); the price oracle
 //!   of item changes and what a cancellation refunds.
 //! - `generate.rs`: the evaluation database (200 patrons / 207 dishes / 207 tickets, the
@@ -39,3 +39,17 @@ pub use db::RestaurantDb;
 pub struct Restaurant;
 
 crate::domain::kit::glue::tau2_domain!(Restaurant, "restaurant", RestaurantDb);
+
+impl crate::domain::Database for RestaurantDb {
+    crate::domain::kit::glue::tau2_database!(tables: [menu_board, patron_registry, service_tickets], required_outputs);
+
+    /// Patrons who hold a ticket: every write (and every request but a menu question) is
+    /// about one, so a patron without tickets is no one a task can be about.
+    fn customers(&self) -> Vec<String> {
+        self.patron_registry
+            .iter()
+            .filter(|(_, p)| !p.ticket_log.is_empty())
+            .map(|(id, _)| id.to_string())
+            .collect()
+    }
+}

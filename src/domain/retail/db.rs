@@ -8,10 +8,8 @@
 //! Architecture invariant: this module holds data and the `Database` glue only; tool
 //! behaviour lives in `tools.rs`, grounding in `ground.rs`, file formats in `tau_bench.rs`.
 
-use crate::domain::{Database, GroundingContext, StateHash, Table, Tool, UserFact};
-use rand_chacha::ChaCha8Rng;
+use crate::domain::Table;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Order statuses as tau-bench spells them.
@@ -271,81 +269,5 @@ impl RetailDb {
             orders: Table::new("orders", orders),
             lifecycle: Lifecycle::default(),
         }
-    }
-}
-
-impl Database for RetailDb {
-    fn tools() -> &'static [Tool<Self>] {
-        super::tools::all()
-    }
-
-    fn state_hash(&self) -> StateHash {
-        self.users
-            .state_hash()
-            .combine(self.products.state_hash())
-            .combine(self.orders.state_hash())
-    }
-
-    fn tables(&self) -> Vec<(&'static str, Vec<(String, Value)>)> {
-        vec![
-            ("users", self.users.to_json_rows()),
-            ("products", self.products.to_json_rows()),
-            ("orders", self.orders.to_json_rows()),
-        ]
-    }
-
-    fn to_tau_bench(&self) -> BTreeMap<String, Value> {
-        super::tau_bench::export(self)
-    }
-
-    fn customers(&self) -> Vec<String> {
-        self.users.keys().map(str::to_string).collect()
-    }
-
-    fn propose_calls(
-        &self,
-        tool: &str,
-        ctx: &GroundingContext,
-        rng: &mut ChaCha8Rng,
-    ) -> Vec<Value> {
-        super::ground::propose_calls(self, tool, ctx, rng)
-    }
-
-    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
-        super::ground::observe(tool, args, output, ctx)
-    }
-
-    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), crate::domain::PolicyViolation> {
-        crate::domain::kit::policy::check_rules(super::policy::RULES, self, tool, args)
-    }
-
-    fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
-        super::hooks::user_facts(self, user_id)
-    }
-
-    fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String> {
-        super::hooks::describe_request(self, tool, args, output)
-    }
-
-    fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String> {
-        super::hooks::internal_ids(tool, args)
-    }
-
-    fn required_outputs(&self, tool: &str, _args: &Value, output: &str) -> Vec<String> {
-        super::hooks::required_outputs(tool, output)
-    }
-
-    fn customer_records(&self, user_id: &str) -> Vec<String> {
-        super::hooks::customer_records(self, user_id)
-    }
-
-    fn ruleset(&self) -> Option<&'static str> {
-        Some(self.lifecycle.name())
-    }
-
-    fn set_ruleset(&mut self, name: &str) -> Result<(), String> {
-        self.lifecycle =
-            Lifecycle::from_name(name).ok_or_else(|| format!("no ruleset '{name}'"))?;
-        Ok(())
     }
 }

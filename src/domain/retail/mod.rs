@@ -3,7 +3,7 @@
 //! and error strings) and the policy in `policies/retail.md`.
 //!
 //! Code map:
-//! - `db.rs`: the typed database (users, products, orders) and its `Database` impl.
+//! - `db.rs`: the typed database (users, products, orders); `mod.rs` its `Database` impl.
 //! - `tools.rs`: tool specs and behaviour; the calculator is the kit's.
 //! - `generate.rs`: the deterministic synthetic database (527 users, 50 products, 1,075 orders).
 //! - `tau_bench.rs`: import/export of tau-bench's `users/products/orders.json`.
@@ -30,7 +30,11 @@ mod tools;
 #[cfg(test)]
 mod tests;
 
+use crate::domain::{GroundingContext, StateHash, Tool, UserFact};
 pub use db::RetailDb;
+use rand_chacha::ChaCha8Rng;
+use serde_json::Value;
+use std::collections::BTreeMap;
 
 use super::Ruleset;
 
@@ -53,3 +57,79 @@ crate::domain::kit::glue::tau_bench_domain!(Retail, "retail", RetailDb, referenc
         description: "modifying items is final ('pending (item modified)'); returns and exchanges need 'delivered'",
     },
 ]);
+
+impl crate::domain::Database for RetailDb {
+    fn tools() -> &'static [Tool<Self>] {
+        tools::all()
+    }
+
+    fn state_hash(&self) -> StateHash {
+        self.users
+            .state_hash()
+            .combine(self.products.state_hash())
+            .combine(self.orders.state_hash())
+    }
+
+    fn tables(&self) -> Vec<(&'static str, Vec<(String, Value)>)> {
+        vec![
+            ("users", self.users.to_json_rows()),
+            ("products", self.products.to_json_rows()),
+            ("orders", self.orders.to_json_rows()),
+        ]
+    }
+
+    fn to_tau_bench(&self) -> BTreeMap<String, Value> {
+        tau_bench::export(self)
+    }
+
+    fn customers(&self) -> Vec<String> {
+        self.users.keys().map(str::to_string).collect()
+    }
+
+    fn propose_calls(
+        &self,
+        tool: &str,
+        ctx: &GroundingContext,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<Value> {
+        ground::propose_calls(self, tool, ctx, rng)
+    }
+
+    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
+        ground::observe(tool, args, output, ctx)
+    }
+
+    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), crate::domain::PolicyViolation> {
+        crate::domain::kit::policy::check_rules(policy::RULES, self, tool, args)
+    }
+
+    fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
+        hooks::user_facts(self, user_id)
+    }
+
+    fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String> {
+        hooks::describe_request(self, tool, args, output)
+    }
+
+    fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String> {
+        hooks::internal_ids(tool, args)
+    }
+
+    fn required_outputs(&self, tool: &str, _args: &Value, output: &str) -> Vec<String> {
+        hooks::required_outputs(tool, output)
+    }
+
+    fn customer_records(&self, user_id: &str) -> Vec<String> {
+        hooks::customer_records(self, user_id)
+    }
+
+    fn ruleset(&self) -> Option<&'static str> {
+        Some(self.lifecycle.name())
+    }
+
+    fn set_ruleset(&mut self, name: &str) -> Result<(), String> {
+        self.lifecycle =
+            db::Lifecycle::from_name(name).ok_or_else(|| format!("no ruleset '{name}'"))?;
+        Ok(())
+    }
+}

@@ -13,7 +13,7 @@
 //! `tools.rs`, grounding in `ground.rs`, refinement hooks in `hooks.rs`.
 
 use crate::domain::kit::tau2;
-use crate::domain::{Database, DomainError, Table};
+use crate::domain::{DomainError, Table};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -503,17 +503,5 @@ impl SchoolDb {
         terms.sort();
         terms.dedup();
         terms
-    }
-}
-
-impl Database for SchoolDb {
-    crate::domain::kit::glue::tau2_database!(tables: [courses, students, registrations], required_outputs);
-
-    fn customers(&self) -> Vec<String> {
-        self.students.keys().map(str::to_string).collect()
-    }
-
-    fn internal_id_fields(&self) -> &'static [&'static str] {
-        super::hooks::INTERNAL_ID_FIELDS
     }
 }

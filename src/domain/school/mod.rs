@@ -6,7 +6,8 @@
 //!
 //! Code map:
 //! - `db.rs`: the typed rows (pydantic field order, `model_dump()` form), the `SchoolDb`
-//!   tables, import of the reference's `db.json` tables and the `Database` glue.
+//!   tables, import of the reference's `db.json` tables (`mod.rs`: the
+//!   `Database` glue).
 //! - `tools.rs`: tool specs and behaviour; the tuition oracle; the simulation clock.
 //! - `generate.rs`: the evaluation database (120 students / 120 courses / 120
 //!   registrations, the reference's scale) and the training database (1,000 / 120 / 1,345,
@@ -41,3 +42,15 @@ pub use tools::CLOCK;
 pub struct School;
 
 crate::domain::kit::glue::tau2_domain!(School, "school", SchoolDb);
+
+impl crate::domain::Database for SchoolDb {
+    crate::domain::kit::glue::tau2_database!(tables: [courses, students, registrations], required_outputs);
+
+    fn customers(&self) -> Vec<String> {
+        self.students.keys().map(str::to_string).collect()
+    }
+
+    fn internal_id_fields(&self) -> &'static [&'static str] {
+        hooks::INTERNAL_ID_FIELDS
+    }
+}

@@ -12,12 +12,9 @@
 //! Architecture invariant: data, import/export and the `Database` glue only; tool
 //! behaviour is `tools.rs`, hooks are `hooks.rs`.
 
-use super::hooks;
 use crate::domain::kit::python::{Canonical, PyDict, read_ordered_table};
-use crate::domain::{Database, DomainError, GroundingContext, PolicyViolation, Table, UserFact};
-use rand_chacha::ChaCha8Rng;
+use crate::domain::{DomainError, Table};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -276,51 +273,4 @@ pub fn import(dir: &Path) -> Result<TelecomDb, DomainError> {
     Ok(TelecomDb::new(
         customers, billing, services, devices, tickets,
     ))
-}
-
-impl Database for TelecomDb {
-    crate::domain::kit::glue::database_tables!(
-        customers: customers,
-        billing: billing,
-        services: services,
-        devices: devices,
-        support_tickets: tickets,
-    );
-
-    fn customers(&self) -> Vec<String> {
-        self.customers.keys().map(str::to_string).collect()
-    }
-
-    fn propose_calls(
-        &self,
-        tool: &str,
-        ctx: &GroundingContext,
-        rng: &mut ChaCha8Rng,
-    ) -> Vec<Value> {
-        hooks::propose_calls(self, tool, ctx, rng)
-    }
-
-    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
-        hooks::observe(self, tool, args, output, ctx)
-    }
-
-    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation> {
-        hooks::check_policy(self, tool, args)
-    }
-
-    fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
-        hooks::user_facts(self, user_id)
-    }
-
-    fn describe_request(&self, tool: &str, args: &Value, _output: &str) -> Option<String> {
-        hooks::describe_request(self, tool, args)
-    }
-
-    fn required_outputs(&self, tool: &str, _args: &Value, output: &str) -> Vec<String> {
-        hooks::required_outputs(tool, output)
-    }
-
-    fn customer_records(&self, user_id: &str) -> Vec<String> {
-        hooks::customer_records(self, user_id)
-    }
 }

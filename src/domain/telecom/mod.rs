@@ -5,7 +5,7 @@
 //!
 //! Code map:
 //! - `db.rs`: typed rows in the reference's key order, the state, import/export of the
-//!   reference's `data/*.json` and the `Database` glue.
+//!   reference's `data/*.json` (`mod.rs`: the `Database` glue).
 //! - `tools.rs` + `tools.toml`: tool behaviour (outputs as `json.dumps` prints them) and
 //!   specs (`kit::specs`).
 //! - `generate.rs`: the deterministic database (500 customers, 15 plans, 19 device models,
@@ -23,7 +23,10 @@ pub mod tools;
 #[cfg(test)]
 mod tests;
 
+use crate::domain::{GroundingContext, PolicyViolation, UserFact};
 pub use db::TelecomDb;
+use rand_chacha::ChaCha8Rng;
+use serde_json::Value;
 
 /// The domain's "now": payments are dated today, and the generator places last payments
 /// in the month before and next bills in the month after.
@@ -32,3 +35,50 @@ pub const SIMULATION_CLOCK: &str = "2025-07-16T10:00:00";
 pub struct Telecom;
 
 crate::domain::kit::glue::tau_bench_domain!(Telecom, "telecom", TelecomDb, reference: "tau-emotion-bench", import: db::import);
+
+impl crate::domain::Database for TelecomDb {
+    crate::domain::kit::glue::database_tables!(
+        customers: customers,
+        billing: billing,
+        services: services,
+        devices: devices,
+        support_tickets: tickets,
+    );
+
+    fn customers(&self) -> Vec<String> {
+        self.customers.keys().map(str::to_string).collect()
+    }
+
+    fn propose_calls(
+        &self,
+        tool: &str,
+        ctx: &GroundingContext,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<Value> {
+        hooks::propose_calls(self, tool, ctx, rng)
+    }
+
+    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
+        hooks::observe(self, tool, args, output, ctx)
+    }
+
+    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation> {
+        hooks::check_policy(self, tool, args)
+    }
+
+    fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
+        hooks::user_facts(self, user_id)
+    }
+
+    fn describe_request(&self, tool: &str, args: &Value, _output: &str) -> Option<String> {
+        hooks::describe_request(self, tool, args)
+    }
+
+    fn required_outputs(&self, tool: &str, _args: &Value, output: &str) -> Vec<String> {
+        hooks::required_outputs(tool, output)
+    }
+
+    fn customer_records(&self, user_id: &str) -> Vec<String> {
+        hooks::customer_records(self, user_id)
+    }
+}

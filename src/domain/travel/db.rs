@@ -16,7 +16,7 @@
 
 use crate::domain::kit::python::PyDict;
 use crate::domain::kit::tau2;
-use crate::domain::{Database, DomainError, Table};
+use crate::domain::{DomainError, Table};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -420,17 +420,5 @@ impl TravelDb {
         db.traveler_order = Arc::new(traveler_order);
         db.index_bookings();
         Ok(db)
-    }
-}
-
-impl Database for TravelDb {
-    crate::domain::kit::glue::tau2_database!(tables: [packages, travelers, agents], required_outputs);
-
-    fn customers(&self) -> Vec<String> {
-        self.travelers.keys().map(str::to_string).collect()
-    }
-
-    fn internal_id_fields(&self) -> &'static [&'static str] {
-        super::hooks::INTERNAL_ID_FIELDS
     }
 }

@@ -6,8 +6,8 @@
 //!
 //! Code map:
 //! - `db.rs`: the typed rows (pydantic field order, `model_dump()` form), the `TravelDb`
-//!   tables with the reference's scanning order, import of `db.json` and the `Database`
-//!   glue.
+//!   tables with the reference's scanning order, import of `db.json` (`mod.rs`: the
+//!   `Database` glue).
 //! - `tools.rs`: tool specs and behaviour; the price oracle; the simulation clock.
 //! - `generate.rs`: the evaluation database (87 travelers / 87 packages / 87 agents, the
 //!   reference's scale) and the training database (1,000 / 87 / 87, the paper's), from
@@ -40,3 +40,15 @@ pub use tools::CLOCK;
 pub struct Travel;
 
 crate::domain::kit::glue::tau2_domain!(Travel, "travel", TravelDb);
+
+impl crate::domain::Database for TravelDb {
+    crate::domain::kit::glue::tau2_database!(tables: [packages, travelers, agents], required_outputs);
+
+    fn customers(&self) -> Vec<String> {
+        self.travelers.keys().map(str::to_string).collect()
+    }
+
+    fn internal_id_fields(&self) -> &'static [&'static str] {
+        hooks::INTERNAL_ID_FIELDS
+    }
+}
