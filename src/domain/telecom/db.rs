@@ -274,3 +274,42 @@ pub fn import(dir: &Path) -> Result<TelecomDb, DomainError> {
         customers, billing, services, devices, tickets,
     ))
 }
+
+// ---------- reads shared by grounding, policy and refinement ----------
+
+/// The ticket states, billing cycles and payment methods the policy accepts.
+pub const TICKET_STATUSES: [&str; 4] = ["open", "in_progress", "resolved", "closed"];
+pub const BILLING_CYCLES: [&str; 3] = ["monthly", "quarterly", "annual"];
+pub const PAYMENT_METHODS: [&str; 2] = ["credit_card", "bank_transfer"];
+
+/// Today on the domain's simulation clock.
+pub fn today() -> &'static str {
+    crate::domain::kit::clock::SimClock::new(super::SIMULATION_CLOCK).today()
+}
+
+pub fn category_of<'a>(db: &'a TelecomDb, service_id: &str) -> Option<&'a str> {
+    db.services.get(service_id).map(|s| s.category.as_str())
+}
+
+/// Whether a customer already holds a plan of `category` (other than `except`).
+pub fn holds_category(db: &TelecomDb, c: &Customer, category: &str, except: &str) -> bool {
+    let mut held = c.services.iter().filter(|s| *s != except);
+    held.any(|s| category_of(db, s) == Some(category))
+}
+
+/// Whether a model fits a plan of `category` (phones on mobile plans, ...).
+pub fn fits(db: &TelecomDb, model: &str, category: &str) -> bool {
+    db.model(model).and_then(|m| plan_category(&m.category)) == Some(category)
+}
+
+/// Open and in-progress tickets are still being worked on.
+pub fn is_open(status: &str) -> bool {
+    matches!(status, "open" | "in_progress")
+}
+
+pub fn own_tickets<'a>(
+    db: &'a TelecomDb,
+    cid: &'a str,
+) -> impl Iterator<Item = (&'a str, &'a Ticket)> {
+    db.tickets.iter().filter(move |(_, t)| t.customer_id == cid)
+}

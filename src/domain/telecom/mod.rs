@@ -10,14 +10,17 @@
 //!   specs (`kit::specs`).
 //! - `generate.rs`: the deterministic database (500 customers, 15 plans, 19 device models,
 //!   240 tickets).
-//! - `hooks.rs`: grounding proposals, id learning, the named policy rules, user facts,
-//!   request sentences (`requests.toml`), required outputs and customer records.
+//! - `ground.rs`: grounding proposals and id learning; `policy.rs`: the named policy rules;
+//!   `hooks.rs`: user facts, request sentences (`requests.toml`), required outputs and
+//!   customer records.
 //!
 //! Architecture invariant: knows nothing about stages, artifacts, LLMs or the CLI.
 
 pub mod db;
 pub mod generate;
+mod ground;
 pub mod hooks;
+mod policy;
 pub mod tools;
 
 #[cfg(test)]
@@ -55,15 +58,15 @@ impl crate::domain::Database for TelecomDb {
         ctx: &GroundingContext,
         rng: &mut ChaCha8Rng,
     ) -> Vec<Value> {
-        hooks::propose_calls(self, tool, ctx, rng)
+        ground::propose_calls(self, tool, ctx, rng)
     }
 
     fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
-        hooks::observe(self, tool, args, output, ctx)
+        ground::observe(self, tool, args, output, ctx)
     }
 
     fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation> {
-        hooks::check_policy(self, tool, args)
+        policy::check_policy(self, tool, args)
     }
 
     fn user_facts(&self, user_id: &str) -> Vec<UserFact> {

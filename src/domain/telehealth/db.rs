@@ -624,3 +624,8 @@ pub fn import(dir: &Path) -> Result<TelehealthDb, DomainError> {
     check_rows(dir, "regimen_plans", plans, p)?;
     Ok(TelehealthDb::new(rows))
 }
+
+/// Today on the domain's simulation clock, as a day number.
+pub fn today() -> i64 {
+    crate::domain::kit::clock::parse_date(super::CLOCK.today()).unwrap_or_default()
+}

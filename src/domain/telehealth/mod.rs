@@ -9,8 +9,9 @@
 //! - `tools.rs`: tool specs and behaviour (the calculator is the kit's).
 //! - `generate.rs`: the deterministic synthetic clinic (239 patients, 114 providers, 214
 //!   appointments, 149 records, telemetry).
-//! - `hooks.rs`: grounding proposals, id learning, the named policy rules, user facts,
-//!   request sentences (`requests.toml`), internal ids, required outputs, customer records.
+//! - `ground.rs`: grounding proposals and id learning; `policy.rs`: the named policy rules;
+//!   `hooks.rs`: user facts, request sentences (`requests.toml`), internal ids, required
+//!   outputs, customer records.
 //!
 //! New ids: `schedule_appointment` mints `APPT{n:03d}` with `n` one past the largest number
 //! of `APPTnnn` and `APPT_tracer_nnn` keys, and `AUTH{n:06d}` when insurance is billed,
@@ -20,7 +21,9 @@
 
 pub mod db;
 pub mod generate;
+mod ground;
 mod hooks;
+mod policy;
 mod tools;
 
 #[cfg(test)]
@@ -70,15 +73,15 @@ impl Database for TelehealthDb {
         ctx: &GroundingContext,
         rng: &mut ChaCha8Rng,
     ) -> Vec<Value> {
-        hooks::propose_calls(self, tool, ctx, rng)
+        ground::propose_calls(self, tool, ctx, rng)
     }
 
     fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
-        hooks::observe(self, tool, args, output, ctx)
+        ground::observe(self, tool, args, output, ctx)
     }
 
     fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation> {
-        super::kit::policy::check_rules(hooks::RULES, self, tool, args)
+        super::kit::policy::check_rules(policy::RULES, self, tool, args)
     }
 
     fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
