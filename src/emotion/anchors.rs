@@ -107,7 +107,7 @@ pub enum Style {
     ThirdPerson,
     /// A third-person description in the singular, the way a feeling generator writes
     /// ("The caller is uneasy about a seat change, stays pleasant and is not in any rush"),
-    /// from its own phrase banks (`banks::*_DESCRIBED`). Training paraphrases only.
+    /// from its own phrase banks (`banks.toml`, `*_described`). Training paraphrases only.
     Described,
     /// Second-person sentences that imply the feeling and each level through what
     /// happened and what the customer does ("Your train boards in ten minutes and you keep
@@ -244,7 +244,8 @@ fn dimension_sentence(
     level: &str,
     table: &[(&str, &[&str])],
 ) -> Result<String, EmotionError> {
-    let contrast = banks::CONTRASTS
+    let contrast = banks::banks()
+        .contrasts
         .iter()
         .find(|(d, l, families, _)| *d == dimension && *l == level && families.contains(&family));
     if let Some((_, _, _, lines)) = contrast
@@ -304,22 +305,24 @@ fn compose_with(
     rng: &mut ChaCha8Rng,
     brief: bool,
 ) -> Result<String, EmotionError> {
-    let (_, states, shows) = banks::EMOTIONS
+    let (_, states, shows) = banks::banks()
+        .emotions
         .iter()
         .find(|(e, _, _)| *e == c.emotion)
         .ok_or_else(|| EmotionError::Invalid(format!("no phrase bank for '{}'", c.emotion)))?;
     match style {
         Style::Directive | Style::Situational => {
             let first = if style == Style::Directive {
-                let causes = bank(banks::CAUSES, &c.family)?;
-                let frame = pick(rng, banks::STATE_FRAMES);
+                let causes = bank(banks::banks().causes, &c.family)?;
+                let frame = pick(rng, banks::banks().state_frames);
                 format!(
                     "{}{}.",
                     frame.replace("{}", pick(rng, states)),
                     pick(rng, causes)
                 )
             } else {
-                pick(rng, bank(banks::SITUATIONS, &c.family)?).replace("{}", pick(rng, states))
+                pick(rng, bank(banks::banks().situations, &c.family)?)
+                    .replace("{}", pick(rng, states))
             };
             let mut units = vec![first];
             if style == Style::Situational && !brief || rng.random_bool(0.5) {
@@ -331,22 +334,29 @@ fn compose_with(
                     &c.family,
                     "politeness",
                     &c.politeness,
-                    banks::POLITENESS,
+                    banks::banks().politeness,
                 )?,
-                dimension_sentence(rng, &c.family, "urgency", &c.urgency, banks::URGENCY)?,
-                dimension_sentence(rng, &c.family, "trust", &c.trust, banks::TRUST)?,
+                dimension_sentence(
+                    rng,
+                    &c.family,
+                    "urgency",
+                    &c.urgency,
+                    banks::banks().urgency,
+                )?,
+                dimension_sentence(rng, &c.family, "trust", &c.trust, banks::banks().trust)?,
             ];
             dims.shuffle(rng);
             units.extend(dims);
             Ok(into_sentences(units, rng))
         }
         Style::FirstPerson => {
-            let mut units =
-                vec![pick(rng, emotion_bank(banks::EMOTION_FIRST, &c.emotion)?).to_string()];
+            let mut units = vec![
+                pick(rng, emotion_bank(banks::banks().emotion_first, &c.emotion)?).to_string(),
+            ];
             let mut dims = vec![
-                pick(rng, bank(banks::POLITENESS_FIRST, &c.politeness)?).to_string(),
-                pick(rng, bank(banks::URGENCY_FIRST, &c.urgency)?).to_string(),
-                pick(rng, bank(banks::TRUST_FIRST, &c.trust)?).to_string(),
+                pick(rng, bank(banks::banks().politeness_first, &c.politeness)?).to_string(),
+                pick(rng, bank(banks::banks().urgency_first, &c.urgency)?).to_string(),
+                pick(rng, bank(banks::banks().trust_first, &c.trust)?).to_string(),
             ];
             dims.shuffle(rng);
             units.extend(dims);
@@ -363,11 +373,11 @@ fn compose_with(
                     "The client",
                 ],
             );
-            let feeling = pick(rng, emotion_bank(banks::EMOTION_THIRD, &c.emotion)?);
+            let feeling = pick(rng, emotion_bank(banks::banks().emotion_third, &c.emotion)?);
             let mut dims = [
-                pick(rng, bank(banks::POLITENESS_THIRD, &c.politeness)?).to_string(),
-                pick(rng, bank(banks::URGENCY_THIRD, &c.urgency)?).to_string(),
-                pick(rng, bank(banks::TRUST_THIRD, &c.trust)?).to_string(),
+                pick(rng, bank(banks::banks().politeness_third, &c.politeness)?).to_string(),
+                pick(rng, bank(banks::banks().urgency_third, &c.urgency)?).to_string(),
+                pick(rng, bank(banks::banks().trust_third, &c.trust)?).to_string(),
             ];
             dims.shuffle(rng);
             Ok(if rng.random_bool(0.5) {
@@ -418,8 +428,8 @@ fn compose_with(
                 ],
             );
             let again = pick(rng, &["This person", "The customer", "They"]);
-            let feeling = pick(rng, emotion_bank(banks::EMOTION_THIRD, &c.emotion)?);
-            let matter = pick(rng, banks::MATTERS_DESCRIBED);
+            let feeling = pick(rng, emotion_bank(banks::banks().emotion_third, &c.emotion)?);
+            let matter = pick(rng, banks::banks().matters_described);
             // A writer often leaves the middle levels unsaid: sometimes omit a neutral tone or
             // a moderate pace, so their absence is learned as what they mean.
             let say_politeness = c.politeness != "neutral" || rng.random_bool(0.5);
@@ -427,12 +437,15 @@ fn compose_with(
             if rng.random_bool(0.3) {
                 let mut terse: Vec<&str> = Vec::new();
                 if say_politeness {
-                    terse.push(pick(rng, bank(banks::POLITENESS_TERSE, &c.politeness)?));
+                    terse.push(pick(
+                        rng,
+                        bank(banks::banks().politeness_terse, &c.politeness)?,
+                    ));
                 }
                 if say_urgency {
-                    terse.push(pick(rng, bank(banks::URGENCY_TERSE, &c.urgency)?));
+                    terse.push(pick(rng, bank(banks::banks().urgency_terse, &c.urgency)?));
                 }
-                terse.push(pick(rng, bank(banks::TRUST_TERSE, &c.trust)?));
+                terse.push(pick(rng, bank(banks::banks().trust_terse, &c.trust)?));
                 terse.shuffle(rng);
                 let list = match terse.as_slice() {
                     [a] => a.to_string(),
@@ -444,12 +457,18 @@ fn compose_with(
             }
             let mut dims: Vec<&str> = Vec::new();
             if say_politeness {
-                dims.push(pick(rng, bank(banks::POLITENESS_DESCRIBED, &c.politeness)?));
+                dims.push(pick(
+                    rng,
+                    bank(banks::banks().politeness_described, &c.politeness)?,
+                ));
             }
             if say_urgency {
-                dims.push(pick(rng, bank(banks::URGENCY_DESCRIBED, &c.urgency)?));
+                dims.push(pick(
+                    rng,
+                    bank(banks::banks().urgency_described, &c.urgency)?,
+                ));
             }
-            dims.push(pick(rng, bank(banks::TRUST_DESCRIBED, &c.trust)?));
+            dims.push(pick(rng, bank(banks::banks().trust_described, &c.trust)?));
             dims.shuffle(rng);
             // "They" takes the plural verb; the phrase banks are singular.
             let clause = |phrases: &[&str]| {
