@@ -392,7 +392,7 @@ fn passenger_case(db: &AirlineDb, args: &Value, vars: &mut Vars) -> Option<&'sta
 }
 
 /// Payment ids anywhere in the arguments (`payment_id`, `payment_methods[].payment_id`).
-pub fn internal_ids(args: &Value) -> Vec<String> {
+pub fn internal_ids(_tool: &str, args: &Value) -> Vec<String> {
     fn walk(v: &Value, out: &mut Vec<String>) {
         match v {
             Value::Object(m) => {
@@ -417,7 +417,7 @@ pub fn internal_ids(args: &Value) -> Vec<String> {
 /// What the agent must tell the customer after a read that ends a read-only intent:
 /// a reservation's flight numbers (or that it is cancelled), a search's flight numbers, or
 /// the cheapest option's flight numbers and economy fare (as [`describe_request`] asks).
-pub fn required_outputs(tool: &str, output: &str) -> Vec<String> {
+pub fn required_outputs(_db: &AirlineDb, tool: &str, _args: &Value, output: &str) -> Vec<String> {
     match tool {
         "get_reservation_details" => {
             let Ok(v) = serde_json::from_str::<Value>(output) else {

@@ -30,9 +30,7 @@ mod tests;
 
 pub use db::AirlineDb;
 
-use super::kit::policy::check_rules;
-use super::{Database, GroundingContext, PolicyViolation, StateHash, Tool, UserFact};
-use rand_chacha::ChaCha8Rng;
+use super::{Database, StateHash, Tool};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -68,40 +66,5 @@ impl Database for AirlineDb {
         self.users.keys().map(str::to_string).collect()
     }
 
-    fn propose_calls(
-        &self,
-        tool: &str,
-        ctx: &GroundingContext,
-        rng: &mut ChaCha8Rng,
-    ) -> Vec<Value> {
-        ground::propose_calls(self, tool, ctx, rng)
-    }
-
-    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
-        ground::observe(self, tool, args, output, ctx)
-    }
-
-    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation> {
-        check_rules(policy::RULES, self, tool, args)
-    }
-
-    fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
-        hooks::user_facts(self, user_id)
-    }
-
-    fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String> {
-        hooks::describe_request(self, tool, args, output)
-    }
-
-    fn internal_ids(&self, _tool: &str, args: &Value) -> Vec<String> {
-        hooks::internal_ids(args)
-    }
-
-    fn required_outputs(&self, tool: &str, _args: &Value, output: &str) -> Vec<String> {
-        hooks::required_outputs(tool, output)
-    }
-
-    fn customer_records(&self, user_id: &str) -> Vec<String> {
-        hooks::customer_records(self, user_id)
-    }
+    crate::domain::kit::glue::database_hooks!();
 }

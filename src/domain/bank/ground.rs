@@ -248,7 +248,7 @@ pub fn propose_calls(
     out
 }
 
-pub fn observe(tool: &str, _args: &Value, output: &str, ctx: &mut GroundingContext) {
+pub fn observe(_db: &BankDb, tool: &str, _args: &Value, output: &str, ctx: &mut GroundingContext) {
     let Ok(value) = serde_json::from_str::<Value>(output) else {
         if tool == "find_client_id_by_email" {
             ctx.learn("client_id", output);

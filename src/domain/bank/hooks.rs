@@ -279,7 +279,7 @@ pub fn internal_ids(_tool: &str, args: &Value) -> Vec<String> {
     out
 }
 
-pub fn required_outputs(_tool: &str, _args: &Value, _output: &str) -> Vec<String> {
+pub fn required_outputs(_db: &BankDb, _tool: &str, _args: &Value, _output: &str) -> Vec<String> {
     Vec::new()
 }
 

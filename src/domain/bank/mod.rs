@@ -41,7 +41,7 @@ pub struct Bank;
 crate::domain::kit::glue::tau2_domain!(Bank, "bank", BankDb);
 
 impl crate::domain::Database for BankDb {
-    crate::domain::kit::glue::tau2_database!(tables: [clients, transactions, loans, beneficiaries], required_outputs);
+    crate::domain::kit::glue::tau2_database!(tables: [clients, transactions, loans, beneficiaries]);
 
     /// Clients with at least one account (every request is about one of their entities).
     fn customers(&self) -> Vec<String> {

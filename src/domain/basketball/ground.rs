@@ -280,7 +280,13 @@ fn score_proposals(
     }
 }
 
-pub fn observe(tool: &str, _args: &Value, output: &str, ctx: &mut GroundingContext) {
+pub fn observe(
+    _db: &BasketballDb,
+    tool: &str,
+    _args: &Value,
+    output: &str,
+    ctx: &mut GroundingContext,
+) {
     let Ok(value) = serde_json::from_str::<Value>(output) else {
         if tool.starts_with("find_player_id") {
             ctx.learn("player_id", output);

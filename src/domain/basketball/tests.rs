@@ -566,7 +566,7 @@ fn identity_comes_first_and_records_hold_the_ids_a_request_needs() {
         g.clubs.home.score
     );
     assert_eq!(
-        hooks::required_outputs("get_game_score", &json!({}), &out),
+        db.required_outputs("get_game_score", &json!({}), &out),
         [g.clubs.home.score.to_string(), "7".to_string()]
     );
 }

@@ -1,13 +1,14 @@
 //! The `Domain` impl every domain writes the same way ([`tau2_domain!`],
 //! [`tau_bench_domain!`], one line in the domain's `mod.rs`) and the `Database` methods
-//! every ToolOrchestra-style domain writes the same way, as one macro used inside the
-//! domain's `impl Database` (in its `mod.rs`, beside the other impls: `db.rs` holds rows only
+//! every domain writes the same way: the hooks ([`database_hooks!`], all ten domains) and,
+//! for the ToolOrchestra-style ones, the tables too ([`tau2_database!`]), as macros used
+//! inside the domain's `impl Database` (in its `mod.rs`, beside the other impls: `db.rs` holds rows only
 //! and imports no sibling, so every file of the domain may import it without a circle; the
 //! paths below name the domain's modules from `mod.rs`):
 //!
 //! ```ignore
 //! impl Database for TravelDb {
-//!     kit::glue::tau2_database!(tables: [packages, travelers, agents], required_outputs);
+//!     kit::glue::tau2_database!(tables: [packages, travelers, agents]);
 //!     fn customers(&self) -> Vec<String> { ... } // what is the domain's own
 //! }
 //! ```
@@ -17,15 +18,26 @@
 //! `db.json` key); the tau2 export ([`super::tau2::export_tables`]); and the delegations to
 //! the domain's `ground` (`propose_calls`, `observe`), `policy` (`RULES`, checked by
 //! [`super::policy::check_rules`]) and `hooks` (`user_facts`, `describe_request`,
-//! `internal_ids`, `customer_records`, and `required_outputs` when named) modules. What
+//! `internal_ids`, `required_outputs`, `customer_records`) modules. What
 //! differs between domains — who the customers are, any trait method with a behaviour of
 //! its own — stays written out beside it.
 
 /// See the module documentation.
 macro_rules! tau2_database {
-    (tables: [$($table:ident),+ $(,)?] $(, $option:ident)* $(,)?) => {
+    (tables: [$($table:ident),+ $(,)?] $(,)?) => {
         $crate::domain::kit::glue::database_tables!($($table: $table),+);
+        $crate::domain::kit::glue::database_hooks!();
+    };
+}
 
+/// The hook half of the `Database` glue, for every domain (inside its `impl Database` in
+/// its `mod.rs`): each hook delegates to the function of the same name and the one
+/// signature set — `ground::{propose_calls, observe}`, `policy::RULES` (checked by
+/// [`super::policy::check_rules`]), `hooks::{user_facts, describe_request, internal_ids,
+/// required_outputs, customer_records}`, each taking the database first where the trait
+/// method takes `&self`.
+macro_rules! database_hooks {
+    () => {
         fn propose_calls(
             &self,
             tool: &str,
@@ -42,7 +54,7 @@ macro_rules! tau2_database {
             output: &str,
             ctx: &mut $crate::domain::GroundingContext,
         ) {
-            self::ground::observe(tool, args, output, ctx)
+            self::ground::observe(self, tool, args, output, ctx)
         }
 
         fn check_policy(
@@ -74,19 +86,18 @@ macro_rules! tau2_database {
             self::hooks::customer_records(self, user_id)
         }
 
-        $($crate::domain::kit::glue::tau2_database!(@option $option);)*
-    };
-    (@option required_outputs) => {
         fn required_outputs(
             &self,
             tool: &str,
             args: &serde_json::Value,
             output: &str,
         ) -> Vec<String> {
-            self::hooks::required_outputs(tool, args, output)
+            self::hooks::required_outputs(self, tool, args, output)
         }
     };
 }
+
+pub(crate) use database_hooks;
 
 pub(crate) use tau2_database;
 

@@ -394,7 +394,13 @@ fn seat_change_proposals(
     }
 }
 
-pub fn observe(_tool: &str, _args: &Value, output: &str, ctx: &mut GroundingContext) {
+pub fn observe(
+    _db: &MovieDb,
+    _tool: &str,
+    _args: &Value,
+    output: &str,
+    ctx: &mut GroundingContext,
+) {
     if let Ok(value) = serde_json::from_str::<Value>(output) {
         ctx.learn_from_json(&value, &[]);
     }

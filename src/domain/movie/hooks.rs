@@ -290,7 +290,7 @@ pub fn customer_records(db: &MovieDb, email: &str) -> Vec<String> {
 /// do not name the field (`quality::answers` reads the rest): the grand total of a price
 /// preview ("what it would cost in total"), the status of a cancelled booking ("is it now
 /// cancelled?").
-pub fn required_outputs(tool: &str, _args: &Value, output: &str) -> Vec<String> {
+pub fn required_outputs(_db: &MovieDb, tool: &str, _args: &Value, output: &str) -> Vec<String> {
     let Ok(v) = serde_json::from_str::<Value>(output) else {
         return Vec::new();
     };

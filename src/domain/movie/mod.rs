@@ -40,7 +40,7 @@ pub struct Movie;
 crate::domain::kit::glue::tau2_domain!(Movie, "movie", MovieDb);
 
 impl crate::domain::Database for MovieDb {
-    crate::domain::kit::glue::tau2_database!(tables: [movies, theaters, bookings], required_outputs);
+    crate::domain::kit::glue::tau2_database!(tables: [movies, theaters, bookings]);
 
     /// No account to sign in to: a moviegoer names a booking by its id (policies/movie.md).
     fn identifies_customer(&self) -> bool {

@@ -271,7 +271,13 @@ fn swap_proposals(
     }
 }
 
-pub fn observe(tool: &str, _args: &Value, output: &str, ctx: &mut GroundingContext) {
+pub fn observe(
+    _db: &RestaurantDb,
+    tool: &str,
+    _args: &Value,
+    output: &str,
+    ctx: &mut GroundingContext,
+) {
     const REFS: [&str; 5] = [
         "ticket_ref",
         "dish_ref",

@@ -297,7 +297,7 @@ fn exchangeable(db: &RetailDb, order: &Order) -> bool {
     db.lifecycle.accepts_return_or_exchange(&order.status) && order.exchange_items.is_none()
 }
 
-pub fn observe(tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
+pub fn observe(_db: &RetailDb, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
     match tool {
         "find_user_id_by_email" | "find_user_id_by_name_zip" => {
             let id = output.trim();

@@ -386,7 +386,7 @@ pub fn internal_ids(tool: &str, args: &Value) -> Vec<String> {
         .collect()
 }
 
-pub fn required_outputs(tool: &str, output: &str) -> Vec<String> {
+pub fn required_outputs(_db: &RetailDb, tool: &str, _args: &Value, output: &str) -> Vec<String> {
     match tool {
         "get_order_details" => order_status_of(output)
             .map(|(status, tracking)| std::iter::once(status).chain(tracking).collect())

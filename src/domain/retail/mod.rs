@@ -30,9 +30,8 @@ mod tools;
 #[cfg(test)]
 mod tests;
 
-use crate::domain::{GroundingContext, StateHash, Tool, UserFact};
+use crate::domain::{StateHash, Tool};
 pub use db::RetailDb;
-use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -86,50 +85,5 @@ impl crate::domain::Database for RetailDb {
         self.users.keys().map(str::to_string).collect()
     }
 
-    fn propose_calls(
-        &self,
-        tool: &str,
-        ctx: &GroundingContext,
-        rng: &mut ChaCha8Rng,
-    ) -> Vec<Value> {
-        ground::propose_calls(self, tool, ctx, rng)
-    }
-
-    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
-        ground::observe(tool, args, output, ctx)
-    }
-
-    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), crate::domain::PolicyViolation> {
-        crate::domain::kit::policy::check_rules(policy::RULES, self, tool, args)
-    }
-
-    fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
-        hooks::user_facts(self, user_id)
-    }
-
-    fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String> {
-        hooks::describe_request(self, tool, args, output)
-    }
-
-    fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String> {
-        hooks::internal_ids(tool, args)
-    }
-
-    fn required_outputs(&self, tool: &str, _args: &Value, output: &str) -> Vec<String> {
-        hooks::required_outputs(tool, output)
-    }
-
-    fn customer_records(&self, user_id: &str) -> Vec<String> {
-        hooks::customer_records(self, user_id)
-    }
-
-    fn ruleset(&self) -> Option<&'static str> {
-        Some(self.lifecycle.name())
-    }
-
-    fn set_ruleset(&mut self, name: &str) -> Result<(), String> {
-        self.lifecycle =
-            db::Lifecycle::from_name(name).ok_or_else(|| format!("no ruleset '{name}'"))?;
-        Ok(())
-    }
+    crate::domain::kit::glue::database_hooks!();
 }

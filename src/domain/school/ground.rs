@@ -471,7 +471,7 @@ fn update_proposals(
     }
 }
 
-pub fn observe(tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
+pub fn observe(_db: &SchoolDb, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
     if let Some(term) = args.get("term").and_then(Value::as_str) {
         ctx.learn("term", term);
     }

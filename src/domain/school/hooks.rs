@@ -358,7 +358,7 @@ pub fn internal_ids(tool: &str, args: &Value) -> Vec<String> {
     out
 }
 
-pub fn required_outputs(tool: &str, _args: &Value, output: &str) -> Vec<String> {
+pub fn required_outputs(_db: &SchoolDb, tool: &str, _args: &Value, output: &str) -> Vec<String> {
     let Ok(v) = serde_json::from_str::<Value>(output) else {
         return Vec::new();
     };

@@ -44,7 +44,7 @@ pub struct School;
 crate::domain::kit::glue::tau2_domain!(School, "school", SchoolDb);
 
 impl crate::domain::Database for SchoolDb {
-    crate::domain::kit::glue::tau2_database!(tables: [courses, students, registrations], required_outputs);
+    crate::domain::kit::glue::tau2_database!(tables: [courses, students, registrations]);
 
     fn customers(&self) -> Vec<String> {
         self.students.keys().map(str::to_string).collect()

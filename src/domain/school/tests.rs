@@ -3,9 +3,9 @@
 //! import/export, the policy rules, grounding proposals, the refinement hooks and (opt-in)
 //! the reference's tools replayed on the reference's own database.
 
+use super::School;
 use super::db::{EnrollmentStatus, GradingOption, SchoolDb, StudyLevel};
 use super::generate::{self, EVAL_SCALE, TRAIN_SCALE, level_of_degree};
-use super::{School, hooks};
 use crate::domain::{Database, Domain, GroundingContext, Split, ToolKind};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -739,7 +739,7 @@ fn facts_requests_and_ids_speak_as_the_student() {
         .unwrap();
     assert!(text.contains("2025-02-03"), "{text}");
     assert_eq!(
-        hooks::required_outputs(
+        db.required_outputs(
             "get_course_meeting_status",
             &status,
             r#"{"status": "rescheduled"}"#

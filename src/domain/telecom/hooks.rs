@@ -108,7 +108,7 @@ fn devices_text(db: &TelecomDb, cid: &str, ids: &[&str]) -> Option<String> {
     Some(join_and(&ids.iter().map(name).collect::<Option<Vec<_>>>()?))
 }
 
-pub fn describe_request(db: &TelecomDb, tool: &str, args: &Value) -> Option<String> {
+pub fn describe_request(db: &TelecomDb, tool: &str, args: &Value, _output: &str) -> Option<String> {
     let mut vars: BTreeMap<&str, String> = BTreeMap::new();
     let cid = arg_str(args, "customer_id");
     let key = match tool {
@@ -192,7 +192,12 @@ pub fn describe_request(db: &TelecomDb, tool: &str, args: &Value) -> Option<Stri
     TEMPLATES.render(key, args, &vars)
 }
 
-pub fn required_outputs(tool: &str, output: &str) -> Vec<String> {
+/// Telecom declares no internal ids (see the module documentation).
+pub fn internal_ids(_tool: &str, _args: &Value) -> Vec<String> {
+    Vec::new()
+}
+
+pub fn required_outputs(_db: &TelecomDb, tool: &str, _args: &Value, output: &str) -> Vec<String> {
     if tool == "get_senior_discount" {
         return vec![output.to_string()];
     }

@@ -26,10 +26,7 @@ pub mod tools;
 #[cfg(test)]
 mod tests;
 
-use crate::domain::{GroundingContext, PolicyViolation, UserFact};
 pub use db::TelecomDb;
-use rand_chacha::ChaCha8Rng;
-use serde_json::Value;
 
 /// The domain's "now": payments are dated today, and the generator places last payments
 /// in the month before and next bills in the month after.
@@ -52,36 +49,5 @@ impl crate::domain::Database for TelecomDb {
         self.customers.keys().map(str::to_string).collect()
     }
 
-    fn propose_calls(
-        &self,
-        tool: &str,
-        ctx: &GroundingContext,
-        rng: &mut ChaCha8Rng,
-    ) -> Vec<Value> {
-        ground::propose_calls(self, tool, ctx, rng)
-    }
-
-    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
-        ground::observe(self, tool, args, output, ctx)
-    }
-
-    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation> {
-        policy::check_policy(self, tool, args)
-    }
-
-    fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
-        hooks::user_facts(self, user_id)
-    }
-
-    fn describe_request(&self, tool: &str, args: &Value, _output: &str) -> Option<String> {
-        hooks::describe_request(self, tool, args)
-    }
-
-    fn required_outputs(&self, tool: &str, _args: &Value, output: &str) -> Vec<String> {
-        hooks::required_outputs(tool, output)
-    }
-
-    fn customer_records(&self, user_id: &str) -> Vec<String> {
-        hooks::customer_records(self, user_id)
-    }
+    crate::domain::kit::glue::database_hooks!();
 }

@@ -9,7 +9,6 @@ use super::db::{
     is_open, own_tickets, today,
 };
 use super::tools::PRIORITIES;
-use crate::domain::PolicyViolation;
 use crate::domain::kit::calc;
 use crate::domain::kit::policy::{self, Rule};
 use crate::domain::kit::text::{arg_list, arg_str, dollars};
@@ -135,7 +134,7 @@ fn payment_dated_today(_: &TelecomDb, a: &Value) -> Result<(), String> {
 }
 
 /// The named, machine-checkable rules of `policies/telecom.md`.
-static RULES: [Rule<TelecomDb>; 10] = crate::policy_rules![
+pub static RULES: [Rule<TelecomDb>; 10] = crate::policy_rules![
     "manage_service" => one_plan_per_category,
     "manage_service" => devices_fit_the_plan,
     "create_support_ticket" => one_open_ticket_per_issue,
@@ -147,7 +146,3 @@ static RULES: [Rule<TelecomDb>; 10] = crate::policy_rules![
     "record_payment" => payment_method_accepted,
     "record_payment" => payment_dated_today,
 ];
-
-pub fn check_policy(db: &TelecomDb, tool: &str, args: &Value) -> Result<(), PolicyViolation> {
-    policy::check_rules(&RULES, db, tool, args)
-}

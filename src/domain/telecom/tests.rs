@@ -752,13 +752,13 @@ fn facts_requests_and_outputs_speak_as_the_customer() {
             .is_none()
     );
     assert_eq!(
-        hooks::required_outputs("get_senior_discount", "40.00"),
+        db.required_outputs("get_senior_discount", &json!({}), "40.00"),
         ["40.00"]
     );
     let mut fork = db.clone();
     let (out, _) = call(&mut fork, "get_billing_details", json!({"customer_id": BO}));
     assert_eq!(
-        hooks::required_outputs("get_billing_details", &out),
+        db.required_outputs("get_billing_details", &json!({}), &out),
         ["25.5"]
     );
     let (out, _) = call(
@@ -767,7 +767,7 @@ fn facts_requests_and_outputs_speak_as_the_customer() {
         json!({"device_name": "Zed Phone", "issue": "no_service"}),
     );
     assert_eq!(
-        hooks::required_outputs("troubleshoot_device", &out),
+        db.required_outputs("troubleshoot_device", &json!({}), &out),
         ["Restart device"]
     );
     let records = db.customer_records(ANA).join("\n");

@@ -32,8 +32,7 @@ mod tests;
 pub use db::TelehealthDb;
 
 use super::kit::clock::SimClock;
-use super::{Database, GroundingContext, PolicyViolation, StateHash, Tool, UserFact};
-use rand_chacha::ChaCha8Rng;
+use super::{Database, StateHash, Tool};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -67,40 +66,5 @@ impl Database for TelehealthDb {
         self.patients.keys().map(str::to_string).collect()
     }
 
-    fn propose_calls(
-        &self,
-        tool: &str,
-        ctx: &GroundingContext,
-        rng: &mut ChaCha8Rng,
-    ) -> Vec<Value> {
-        ground::propose_calls(self, tool, ctx, rng)
-    }
-
-    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
-        ground::observe(self, tool, args, output, ctx)
-    }
-
-    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation> {
-        super::kit::policy::check_rules(policy::RULES, self, tool, args)
-    }
-
-    fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
-        hooks::user_facts(self, user_id)
-    }
-
-    fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String> {
-        hooks::describe_request(self, tool, args, output)
-    }
-
-    fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String> {
-        hooks::internal_ids(tool, args)
-    }
-
-    fn required_outputs(&self, tool: &str, args: &Value, output: &str) -> Vec<String> {
-        hooks::required_outputs(self, tool, args, output)
-    }
-
-    fn customer_records(&self, user_id: &str) -> Vec<String> {
-        hooks::customer_records(self, user_id)
-    }
+    crate::domain::kit::glue::database_hooks!();
 }

@@ -440,7 +440,7 @@ fn traveler_proposals(db: &TravelDb, b: &Booking, out: &mut Vec<Value>) {
     }
 }
 
-pub fn observe(tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
+pub fn observe(_db: &TravelDb, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
     for key in ["departure_date", "new_departure_date"] {
         if let Some(d) = args.get(key).and_then(Value::as_str) {
             ctx.learn("departure_date", d);

@@ -42,7 +42,7 @@ pub struct Travel;
 crate::domain::kit::glue::tau2_domain!(Travel, "travel", TravelDb);
 
 impl crate::domain::Database for TravelDb {
-    crate::domain::kit::glue::tau2_database!(tables: [packages, travelers, agents], required_outputs);
+    crate::domain::kit::glue::tau2_database!(tables: [packages, travelers, agents]);
 
     fn customers(&self) -> Vec<String> {
         self.travelers.keys().map(str::to_string).collect()
