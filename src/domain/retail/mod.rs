@@ -86,4 +86,14 @@ impl crate::domain::Database for RetailDb {
     }
 
     crate::domain::kit::glue::database_hooks!();
+
+    fn ruleset(&self) -> Option<&'static str> {
+        Some(self.lifecycle.name())
+    }
+
+    fn set_ruleset(&mut self, name: &str) -> Result<(), String> {
+        self.lifecycle =
+            db::Lifecycle::from_name(name).ok_or_else(|| format!("no ruleset '{name}'"))?;
+        Ok(())
+    }
 }
