@@ -5,16 +5,16 @@
 //!
 //! Shapes and proportions follow the reference data (tau-emotion-bench's telecom); every
 //! value is our own, and the catalogues, plan weights and vocabulary live in
-//! `catalogue.toml` beside this file. Customers: one account in six is a business (fleet mobile plan, fast
-//! fiber, often a business phone system); everyone holds a mobile and an internet plan,
-//! at most one plan per category, two to four in all; phones per mobile plan follow its
-//! lines, one router per internet plan, TV boxes and sets for TV, an alarm hub for
-//! security; a few devices sit on no plan (spares) and a few plans have no device.
-//! Billing: one charge line per plan at its catalogue price, equipment rental, a discount
-//! line for the senior plan, taxes and fees, and for about one account in nine a missed
-//! payment: a late fee and an open balance. Tickets: about a third of the customers have
-//! one to three (most customers who owe money among them), seeded without a category (as
-//! in the reference), mostly closed.
+//! `vocabulary.toml` beside this file. Customers: one account in six is a business (fleet
+//! mobile plan, fast fiber, often a business phone system); everyone holds a mobile and an
+//! internet plan, at most one plan per category, two to four in all; phones per mobile plan
+//! follow its lines, one router per internet plan, TV boxes and sets for TV, an alarm hub for
+//! security; a few devices sit on no plan (spares) and a few plans have no device. Billing: one
+//! charge line per plan at its catalogue price, equipment rental, a discount line for the
+//! senior plan, taxes and fees, and for about one account in nine a missed payment: a late fee
+//! and an open balance. Tickets: about a third of the customers have one to three (most
+//! customers who owe money among them), seeded without a category (as in the reference),
+//! mostly closed.
 //!
 //! Architecture invariant: pure — same seed, same database; no clock read, no I/O.
 
@@ -39,7 +39,7 @@ use std::sync::LazyLock;
 pub const CUSTOMERS: usize = 500;
 pub const TICKETS: usize = 240;
 
-/// `catalogue.toml`: the catalogues, who holds what, and the vocabulary.
+/// `vocabulary.toml`: the catalogues, who holds what, and the vocabulary.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Catalogue {
@@ -95,7 +95,7 @@ pub struct Model {
 /// catalogue generates no plans), so it never panics at run time.
 pub fn catalogue() -> &'static Catalogue {
     static CATALOGUE: LazyLock<Catalogue> =
-        LazyLock::new(|| toml::from_str(include_str!("catalogue.toml")).unwrap_or_default());
+        LazyLock::new(|| toml::from_str(include_str!("vocabulary.toml")).unwrap_or_default());
     &CATALOGUE
 }
 
