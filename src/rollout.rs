@@ -285,7 +285,7 @@ pub const DATABASE_INPUT: &str = "database";
 /// response cache. The scores.
 pub fn run_task_file(paths: &Paths, run: TaskFileRun<'_>) -> Result<EvalReport, RolloutError> {
     let cfg = run.config;
-    let failed = |e: String| RolloutError::Failed(e);
+    let failed = RolloutError::Failed;
     let _locks = lock_run_dir(paths, run.out, &cfg.roles)?;
     crate::llm::preflight::preflight_roles(&cfg.roles).map_err(failed)?;
     let name = run.domain.name();
@@ -446,7 +446,7 @@ pub struct Analysed {
 /// `analysis.parquet` there. Takes the directory's output lock, and the output root's when
 /// an endpoint judge uses its response cache.
 pub fn analyze_run_dir(paths: &Paths, a: RunDirAnalysis<'_>) -> Result<Analysed, RolloutError> {
-    let failed = |e: String| RolloutError::Failed(e);
+    let failed = RolloutError::Failed;
     let rollouts_path = a.dir.join("rollouts.parquet");
     let tasks_path = a.dir.join("tasks.parquet");
     if !rollouts_path.is_file() {

@@ -191,6 +191,8 @@ fn load_env(
     seed: Option<u64>,
     ruleset: Option<&str>,
 ) -> Result<Box<dyn Environment>, CliError> {
+    // The seed draws the generated database only (an imported one ignores it), so it is
+    // resolved only then: `--seed` or stages/pipeline.toml.
     let seed = match db {
         Some(_) => 0,
         None => resolve_seed(paths, seed)?,
