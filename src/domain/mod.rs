@@ -6,9 +6,13 @@
 //! that description feeds both the OpenAI `tools` list and argument validation.
 //!
 //! Layers:
-//! - [`Database`]: implemented by each domain's typed state; static dispatch for tool code.
+//! - [`Database`]: implemented by each domain's typed state (its tools and tables); static
+//!   dispatch for tool code.
+//! - [`Hooks`]: the domain's behaviour (customers, grounding proposals, policy checks, what a
+//!   customer knows and asks for), one list, a supertrait of both `Database` and
+//!   `Environment`.
 //! - [`Environment`]: the object-safe view the pipeline uses (blanket impl for every
-//!   `Database`): fork, invoke a tool by name, state hash, export, grounding proposals.
+//!   `Database`): fork, invoke a tool by name, state hash, export.
 //! - [`Domain`]: the registry entry: name, tool specs, generator, tau-bench import.
 //!
 //! Architecture invariant: domains know nothing about stages, artifacts, LLMs or the CLI;
@@ -348,8 +352,10 @@ pub struct UserFact {
     pub ids: Vec<String>,
 }
 
-/// A domain's typed database. Tool code is statically dispatched over it.
-pub trait Database: Clone + Send + Sync + 'static {
+/// A domain's typed database: its tools and its tables (the storage half, which the glue
+/// macros write). Tool code is statically dispatched over it; the domain's behaviour is its
+/// [`Hooks`].
+pub trait Database: Hooks + Clone + 'static {
     /// The domain's tools, in a fixed order.
     fn tools() -> &'static [Tool<Self>];
 
@@ -361,7 +367,14 @@ pub trait Database: Clone + Send + Sync + 'static {
 
     /// The tau-bench JSON files of this state: file stem ("users") -> JSON object.
     fn to_tau_bench(&self) -> BTreeMap<String, Value>;
+}
 
+/// What a domain knows about its customers, its requests and its rules: the one list of
+/// hooks the pipeline calls, on a typed database and through [`Environment`] alike (it is a
+/// supertrait of both, so there is nothing to forward). The first nine have no default, so a
+/// domain that drops one does not compile: `customers` is written by hand, the other eight by
+/// [`kit::glue::database_hooks!`]; the last four default to the common case.
+pub trait Hooks: Send + Sync {
     /// Customer ids in a stable order (the people a task can be about).
     fn customers(&self) -> Vec<String>;
 
@@ -372,49 +385,33 @@ pub trait Database: Clone + Send + Sync + 'static {
     -> Vec<Value>;
 
     /// Update the context after a successful call (ids the output revealed).
-    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
-        let _ = (tool, args);
-        if let Ok(v) = serde_json::from_str::<Value>(output) {
-            ctx.learn_from_json(&v, &[]);
-        }
-    }
+    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext);
 
     /// Machine-checkable policy rules for a call about to be made on this state:
     /// `Err(reason)` when the policy forbids it even though the tool itself would accept it.
-    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation> {
-        let _ = (tool, args);
-        Ok(())
-    }
+    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation>;
 
     /// What this customer knows about themself: identity for authentication first, then
     /// name, payment methods described the way a customer knows them, entities they own.
-    fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
-        let _ = user_id;
-        Vec::new()
-    }
+    fn user_facts(&self, user_id: &str) -> Vec<UserFact>;
 
     /// A second-person sentence stating what the customer wants from this (successful)
     /// call, using only customer-knowable facts (e.g. "You want to cancel reservation
     /// MB4K9Z."). `None` for calls the agent makes on its own (lookups the customer did not
     /// ask for). `output` is the call's output on the state it ran on.
-    fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String> {
-        let _ = (tool, args, output);
-        None
-    }
+    fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String>;
 
     /// Internal identifiers among a call's argument values that a customer could not know
     /// (payment ids, item ids, ...): they must never appear in an instruction.
-    fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String> {
-        let _ = (tool, args);
-        Vec::new()
-    }
+    fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String>;
 
     /// Values the agent must tell the customer after this call, when the customer asked
     /// for the information (tau-bench task `outputs`).
-    fn required_outputs(&self, tool: &str, args: &Value, output: &str) -> Vec<String> {
-        let _ = (tool, args, output);
-        Vec::new()
-    }
+    fn required_outputs(&self, tool: &str, args: &Value, output: &str) -> Vec<String>;
+
+    /// The outputs read tools give about this customer once identified (their profile and
+    /// each order / reservation they own): what an agent can look up, for sufficiency checks.
+    fn customer_records(&self, user_id: &str) -> Vec<String>;
 
     /// Argument and output fields whose values a customer never sees (an agent id, a
     /// package id): an instruction that names one is rejected (`quality::knowable`).
@@ -426,13 +423,6 @@ pub trait Database: Clone + Send + Sync + 'static {
     /// anything (a clean SFT row must then show that lookup first). Movie has no accounts.
     fn identifies_customer(&self) -> bool {
         true
-    }
-
-    /// The outputs read tools give about this customer once identified (their profile and
-    /// each order / reservation they own): what an agent can look up, for sufficiency checks.
-    fn customer_records(&self, user_id: &str) -> Vec<String> {
-        let _ = user_id;
-        Vec::new()
     }
 
     /// The active ruleset's name; `None` for domains with a single set of rules.
@@ -448,8 +438,9 @@ pub trait Database: Clone + Send + Sync + 'static {
     }
 }
 
-/// The object-safe environment the pipeline drives.
-pub trait Environment: Send + Sync {
+/// The object-safe environment the pipeline drives: a forkable database whose tools run by
+/// name, with the domain's [`Hooks`].
+pub trait Environment: Hooks {
     fn fork(&self) -> Box<dyn Environment>;
     fn tool_specs(&self) -> Vec<&'static ToolSpec>;
     /// Validate and run one call. Unknown tool, bad arguments and rule violations come back
@@ -458,20 +449,6 @@ pub trait Environment: Send + Sync {
     fn state_hash(&self) -> StateHash;
     fn tables(&self) -> Vec<(&'static str, Vec<(String, Value)>)>;
     fn to_tau_bench(&self) -> BTreeMap<String, Value>;
-    fn customers(&self) -> Vec<String>;
-    fn propose_calls(&self, tool: &str, ctx: &GroundingContext, rng: &mut ChaCha8Rng)
-    -> Vec<Value>;
-    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext);
-    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation>;
-    fn user_facts(&self, user_id: &str) -> Vec<UserFact>;
-    fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String>;
-    fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String>;
-    fn required_outputs(&self, tool: &str, args: &Value, output: &str) -> Vec<String>;
-    fn internal_id_fields(&self) -> &'static [&'static str];
-    fn identifies_customer(&self) -> bool;
-    fn customer_records(&self, user_id: &str) -> Vec<String>;
-    fn ruleset(&self) -> Option<&'static str>;
-    fn set_ruleset(&mut self, name: &str) -> Result<(), String>;
 }
 
 impl<D: Database> Environment for D {
@@ -515,50 +492,6 @@ impl<D: Database> Environment for D {
     }
     fn to_tau_bench(&self) -> BTreeMap<String, Value> {
         Database::to_tau_bench(self)
-    }
-    fn customers(&self) -> Vec<String> {
-        Database::customers(self)
-    }
-    fn propose_calls(
-        &self,
-        tool: &str,
-        ctx: &GroundingContext,
-        rng: &mut ChaCha8Rng,
-    ) -> Vec<Value> {
-        Database::propose_calls(self, tool, ctx, rng)
-    }
-    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
-        Database::observe(self, tool, args, output, ctx)
-    }
-    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation> {
-        Database::check_policy(self, tool, args)
-    }
-    fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
-        Database::user_facts(self, user_id)
-    }
-    fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String> {
-        Database::describe_request(self, tool, args, output)
-    }
-    fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String> {
-        Database::internal_ids(self, tool, args)
-    }
-    fn required_outputs(&self, tool: &str, args: &Value, output: &str) -> Vec<String> {
-        Database::required_outputs(self, tool, args, output)
-    }
-    fn internal_id_fields(&self) -> &'static [&'static str] {
-        Database::internal_id_fields(self)
-    }
-    fn identifies_customer(&self) -> bool {
-        Database::identifies_customer(self)
-    }
-    fn customer_records(&self, user_id: &str) -> Vec<String> {
-        Database::customer_records(self, user_id)
-    }
-    fn ruleset(&self) -> Option<&'static str> {
-        Database::ruleset(self)
-    }
-    fn set_ruleset(&mut self, name: &str) -> Result<(), String> {
-        Database::set_ruleset(self, name)
     }
 }
 

@@ -5,7 +5,7 @@
 //! (microphone: mono, resolution: 1080p)") where a customer would name it in words.
 //!
 //! Which id fields a customer cannot know is the domain's declaration
-//! (`Environment::internal_id_fields`), not a list kept here.
+//! (`Hooks::internal_id_fields`), not a list kept here.
 //!
 //! Architecture invariant: knows tasks through `TaskRecord`, domains through
 //! `Environment`; reuses the coherence module's replay of the reference steps.

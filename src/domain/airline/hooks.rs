@@ -187,7 +187,7 @@ pub fn user_facts(db: &AirlineDb, user_id: &str) -> Vec<UserFact> {
     out
 }
 
-/// The customer's request behind a call (see [`crate::domain::Database::describe_request`]);
+/// The customer's request behind a call (see [`crate::domain::Hooks::describe_request`]);
 /// `db` is the state before the call. Agent-side lookups and helpers (get_user_details,
 /// list_all_airports, think, calculate, transfer_to_human_agents) have no sentence.
 pub fn describe_request(db: &AirlineDb, tool: &str, args: &Value, output: &str) -> Option<String> {

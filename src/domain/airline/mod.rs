@@ -30,7 +30,7 @@ mod tests;
 
 pub use db::AirlineDb;
 
-use super::{Database, StateHash, Tool};
+use super::{Database, Hooks, StateHash, Tool};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -61,10 +61,12 @@ impl Database for AirlineDb {
     fn to_tau_bench(&self) -> BTreeMap<String, Value> {
         tau_bench::export(self)
     }
+}
+
+impl Hooks for AirlineDb {
+    crate::domain::kit::glue::database_hooks!();
 
     fn customers(&self) -> Vec<String> {
         self.users.keys().map(str::to_string).collect()
     }
-
-    crate::domain::kit::glue::database_hooks!();
 }

@@ -4,6 +4,7 @@
 
 use super::db::{AirlineDb, CLOCK, Money};
 use super::{Airline, generate, ground, tau_bench};
+use crate::domain::Hooks;
 use crate::domain::kit::clock::parse_datetime;
 use crate::domain::kit::text::arg_str;
 use crate::domain::{Database, Domain, Environment, GroundingContext, Split, ToolKind, ToolOutput};
@@ -626,7 +627,7 @@ fn fixture_tasks_replay_without_errors() {
 }
 
 fn check_policy(db: &AirlineDb, tool: &str, args: &Value) -> Result<(), String> {
-    Database::check_policy(db, tool, args).map_err(|v| v.to_string())
+    Hooks::check_policy(db, tool, args).map_err(|v| v.to_string())
 }
 
 // ---------------------------------------------------------------- generator
@@ -963,7 +964,7 @@ fn observe_learns_reservations_and_proposals_use_them() {
     let out = db
         .clone()
         .invoke("get_user_details", &json!({"user_id": user}));
-    Database::observe(
+    Hooks::observe(
         db,
         "get_user_details",
         &json!({"user_id": user}),
@@ -974,7 +975,7 @@ fn observe_learns_reservations_and_proposals_use_them() {
     assert_eq!(ctx.values("reservation_id"), own.as_slice());
     assert!(!ctx.values("payment_id").is_empty());
     let mut rng = ChaCha8Rng::seed_from_u64(1);
-    let props = Database::propose_calls(db, "get_reservation_details", &ctx, &mut rng);
+    let props = Hooks::propose_calls(db, "get_reservation_details", &ctx, &mut rng);
     assert_eq!(props[0], json!({"reservation_id": own[0]}));
 
     // A search reveals flights; the booking proposal books one of them.
@@ -982,7 +983,7 @@ fn observe_learns_reservations_and_proposals_use_them() {
     let args = search.first().expect("a search proposal").clone();
     let out = db.clone().invoke("search_direct_flight", &args);
     let mut ctx2 = GroundingContext::for_user(&user);
-    Database::observe(db, "search_direct_flight", &args, &out.text, &mut ctx2);
+    Hooks::observe(db, "search_direct_flight", &args, &out.text, &mut ctx2);
     let found = ctx2.values("flight_number").to_vec();
     assert!(!found.is_empty());
     let books = ground::propose_calls(db, "book_reservation", &ctx2, &mut rng);
@@ -1000,7 +1001,7 @@ fn observe_learns_reservations_and_proposals_use_them() {
 #[test]
 fn proposals_are_deterministic_for_the_rng_state() {
     let db = &*GENERATED;
-    let ctx = GroundingContext::for_user(&Database::customers(db)[3]);
+    let ctx = GroundingContext::for_user(&Hooks::customers(db)[3]);
     for tool in [
         "book_reservation",
         "search_onestop_flight",
@@ -1016,13 +1017,13 @@ fn proposals_are_deterministic_for_the_rng_state() {
 #[test]
 fn every_tool_has_a_succeeding_proposal_for_most_customers() {
     let db = &*GENERATED;
-    let customers: Vec<String> = Database::customers(db).into_iter().take(20).collect();
+    let customers: Vec<String> = Hooks::customers(db).into_iter().take(20).collect();
     let mut rng = ChaCha8Rng::seed_from_u64(42);
     for spec in Airline.tool_specs() {
         let mut served = 0;
         for c in &customers {
             let ctx = GroundingContext::for_user(c);
-            let props = Database::propose_calls(db, spec.name, &ctx, &mut rng);
+            let props = Hooks::propose_calls(db, spec.name, &ctx, &mut rng);
             let good = props.iter().any(|p| {
                 let out = db.fork().invoke(spec.name, p);
                 !out.is_error && check_policy(db, spec.name, p).is_ok()
@@ -1075,7 +1076,7 @@ fn user_facts_start_with_identity_and_describe_payments_by_what_customers_know()
         })
         .map(|(id, u)| (id.to_string(), u.clone()))
         .expect("a customer with a card and a gift card");
-    let facts = Database::user_facts(db, &user_id);
+    let facts = Hooks::user_facts(db, &user_id);
     assert_eq!(facts[0].kind, "identity");
     assert_eq!(facts[0].values, vec![user_id.clone()]);
     assert_eq!(facts[0].text, format!("Your user id is {user_id}."));
@@ -1112,7 +1113,7 @@ fn user_facts_start_with_identity_and_describe_payments_by_what_customers_know()
         assert_eq!(entity.values, user.reservations);
         assert!(entity.ids.is_empty());
     }
-    assert!(Database::user_facts(db, "nobody_0000").is_empty());
+    assert!(Hooks::user_facts(db, "nobody_0000").is_empty());
 }
 
 /// For each write tool: a proposed call for some customer, its output, and the state before.
@@ -1128,7 +1129,7 @@ fn write_examples() -> Vec<(String, Value, String, AirlineDb)> {
     ] {
         let mut rng = ChaCha8Rng::seed_from_u64(5);
         let mut found = 0;
-        for c in Database::customers(db).iter().take(60) {
+        for c in Hooks::customers(db).iter().take(60) {
             let ctx = GroundingContext::for_user(c);
             let Some(args) = ground::propose_calls(db, tool, &ctx, &mut rng)
                 .into_iter()
@@ -1152,21 +1153,21 @@ fn write_examples() -> Vec<(String, Value, String, AirlineDb)> {
 #[test]
 fn describe_request_states_every_value_a_write_needs_and_no_internal_id() {
     for (tool, args, output, db) in write_examples() {
-        let text = Database::describe_request(&db, &tool, &args, &output)
+        let text = Hooks::describe_request(&db, &tool, &args, &output)
             .unwrap_or_else(|| panic!("{tool}: no request sentence"));
         let t = norm(&text);
         assert!(
             t.starts_with("you ") || t.contains(" you "),
             "{tool}: {text}"
         );
-        let internal = Database::internal_ids(&db, &tool, &args);
+        let internal = Hooks::internal_ids(&db, &tool, &args);
         for id in &internal {
             assert!(!text.contains(id.as_str()), "{tool} leaks {id}: {text}");
         }
         // Every string argument is in the sentence, except the user id (authentication),
         // internal ids (resolved through the stated payment fact) and values the customer's
         // own records already hold (kept flights, unchanged passengers).
-        let records = Database::customer_records(
+        let records = Hooks::customer_records(
             &db,
             db.reservations
                 .get(args["reservation_id"].as_str().unwrap_or(""))
@@ -1196,7 +1197,7 @@ fn describe_request_states_every_value_a_write_needs_and_no_internal_id() {
                 .user_id
                 .clone(),
         };
-        let facts = Database::user_facts(&db, &owner);
+        let facts = Hooks::user_facts(&db, &owner);
         for id in &internal {
             let fact = facts.iter().find(|f| f.ids.contains(id)).unwrap();
             assert!(
@@ -1227,17 +1228,17 @@ fn describe_request_states_every_value_a_write_needs_and_no_internal_id() {
 #[test]
 fn describe_request_leaves_agent_lookups_unasked() {
     let db = &*GENERATED;
-    let user = Database::customers(db)[0].clone();
+    let user = Hooks::customers(db)[0].clone();
     let args = json!({"user_id": user});
     let out = db.clone().invoke("get_user_details", &args);
     assert_eq!(
-        Database::describe_request(db, "get_user_details", &args, &out.text),
+        Hooks::describe_request(db, "get_user_details", &args, &out.text),
         None
     );
     let rid = db.users.get(&user).unwrap().reservations[0].clone();
     let args = json!({"reservation_id": rid});
     let out = db.clone().invoke("get_reservation_details", &args);
-    let text = Database::describe_request(db, "get_reservation_details", &args, &out.text)
+    let text = Hooks::describe_request(db, "get_reservation_details", &args, &out.text)
         .expect("a customer asks about their reservation");
     assert!(text.contains(&rid), "{text}");
 }
@@ -1245,7 +1246,7 @@ fn describe_request_leaves_agent_lookups_unasked() {
 #[test]
 fn internal_ids_are_the_payment_ids_of_payment_bearing_calls() {
     for (tool, args, _, db) in write_examples() {
-        let ids = Database::internal_ids(&db, &tool, &args);
+        let ids = Hooks::internal_ids(&db, &tool, &args);
         let expected: Vec<String> = match tool.as_str() {
             "book_reservation" => args["payment_methods"]
                 .as_array()
@@ -1262,7 +1263,7 @@ fn internal_ids_are_the_payment_ids_of_payment_bearing_calls() {
     }
     let db = &*GENERATED;
     assert!(
-        Database::internal_ids(
+        Hooks::internal_ids(
             db,
             "get_reservation_details",
             &json!({"reservation_id": "ABC123"})
@@ -1282,7 +1283,7 @@ fn required_outputs_of_reads_are_literal_values_of_the_output() {
         .unwrap();
     let args = json!({"reservation_id": r.reservation_id});
     let out = db.clone().invoke("get_reservation_details", &args).text;
-    let req = Database::required_outputs(db, "get_reservation_details", &args, &out);
+    let req = Hooks::required_outputs(db, "get_reservation_details", &args, &out);
     let numbers: Vec<String> = r.flights.iter().map(|s| s.flight_number.clone()).collect();
     assert!(!req.is_empty());
     for v in &req {
@@ -1298,35 +1299,35 @@ fn required_outputs_of_reads_are_literal_values_of_the_output() {
         let args = json!({"reservation_id": c.reservation_id});
         let out = db.clone().invoke("get_reservation_details", &args).text;
         assert_eq!(
-            Database::required_outputs(db, "get_reservation_details", &args, &out),
+            Hooks::required_outputs(db, "get_reservation_details", &args, &out),
             vec!["cancelled".to_string()]
         );
     }
     // A search: flight numbers (and the cheapest fare for long lists) found in the output.
-    let ctx = GroundingContext::for_user(&Database::customers(db)[0]);
+    let ctx = GroundingContext::for_user(&Hooks::customers(db)[0]);
     let mut rng = ChaCha8Rng::seed_from_u64(3);
     for tool in ["search_direct_flight", "search_onestop_flight"] {
         let args = ground::propose_calls(db, tool, &ctx, &mut rng)[0].clone();
         let out = db.clone().invoke(tool, &args).text;
-        let req = Database::required_outputs(db, tool, &args, &out);
+        let req = Hooks::required_outputs(db, tool, &args, &out);
         assert!(!req.is_empty(), "{tool}");
         for v in &req {
             assert!(out.contains(v.as_str()), "{tool}: {v} not in output");
         }
-        let text = Database::describe_request(db, tool, &args, &out).unwrap();
+        let text = Hooks::describe_request(db, tool, &args, &out).unwrap();
         for key in ["origin", "destination", "date"] {
             assert!(text.contains(args[key].as_str().unwrap()), "{text}");
         }
     }
     // Writes carry no required outputs.
-    assert!(Database::required_outputs(db, "cancel_reservation", &args, "{}").is_empty());
+    assert!(Hooks::required_outputs(db, "cancel_reservation", &args, "{}").is_empty());
 }
 
 #[test]
 fn customer_records_are_the_profile_and_every_reservation() {
     let db = &*GENERATED;
-    let user = Database::customers(db)[1].clone();
-    let records = Database::customer_records(db, &user);
+    let user = Hooks::customers(db)[1].clone();
+    let records = Hooks::customer_records(db, &user);
     let u = db.users.get(&user).unwrap();
     assert_eq!(records.len(), 1 + u.reservations.len());
     assert_eq!(
@@ -1345,7 +1346,7 @@ fn a_later_write_prefers_a_reservation_not_yet_changed() {
     let db = &*GENERATED;
     let mut rng = ChaCha8Rng::seed_from_u64(11);
     let mut checked = 0;
-    for c in Database::customers(db).iter().take(80) {
+    for c in Hooks::customers(db).iter().take(80) {
         let ctx = GroundingContext::for_user(c);
         let Some(first) =
             ground::propose_calls(db, "update_reservation_passengers", &ctx, &mut rng)
@@ -1357,7 +1358,7 @@ fn a_later_write_prefers_a_reservation_not_yet_changed() {
         let mut state = db.clone();
         let out = state.invoke("update_reservation_passengers", &first);
         let mut ctx2 = ctx.clone();
-        Database::observe(
+        Hooks::observe(
             &state,
             "update_reservation_passengers",
             &first,

@@ -42,6 +42,10 @@ crate::domain::kit::glue::tau2_domain!(Bank, "bank", BankDb);
 
 impl crate::domain::Database for BankDb {
     crate::domain::kit::glue::tau2_database!(tables: [clients, transactions, loans, beneficiaries]);
+}
+
+impl crate::domain::Hooks for BankDb {
+    crate::domain::kit::glue::database_hooks!();
 
     /// Clients with at least one account (every request is about one of their entities).
     fn customers(&self) -> Vec<String> {

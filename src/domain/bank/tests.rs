@@ -7,6 +7,7 @@
 use super::db::{BankDb, BeneficiaryName};
 use super::generate::{EVAL_SCALE, TRAIN_SCALE, generate};
 use super::tools::CLOCK;
+use crate::domain::Hooks;
 use crate::domain::{Database, Environment, GroundingContext, Split, ToolKind};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -462,7 +463,7 @@ fn cards_and_accounts_change_only_in_manageable_states() {
     }
     // Policy: freezing a blocked card changes nothing, so it is refused.
     assert_eq!(
-        Environment::check_policy(
+        Hooks::check_policy(
             &db,
             "freeze_card",
             &json!({"card_id": active, "reason": "x"})
@@ -500,14 +501,14 @@ fn policy_rules_name_what_the_tools_let_through() {
     let same =
         json!({"client_id": client, "from_account_id": from, "to_account_id": from, "amount": 5});
     assert_eq!(
-        Environment::check_policy(&db, "initiate_internal_transfer", &same)
+        Hooks::check_policy(&db, "initiate_internal_transfer", &same)
             .unwrap_err()
             .rule,
         "two_different_accounts"
     );
     let odd = json!({"client_id": client, "from_account_id": from, "to_account_id": "x", "amount": 5.001});
     assert_eq!(
-        Environment::check_policy(&db, "initiate_internal_transfer", &odd)
+        Hooks::check_policy(&db, "initiate_internal_transfer", &odd)
             .unwrap_err()
             .rule,
         "amount_in_cents"
@@ -521,13 +522,13 @@ fn policy_rules_name_what_the_tools_let_through() {
     let add =
         json!({"client_id": client, "beneficiary_id": "WRONG", "beneficiary_type": "individual"});
     assert_eq!(
-        Environment::check_policy(&db, "add_beneficiary", &add)
+        Hooks::check_policy(&db, "add_beneficiary", &add)
             .unwrap_err()
             .rule,
         "beneficiary_id_as_prescribed"
     );
     // The next payee ids are resolvable from the client's identity.
-    let facts = Environment::user_facts(&db, &client);
+    let facts = Hooks::user_facts(&db, &client);
     assert_eq!(facts[0].kind, "identity");
     assert!(facts[0].ids.contains(&want));
 }
@@ -537,12 +538,12 @@ fn loan_payment_proposals_pay_exactly_the_installment_due() {
     let db = eval();
     let mut rng = ChaCha8Rng::seed_from_u64(SEED);
     let mut seen = 0;
-    for user in Environment::customers(&db).iter().take(60) {
+    for user in Hooks::customers(&db).iter().take(60) {
         let ctx = GroundingContext::for_user(user);
-        for args in Environment::propose_calls(&db, "make_loan_payment", &ctx, &mut rng) {
+        for args in Hooks::propose_calls(&db, "make_loan_payment", &ctx, &mut rng) {
             let loan = db.loans.get(args["loan_id"].as_str().unwrap()).unwrap();
             assert_eq!(args["amount"].as_f64(), loan.next_due().map(|d| d.amount));
-            assert!(Environment::check_policy(&db, "make_loan_payment", &args).is_ok());
+            assert!(Hooks::check_policy(&db, "make_loan_payment", &args).is_ok());
             let mut fork = db.clone();
             let (ok, out) = call(&mut fork, "make_loan_payment", args.clone());
             assert!(ok, "{out}");

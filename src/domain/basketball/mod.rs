@@ -41,6 +41,10 @@ crate::domain::kit::glue::tau2_domain!(Basketball, "basketball", BasketballDb);
 
 impl crate::domain::Database for BasketballDb {
     crate::domain::kit::glue::tau2_database!(tables: [clubs, players, games]);
+}
+
+impl crate::domain::Hooks for BasketballDb {
+    crate::domain::kit::glue::database_hooks!();
 
     /// Players (the people the policy authenticates) who are on a club's roster: every
     /// write a task asks for concerns such a player, their club or its games.

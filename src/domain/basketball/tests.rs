@@ -7,6 +7,7 @@ use super::db::{BasketballDb, Club, Game};
 use super::generate::{self, EVAL_SCALE, TRAIN_SCALE};
 use super::policy::clock_key;
 use super::{Basketball, hooks};
+use crate::domain::Hooks;
 use crate::domain::{Database, Domain, GroundingContext, Split, ToolKind};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

@@ -1,38 +1,41 @@
 //! The `Domain` impl every domain writes the same way ([`tau2_domain!`],
-//! [`tau_bench_domain!`], one line in the domain's `mod.rs`) and the `Database` methods
-//! every domain writes the same way: the hooks ([`database_hooks!`], all ten domains) and,
-//! for the ToolOrchestra-style ones, the tables too ([`tau2_database!`]), as macros used
-//! inside the domain's `impl Database` (in its `mod.rs`, beside the other impls: `db.rs` holds rows only
-//! and imports no sibling, so every file of the domain may import it without a circle; the
-//! paths below name the domain's modules from `mod.rs`):
+//! [`tau_bench_domain!`], one line in the domain's `mod.rs`), and the two halves of its
+//! database glue: the [`Hooks`](crate::domain::Hooks) delegations ([`database_hooks!`], all
+//! ten domains) and, for the ToolOrchestra-style ones, the `Database` impl over named tables
+//! ([`tau2_database!`]). They are used in the domain's `mod.rs`, beside its other impls
+//! (`db.rs` holds rows only and imports no sibling, so every file of the domain may import
+//! it without a circle; the paths below name the domain's modules from `mod.rs`):
 //!
 //! ```ignore
 //! impl Database for TravelDb {
 //!     kit::glue::tau2_database!(tables: [packages, travelers, agents]);
+//! }
+//!
+//! impl Hooks for TravelDb {
+//!     kit::glue::database_hooks!();
 //!     fn customers(&self) -> Vec<String> { ... } // what is the domain's own
 //! }
 //! ```
 //!
-//! It writes: the tool table (`self::tools::all()`); the state hash and the table listing
+//! They write: the tool table (`self::tools::all()`); the state hash and the table listing
 //! over the named `Table` fields, in order (each listed under its field name, which is the
 //! `db.json` key); the tau2 export ([`super::tau2::export_tables`]); and the delegations to
 //! the domain's `ground` (`propose_calls`, `observe`), `policy` (`RULES`, checked by
 //! [`super::policy::check_rules`]) and `hooks` (`user_facts`, `describe_request`,
-//! `internal_ids`, `required_outputs`, `customer_records`) modules. What
-//! differs between domains — who the customers are, any trait method with a behaviour of
-//! its own — stays written out beside it.
+//! `internal_ids`, `required_outputs`, `customer_records`) modules. What differs between
+//! domains — who the customers are, any hook with a behaviour of its own — stays written out
+//! beside it.
 
-/// See the module documentation.
+/// The `Database` impl's body for a domain whose tables are `Table` fields exported under
+/// their field names (see the module documentation).
 macro_rules! tau2_database {
     (tables: [$($table:ident),+ $(,)?] $(,)?) => {
         $crate::domain::kit::glue::database_tables!($($table: $table),+);
-        $crate::domain::kit::glue::database_hooks!();
     };
 }
 
-/// The hook half of the `Database` glue, for every domain (inside its `impl Database` in
-/// its `mod.rs`): each hook delegates to the function of the same name and the one
-/// signature set — `ground::{propose_calls, observe}`, `policy::RULES` (checked by
+/// The `Hooks` glue, for every domain (inside its `impl Hooks` in its `mod.rs`): each hook
+/// delegates to the function of the same name and the one signature set — `ground::{propose_calls, observe}`, `policy::RULES` (checked by
 /// [`super::policy::check_rules`]), `hooks::{user_facts, describe_request, internal_ids,
 /// required_outputs, customer_records}`, each taking the database first where the trait
 /// method takes `&self`.
@@ -101,8 +104,7 @@ pub(crate) use database_hooks;
 
 pub(crate) use tau2_database;
 
-/// The table half of the `Database` glue, inside the domain's `impl Database` in its
-/// `mod.rs`: `kit::glue::database_tables!(customers: customers, support_tickets: tickets)`
+/// The `Database` impl's body, inside the domain's `impl Database` in its `mod.rs`: `kit::glue::database_tables!(customers: customers, support_tickets: tickets)`
 /// lists each table under its exported name with the `Table` field holding it, in order.
 /// It writes the tool table (`self::tools::all()`), the state hash and the table listing
 /// over those fields, and the export (each table as an object keyed by row id, as

@@ -41,6 +41,10 @@ crate::domain::kit::glue::tau2_domain!(Movie, "movie", MovieDb);
 
 impl crate::domain::Database for MovieDb {
     crate::domain::kit::glue::tau2_database!(tables: [movies, theaters, bookings]);
+}
+
+impl crate::domain::Hooks for MovieDb {
+    crate::domain::kit::glue::database_hooks!();
 
     /// No account to sign in to: a moviegoer names a booking by its id (policies/movie.md).
     fn identifies_customer(&self) -> bool {

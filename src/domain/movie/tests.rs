@@ -7,6 +7,7 @@ use super::db::{CONFIRMED, MovieDb, SCHEDULED};
 use super::generate::{self, EVAL_SCALE, TRAIN_SCALE};
 use super::tools::{NOW, SeatSpec, grand_total, quote};
 use super::{Movie, policy};
+use crate::domain::Hooks;
 use crate::domain::kit::policy::check_rules;
 use crate::domain::{Database, Domain, Environment, GroundingContext, Split, ToolKind};
 use rand::SeedableRng;
@@ -420,7 +421,7 @@ fn generators_have_the_scales_and_keep_their_invariants() {
         assert_eq!(db.movies.len(), scale.movies);
         assert_eq!(db.theaters.len(), scale.theaters);
         assert_eq!(db.bookings.len(), scale.bookings, "{split:?}");
-        assert_eq!(Database::customers(&db).len(), scale.customers, "{split:?}");
+        assert_eq!(Hooks::customers(&db).len(), scale.customers, "{split:?}");
         let mut held: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
         for (_, b) in db.bookings.iter() {
             let t = db.theaters.get(&b.theater_id).unwrap();
@@ -568,13 +569,13 @@ fn every_write_grounds_for_many_customers_of_both_databases() {
         let mut rng = ChaCha8Rng::seed_from_u64(1);
         for tool in ["create_booking", "update_booking_seats", "cancel_booking"] {
             let mut ok = 0;
-            let customers = Database::customers(&db);
+            let customers = Hooks::customers(&db);
             for user in customers.iter().take(30) {
                 let ctx = GroundingContext::for_user(user);
-                let good = Database::propose_calls(&db, tool, &ctx, &mut rng)
+                let good = Hooks::propose_calls(&db, tool, &ctx, &mut rng)
                     .into_iter()
                     .any(|a| {
-                        Database::check_policy(&db, tool, &a).is_ok()
+                        Hooks::check_policy(&db, tool, &a).is_ok()
                             && !Environment::fork(&db).invoke(tool, &a).is_error
                     });
                 ok += usize::from(good);
@@ -590,8 +591,8 @@ fn every_write_grounds_for_many_customers_of_both_databases() {
 #[test]
 fn facts_start_with_the_booking_ids_and_requests_hide_internal_ids() {
     let db = eval();
-    let user = &Database::customers(&db)[0];
-    let facts = Database::user_facts(&db, user);
+    let user = &Hooks::customers(&db)[0];
+    let facts = Hooks::user_facts(&db, user);
     assert_eq!(facts[0].kind, "identity");
     let ids: Vec<String> = db
         .bookings_of(user)
@@ -601,11 +602,11 @@ fn facts_start_with_the_booking_ids_and_requests_hide_internal_ids() {
     assert_eq!(facts[0].values, ids);
     let mut rng = ChaCha8Rng::seed_from_u64(3);
     let ctx = GroundingContext::for_user(user);
-    let args = Database::propose_calls(&db, "create_booking", &ctx, &mut rng).remove(0);
+    let args = Hooks::propose_calls(&db, "create_booking", &ctx, &mut rng).remove(0);
     let out = Environment::fork(&db).invoke("create_booking", &args);
     assert!(!out.is_error, "{}", out.text);
-    let request = Database::describe_request(&db, "create_booking", &args, &out.text).unwrap();
-    for id in Database::internal_ids(&db, "create_booking", &args) {
+    let request = Hooks::describe_request(&db, "create_booking", &args, &out.text).unwrap();
+    for id in Hooks::internal_ids(&db, "create_booking", &args) {
         assert!(!request.contains(&id), "{id} in {request}");
     }
     assert!(

@@ -42,6 +42,10 @@ crate::domain::kit::glue::tau2_domain!(Restaurant, "restaurant", RestaurantDb);
 
 impl crate::domain::Database for RestaurantDb {
     crate::domain::kit::glue::tau2_database!(tables: [menu_board, patron_registry, service_tickets]);
+}
+
+impl crate::domain::Hooks for RestaurantDb {
+    crate::domain::kit::glue::database_hooks!();
 
     /// Patrons who hold a ticket: every write (and every request but a menu question) is
     /// about one, so a patron without tickets is no one a task can be about.

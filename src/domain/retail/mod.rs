@@ -80,12 +80,14 @@ impl crate::domain::Database for RetailDb {
     fn to_tau_bench(&self) -> BTreeMap<String, Value> {
         tau_bench::export(self)
     }
+}
+
+impl crate::domain::Hooks for RetailDb {
+    crate::domain::kit::glue::database_hooks!();
 
     fn customers(&self) -> Vec<String> {
         self.users.keys().map(str::to_string).collect()
     }
-
-    crate::domain::kit::glue::database_hooks!();
 
     fn ruleset(&self) -> Option<&'static str> {
         Some(self.lifecycle.name())

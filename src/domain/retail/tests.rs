@@ -4,6 +4,7 @@
 
 use super::db::{RetailDb, status};
 use super::{Retail, generate, tau_bench};
+use crate::domain::Hooks;
 use crate::domain::{Database, Domain, Environment, GroundingContext, Split, ToolKind, ToolOutput};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -22,7 +23,7 @@ fn fixture() -> RetailDb {
 /// The fixture under a ruleset other than the default.
 fn fixture_under(ruleset: &str) -> RetailDb {
     let mut db = fixture();
-    Database::set_ruleset(&mut db, ruleset).expect("known ruleset");
+    Hooks::set_ruleset(&mut db, ruleset).expect("known ruleset");
     db
 }
 
@@ -406,7 +407,7 @@ fn modify_pending_order_items_pays_the_difference_and_follows_the_lifecycle() {
     // tau-emotion-bench (default): the order stays pending, so it can be modified again and
     // cancelled afterwards.
     let mut db = fixture();
-    assert_eq!(Database::ruleset(&db), Some("tau-emotion-bench"));
+    assert_eq!(Hooks::ruleset(&db), Some("tau-emotion-bench"));
     let out = ok_json(
         &mut db,
         "modify_pending_order_items",
@@ -415,7 +416,7 @@ fn modify_pending_order_items_pays_the_difference_and_follows_the_lifecycle() {
     );
     assert_eq!(out["status"], status::PENDING);
     assert!(
-        Database::check_policy(
+        Hooks::check_policy(
             &db,
             "cancel_pending_order",
             &json!({"order_id": "#W1000001", "reason": "no longer needed"})
@@ -740,8 +741,7 @@ fn return_delivered_order_items_rules() {
     // The authors' tools accept a second return of a `delivered (...)` order and replace
     // the first request's items; our policy refuses it, so no task does that.
     let again = json!({"order_id": "#W1000002", "item_ids": ["2200000001"], "payment_method_id": "gift_card_4410022"});
-    let violation =
-        Database::check_policy(&db, "return_delivered_order_items", &again).unwrap_err();
+    let violation = Hooks::check_policy(&db, "return_delivered_order_items", &again).unwrap_err();
     assert!(
         violation.detail.contains("already has a return request"),
         "{violation}"
@@ -750,9 +750,9 @@ fn return_delivered_order_items_rules() {
     assert_eq!(out["return_items"], json!(["2200000001"]));
     // An exchange may follow a return (of other items).
     let exchange = json!({"order_id": "#W1000002", "item_ids": ["3300000001"], "new_item_ids": ["3300000002"], "payment_method_id": "gift_card_4410022"});
-    let violation = Database::check_policy(&db, "exchange_delivered_order_items", &json!({"order_id": "#W1000002", "item_ids": ["2200000001"], "new_item_ids": ["2200000003"], "payment_method_id": "credit_card_4410021"})).unwrap_err();
+    let violation = Hooks::check_policy(&db, "exchange_delivered_order_items", &json!({"order_id": "#W1000002", "item_ids": ["2200000001"], "new_item_ids": ["2200000003"], "payment_method_id": "credit_card_4410021"})).unwrap_err();
     assert!(violation.detail.contains("already part of"), "{violation}");
-    assert!(Database::check_policy(&db, "exchange_delivered_order_items", &exchange).is_ok());
+    assert!(Hooks::check_policy(&db, "exchange_delivered_order_items", &exchange).is_ok());
     let out = ok_json(&mut db, "exchange_delivered_order_items", exchange);
     assert_eq!(out["status"], status::DELIVERED_EXCHANGE_REQUESTED);
 
@@ -836,9 +836,9 @@ fn exchange_delivered_order_items_rules() {
     // tau-emotion-bench: a return of other items may follow; a second exchange is refused
     // by our policy (the tool would replace the first request).
     let second = json!({"order_id": "#W1000002", "item_ids": ["3300000001"], "new_item_ids": ["3300000002"], "payment_method_id": "credit_card_4410021"});
-    assert!(Database::check_policy(&db, "exchange_delivered_order_items", &second).is_err());
+    assert!(Hooks::check_policy(&db, "exchange_delivered_order_items", &second).is_err());
     let ret = json!({"order_id": "#W1000002", "item_ids": ["3300000001"], "payment_method_id": "gift_card_4410022"});
-    assert!(Database::check_policy(&db, "return_delivered_order_items", &ret).is_ok());
+    assert!(Hooks::check_policy(&db, "return_delivered_order_items", &ret).is_ok());
     assert_eq!(
         ok_json(&mut db, "return_delivered_order_items", ret)["status"],
         status::DELIVERED_RETURN_REQUESTED
@@ -1223,7 +1223,7 @@ fn fixture_tasks_replay_and_obey_the_policy() {
         for action in task["actions"].as_array().unwrap() {
             let name = action["name"].as_str().unwrap();
             let kwargs = &action["kwargs"];
-            assert_eq!(Database::check_policy(&db, name, kwargs), Ok(()), "{name}");
+            assert_eq!(Hooks::check_policy(&db, name, kwargs), Ok(()), "{name}");
             let out = Environment::invoke(&mut db, name, kwargs);
             assert!(!out.is_error, "{name}: {}", out.text);
         }
@@ -1247,7 +1247,7 @@ fn fixture_tasks_replay_and_obey_the_policy() {
 fn check_policy_rejects_each_rule_violation() {
     let db = fixture();
     let rejects = |tool: &str, args: Value, needle: &str| {
-        let e = Database::check_policy(&db, tool, &args)
+        let e = Hooks::check_policy(&db, tool, &args)
             .expect_err(tool)
             .to_string();
         assert!(e.contains(needle), "{tool}: '{e}' lacks '{needle}'");
@@ -1423,7 +1423,7 @@ fn check_policy_rejects_each_rule_violation() {
         .get_mut("gift_card_4410022")
         .unwrap()
         .set_balance(2.0);
-    let e = Database::check_policy(
+    let e = Hooks::check_policy(
         &poor,
         "exchange_delivered_order_items",
         &items(
@@ -1438,7 +1438,7 @@ fn check_policy_rejects_each_rule_violation() {
     assert!(e.contains("enough balance"), "{e}");
     // Compliant calls pass, and read tools are never restricted.
     assert_eq!(
-        Database::check_policy(
+        Hooks::check_policy(
             &db,
             "exchange_delivered_order_items",
             &items(
@@ -1451,7 +1451,7 @@ fn check_policy_rejects_each_rule_violation() {
         Ok(())
     );
     assert_eq!(
-        Database::check_policy(&db, "get_order_details", &json!({"order_id": "#W1000002"})),
+        Hooks::check_policy(&db, "get_order_details", &json!({"order_id": "#W1000002"})),
         Ok(())
     );
 }
@@ -1677,7 +1677,7 @@ fn tau_bench_tasks_replay_like_tau_bench() {
 #[test]
 fn user_facts_identity_first_payments_by_last_digits_and_ids_mapped() {
     let db = fixture();
-    let facts = Database::user_facts(&db, MARA);
+    let facts = Hooks::user_facts(&db, MARA);
     assert_eq!(facts[0].kind, "identity");
     assert_eq!(facts[0].values, vec!["mara.lindqvist4021@example.com"]);
     assert!(facts[0].text.contains("mara.lindqvist4021@example.com"));
@@ -1724,7 +1724,7 @@ fn user_facts_identity_first_payments_by_last_digits_and_ids_mapped() {
             assert!(!f.text.contains(id), "{} reveals {id}", f.text);
         }
     }
-    assert!(Database::user_facts(&db, "nobody_0000").is_empty());
+    assert!(Hooks::user_facts(&db, "nobody_0000").is_empty());
 }
 
 /// Run a call on a fork (it must succeed) and describe it on the state before the call.
@@ -1732,15 +1732,15 @@ fn describe_ok(db: &RetailDb, tool: &str, args: Value) -> String {
     let mut fork = db.clone();
     let out = call(&mut fork, tool, args.clone());
     assert!(!out.is_error, "{tool}: {}", out.text);
-    assert_eq!(Database::check_policy(db, tool, &args), Ok(()));
-    let sentence = Database::describe_request(db, tool, &args, &out.text)
+    assert_eq!(Hooks::check_policy(db, tool, &args), Ok(()));
+    let sentence = Hooks::describe_request(db, tool, &args, &out.text)
         .unwrap_or_else(|| panic!("{tool} is a customer request"));
     assert!(
         sentence.contains("you") || sentence.starts_with("You"),
         "{sentence}"
     );
     assert!(sentence.ends_with('.'), "{sentence}");
-    for id in Database::internal_ids(db, tool, &args) {
+    for id in Hooks::internal_ids(db, tool, &args) {
         assert!(!sentence.contains(&id), "{sentence} reveals {id}");
     }
     sentence.to_lowercase()
@@ -1854,12 +1854,12 @@ fn describe_request_states_every_value_each_write_needs() {
     let mut fork = db.clone();
     let out = ok(&mut fork, "get_user_details", json!({"user_id": MARA}));
     assert_eq!(
-        Database::describe_request(&db, "get_user_details", &json!({"user_id": MARA}), &out),
+        Hooks::describe_request(&db, "get_user_details", &json!({"user_id": MARA}), &out),
         None
     );
     let email = json!({"email": "mara.lindqvist4021@example.com"});
     assert_eq!(
-        Database::describe_request(&db, "find_user_id_by_email", &email, MARA),
+        Hooks::describe_request(&db, "find_user_id_by_email", &email, MARA),
         None
     );
     let s = describe_ok(&db, "get_order_details", json!({"order_id": "#W1000002"}));
@@ -1879,7 +1879,7 @@ fn internal_ids_cover_payment_item_and_user_ids_but_not_orders() {
         "exchange_delivered_order_items",
     ] {
         assert_eq!(
-            Database::internal_ids(&db, tool, &items),
+            Hooks::internal_ids(&db, tool, &items),
             vec!["1100000001", "1100000002", "credit_card_4410021"],
             "{tool}"
         );
@@ -1887,29 +1887,28 @@ fn internal_ids_cover_payment_item_and_user_ids_but_not_orders() {
     let ret = json!({"order_id": "#W1000002", "item_ids": ["2200000001"],
         "payment_method_id": "gift_card_4410022"});
     assert_eq!(
-        Database::internal_ids(&db, "return_delivered_order_items", &ret),
+        Hooks::internal_ids(&db, "return_delivered_order_items", &ret),
         vec!["2200000001", "gift_card_4410022"]
     );
     let pay = json!({"order_id": "#W1000001", "payment_method_id": "gift_card_4410022"});
     assert_eq!(
-        Database::internal_ids(&db, "modify_pending_order_payment", &pay),
+        Hooks::internal_ids(&db, "modify_pending_order_payment", &pay),
         vec!["gift_card_4410022"]
     );
     assert_eq!(
-        Database::internal_ids(&db, "get_user_details", &json!({"user_id": MARA})),
+        Hooks::internal_ids(&db, "get_user_details", &json!({"user_id": MARA})),
         vec![MARA]
     );
     let cancel = json!({"order_id": "#W1000001", "reason": "no longer needed"});
-    assert!(Database::internal_ids(&db, "cancel_pending_order", &cancel).is_empty());
+    assert!(Hooks::internal_ids(&db, "cancel_pending_order", &cancel).is_empty());
     assert!(
-        Database::internal_ids(&db, "get_order_details", &json!({"order_id": "#W1000001"}))
-            .is_empty()
+        Hooks::internal_ids(&db, "get_order_details", &json!({"order_id": "#W1000001"})).is_empty()
     );
     // Every internal id of Mara's possible calls is resolvable through one of her facts.
-    let facts = Database::user_facts(&db, MARA);
-    for id in Database::internal_ids(&db, "modify_pending_order_items", &items)
+    let facts = Hooks::user_facts(&db, MARA);
+    for id in Hooks::internal_ids(&db, "modify_pending_order_items", &items)
         .into_iter()
-        .chain(Database::internal_ids(
+        .chain(Hooks::internal_ids(
             &db,
             "return_delivered_order_items",
             &ret,
@@ -1930,7 +1929,7 @@ fn required_outputs_of_reads_are_literals_of_the_output() {
         "get_order_details",
         json!({"order_id": "#W1000005"}),
     );
-    let req = Database::required_outputs(
+    let req = Hooks::required_outputs(
         &db,
         "get_order_details",
         &json!({"order_id": "#W1000005"}),
@@ -1946,7 +1945,7 @@ fn required_outputs_of_reads_are_literals_of_the_output() {
         json!({"order_id": "#W1000001"}),
     );
     assert_eq!(
-        Database::required_outputs(
+        Hooks::required_outputs(
             &db,
             "get_order_details",
             &json!({"order_id": "#W1000001"}),
@@ -1958,12 +1957,12 @@ fn required_outputs_of_reads_are_literals_of_the_output() {
     let args = json!({"product_id": "8310041133"});
     let out = ok(&mut db, "get_product_details", args.clone());
     assert_eq!(
-        Database::required_outputs(&db, "get_product_details", &args, &out),
+        Hooks::required_outputs(&db, "get_product_details", &args, &out),
         vec!["12.4"]
     );
     let out = ok(&mut db, "get_user_details", json!({"user_id": MARA}));
     assert!(
-        Database::required_outputs(&db, "get_user_details", &json!({"user_id": MARA}), &out)
+        Hooks::required_outputs(&db, "get_user_details", &json!({"user_id": MARA}), &out)
             .is_empty()
     );
 }
@@ -1971,7 +1970,7 @@ fn required_outputs_of_reads_are_literals_of_the_output() {
 #[test]
 fn customer_records_are_what_the_read_tools_print() {
     let mut db = fixture();
-    let records = Database::customer_records(&db, MARA);
+    let records = Hooks::customer_records(&db, MARA);
     let profile = ok(&mut db, "get_user_details", json!({"user_id": MARA}));
     assert!(records.contains(&profile));
     for id in ["#W1000001", "#W1000002", "#W1000003"] {
@@ -1988,7 +1987,7 @@ fn customer_records_are_what_the_read_tools_print() {
     assert!(records.contains(&catalogue));
     // Nothing about another customer's orders.
     assert!(!records.iter().any(|r| r.contains("#W1000004")));
-    assert!(Database::customer_records(&db, "nobody_0000").is_empty());
+    assert!(Hooks::customer_records(&db, "nobody_0000").is_empty());
 }
 
 // ---------- the authors' gold tasks under each ruleset (opt-in) ----------
@@ -2016,7 +2015,7 @@ fn gold_tasks_replay_like_the_reference_under_each_ruleset() {
         let expected = read_lines(&format!("expected-{ruleset}.jsonl"));
         assert_eq!(calls.len(), expected.len());
         let mut base = tau_bench::import(&dir.join("data")).unwrap();
-        Database::set_ruleset(&mut base, ruleset).unwrap();
+        Hooks::set_ruleset(&mut base, ruleset).unwrap();
         let initial: Value = Database::to_tau_bench(&base)
             .into_iter()
             .collect::<serde_json::Map<_, _>>()
@@ -2074,7 +2073,7 @@ fn gold_tasks_replay_like_the_reference_under_each_ruleset() {
 #[test]
 fn policy_violations_name_their_rule() {
     let db = fixture();
-    let rule = |tool: &str, args: Value| Database::check_policy(&db, tool, &args).unwrap_err().rule;
+    let rule = |tool: &str, args: Value| Hooks::check_policy(&db, tool, &args).unwrap_err().rule;
     assert_eq!(
         rule(
             "cancel_pending_order",

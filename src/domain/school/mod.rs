@@ -45,6 +45,10 @@ crate::domain::kit::glue::tau2_domain!(School, "school", SchoolDb);
 
 impl crate::domain::Database for SchoolDb {
     crate::domain::kit::glue::tau2_database!(tables: [courses, students, registrations]);
+}
+
+impl crate::domain::Hooks for SchoolDb {
+    crate::domain::kit::glue::database_hooks!();
 
     fn customers(&self) -> Vec<String> {
         self.students.keys().map(str::to_string).collect()

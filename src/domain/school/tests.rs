@@ -6,6 +6,7 @@
 use super::School;
 use super::db::{EnrollmentStatus, GradingOption, SchoolDb, StudyLevel};
 use super::generate::{self, EVAL_SCALE, TRAIN_SCALE, level_of_degree};
+use crate::domain::Hooks;
 use crate::domain::{Database, Domain, GroundingContext, Split, ToolKind};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

@@ -44,10 +44,12 @@ impl crate::domain::Database for TelecomDb {
         devices: devices,
         support_tickets: tickets,
     );
+}
+
+impl crate::domain::Hooks for TelecomDb {
+    crate::domain::kit::glue::database_hooks!();
 
     fn customers(&self) -> Vec<String> {
         self.customers.keys().map(str::to_string).collect()
     }
-
-    crate::domain::kit::glue::database_hooks!();
 }

@@ -4,6 +4,7 @@
 
 use super::db::{self, TelecomDb};
 use super::{SIMULATION_CLOCK, Telecom, generate, hooks};
+use crate::domain::Hooks;
 use crate::domain::kit::clock::SimClock;
 use crate::domain::reference::{changed_rows, json_equal, outputs_equal};
 use crate::domain::{Domain, Environment, GroundingContext, ToolKind};

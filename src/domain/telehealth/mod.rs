@@ -32,7 +32,7 @@ mod tests;
 pub use db::TelehealthDb;
 
 use super::kit::clock::SimClock;
-use super::{Database, StateHash, Tool};
+use super::{Database, Hooks, StateHash, Tool};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -61,10 +61,12 @@ impl Database for TelehealthDb {
     fn to_tau_bench(&self) -> BTreeMap<String, Value> {
         self.export()
     }
+}
+
+impl Hooks for TelehealthDb {
+    crate::domain::kit::glue::database_hooks!();
 
     fn customers(&self) -> Vec<String> {
         self.patients.keys().map(str::to_string).collect()
     }
-
-    crate::domain::kit::glue::database_hooks!();
 }

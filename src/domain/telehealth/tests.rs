@@ -6,6 +6,7 @@
 
 use super::db::{self, TelehealthDb};
 use super::{CLOCK, Telehealth, generate};
+use crate::domain::Hooks;
 use crate::domain::kit::{specs, templates::Templates};
 use crate::domain::reference::{changed_rows, json_equal, outputs_equal};
 use crate::domain::{
@@ -381,7 +382,7 @@ fn generated_clinic_has_the_paper_scale_and_is_consistent() {
 fn each_policy_rule_refuses_a_crafted_violation() {
     let db = fixture();
     let broken = |tool: &str, args: Value| -> &'static str {
-        match Database::check_policy(&db, tool, &args) {
+        match Hooks::check_policy(&db, tool, &args) {
             Err(v) => v.rule,
             Ok(()) => panic!("{tool} {args} passed the policy"),
         }
@@ -391,7 +392,7 @@ fn each_policy_rule_refuses_a_crafted_violation() {
             "time": time, "appointment_type": "follow_up"})
     };
     assert!(
-        Database::check_policy(
+        Hooks::check_policy(
             &db,
             "schedule_appointment",
             &book("pavel_stroud_2002", "2025-12-11", "11:00")
@@ -432,7 +433,7 @@ fn each_policy_rule_refuses_a_crafted_violation() {
     let mut moved = db.clone();
     moved.appointments.get_mut("APPT007").unwrap().time = "09:00".into();
     assert_eq!(
-        Database::check_policy(&moved, "schedule_appointment", &clash)
+        Hooks::check_policy(&moved, "schedule_appointment", &clash)
             .unwrap_err()
             .rule,
         "slot_free"
@@ -446,7 +447,7 @@ fn each_policy_rule_refuses_a_crafted_violation() {
     );
     let mv = |id: &str, date: &str, time: &str| json!({"appointment_id": id, "new_date": date, "new_time": time});
     assert!(
-        Database::check_policy(
+        Hooks::check_policy(
             &db,
             "reschedule_appointment",
             &mv("APPT007", "2025-12-11", "11:00")
@@ -486,7 +487,7 @@ fn each_policy_rule_refuses_a_crafted_violation() {
             "brand_name": brand, "price_usd": price})
     };
     assert!(
-        Database::check_policy(
+        Hooks::check_policy(
             &db,
             "update_prescription_supplier",
             &supply("Warfarin", "Deccan Biotech", "Warfagen", 0.22)
@@ -558,12 +559,12 @@ fn first_proposals_obey_the_policy_and_execute_on_the_patients_own_entities() {
     });
     let ctx = GroundingContext::for_user(&busy);
     for spec in Telehealth.tool_specs() {
-        let proposals = Database::propose_calls(&db, spec.name, &ctx, &mut rng);
+        let proposals = Hooks::propose_calls(&db, spec.name, &ctx, &mut rng);
         let Some(first) = proposals.first() else {
             continue;
         };
         assert!(
-            Database::check_policy(&db, spec.name, first).is_ok(),
+            Hooks::check_policy(&db, spec.name, first).is_ok(),
             "{}: {first}",
             spec.name
         );
@@ -588,11 +589,11 @@ fn first_proposals_obey_the_policy_and_execute_on_the_patients_own_entities() {
         }
     }
     for tool in ["schedule_appointment", "reschedule_appointment"] {
-        let proposals = Database::propose_calls(&db, tool, &ctx, &mut rng);
+        let proposals = Hooks::propose_calls(&db, tool, &ctx, &mut rng);
         assert!(proposals.len() >= 2, "{tool}");
         // Boundary calls close the list; the policy refuses them.
         assert!(
-            Database::check_policy(&db, tool, proposals.last().unwrap()).is_err(),
+            Hooks::check_policy(&db, tool, proposals.last().unwrap()).is_err(),
             "{tool}"
         );
     }
@@ -604,7 +605,7 @@ fn facts_requests_and_outputs_speak_as_the_patient_knows_things() {
     let uid = patient_with(&db, |p| {
         db.medical_records.iter().any(|(_, r)| r.patient_id == p)
     });
-    let facts = Database::user_facts(&db, &uid);
+    let facts = Hooks::user_facts(&db, &uid);
     assert_eq!(facts[0].kind, "identity");
     assert_eq!(facts[0].ids, vec![uid.clone()]);
     let record = facts
@@ -623,7 +624,7 @@ fn facts_requests_and_outputs_speak_as_the_patient_knows_things() {
     let mut ctx = GroundingContext::for_user(&uid);
     let mut described = 0;
     for spec in Telehealth.tool_specs() {
-        for args in Database::propose_calls(&db, spec.name, &ctx.clone(), &mut rng)
+        for args in Hooks::propose_calls(&db, spec.name, &ctx.clone(), &mut rng)
             .into_iter()
             .take(2)
         {
@@ -632,15 +633,15 @@ fn facts_requests_and_outputs_speak_as_the_patient_knows_things() {
             if out.is_error {
                 continue;
             }
-            Database::observe(&fork, spec.name, &args, &out.text, &mut ctx);
-            for value in Database::required_outputs(&db, spec.name, &args, &out.text) {
+            Hooks::observe(&fork, spec.name, &args, &out.text, &mut ctx);
+            for value in Hooks::required_outputs(&db, spec.name, &args, &out.text) {
                 assert!(
                     out.text.contains(&value),
                     "{}: '{value}' not in its output",
                     spec.name
                 );
             }
-            let Some(request) = Database::describe_request(&db, spec.name, &args, &out.text) else {
+            let Some(request) = Hooks::describe_request(&db, spec.name, &args, &out.text) else {
                 assert!(
                     [
                         "find_patient_by_email",
@@ -655,7 +656,7 @@ fn facts_requests_and_outputs_speak_as_the_patient_knows_things() {
                 continue;
             };
             described += 1;
-            for id in Database::internal_ids(&db, spec.name, &args) {
+            for id in Hooks::internal_ids(&db, spec.name, &args) {
                 assert!(!request.contains(&id), "{}: {request}", spec.name);
             }
             assert!(!request.contains('{'), "unfilled placeholder: {request}");
@@ -663,7 +664,7 @@ fn facts_requests_and_outputs_speak_as_the_patient_knows_things() {
     }
     assert!(described > 10, "{described}");
     assert!(!ctx.values("patient_id").is_empty());
-    let records = Database::customer_records(&db, &uid);
+    let records = Hooks::customer_records(&db, &uid);
     assert!(
         records
             .iter()

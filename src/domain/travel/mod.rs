@@ -43,6 +43,10 @@ crate::domain::kit::glue::tau2_domain!(Travel, "travel", TravelDb);
 
 impl crate::domain::Database for TravelDb {
     crate::domain::kit::glue::tau2_database!(tables: [packages, travelers, agents]);
+}
+
+impl crate::domain::Hooks for TravelDb {
+    crate::domain::kit::glue::database_hooks!();
 
     fn customers(&self) -> Vec<String> {
         self.travelers.keys().map(str::to_string).collect()

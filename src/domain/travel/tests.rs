@@ -7,6 +7,7 @@
 use super::db::{Booking, TravelDb};
 use super::generate::{EVAL_SCALE, TRAIN_SCALE, generate};
 use super::tools::{insurance_per_person, package_total};
+use crate::domain::Hooks;
 use crate::domain::{Database, Environment, GroundingContext, Intent, Split, ToolKind};
 use crate::seed::derive_rng;
 use serde_json::{Value, json};
@@ -486,7 +487,7 @@ fn meetings_take_the_slot_once() {
             })
         })
         .unwrap();
-    let traveler = Database::customers(&db)[0].clone();
+    let traveler = Hooks::customers(&db)[0].clone();
     let args =
         json!({"agent_id": agent_id, "date": date, "time_range": slot, "traveler_id": traveler});
     assert_eq!(
@@ -643,9 +644,7 @@ fn import_keeps_file_order_and_the_first_duplicate_booking_wins() {
 }
 
 fn rule(db: &TravelDb, tool: &str, args: Value) -> Option<&'static str> {
-    Database::check_policy(db, tool, &args)
-        .err()
-        .map(|v| v.rule)
+    Hooks::check_policy(db, tool, &args).err().map(|v| v.rule)
 }
 
 #[test]
@@ -770,11 +769,11 @@ fn proposals_pay_exactly_obey_the_policy_and_execute_for_every_write_tool() {
     {
         let name = tool.spec.name;
         let mut ok = 0;
-        for (i, user) in Database::customers(&db).iter().enumerate().take(40) {
+        for (i, user) in Hooks::customers(&db).iter().enumerate().take(40) {
             let mut rng = derive_rng(5, &["travel-test", name, &i.to_string()]);
             let ctx = GroundingContext::for_user(user);
-            for args in Database::propose_calls(&db, name, &ctx, &mut rng) {
-                if Database::check_policy(&db, name, &args).is_err() {
+            for args in Hooks::propose_calls(&db, name, &ctx, &mut rng) {
+                if Hooks::check_policy(&db, name, &args).is_err() {
                     continue;
                 }
                 let mut fork = db.clone();
@@ -798,7 +797,7 @@ fn proposals_pay_exactly_obey_the_policy_and_execute_for_every_write_tool() {
 fn facts_requests_and_ids_speak_as_the_traveler() {
     let db = db();
     let (owner, b) = open_booking(&db);
-    let facts = Database::user_facts(&db, &owner);
+    let facts = Hooks::user_facts(&db, &owner);
     assert_eq!(facts[0].kind, "identity");
     assert!(facts[0].text.contains(&owner));
     assert!(
@@ -809,12 +808,12 @@ fn facts_requests_and_ids_speak_as_the_traveler() {
     assert!(facts.iter().any(|f| f.values.contains(&b.booking_id)));
     let mut rng = derive_rng(1, &["travel-test-facts"]);
     let ctx = GroundingContext::for_user(&owner);
-    let args = Database::propose_calls(&db, "book_package", &ctx, &mut rng)
+    let args = Hooks::propose_calls(&db, "book_package", &ctx, &mut rng)
         .into_iter()
         .next()
         .expect("a booking proposal");
-    let text = Database::describe_request(&db, "book_package", &args, "").unwrap();
-    let ids = Database::internal_ids(&db, "book_package", &args);
+    let text = Hooks::describe_request(&db, "book_package", &args, "").unwrap();
+    let ids = Hooks::internal_ids(&db, "book_package", &args);
     assert!(!ids.is_empty());
     assert!(ids.iter().all(|id| !text.contains(id.as_str())), "{text}");
     // The package by name, never by the agency's code (an internal id field).
@@ -824,13 +823,13 @@ fn facts_requests_and_ids_speak_as_the_traveler() {
         text.contains(&db.packages.get(package).unwrap().name),
         "{text}"
     );
-    assert!(Database::internal_id_fields(&db).contains(&"package_id"));
+    assert!(Hooks::internal_id_fields(&db).contains(&"package_id"));
     // Dates are said in full, which holds the tools' short form.
     assert!(
         text.contains(args["departure_date"].as_str().unwrap()),
         "{text}"
     );
-    let cancel = Database::describe_request(
+    let cancel = Hooks::describe_request(
         &db,
         "cancel_booking",
         &json!({"booking_id": b.booking_id}),
@@ -839,7 +838,7 @@ fn facts_requests_and_ids_speak_as_the_traveler() {
     .unwrap();
     assert!(cancel.contains(&b.booking_id), "{cancel}");
     assert!(
-        Database::describe_request(
+        Hooks::describe_request(
             &db,
             "get_traveler_details",
             &json!({"traveler_id": owner}),
@@ -847,6 +846,6 @@ fn facts_requests_and_ids_speak_as_the_traveler() {
         )
         .is_none()
     );
-    let records = Database::customer_records(&db, &owner).join("\n");
+    let records = Hooks::customer_records(&db, &owner).join("\n");
     assert!(records.contains(&b.package_id) && records.contains(&b.agent_id));
 }
