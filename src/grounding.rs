@@ -338,7 +338,7 @@ impl Search<'_> {
         {
             d.no_proposals += 1;
         }
-        // A read whose call would repeat an earlier one on an unchanged database: the walk
+        // A read whose call and answer would repeat an earlier one: the walk
         // asks again for what the customer already heard, so the task leaves it out.
         let mut redundant = false;
         for args in proposals.into_iter().take(self.limits.max_proposals) {
@@ -461,7 +461,9 @@ pub use crate::quality::answers::{answer, named_fields};
 
 /// A customer learns the id of something made in the conversation from the agent, so a
 /// later request names it in words: "your booking BKG001" -> "the booking you just made".
-/// The ids are those the task's own writes created (`quality::knowable`).
+/// The ids are those the task's own writes created (`quality::knowable`); when the same tool
+/// made several, an earlier one is named by its place ("the first ticket you made"), so the
+/// words point at the id the call uses.
 fn name_created_in_words(env: &dyn Environment, user: &str, steps: &mut [GroundedStep]) {
     let specs = env.tool_specs();
     let views: Vec<crate::quality::coherence::Step> = steps
@@ -482,11 +484,12 @@ fn name_created_in_words(env: &dyn Environment, user: &str, steps: &mut [Grounde
     let records = env.customer_records(user).join("\n");
     let mut rewritten = false;
     for k in 1..steps.len() {
-        let created = crate::quality::knowable::task_created_ids(&views[..k], &records);
+        let made = crate::quality::knowable::made_in_task(&views[..k], &records);
         if let Some(r) = steps[k].request.as_mut() {
-            for id in &created {
-                if crate::quality::knowable::names(r, id) {
-                    *r = crate::quality::language::tidy(&in_words(r, id));
+            for m in &made {
+                if crate::quality::knowable::names(r, &m.id) {
+                    let how = crate::quality::knowable::MadeRef::of(m, &made);
+                    *r = crate::quality::language::tidy(&in_words(r, &m.id, how));
                     rewritten = true;
                 }
             }
@@ -509,9 +512,15 @@ fn name_created_in_words(env: &dyn Environment, user: &str, steps: &mut [Grounde
     }
 }
 
+/// Words that can stand before a two-word noun ("the status of support ticket T1"): after
+/// one, both words are the noun; elsewhere the first of two is taken for a verb ("cancel
+/// reservation R1").
+const PREPOSITIONS: [&str; 7] = ["of", "on", "about", "with", "in", "from", "regarding"];
+
 /// `text` with the noun phrase ending in `id` ("your booking BKG001", "ticket TICKET241")
-/// said as "the booking you just made" ("the one you just made" without a noun).
-pub fn in_words(text: &str, id: &str) -> String {
+/// said as "the booking you just made" ("the one you just made" without a noun), or for an
+/// earlier one of several made by the same tool, "the first booking you made".
+pub fn in_words(text: &str, id: &str, how: crate::quality::knowable::MadeRef) -> String {
     let Some(at) = text.find(id) else {
         return text.to_string();
     };
@@ -539,7 +548,8 @@ pub fn in_words(text: &str, id: &str) -> String {
             break;
         }
     }
-    if !determiner && nouns.len() > 1 && !nouns[0].starts_with('(') {
+    let after_preposition = start > 0 && PREPOSITIONS.contains(&words[start - 1]);
+    if !determiner && nouns.len() > 1 && !nouns[0].starts_with('(') && !after_preposition {
         nouns.remove(0);
         start += 1;
     }
@@ -553,10 +563,20 @@ pub fn in_words(text: &str, id: &str) -> String {
         .map(|n| n.trim_start_matches('(').to_lowercase())
         .filter(|n| !n.is_empty())
         .collect();
-    let phrase = if nouns.is_empty() {
-        "the one you just made".to_string()
+    let noun = if nouns.is_empty() {
+        "one".to_string()
     } else {
-        format!("the {} you just made", nouns.join(" "))
+        nouns.join(" ")
+    };
+    let phrase = match how {
+        crate::quality::knowable::MadeRef::Latest => format!("the {noun} you just made"),
+        crate::quality::knowable::MadeRef::Nth(n) => {
+            let ordinal = crate::quality::knowable::ORDINALS
+                .get(n)
+                .copied()
+                .unwrap_or("earlier");
+            format!("the {ordinal} {noun} you made")
+        }
     };
     let head = words[..start].join(" ");
     let sep = if head.is_empty() { "" } else { " " };
@@ -723,24 +743,53 @@ mod tests {
 
     #[test]
     fn a_created_id_is_said_in_words() {
+        use crate::quality::knowable::MadeRef::{Latest, Nth};
         assert_eq!(
             in_words(
                 "Then you want to check your booking BKG001 for Dune.",
-                "BKG001"
+                "BKG001",
+                Latest
             ),
             "Then you want to check the booking you just made for Dune."
         );
         assert_eq!(
-            in_words("You want ticket TICKET241 closed.", "TICKET241"),
+            in_words("You want ticket TICKET241 closed.", "TICKET241", Latest),
             "You want the ticket you just made closed."
         );
         assert_eq!(
-            in_words("You want an update (booking QENXU75).", "QENXU75"),
+            in_words("You want an update (booking QENXU75).", "QENXU75", Latest),
             "You want an update (the booking you just made)."
         );
         assert_eq!(
-            in_words("QX1 is yours.", "QX1"),
+            in_words("QX1 is yours.", "QX1", Latest),
             "the one you just made is yours."
+        );
+        // The first of two words is a verb ("cancel reservation") unless a preposition
+        // comes before them: then both are the noun.
+        assert_eq!(
+            in_words("You want to cancel reservation MB4K9Z.", "MB4K9Z", Latest),
+            "You want to cancel the reservation you just made."
+        );
+        assert_eq!(
+            in_words(
+                "You would like the current status of support ticket TICKET241.",
+                "TICKET241",
+                Latest
+            ),
+            "You would like the current status of the support ticket you just made."
+        );
+        // An earlier one of several made by the same tool is named by its place.
+        assert_eq!(
+            in_words(
+                "You are asking to mark ticket TICKET241 as in progress.",
+                "TICKET241",
+                Nth(0)
+            ),
+            "You are asking to mark the first ticket you made as in progress."
+        );
+        assert_eq!(
+            in_words("QX1 is yours.", "QX1", Nth(1)),
+            "the second one you made is yours."
         );
     }
 

@@ -333,8 +333,14 @@ pub fn check_quality(
     }
     if gates.knowable {
         let records = env.customer_records(&task.user_id).join("\n");
+        let requests = crate::task::TaskParts::decode(task)
+            .map(|p| p.requests)
+            .unwrap_or_default();
         if let Some(f) =
             crate::quality::knowable::check(instruction, &m, &records, env.internal_id_fields())
+                .or_else(|| {
+                    crate::quality::knowable::check_made_references(&requests, &m, &records)
+                })
         {
             return Err(with_rule(RejectKind::Unknowable, f.kind.as_str(), f.detail));
         }

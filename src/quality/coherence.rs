@@ -34,8 +34,8 @@ pub enum Incoherence {
     UseAfterCancel,
     /// A write that changes nothing.
     NoOp,
-    /// The same read with the same arguments on an unchanged database: the answer is the
-    /// one the customer already has.
+    /// The same read with the same arguments and the same answer: the customer already has
+    /// it (writes in between that leave the answer as it was do not make it a new question).
     RepeatRead,
 }
 
@@ -282,12 +282,12 @@ pub fn check_next(prev: &[Step], next: &Step, customer: &[&str]) -> Option<Findi
             p.kind == ToolKind::Read
                 && p.tool == next.tool
                 && p.args == next.args
-                && p.before == next.before
+                && p.output == next.output
         })
     {
         return finding(
             Incoherence::RepeatRead,
-            format!("{} repeats action {j} on an unchanged database", next.tool),
+            format!("{} repeats action {j} and its answer", next.tool),
         );
     }
     if !next.acts() {
@@ -739,14 +739,38 @@ mod tests {
             ]),
             [Incoherence::RepeatRead]
         );
-        // Read again after a write changed the database: a fair question.
+        // Read again after a write changed the answer: a fair question.
         assert!(
+            kinds(&[
+                step(
+                    "get_order",
+                    order.clone(),
+                    "{\"n\": 2}",
+                    Intent::Lookup,
+                    1,
+                    1
+                ),
+                step("cancel_item", order.clone(), "ok", Intent::Change, 1, 2),
+                step(
+                    "get_order",
+                    order.clone(),
+                    "{\"n\": 1}",
+                    Intent::Lookup,
+                    2,
+                    2
+                ),
+            ])
+            .is_empty()
+        );
+        // A write that leaves the answer as it was (a ticket opened between two look-ups
+        // of a phone's maker) does not make the second a new question.
+        assert_eq!(
             kinds(&[
                 step("get_order", order.clone(), "{}", Intent::Lookup, 1, 1),
                 step("cancel_item", order.clone(), "ok", Intent::Change, 1, 2),
                 step("get_order", order, "{}", Intent::Lookup, 2, 2),
-            ])
-            .is_empty()
+            ]),
+            [Incoherence::RepeatRead]
         );
     }
 

@@ -94,6 +94,7 @@ pub fn measure_task(env: &dyn Environment, task: &TaskRecord) -> TaskQuality {
         asks,
         unanswered,
         unknowable: knowable::check(instruction, &steps, &records, env.internal_id_fields())
+            .or_else(|| knowable::check_made_references(&requests, &steps, &records))
             .map(|f| f.kind),
         words: instruction.split_whitespace().count(),
         actions: steps.len(),

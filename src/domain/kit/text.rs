@@ -58,6 +58,10 @@ pub fn join_and_serial(parts: &[String]) -> String {
     }
 }
 
+/// Ordinals a customer uses for one of several things made in the conversation ("the
+/// second ticket you made"); `quality::knowable` reads them back.
+pub const ORDINALS: [&str; 6] = ["first", "second", "third", "fourth", "fifth", "sixth"];
+
 /// "two", "three", ... for small counts; digits otherwise.
 pub fn count_word(n: usize) -> String {
     match n {

@@ -75,28 +75,36 @@ fn method_phrase(t: &Traveler, id: &str) -> String {
 }
 
 /// A booking as the traveler refers to it. One made in this conversation is "the booking
-/// you just made for the X"; its departure is said only when another booking made in the
-/// conversation is for the same package (it tells the two apart).
+/// you just made for the X" when it is the latest made, else "the booking you made for the
+/// X"; its departure is said when another booking made in the conversation is for a package
+/// of the same name, and when that departure is shared too, its place among the bookings
+/// made ("the first booking you made, for the X") tells them apart.
 fn booking_text(db: &TravelDb, b: &Booking) -> String {
-    let package = db
-        .packages
-        .get(&b.package_id)
-        .map_or_else(|| "your package".to_string(), |p| format!("the {}", p.name));
-    if b.booking_id.starts_with("TAU") && b.booking_id.len() == 6 {
-        let twins = db
-            .made_bookings()
-            .filter(|m| m.package_id == b.package_id)
-            .count();
-        if twins > 1 {
-            format!(
-                "the booking you just made for {package} (departing {})",
-                say_date(&b.departure_date)
-            )
-        } else {
-            format!("the booking you just made for {package}")
-        }
-    } else {
-        format!("your booking {} for {package}", b.booking_id)
+    let name = |b: &Booking| db.packages.get(&b.package_id).map(|p| p.name.clone());
+    let package = name(b).map_or_else(|| "your package".to_string(), |n| format!("the {n}"));
+    if !(b.booking_id.starts_with("TAU") && b.booking_id.len() == 6) {
+        return format!("your booking {} for {package}", b.booking_id);
+    }
+    let made: Vec<&Booking> = db.made_bookings().collect();
+    let latest = made.last().is_some_and(|m| m.booking_id == b.booking_id);
+    let when = if latest { "you just made" } else { "you made" };
+    let twins: Vec<&&Booking> = made.iter().filter(|m| name(m) == name(b)).collect();
+    let same_day = twins
+        .iter()
+        .filter(|m| m.departure_date == b.departure_date)
+        .count();
+    let place = made.iter().position(|m| m.booking_id == b.booking_id);
+    match place.and_then(|i| crate::domain::kit::text::ORDINALS.get(i)) {
+        _ if twins.len() < 2 => format!("the booking {when} for {package}"),
+        _ if same_day < 2 || latest => format!(
+            "the booking {when} for {package} (departing {})",
+            say_date(&b.departure_date)
+        ),
+        Some(ordinal) => format!("the {ordinal} booking you made, for {package}"),
+        None => format!(
+            "the booking you made for {package} (departing {})",
+            say_date(&b.departure_date)
+        ),
     }
 }
 

@@ -849,3 +849,34 @@ fn facts_requests_and_ids_speak_as_the_traveler() {
     let records = Hooks::customer_records(&db, &owner).join("\n");
     assert!(records.contains(&b.package_id) && records.contains(&b.agent_id));
 }
+
+#[test]
+fn bookings_made_in_the_conversation_are_named_so_the_words_point_at_one() {
+    let mut db = db();
+    let (owner, _) = open_booking(&db);
+    let mut rng = derive_rng(3, &["travel-test-made"]);
+    let ctx = GroundingContext::for_user(&owner);
+    let args = Hooks::propose_calls(&db, "book_package", &ctx, &mut rng)
+        .into_iter()
+        .next()
+        .expect("a booking proposal");
+    let ask = |db: &TravelDb, id: &str| {
+        Hooks::describe_request(db, "get_booking_details", &json!({"booking_id": id}), "").unwrap()
+    };
+    let (out, err) = call(&mut db, "book_package", args.clone());
+    assert!(!err, "{out}");
+    let first = json_of(&out)["booking_id"].as_str().unwrap().to_string();
+    assert!(ask(&db, &first).contains("the booking you just made for the "));
+    // The same package on the same day again: the words must tell the two apart.
+    let (out, err) = call(&mut db, "book_package", args);
+    assert!(!err, "{out}");
+    let second = json_of(&out)["booking_id"].as_str().unwrap().to_string();
+    assert_ne!(first, second);
+    let said = ask(&db, &first);
+    assert!(
+        said.contains("the first booking you made, for the "),
+        "{said}"
+    );
+    assert!(!said.contains("just made"), "{said}");
+    assert!(ask(&db, &second).contains("the booking you just made for the "));
+}
