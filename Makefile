@@ -32,7 +32,7 @@ SHARDS  ?= 4
 RELEASE_CONFIG ?= configs/release
 STAGE   ?= rollouts
 
-.PHONY: review test-review release card release-slurm test-slurm model build traces tasks trajectories eval analyze stats status validate graphs-render test test-deps lint bench clean smoke-llm
+.PHONY: review test-review test-scaffold release card release-slurm test-slurm model build traces tasks trajectories eval analyze stats status validate graphs-render test test-deps lint bench clean smoke-llm
 
 build: model
 	$(CARGO) build --bin tracer
@@ -123,6 +123,11 @@ review: build
 
 # The review app in a real headless browser: list, filter, search, accept, reject, a valid
 # and an invalid edit, the graph page; then the release re-run with the decisions.
+# `tracer scaffold domain` end to end on a copy of the repository: build, docs, validate,
+# graph, the conformance suite and verified tasks of the scaffolded domain.
+test-scaffold: build model
+	TRACER="$(TRACER)" bash scripts/test_scaffold.sh
+
 test-review: build test-deps
 	TRACER="$(TRACER)" PYTHON="$(PYTHON)" bash scripts/test_review.sh
 

@@ -66,6 +66,7 @@ pub mod review;
 pub mod review_app;
 pub mod roles;
 pub mod rollout;
+pub mod scaffold;
 pub mod seed;
 pub mod serve;
 pub mod split;

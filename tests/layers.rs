@@ -19,6 +19,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("domain", &["seed", "parallel"]),
     ("graph", &["domain", "seed", "parallel"]),
     ("docs", &["config", "domain", "graph"]),
+    ("scaffold", &["domain", "graph"]),
     (
         "emotion",
         &["artifact", "config", "llm", "seed", "parallel"],

@@ -25,6 +25,8 @@ pub enum CliError {
     #[error(transparent)]
     Graph(#[from] crate::graph::GraphError),
     #[error(transparent)]
+    Scaffold(#[from] crate::scaffold::ScaffoldError),
+    #[error(transparent)]
     Artifact(#[from] crate::artifact::ArtifactError),
     #[error(transparent)]
     TaskFile(#[from] crate::replay::TaskFileError),
@@ -80,6 +82,9 @@ pub enum Command {
     /// Tool dependency graphs: verify, build, render, stats.
     #[command(subcommand)]
     Graphs(graphs::GraphsCommand),
+    /// Start something new from a working skeleton: `scaffold domain <name>`.
+    #[command(subcommand)]
+    Scaffold(pipeline::ScaffoldCommand),
     /// Import tau-bench-format data.
     #[command(subcommand)]
     Import(data::ImportCommand),
@@ -153,6 +158,7 @@ pub fn main() -> Result<(), CliError> {
         Command::List => pipeline::list(),
         Command::Docs(a) => pipeline::docs(&paths, a),
         Command::Graphs(c) => graphs::run(&paths, c),
+        Command::Scaffold(c) => pipeline::scaffold(&paths, c),
         Command::Import(c) => data::import(&paths, c),
         Command::Export(c) => data::export(&paths, c),
         Command::Replay(a) => data::replay(&paths, a),

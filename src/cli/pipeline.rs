@@ -363,6 +363,36 @@ pub fn validation_problems(paths: &Paths) -> Vec<String> {
     )
 }
 
+#[derive(Debug, clap::Subcommand)]
+pub enum ScaffoldCommand {
+    /// A new domain in every place a domain lives (src/domain/<name>/, the registry, its
+    /// policy, graph and reference page), from the kit's skeleton: a small library domain
+    /// that compiles, passes the conformance suite and grounds into verified tasks.
+    Domain {
+        /// The domain's key: lower-case letters, digits and underscores ("car_rental").
+        name: String,
+    },
+}
+
+pub fn scaffold(paths: &Paths, command: ScaffoldCommand) -> Result<(), CliError> {
+    let ScaffoldCommand::Domain { name } = command;
+    let done = crate::scaffold::scaffold_domain(&paths.root, &name)?;
+    for path in &done.written {
+        let rel = path.strip_prefix(&paths.root).unwrap_or(path);
+        println!("wrote  {}", rel.display());
+    }
+    let rel = done
+        .edited
+        .strip_prefix(&paths.root)
+        .unwrap_or(&done.edited);
+    println!(
+        "edited {} (pub mod {name}; and its registry line)",
+        rel.display()
+    );
+    println!("{}", crate::scaffold::next_steps(&name));
+    Ok(())
+}
+
 pub fn validate(paths: &Paths) -> Result<(), CliError> {
     let problems = validation_problems(paths);
     if problems.is_empty() {

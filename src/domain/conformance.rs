@@ -1,7 +1,8 @@
 //! The conformance suite: contract tests run over every registered domain, the way one
 //! harness runs every lint rule, so a new domain inherits them by adding its registry line.
 //!
-//! Each test loops over [`registry`] and names the domain (and tool) that fails.
+//! Each test loops over [`registry`] (and the scaffold's skeleton) and names the domain (and
+//! tool) that fails.
 //! Covered: tool names and kinds (and intents that agree with them), hostile arguments
 //! never panic, unknown tools error, forks are isolated, generators are deterministic,
 //! every tool has a proposal that succeeds, identity facts come first, and a write's
@@ -16,13 +17,21 @@ use std::collections::BTreeSet;
 
 const SEED: u64 = 20_261_130;
 
+/// The registered domains and the skeleton `tracer scaffold domain` copies, so a scaffolded
+/// domain starts out passing.
+fn suite() -> Vec<&'static dyn super::Domain> {
+    let mut all = registry().to_vec();
+    all.push(&super::kit::skeleton::Skeleton);
+    all
+}
+
 fn eval_db(domain: &dyn super::Domain) -> Box<dyn Environment> {
     domain.generate(SEED, Split::Eval)
 }
 
 #[test]
 fn tool_names_kinds_and_intents_agree() {
-    for d in registry() {
+    for d in suite() {
         let specs = d.tool_specs();
         let names: BTreeSet<&str> = specs.iter().map(|s| s.name).collect();
         assert_eq!(
@@ -65,7 +74,7 @@ fn tool_names_kinds_and_intents_agree() {
                 );
             }
             // The environment lists the same specs as the registry entry.
-            let env_specs = eval_db(*d).tool_specs();
+            let env_specs = eval_db(d).tool_specs();
             assert!(
                 env_specs.iter().any(|e| e.name == s.name),
                 "{at}: missing from the environment"
@@ -106,8 +115,8 @@ fn hostile_arguments(spec: &super::ToolSpec) -> Vec<Value> {
 
 #[test]
 fn hostile_arguments_never_panic_and_unknown_tools_error() {
-    for d in registry() {
-        let env = eval_db(*d);
+    for d in suite() {
+        let env = eval_db(d);
         let before = env.state_hash();
         for spec in env.tool_specs() {
             for args in hostile_arguments(spec) {
@@ -137,7 +146,7 @@ fn hostile_arguments_never_panic_and_unknown_tools_error() {
 
 #[test]
 fn generators_are_deterministic_and_seeded() {
-    for d in registry() {
+    for d in suite() {
         let a = d.generate(SEED, Split::Eval).state_hash();
         let b = d.generate(SEED, Split::Eval).state_hash();
         let c = d.generate(SEED + 1, Split::Eval).state_hash();
@@ -172,8 +181,8 @@ fn succeeding_call(env: &dyn Environment, tool: &str) -> Option<(String, Value, 
 
 #[test]
 fn every_tool_has_a_succeeding_proposal_and_forks_are_isolated() {
-    for d in registry() {
-        let env = eval_db(*d);
+    for d in suite() {
+        let env = eval_db(d);
         for spec in env.tool_specs() {
             if spec.terminates || spec.intent == Intent::Helper {
                 continue;
@@ -207,8 +216,8 @@ fn every_tool_has_a_succeeding_proposal_and_forks_are_isolated() {
 
 #[test]
 fn identity_facts_come_first() {
-    for d in registry() {
-        let env = eval_db(*d);
+    for d in suite() {
+        let env = eval_db(d);
         for user in env.customers().iter().take(20) {
             let facts = env.user_facts(user);
             assert_eq!(
@@ -237,8 +246,8 @@ fn string_leaves<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
 
 #[test]
 fn write_requests_name_no_internal_id_and_state_what_is_needed() {
-    for d in registry() {
-        let env = eval_db(*d);
+    for d in suite() {
+        let env = eval_db(d);
         for spec in env.tool_specs() {
             if spec.kind != ToolKind::Write {
                 continue;
@@ -294,19 +303,19 @@ fn write_requests_name_no_internal_id_and_state_what_is_needed() {
 
 #[test]
 fn rulesets_apply_survive_forks_and_unknown_names_fail() {
-    for d in registry() {
+    for d in suite() {
         let default = d.rulesets().first().map(|r| r.name);
         assert_eq!(
-            eval_db(*d).ruleset(),
+            eval_db(d).ruleset(),
             default,
             "{}: the generated database runs under the default ruleset",
             d.name()
         );
-        assert_eq!(super::resolve_ruleset(*d, None).unwrap(), default);
-        assert!(super::resolve_ruleset(*d, Some("no-such-ruleset")).is_err());
+        assert_eq!(super::resolve_ruleset(d, None).unwrap(), default);
+        assert!(super::resolve_ruleset(d, Some("no-such-ruleset")).is_err());
         for r in d.rulesets() {
             let at = format!("{}[{}]", d.name(), r.name);
-            let env = super::apply_ruleset(*d, eval_db(*d), Some(r.name)).unwrap();
+            let env = super::apply_ruleset(d, eval_db(d), Some(r.name)).unwrap();
             assert_eq!(env.ruleset(), Some(r.name), "{at}");
             assert_eq!(env.fork().ruleset(), Some(r.name), "{at}: forks keep it");
             for spec in env.tool_specs() {

@@ -136,9 +136,13 @@ pub(crate) use database_tables;
 /// `kit::glue::tau2_domain!(School, "school", SchoolDb);`. The tool specs are the
 /// database's tools'; the paper gives these domains a training database of their own
 /// (`separate_train_db`), drawn by `generate::generate(seed, split)`; a reference `db.json`
-/// is read by `SchoolDb::import(&tables, origin)`.
+/// is read by `SchoolDb::import(&tables, origin)`. A domain with no public reference names
+/// what it is instead: `tau2_domain!(Skeleton, "skeleton", SkeletonDb, reference: "none")`.
 macro_rules! tau2_domain {
     ($domain:ident, $name:literal, $db:ty) => {
+        $crate::domain::kit::glue::tau2_domain!($domain, $name, $db, reference: "ToolOrchestra tau2");
+    };
+    ($domain:ident, $name:literal, $db:ty, reference: $reference:literal) => {
         impl $crate::domain::Domain for $domain {
             fn name(&self) -> &'static str {
                 $name
@@ -152,7 +156,7 @@ macro_rules! tau2_domain {
             }
 
             fn reference(&self) -> &'static str {
-                "ToolOrchestra tau2"
+                $reference
             }
 
             /// The paper gives the ToolOrchestra domains a training database of their own.

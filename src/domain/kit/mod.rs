@@ -47,6 +47,10 @@ pub mod pyjson;
 pub mod pytext;
 pub mod python;
 pub mod schema;
+/// The domain `tracer scaffold domain` copies; compiled in tests, where the conformance
+/// suite runs over it.
+#[cfg(test)]
+pub mod skeleton;
 pub mod specs;
 pub mod strptime;
 pub mod tau2;
