@@ -596,8 +596,40 @@ fn field_of(result: &str, output: &str) -> Option<String> {
             _ => None,
         }
     }
-    let v: Value = serde_json::from_str(result).ok()?;
+    let Ok(v) = serde_json::from_str::<Value>(result) else {
+        return text_label(result, output);
+    };
     walk(&v, None, output, &field).map(|k| k.replace('_', " "))
+}
+
+/// What a value of a plain-text result is, from the heading above it: "Troubleshooting
+/// steps:" over "1) Restart device" makes it the "first troubleshooting step".
+fn text_label(result: &str, output: &str) -> Option<String> {
+    let lines: Vec<&str> = result.lines().map(str::trim).collect();
+    let at = lines.iter().position(|l| l.contains(output))?;
+    let heading = lines[..at]
+        .iter()
+        .rev()
+        .find_map(|l| l.strip_suffix(':'))
+        .filter(|h| !h.is_empty() && h.chars().all(|c| c.is_alphabetic() || c == ' '))?
+        .to_lowercase();
+    // "1) ..." or "1. ...": the item's place in the list.
+    let number: Option<usize> = lines[at]
+        .split([')', '.'])
+        .next()
+        .filter(|n| n.len() < lines[at].len())
+        .and_then(|n| n.trim().parse().ok());
+    let ordinal = number.and_then(|n| crate::domain::kit::text::ORDINALS.get(n.wrapping_sub(1)));
+    match ordinal {
+        Some(o) => {
+            let one = heading
+                .strip_suffix('s')
+                .filter(|h| !h.ends_with('s'))
+                .unwrap_or(&heading);
+            Some(format!("{o} {one}"))
+        }
+        None => Some(heading),
+    }
 }
 
 /// The values a customer asked to hear, in words: "The status is active, and the balance
@@ -1518,6 +1550,24 @@ mod tests {
         assert_eq!(field_of(result, "146.5").as_deref(), Some("current"));
         assert_eq!(field_of(result, "closed"), None);
         assert_eq!(field_of("not json", "active"), None);
+        // A plain-text list under a heading: the value is its place in the list.
+        let steps = "\nTroubleshooting steps: \n1) Restart device \n2) Check signal coverage\n";
+        assert_eq!(
+            field_of(steps, "Restart device").as_deref(),
+            Some("first troubleshooting step")
+        );
+        assert_eq!(
+            field_of(steps, "Check signal coverage").as_deref(),
+            Some("second troubleshooting step")
+        );
+        assert_eq!(field_of("Status: open", "open"), None);
+        assert_eq!(
+            tell(&[
+                ("Google".into(), Some("manufacturer".into())),
+                ("Restart device".into(), field_of(steps, "Restart device")),
+            ]),
+            "The manufacturer is Google; and the first troubleshooting step is Restart device."
+        );
         // An id used as a map key is not a field: the value is told under the map's field.
         let payees = r#"{"payees": {"ZMI51TK3": "Elif Iyer"}, "other": {"Q1": "x"}}"#;
         assert_eq!(field_of(payees, "Elif Iyer").as_deref(), Some("payees"));

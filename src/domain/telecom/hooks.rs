@@ -197,7 +197,7 @@ pub fn internal_ids(_tool: &str, _args: &Value) -> Vec<String> {
     Vec::new()
 }
 
-pub fn required_outputs(_db: &TelecomDb, tool: &str, _args: &Value, output: &str) -> Vec<String> {
+pub fn required_outputs(_db: &TelecomDb, tool: &str, args: &Value, output: &str) -> Vec<String> {
     if tool == "get_senior_discount" {
         return vec![output.to_string()];
     }
@@ -212,6 +212,21 @@ pub fn required_outputs(_db: &TelecomDb, tool: &str, _args: &Value, output: &str
     let Ok(v) = serde_json::from_str::<Value>(output) else {
         return Vec::new();
     };
+    if tool == "get_device_details" {
+        // Every request asks for the maker and the model; a model the customer already
+        // named (the device's name) tells them nothing new.
+        let mut out: Vec<String> = v["manufacturer"]
+            .as_str()
+            .map(str::to_string)
+            .into_iter()
+            .collect();
+        if let Some(model) = v["model"].as_str()
+            && model != arg_str(args, "device_name")
+        {
+            out.push(model.to_string());
+        }
+        return out;
+    }
     if tool == "get_services" {
         // The cheapest plan and its price (a tie would go to the lower service id).
         let cheapest = v.as_object().and_then(|m| {
@@ -230,7 +245,6 @@ pub fn required_outputs(_db: &TelecomDb, tool: &str, _args: &Value, output: &str
         "get_billing_details" => &v["current_balance"],
         "get_service_details" => &v["price"],
         "get_support_ticket_details" => &v["status"],
-        "get_device_details" => &v["manufacturer"],
         _ => return Vec::new(),
     };
     match field {

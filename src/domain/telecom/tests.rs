@@ -771,6 +771,22 @@ fn facts_requests_and_outputs_speak_as_the_customer() {
         db.required_outputs("troubleshoot_device", &json!({}), &out),
         ["Restart device"]
     );
+    // Asked for maker and model: the model too, unless the device's name already says it.
+    let zed = json!({"device_name": "Zed Phone"});
+    let (out, _) = call(&mut fork, "get_device_details", zed.clone());
+    assert_eq!(
+        db.required_outputs("get_device_details", &zed, &out),
+        ["Zed", "Z-1"]
+    );
+    let named = r#"{"category": "mobile_phone", "manufacturer": "Google", "model": "Pixel 8a"}"#;
+    assert_eq!(
+        db.required_outputs(
+            "get_device_details",
+            &json!({"device_name": "Pixel 8a"}),
+            named
+        ),
+        ["Google"]
+    );
     let records = db.customer_records(ANA).join("\n");
     assert!(records.contains("\"device_id\": \"2\"") && records.contains("net_fast"));
     // Every template table parses and every tool a customer asks for has sentences.
