@@ -1206,11 +1206,23 @@ impl Heard {
 
     /// The words the latest tool result that shows `id` gives the thing it names: its code
     /// and its title or name ("ENVS-3698 Soil and Water Science"); `None` when no result
-    /// has such words for it.
+    /// has such words for it. The thing is a record holding the id in an id field, not one
+    /// that merely mentions it: a phone listed under a plan (`{"device_id": "1", "name":
+    /// "Nokia G42", "service": "mobile_golden_years"}`) does not name the plan.
     fn words_for(&self, id: &str) -> Option<String> {
+        fn own_id(m: &serde_json::Map<String, Value>, id: &str) -> bool {
+            let id_key = |k: &str| {
+                k == "id"
+                    || k == "code"
+                    || ["_id", "_ref", "_code", "_number"]
+                        .iter()
+                        .any(|s| k.ends_with(s))
+            };
+            m.iter().any(|(k, v)| id_key(k) && v.as_str() == Some(id))
+        }
         fn find<'v>(v: &'v Value, id: &str) -> Option<&'v serde_json::Map<String, Value>> {
             match v {
-                Value::Object(m) if m.values().any(|x| x.as_str() == Some(id)) => Some(m),
+                Value::Object(m) if own_id(m, id) => Some(m),
                 Value::Object(m) => m.values().find_map(|x| find(x, id)),
                 Value::Array(items) => items.iter().find_map(|x| find(x, id)),
                 _ => None,
@@ -1418,6 +1430,26 @@ mod tests {
         // Without what the customer said, every id is read back (as before).
         let all = super::summarise_write_as("update_booking", &args, &[], &known, None);
         assert!(all.contains("show id 35YU4IX-S"), "{all}");
+        // A record that only refers to an id (a phone listed under its plan) does not name
+        // it; the plan's own record does.
+        let mut heard = super::Heard::default();
+        let mut transcript = vec![crate::llm::ChatMessage::tool(
+            "call_1",
+            "get_customer_details",
+            r#"{"devices": [{"device_id": "1", "name": "Nokia G42", "service": "mobile_golden_years"}]}"#,
+        )];
+        heard.update(&transcript);
+        let remove = json!({"action": "remove", "service_id": "mobile_golden_years"});
+        let said = super::summarise_write_as("manage_service", &remove, &[], &[], Some(&heard));
+        assert!(!said.contains("Nokia"), "{said}");
+        transcript.push(crate::llm::ChatMessage::tool(
+            "call_2",
+            "get_service_details",
+            r#"{"service_id": "mobile_golden_years", "name": "Golden Years Mobile Plan"}"#,
+        ));
+        heard.update(&transcript);
+        let said = super::summarise_write_as("manage_service", &remove, &[], &[], Some(&heard));
+        assert!(said.contains("service: Golden Years Mobile Plan"), "{said}");
     }
 
     #[test]
