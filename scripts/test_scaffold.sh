@@ -38,7 +38,7 @@ fi
 echo "building the copy with '$name' registered" >&2
 cargo build --quiet
 new=./target/debug/tracer
-$new list | grep -q "^$name\b" || $new list | grep -q "$name" || { echo "FAIL: '$name' not listed" >&2; exit 1; }
+$new list | grep -qw "$name" || { echo "FAIL: '$name' not listed" >&2; exit 1; }
 $new docs
 $new docs --check
 $new validate

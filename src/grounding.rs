@@ -483,9 +483,10 @@ fn name_created_in_words(env: &dyn Environment, user: &str, steps: &mut [Grounde
         .collect();
     let records = env.customer_records(user).join("\n");
     let mut rewritten = false;
-    for k in 1..steps.len() {
-        let made = crate::quality::knowable::made_in_task(&views[..k], &records);
-        if let Some(r) = steps[k].request.as_mut() {
+    let all = crate::quality::knowable::made_in_task(&views, &records);
+    for (k, step) in steps.iter_mut().enumerate().skip(1) {
+        let made: Vec<_> = all.iter().filter(|m| m.step < k).cloned().collect();
+        if let Some(r) = step.request.as_mut() {
             for m in &made {
                 if crate::quality::knowable::names(r, &m.id) {
                     let how = crate::quality::knowable::MadeRef::of(m, &made);
@@ -571,7 +572,7 @@ pub fn in_words(text: &str, id: &str, how: crate::quality::knowable::MadeRef) ->
     let phrase = match how {
         crate::quality::knowable::MadeRef::Latest => format!("the {noun} you just made"),
         crate::quality::knowable::MadeRef::Nth(n) => {
-            let ordinal = crate::quality::knowable::ORDINALS
+            let ordinal = crate::domain::kit::text::ORDINALS
                 .get(n)
                 .copied()
                 .unwrap_or("earlier");

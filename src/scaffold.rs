@@ -65,24 +65,16 @@ const SCAFFOLD_NOTE: &str =
 //! (docs/adding-a-domain.md).
 ";
 
-/// Names a domain module may not take: the domain folder's own modules and Rust's words.
-const TAKEN: [&str; 16] = [
-    "kit",
-    "args",
-    "table",
-    "reference",
-    "conformance",
-    "mod",
-    "self",
-    "super",
-    "crate",
-    "type",
-    "struct",
-    "enum",
-    "fn",
-    "impl",
-    "use",
-    "match",
+/// Names a domain module may not take: the domain folder's own modules.
+const TAKEN: [&str; 6] = ["kit", "args", "table", "reference", "conformance", "mod"];
+
+/// Rust's strict and reserved keywords (2024 edition): not a module name.
+const KEYWORDS: [&str; 51] = [
+    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern",
+    "false", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut",
+    "pub", "ref", "return", "self", "static", "struct", "super", "trait", "true", "type", "unsafe",
+    "use", "where", "while", "abstract", "become", "box", "do", "final", "macro", "override",
+    "priv", "typeof", "unsized", "virtual", "yield", "try",
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -142,7 +134,7 @@ fn check_name(name: &str, registered: &[&str]) -> Result<(), ScaffoldError> {
     if !shape {
         return Err(ScaffoldError::BadName(name.to_string()));
     }
-    if TAKEN.contains(&name) || registered.contains(&name) {
+    if TAKEN.contains(&name) || KEYWORDS.contains(&name) || registered.contains(&name) {
         return Err(ScaffoldError::Taken(name.to_string()));
     }
     Ok(())

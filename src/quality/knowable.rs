@@ -14,6 +14,7 @@
 //! `Environment`; reuses the coherence module's replay of the reference steps.
 
 use super::coherence::{Step, created_ids};
+use crate::domain::kit::text::ORDINALS;
 use serde_json::Value;
 
 /// What kind of unknowable value an instruction names (the `rule` of an `unknowable`
@@ -101,8 +102,6 @@ pub enum MadeRef {
     Nth(usize),
 }
 
-pub use crate::domain::kit::text::ORDINALS;
-
 impl MadeRef {
     /// How `made` (one of `all`, which the steps before the request made) is named.
     pub fn of(made: &Made, all: &[Made]) -> MadeRef {
@@ -149,6 +148,7 @@ pub fn check_made_references(
     steps: &[Step],
     customer_records: &str,
 ) -> Option<Finding> {
+    let all = made_in_task(steps, customer_records);
     for (k, step) in steps.iter().enumerate() {
         let Some(said) = requests.get(k).and_then(|r| r.as_deref()) else {
             continue;
@@ -156,7 +156,7 @@ pub fn check_made_references(
         let Some(how) = MadeRef::said_in(said) else {
             continue;
         };
-        let before = made_in_task(&steps[..k], customer_records);
+        let before: Vec<Made> = all.iter().filter(|m| m.step < k).cloned().collect();
         let args = step.args.to_string();
         let used: Vec<&Made> = before
             .iter()

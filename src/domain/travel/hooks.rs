@@ -93,19 +93,22 @@ fn booking_text(db: &TravelDb, b: &Booking) -> String {
         .iter()
         .filter(|m| m.departure_date == b.departure_date)
         .count();
-    let place = made.iter().position(|m| m.booking_id == b.booking_id);
-    match place.and_then(|i| crate::domain::kit::text::ORDINALS.get(i)) {
-        _ if twins.len() < 2 => format!("the booking {when} for {package}"),
-        _ if same_day < 2 || latest => format!(
-            "the booking {when} for {package} (departing {})",
-            say_date(&b.departure_date)
-        ),
-        Some(ordinal) => format!("the {ordinal} booking you made, for {package}"),
-        None => format!(
-            "the booking you made for {package} (departing {})",
-            say_date(&b.departure_date)
-        ),
+    if twins.len() < 2 {
+        return format!("the booking {when} for {package}");
     }
+    let departing = format!(
+        "the booking {when} for {package} (departing {})",
+        say_date(&b.departure_date)
+    );
+    if same_day < 2 || latest {
+        return departing;
+    }
+    made.iter()
+        .position(|m| m.booking_id == b.booking_id)
+        .and_then(|i| crate::domain::kit::text::ORDINALS.get(i))
+        .map_or(departing, |o| {
+            format!("the {o} booking you made, for {package}")
+        })
 }
 
 /// A package as a traveler names it: its name, and its length and kind, which tell apart
