@@ -1,5 +1,5 @@
-//! The fourteen airline tools: specs (name, kind, description, JSON Schema, built with the
-//! kit's schema builders) and their code.
+//! The fourteen airline tools' code; their specs (kind, description, arguments) are data in
+//! `tools.toml`, bound here by name.
 //!
 //! Names, arguments, return shapes and error messages follow tau-bench's public airline
 //! environment (as the authors' tau-emotion-bench ships it), so its tasks replay here.
@@ -21,53 +21,16 @@ use super::db::{
     PaymentMethod, Reservation, ReservedFlight, User,
 };
 use super::generate::airport_city;
+use crate::domain::ToolFn;
 use crate::domain::kit::clock::{format_date, parse_date};
-use crate::domain::kit::schema::{array, integer, number, object, string, tool};
+use crate::domain::kit::specs;
 use crate::domain::kit::text::arg_str;
 use crate::domain::kit::{calc, ids};
-use crate::domain::{Args, Tool, ToolKind};
+use crate::domain::{Args, Tool};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
-
-/// A string restricted to `values`, without a description (as tau-bench's enums are).
-fn choice(values: &[&str]) -> Value {
-    json!({"type": "string", "enum": values})
-}
-
-fn passengers_schema() -> Value {
-    let person = object(
-        &[
-            ("first_name", string("Given name as on the passenger's ID.")),
-            ("last_name", string("Family name as on the passenger's ID.")),
-            ("dob", string("Date of birth, YYYY-MM-DD.")),
-        ],
-        &["first_name", "last_name", "dob"],
-    );
-    json!({"type": "array", "items": person})
-}
-
-fn flights_schema() -> Value {
-    let leg = object(
-        &[
-            ("flight_number", string("Flight number such as 'HAT123'.")),
-            (
-                "date",
-                string("Departure date of this segment, YYYY-MM-DD."),
-            ),
-        ],
-        &["flight_number", "date"],
-    );
-    array(leg, "Every segment of the trip, in travel order.")
-}
-
-fn cabin_schema() -> Value {
-    choice(&["basic_economy", "economy", "business"])
-}
-
-const RESERVATION_ID: &str = "Six-character reservation code.";
-const PAYMENT_ID: &str = "Credit card or gift card id from the user's profile.";
 
 pub fn all_tools() -> &'static [Tool<AirlineDb>] {
     static TOOLS: LazyLock<Vec<Tool<AirlineDb>>> = LazyLock::new(build);
@@ -75,251 +38,46 @@ pub fn all_tools() -> &'static [Tool<AirlineDb>] {
 }
 
 fn build() -> Vec<Tool<AirlineDb>> {
-    use ToolKind::{Read, Write};
-    let route = object(
-        &[
-            (
-                "origin",
-                string("Three-letter code of the departure airport, e.g. 'SEA'."),
-            ),
-            (
-                "destination",
-                string("Three-letter code of the arrival airport, e.g. 'BOS'."),
-            ),
-            ("date", string("Departure date, YYYY-MM-DD.")),
-        ],
-        &["origin", "destination", "date"],
-    );
-    let reservation_only = object(
-        &[(
-            "reservation_id",
-            string("Six-character reservation code, e.g. 'ZFA04Y'."),
-        )],
-        &["reservation_id"],
-    );
-    let payment = object(
-        &[
-            ("payment_id", string("Id such as 'credit_card_1234567'.")),
-            ("amount", number("Dollars charged to this method.")),
-        ],
-        &["payment_id", "amount"],
-    );
-    vec![
-        tool(
-            "book_reservation",
-            Write,
-            "Create a new reservation for a user: the flights, cabin, passengers, checked bags, \
-             insurance choice, and how the total is split across the user's saved payment methods.",
-            object(
-                &[
-                    (
-                        "user_id",
-                        string("Id of the booking user, e.g. 'maya_okafor_1234'."),
-                    ),
-                    ("origin", string("Airport code where the trip starts.")),
-                    (
-                        "destination",
-                        string("Airport code of the trip's destination."),
-                    ),
-                    ("flight_type", choice(&["one_way", "round_trip"])),
-                    ("cabin", cabin_schema()),
-                    ("flights", flights_schema()),
-                    ("passengers", passengers_schema()),
-                    (
-                        "payment_methods",
-                        array(
-                            payment,
-                            "Payment ids from the user's profile with the amount charged to each; the amounts must add up to the total price.",
-                        ),
-                    ),
-                    (
-                        "total_baggages",
-                        integer("Checked bags for the whole reservation."),
-                    ),
-                    (
-                        "nonfree_baggages",
-                        integer("How many of those bags are paid (beyond the free allowance)."),
-                    ),
-                    ("insurance", choice(&["yes", "no"])),
-                ],
-                &[
-                    "user_id",
-                    "origin",
-                    "destination",
-                    "flight_type",
-                    "cabin",
-                    "flights",
-                    "passengers",
-                    "payment_methods",
-                    "total_baggages",
-                    "nonfree_baggages",
-                    "insurance",
-                ],
-            ),
-            book_reservation,
-        ),
-        tool(
-            "calculate",
-            Read,
-            "Evaluate an arithmetic expression (numbers, + - * / and parentheses) and return \
-             the result rounded to two decimals.",
-            object(
-                &[("expression", string("For example '(249 + 118) * 2'."))],
-                &["expression"],
-            ),
-            |_, a| calc::evaluate(a.str("expression")?),
-        ),
-        tool(
-            "cancel_reservation",
-            Write,
-            "Cancel a whole reservation; every payment on it is reversed to its original method.",
-            reservation_only.clone(),
-            cancel_reservation,
-        ),
-        tool(
-            "get_reservation_details",
-            Read,
-            "Look up one reservation by its code: route, segments, passengers, payments, bags and insurance.",
-            reservation_only,
-            // Departure: tau-bench answers "user not found" for an unknown reservation (a
+    let runs: [(&str, ToolFn<AirlineDb>); 14] = [
+        ("book_reservation", book_reservation),
+        ("calculate", |_, a| calc::evaluate(a.str("expression")?)),
+        ("cancel_reservation", cancel_reservation),
+        (
+            "get_reservation_details", // Departure: tau-bench answers "user not found" for an unknown reservation (a
             // copy slip); we name what is missing.
             |db, a| match db.reservations.get(a.str("reservation_id")?) {
                 Some(r) => to_json(r),
                 None => Err("reservation not found".into()),
             },
         ),
-        tool(
-            "get_user_details",
-            Read,
-            "Look up a user's profile: name, contact details, membership tier, saved payment \
-             methods and passengers, and reservation codes.",
-            object(
-                &[("user_id", string("Id such as 'maya_okafor_1234'."))],
-                &["user_id"],
-            ),
-            |db, a| match db.users.get(a.str("user_id")?) {
+        ("get_user_details", |db, a| {
+            match db.users.get(a.str("user_id")?) {
                 Some(u) => to_json(u),
                 None => Err("user not found".into()),
-            },
-        ),
-        tool(
-            "list_all_airports",
-            Read,
-            "List the airports the airline serves, each code with its city.",
-            object(&[], &[]),
-            list_all_airports,
-        ),
-        tool(
-            "search_direct_flight",
-            Read,
-            "Find nonstop flights between two airports that can still be booked on a date, \
-             with seats left and prices per cabin.",
-            route.clone(),
-            |db, a| {
-                let (o, d, date) = route_args(a)?;
-                to_json(&search_direct(db, o, d, date))
-            },
-        ),
-        tool(
-            "search_onestop_flight",
-            Read,
-            "Find two-segment itineraries with one connection between two airports that can \
-             still be booked, departing on a date.",
-            route,
-            |db, a| {
-                let (o, d, date) = route_args(a)?;
-                to_json(&search_onestop(db, o, d, date))
-            },
-        ),
-        tool(
-            "send_certificate",
-            Write,
-            "Add a travel certificate of the given value to a user's payment methods, as compensation.",
-            object(
-                &[
-                    ("user_id", string("Id of the user to compensate.")),
-                    ("amount", number("Value of the certificate in dollars.")),
-                ],
-                &["user_id", "amount"],
-            ),
-            send_certificate,
-        ),
-        tool(
-            "think",
-            Read,
-            "Write down reasoning for yourself; nothing is looked up or changed.",
-            object(
-                &[("thought", string("The reasoning to note."))],
-                &["thought"],
-            ),
-            |_, a| a.str("thought").map(|_| String::new()),
-        ),
-        tool(
-            "transfer_to_human_agents",
-            Read,
-            "Hand the conversation to a human agent with a short summary of the user's \
-             problem. Only for requests outside what the tools and policy allow.",
-            object(
-                &[(
-                    "summary",
-                    string("What the user needs and what has been done so far."),
-                )],
-                &["summary"],
-            ),
-            |_, a| a.str("summary").map(|_| "Transfer successful".to_string()),
-        ),
-        tool(
-            "update_reservation_baggages",
-            Write,
-            "Set a reservation's checked-bag counts; paid bags added beyond those already paid \
-             are charged to the given payment method.",
-            object(
-                &[
-                    ("reservation_id", string(RESERVATION_ID)),
-                    ("total_baggages", integer("New total of checked bags.")),
-                    ("nonfree_baggages", integer("New number of paid bags.")),
-                    ("payment_id", string(PAYMENT_ID)),
-                ],
-                &[
-                    "reservation_id",
-                    "total_baggages",
-                    "nonfree_baggages",
-                    "payment_id",
-                ],
-            ),
-            update_reservation_baggages,
-        ),
-        tool(
-            "update_reservation_flights",
-            Write,
-            "Replace a reservation's segments and/or cabin. Pass every segment of the new \
-             itinerary, including unchanged ones; the fare difference is charged or refunded \
-             through the given payment method.",
-            object(
-                &[
-                    ("reservation_id", string(RESERVATION_ID)),
-                    ("cabin", cabin_schema()),
-                    ("flights", flights_schema()),
-                    ("payment_id", string(PAYMENT_ID)),
-                ],
-                &["reservation_id", "cabin", "flights", "payment_id"],
-            ),
-            update_reservation_flights,
-        ),
-        tool(
+            }
+        }),
+        ("list_all_airports", list_all_airports),
+        ("search_direct_flight", |db, a| {
+            let (o, d, date) = route_args(a)?;
+            to_json(&search_direct(db, o, d, date))
+        }),
+        ("search_onestop_flight", |db, a| {
+            let (o, d, date) = route_args(a)?;
+            to_json(&search_onestop(db, o, d, date))
+        }),
+        ("send_certificate", send_certificate),
+        ("think", |_, a| a.str("thought").map(|_| String::new())),
+        ("transfer_to_human_agents", |_, a| {
+            a.str("summary").map(|_| "Transfer successful".to_string())
+        }),
+        ("update_reservation_baggages", update_reservation_baggages),
+        ("update_reservation_flights", update_reservation_flights),
+        (
             "update_reservation_passengers",
-            Write,
-            "Replace the passenger details of a reservation; the number of passengers must stay the same.",
-            object(
-                &[
-                    ("reservation_id", string(RESERVATION_ID)),
-                    ("passengers", passengers_schema()),
-                ],
-                &["reservation_id", "passengers"],
-            ),
             update_reservation_passengers,
         ),
-    ]
+    ];
+    specs::builtin(include_str!("tools.toml"), &runs)
 }
 
 fn to_json<T: Serialize>(v: &T) -> Result<String, String> {

@@ -3,7 +3,8 @@
 //! `transfer_to_human_agents`, and the kit's `think`, so the split is the paper's 13 read /
 //! 9 write. Outputs are tau2's `to_json_str` of what the reference returns: rows as
 //! `model_dump()` JSON, a client id as a bare string, the two listings as
-//! `json.dumps(..., sort_keys=True)` text. Descriptions are ours.
+//! `json.dumps(..., sort_keys=True)` text. Descriptions are ours, in
+//! `tools.toml` with the arguments.
 //!
 //! Money follows the reference's float arithmetic: balances move by `round(x - amount, 2)`
 //! (Python's rounding, [`py_round`]), the stored amount is rounded, `balance_after` is the
@@ -26,15 +27,14 @@ use super::db::{
     Account, BankAddress, BankDb, BankDetails, Beneficiary, BeneficiaryName, Card, Client, Loan,
     RepaymentEntry, Transaction, TransferLimits, Verification,
 };
+use crate::domain::ToolFn;
 use crate::domain::kit::calc::py_round;
 use crate::domain::kit::clock::SimClock;
 use crate::domain::kit::ids::counter_id;
 use crate::domain::kit::pyjson::{Py, dumps};
-use crate::domain::kit::schema::{
-    integer, nullable, number, object, string, string_list, strings, tool, with_intent,
-};
+use crate::domain::kit::specs;
 use crate::domain::kit::{generic, tau2_generic};
-use crate::domain::{Args, Intent, Tool, ToolKind};
+use crate::domain::{Args, Tool};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -53,326 +53,72 @@ pub fn all() -> &'static [Tool<BankDb>] {
     &TOOLS
 }
 
-const CLIENT: &str = "Client id, as find_client_id_by_email returns it.";
-const ACCOUNT: &str = "Account id, e.g. '1U8RIZ41'.";
-const CARD: &str = "Card id, e.g. 'CRM6JY91'.";
-const BENEFICIARY: &str = "Beneficiary id.";
-
-fn opt(desc: &str) -> Value {
-    nullable(string(desc))
-}
-
 fn build() -> Vec<Tool<BankDb>> {
-    use ToolKind::{Read, Write};
-    let amount = || number("Amount in the account's currency, greater than zero.");
-    let memo = || opt("Optional memo; a default description is used when omitted.");
-    vec![
+    let runs: [(&str, ToolFn<BankDb>); 19] = [
+        ("find_client_id_by_email", |db, a| {
+            let email = a.str("email")?.to_lowercase();
+            db.clients_in_order()
+                .find(|c| c.contact.email.to_lowercase() == email)
+                .map(|c| c.client_id.clone())
+                .ok_or_else(|| "Client not found".to_string())
+        }),
+        ("get_client_details", |db, a| {
+            Ok(Py::model(client(db, a.str("client_id")?)?).to_json_str())
+        }),
+        ("get_account_details", |db, a| {
+            Ok(Py::model(account_anywhere(db, a.str("account_id")?)?.1).to_json_str())
+        }),
+        ("get_card_details", |db, a| {
+            Ok(Py::model(card_anywhere(db, a.str("card_id")?)?.1).to_json_str())
+        }),
+        ("get_loan_details", |db, a| {
+            Ok(Py::model(loan(db, a.str("loan_id")?)?).to_json_str())
+        }),
+        ("get_beneficiary_details", |db, a| {
+            Ok(Py::model(beneficiary(db, a.str("beneficiary_id")?)?).to_json_str())
+        }),
+        ("list_client_accounts", |db, a| {
+            Ok(account_listing(client(db, a.str("client_id")?)?))
+        }),
+        ("list_client_beneficiaries", |db, a| {
+            let c = client(db, a.str("client_id")?)?;
+            let names: BTreeMap<&str, String> = c
+                .beneficiary_ids
+                .iter()
+                .filter_map(|id| db.beneficiaries.get(id))
+                .map(|b| (b.beneficiary_id.as_str(), b.name.listing()))
+                .collect();
+            Ok(dumps(&names))
+        }),
+        ("get_recent_transactions", recent_transactions),
+        ("search_transactions", search_transactions),
+        ("initiate_internal_transfer", internal_transfer),
+        ("add_beneficiary", add_beneficiary),
+        ("verify_beneficiary", verify_beneficiary),
+        ("initiate_transfer_to_beneficiary", beneficiary_transfer),
+        ("freeze_card", |db, a| {
+            a.str("reason")?;
+            set_card_status(db, a.str("card_id")?, "blocked")
+        }),
+        ("unfreeze_card", |db, a| {
+            set_card_status(db, a.str("card_id")?, "active")
+        }),
+        ("freeze_account", |db, a| {
+            a.str("reason")?;
+            set_account_status(db, a.str("account_id")?, "frozen")
+        }),
+        ("unfreeze_account", |db, a| {
+            set_account_status(db, a.str("account_id")?, "active")
+        }),
+        ("make_loan_payment", loan_payment),
+    ];
+    let mut tools = vec![
         tau2_generic::calculate(),
         generic::transfer_to_human_agents(),
-        tool(
-            "find_client_id_by_email",
-            Read,
-            "Find the client id for an email address (case does not matter; the first matching client).",
-            strings(&[("email", "The client's email, e.g. 'ana.ruiz@example.es'.")]),
-            |db, a| {
-                let email = a.str("email")?.to_lowercase();
-                db.clients_in_order()
-                    .find(|c| c.contact.email.to_lowercase() == email)
-                    .map(|c| c.client_id.clone())
-                    .ok_or_else(|| "Client not found".to_string())
-            },
-        ),
-        tool(
-            "get_client_details",
-            Read,
-            "Show a client's profile: name, contact, address, accounts and cards (with balances, status and limits), loan ids, beneficiary ids, KYC.",
-            strings(&[("client_id", CLIENT)]),
-            |db, a| Ok(Py::model(client(db, a.str("client_id")?)?).to_json_str()),
-        ),
-        tool(
-            "get_account_details",
-            Read,
-            "Show one account: type, currency, status, masked number, balances (current, available, on hold), rate, overdraft limit, features.",
-            strings(&[("account_id", ACCOUNT)]),
-            |db, a| Ok(Py::model(account_anywhere(db, a.str("account_id")?)?.1).to_json_str()),
-        ),
-        tool(
-            "get_card_details",
-            Read,
-            "Show one card: type, linked account, status, issuer, brand, last four digits, expiry, limits.",
-            strings(&[("card_id", CARD)]),
-            |db, a| Ok(Py::model(card_anywhere(db, a.str("card_id")?)?.1).to_json_str()),
-        ),
-        tool(
-            "get_loan_details",
-            Read,
-            "Show one loan: type, principal, rate, term, dates, status, collateral, payment schedule and repayment history.",
-            strings(&[("loan_id", "Loan id.")]),
-            |db, a| Ok(Py::model(loan(db, a.str("loan_id")?)?).to_json_str()),
-        ),
-        tool(
-            "get_beneficiary_details",
-            Read,
-            "Show one beneficiary: names, type, bank details, address, accounts allowed to pay it, transfer limits, verification and status.",
-            strings(&[("beneficiary_id", BENEFICIARY)]),
-            |db, a| Ok(Py::model(beneficiary(db, a.str("beneficiary_id")?)?).to_json_str()),
-        ),
-        tool(
-            "list_client_accounts",
-            Read,
-            "List a client's accounts as a JSON object from account id to {currency, masked, status, type}.",
-            strings(&[("client_id", CLIENT)]),
-            |db, a| Ok(account_listing(client(db, a.str("client_id")?)?)),
-        ),
-        tool(
-            "list_client_beneficiaries",
-            Read,
-            "List a client's beneficiaries as a JSON object from beneficiary id to the name shown for it.",
-            strings(&[("client_id", CLIENT)]),
-            |db, a| {
-                let c = client(db, a.str("client_id")?)?;
-                let names: BTreeMap<&str, String> = c
-                    .beneficiary_ids
-                    .iter()
-                    .filter_map(|id| db.beneficiaries.get(id))
-                    .map(|b| (b.beneficiary_id.as_str(), b.name.listing()))
-                    .collect();
-                Ok(dumps(&names))
-            },
-        ),
-        tool(
-            "get_recent_transactions",
-            Read,
-            "The most recent posted or pending transactions of an account, newest first.",
-            object(
-                &[
-                    ("account_id", string(ACCOUNT)),
-                    ("limit", integer("How many to return (default 10).")),
-                ],
-                &["account_id"],
-            ),
-            recent_transactions,
-        ),
-        tool(
-            "search_transactions",
-            Read,
-            "Search one of the client's accounts' transactions, newest first. Optional filters: timestamp range (ISO text, inclusive, compared as text), amount range, type, status, and a case-insensitive merchant name fragment.",
-            object(
-                &[
-                    ("client_id", string(CLIENT)),
-                    ("account_id", string("An account id the client owns.")),
-                    ("start_date", opt("Earliest timestamp, e.g. '2025-08-01'.")),
-                    (
-                        "end_date",
-                        opt("Latest timestamp, e.g. '2025-08-31T23:59:59Z'."),
-                    ),
-                    ("min_amount", nullable(number("Smallest amount."))),
-                    ("max_amount", nullable(number("Largest amount."))),
-                    (
-                        "transaction_type",
-                        opt("deposit, withdrawal, transfer, payment, fee or interest."),
-                    ),
-                    ("status", opt("pending, posted or reversed.")),
-                    (
-                        "merchant_name_contains",
-                        opt("Part of the merchant's name."),
-                    ),
-                ],
-                &["client_id", "account_id"],
-            ),
-            search_transactions,
-        ),
-        with_intent(
-            tool(
-                "initiate_internal_transfer",
-                Write,
-                "Move money between two active accounts of the same client in the same currency; the source may not be a credit account and needs enough available balance. Creates a debit and a credit transaction. State the details and get an explicit yes first.",
-                object(
-                    &[
-                        ("client_id", string(CLIENT)),
-                        ("from_account_id", string("Source account id.")),
-                        ("to_account_id", string("Destination account id.")),
-                        ("amount", amount()),
-                        ("description", memo()),
-                    ],
-                    &["client_id", "from_account_id", "to_account_id", "amount"],
-                ),
-                internal_transfer,
-            ),
-            Intent::Pay,
-        ),
-        tool(
-            "add_beneficiary",
-            Write,
-            "Add a payee for a client. Every argument must be given; unknown optional details are null. The beneficiary starts active with verification pending. State the details and get an explicit yes first.",
-            object(
-                &[
-                    ("client_id", string(CLIENT)),
-                    (
-                        "beneficiary_id",
-                        string("Id of the new beneficiary (see the policy)."),
-                    ),
-                    ("beneficiary_type", string("individual or business.")),
-                    ("display_name", opt("Name shown for the beneficiary.")),
-                    ("first_name", opt("First name (individuals).")),
-                    ("last_name", opt("Last name (individuals).")),
-                    ("business_name", opt("Business name (businesses).")),
-                    ("bank_name", string("The beneficiary's bank.")),
-                    (
-                        "account_number_masked",
-                        string("Masked account number, e.g. '****1111'."),
-                    ),
-                    ("routing_number", opt("Routing number, if any.")),
-                    ("iban", opt("IBAN, if any.")),
-                    ("swift_bic", opt("SWIFT/BIC code, if any.")),
-                    ("address1", string("Address line 1.")),
-                    ("address2", string("Address line 2 (may be empty).")),
-                    ("city", string("City.")),
-                    ("state", string("State or region.")),
-                    ("zip", string("Postal code.")),
-                    ("country", string("Country.")),
-                    (
-                        "allowed_from_account_ids",
-                        string_list("The client's accounts that may pay this beneficiary."),
-                    ),
-                    ("per_transfer_limit", number("Largest single transfer.")),
-                    ("daily_limit", number("Largest total per day.")),
-                    (
-                        "verification_method",
-                        string("micro_deposits, document (default) or instant."),
-                    ),
-                ],
-                &[
-                    "client_id",
-                    "beneficiary_id",
-                    "beneficiary_type",
-                    "display_name",
-                    "first_name",
-                    "last_name",
-                    "business_name",
-                    "bank_name",
-                    "account_number_masked",
-                    "routing_number",
-                    "iban",
-                    "swift_bic",
-                    "address1",
-                    "address2",
-                    "city",
-                    "state",
-                    "zip",
-                    "country",
-                    "allowed_from_account_ids",
-                    "per_transfer_limit",
-                    "daily_limit",
-                ],
-            ),
-            add_beneficiary,
-        ),
-        with_intent(
-            tool(
-                "verify_beneficiary",
-                Write,
-                "Mark one of the client's beneficiaries as verified, with the method used (micro_deposits, document or instant; default document). Get an explicit yes first.",
-                object(
-                    &[
-                        ("client_id", string(CLIENT)),
-                        ("beneficiary_id", string(BENEFICIARY)),
-                        ("method", string("micro_deposits, document or instant.")),
-                    ],
-                    &["client_id", "beneficiary_id"],
-                ),
-                verify_beneficiary,
-            ),
-            Intent::Change,
-        ),
-        tool(
-            "initiate_transfer_to_beneficiary",
-            Write,
-            "Send money from an active account of the client to one of its active, verified beneficiaries; the account must be allowed for that beneficiary, the amount within its per-transfer limit and the available balance. Creates one debit transaction. State the details and get an explicit yes first.",
-            object(
-                &[
-                    ("client_id", string(CLIENT)),
-                    ("from_account_id", string("Source account id.")),
-                    ("beneficiary_id", string(BENEFICIARY)),
-                    ("amount", amount()),
-                    ("method", string("ACH (default) or Wire.")),
-                    ("description", memo()),
-                ],
-                &["client_id", "from_account_id", "beneficiary_id", "amount"],
-            ),
-            beneficiary_transfer,
-        ),
-        with_intent(
-            tool(
-                "freeze_card",
-                Write,
-                "Block a card that is active (a blocked card stays blocked). Get an explicit yes first.",
-                strings(&[("card_id", CARD), ("reason", "Why the card is blocked.")]),
-                |db, a| {
-                    a.str("reason")?;
-                    set_card_status(db, a.str("card_id")?, "blocked")
-                },
-            ),
-            Intent::Change,
-        ),
-        with_intent(
-            tool(
-                "unfreeze_card",
-                Write,
-                "Unblock a blocked card back to active (an active card stays active). Get an explicit yes first.",
-                strings(&[("card_id", CARD)]),
-                |db, a| set_card_status(db, a.str("card_id")?, "active"),
-            ),
-            Intent::Change,
-        ),
-        with_intent(
-            tool(
-                "freeze_account",
-                Write,
-                "Freeze an account that is not closed. Get an explicit yes first.",
-                strings(&[
-                    ("account_id", ACCOUNT),
-                    ("reason", "Why the account is frozen."),
-                ]),
-                |db, a| {
-                    a.str("reason")?;
-                    set_account_status(db, a.str("account_id")?, "frozen")
-                },
-            ),
-            Intent::Change,
-        ),
-        with_intent(
-            tool(
-                "unfreeze_account",
-                Write,
-                "Set an account that is not closed back to active. Get an explicit yes first.",
-                strings(&[("account_id", ACCOUNT)]),
-                |db, a| set_account_status(db, a.str("account_id")?, "active"),
-            ),
-            Intent::Change,
-        ),
-        tool(
-            "make_loan_payment",
-            Write,
-            "Pay toward one of the client's loans from an active account of the client with enough available balance; recorded as a principal repayment. State the details and get an explicit yes first.",
-            object(
-                &[
-                    ("client_id", string(CLIENT)),
-                    ("loan_id", string("Loan id.")),
-                    ("from_account_id", string("Source account id.")),
-                    ("amount", amount()),
-                    (
-                        "method",
-                        string("Internal (default), ACH, Wire, Card or ATM."),
-                    ),
-                    ("description", memo()),
-                ],
-                &["client_id", "loan_id", "from_account_id", "amount"],
-            ),
-            loan_payment,
-        ),
-        generic::think(),
-    ]
+    ];
+    tools.extend(specs::builtin(include_str!("tools.toml"), &runs));
+    tools.push(generic::think());
+    tools
 }
 
 pub fn client<'a>(db: &'a BankDb, id: &str) -> Result<&'a Client, String> {

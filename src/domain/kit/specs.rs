@@ -3,34 +3,58 @@
 //! edited without touching Rust and the schema stays next to the words that explain it.
 //!
 //! ```toml
+//! [[shape]]                          # a named object type, for arguments below
+//! name = "payment"
+//! fields = [
+//!   { name = "payment_id", type = "string", description = "Saved method id." },
+//!   { name = "amount", type = "number", description = "Dollars charged to it." },
+//! ]
+//!
 //! [[tool]]                           # in the order the tools are listed to a model
 //! name = "schedule_appointment"
 //! kind = "write"                     # read | write
 //! description = "Book a new appointment ..."
 //! intent = "book"                    # optional: overrides the name-inferred intent
 //! args = [
-//!   # type: string | integer | number | boolean | string_list
+//!   # type: string | integer | number | boolean | string_list | a shape's name |
+//!   #       list of <type> | map of <type> (an object of any keys with <type> values)
 //!   { name = "date", type = "string", description = "Date of the visit, YYYY-MM-DD." },
+//!   # enum: the allowed strings (of the string, or of a list's or map's strings)
+//!   { name = "cabin", type = "string", enum = ["economy", "business"] },
+//!   { name = "payments", type = "list of payment", description = "How the total is split." },
 //!   # optional: Python `Optional[...] = None` (may be absent or null);
-//!   # default: has a default value (may be absent, never null)
+//!   # default: has a default value (may be absent, never null);
+//!   # nullable: must be given, may be null
 //!   { name = "voucher_id", type = "string", description = "...", optional = true },
 //! ]
 //! ```
 //!
-//! Arguments are required unless `optional` or `default` says otherwise. Strings are leaked
-//! once per process (specs are `'static`, built on first use).
+//! Arguments and fields are required unless `optional` or `default` says otherwise; a
+//! description may be left out (the reference leaves some out). A shape may use the shapes
+//! named before it. Strings are leaked once per process (specs are `'static`, built on
+//! first use).
 //!
 //! Architecture invariant: parsing and schema building only; knows no domain.
 
 use super::schema;
 use crate::domain::{Intent, Tool, ToolFn, ToolKind};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SpecFile {
+    #[serde(default)]
+    shape: Vec<ShapeEntry>,
     tool: Vec<ToolEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShapeEntry {
+    name: String,
+    fields: Vec<ArgSpec>,
 }
 
 #[derive(Deserialize)]
@@ -51,37 +75,89 @@ struct ArgSpec {
     name: String,
     #[serde(rename = "type")]
     kind: String,
-    description: String,
+    #[serde(default)]
+    description: Option<String>,
     #[serde(default)]
     optional: bool,
     #[serde(default)]
+    nullable: bool,
+    #[serde(default)]
     default: Option<toml::Value>,
+    #[serde(default, rename = "enum")]
+    values: Option<Vec<String>>,
+}
+
+impl ArgSpec {
+    fn required(&self) -> bool {
+        !self.optional && self.default.is_none()
+    }
 }
 
 fn leak(s: String) -> &'static str {
     Box::leak(s.into_boxed_str())
 }
 
-fn arg_schema(arg: &ArgSpec, tool: &str) -> Result<Value, String> {
-    let d = arg.description.as_str();
-    let base = match arg.kind.as_str() {
-        "string" => schema::string(d),
-        "integer" => schema::integer(d),
-        "number" => schema::number(d),
-        "boolean" => schema::boolean(d),
-        "string_list" => schema::string_list(d),
-        other => {
-            return Err(format!(
-                "tools.toml: [{tool}] argument '{}' has unknown type '{other}'",
-                arg.name
-            ));
-        }
-    };
-    Ok(if arg.optional {
-        schema::nullable(base)
+/// The schema of a type name (see the module docs); `values` restricts its strings.
+fn type_schema(
+    ty: &str,
+    values: Option<&[String]>,
+    shapes: &BTreeMap<String, Value>,
+) -> Result<Value, String> {
+    let ty = ty.trim();
+    if let Some(inner) = ty.strip_prefix("list of ") {
+        return Ok(json!({"type": "array", "items": type_schema(inner, values, shapes)?}));
+    }
+    if let Some(inner) = ty.strip_prefix("map of ") {
+        let inner = type_schema(inner, values, shapes)?;
+        return Ok(json!({"type": "object", "additionalProperties": inner}));
+    }
+    match ty {
+        "string" => Ok(match values {
+            Some(values) => json!({"type": "string", "enum": values}),
+            None => json!({"type": "string"}),
+        }),
+        "string_list" => type_schema("list of string", values, shapes),
+        "integer" | "number" | "boolean" if values.is_none() => Ok(json!({"type": ty})),
+        "integer" | "number" | "boolean" => Err(format!("'enum' needs strings, not {ty}")),
+        _ => shapes
+            .get(ty)
+            .cloned()
+            .ok_or_else(|| format!("unknown type '{ty}'")),
+    }
+}
+
+/// One argument's (or field's) schema: its type, description and nullability.
+fn arg_schema(arg: &ArgSpec, shapes: &BTreeMap<String, Value>) -> Result<Value, String> {
+    let mut schema = type_schema(&arg.kind, arg.values.as_deref(), shapes)?;
+    if let Some(d) = &arg.description {
+        schema["description"] = json!(d);
+    }
+    Ok(if arg.optional || arg.nullable {
+        schema::nullable(schema)
     } else {
-        base
+        schema
     })
+}
+
+/// An object schema from argument specs (a tool's parameters or a shape's fields); the
+/// error names `owner` and the argument that is wrong.
+fn object_schema(
+    args: &[ArgSpec],
+    shapes: &BTreeMap<String, Value>,
+    owner: &str,
+) -> Result<Value, String> {
+    let mut properties = Map::new();
+    for arg in args {
+        let schema = arg_schema(arg, shapes)
+            .map_err(|e| format!("tools.toml: [{owner}] argument '{}': {e}", arg.name))?;
+        properties.insert(arg.name.clone(), schema);
+    }
+    let required: Vec<&str> = args
+        .iter()
+        .filter(|a| a.required())
+        .map(|a| a.name.as_str())
+        .collect();
+    Ok(json!({"type": "object", "properties": properties, "required": required}))
 }
 
 /// Parse a `tools.toml` and bind each table to the function of the same name in `runs`.
@@ -89,6 +165,11 @@ fn arg_schema(arg: &ArgSpec, tool: &str) -> Result<Value, String> {
 /// function with no spec.
 pub fn parse<D>(source: &str, runs: &[(&str, ToolFn<D>)]) -> Result<Vec<Tool<D>>, String> {
     let file: SpecFile = toml::from_str(source).map_err(|e| format!("tools.toml: {e}"))?;
+    let mut shapes = BTreeMap::new();
+    for shape in &file.shape {
+        let schema = object_schema(&shape.fields, &shapes, &shape.name)?;
+        shapes.insert(shape.name.clone(), schema);
+    }
     let mut tools = Vec::with_capacity(file.tool.len());
     for spec in file.tool {
         let name = spec.name;
@@ -106,15 +187,7 @@ pub fn parse<D>(source: &str, runs: &[(&str, ToolFn<D>)]) -> Result<Vec<Tool<D>>
             .find(|(n, _)| *n == name)
             .map(|(_, f)| *f)
             .ok_or_else(|| format!("tools.toml: [{name}] has no tool function"))?;
-        let mut properties = Vec::with_capacity(spec.args.len());
-        let mut required = Vec::new();
-        for arg in &spec.args {
-            properties.push((arg.name.as_str(), arg_schema(arg, &name)?));
-            if !arg.optional && arg.default.is_none() {
-                required.push(arg.name.as_str());
-            }
-        }
-        let parameters = schema::object(&properties, &required);
+        let parameters = object_schema(&spec.args, &shapes, &name)?;
         let mut tool = schema::tool(leak(name), kind, leak(spec.description), parameters, run);
         if let Some(intent) = spec.intent {
             tool = schema::with_intent(tool, intent);
@@ -204,5 +277,68 @@ mod tests {
         .err()
         .unwrap_or_default();
         assert!(bad_type.contains("argument 'q'"), "{bad_type}");
+    }
+
+    #[test]
+    fn shapes_lists_maps_and_enums_build_nested_schemas() {
+        let src = r#"
+            [[shape]]
+            name = "leg"
+            fields = [
+              { name = "flight", type = "string", description = "F." },
+              { name = "note", type = "string", optional = true },
+            ]
+            [[shape]]
+            name = "trip"
+            fields = [{ name = "legs", type = "list of leg" }]
+            [[tool]]
+            name = "t"
+            kind = "write"
+            description = "T."
+            args = [
+              { name = "trip", type = "trip", description = "The trip." },
+              { name = "grades", type = "map of string", enum = ["a", "b"], optional = true },
+              { name = "cabin", type = "string", enum = ["x", "y"] },
+              { name = "insurance", type = "string", nullable = true },
+            ]
+        "#;
+        let runs: [(&str, ToolFn<()>); 1] = [("t", echo)];
+        let p = &parse(src, &runs).unwrap()[0].spec.parameters;
+        let leg = serde_json::json!({"type": "object", "required": ["flight"], "properties": {
+            "flight": {"type": "string", "description": "F."},
+            "note": {"type": ["string", "null"]}}});
+        assert_eq!(
+            p["properties"]["trip"],
+            serde_json::json!({"type": "object", "description": "The trip.", "required": ["legs"],
+                "properties": {"legs": {"type": "array", "items": leg}}})
+        );
+        assert_eq!(
+            p["properties"]["grades"],
+            serde_json::json!({"type": ["object", "null"],
+                "additionalProperties": {"type": "string", "enum": ["a", "b"]}})
+        );
+        assert_eq!(
+            p["properties"]["cabin"],
+            serde_json::json!({"type": "string", "enum": ["x", "y"]})
+        );
+        assert_eq!(
+            p["required"],
+            serde_json::json!(["trip", "cabin", "insurance"])
+        );
+        assert_eq!(
+            p["properties"]["insurance"]["type"],
+            serde_json::json!(["string", "null"])
+        );
+        let unknown = parse(&src.replace("list of leg", "list of seg"), &runs)
+            .err()
+            .unwrap_or_default();
+        assert!(
+            unknown.contains("[trip] argument 'legs': unknown type 'seg'"),
+            "{unknown}"
+        );
+        let bad_enum = parse(&src.replace("\"map of string\"", "\"integer\""), &runs)
+            .err()
+            .unwrap_or_default();
+        assert!(bad_enum.contains("argument 'grades'"), "{bad_enum}");
     }
 }

@@ -4,7 +4,8 @@
 //! reads). Outputs are tau2's `to_json_str` of what the reference returns: movies,
 //! theaters, shows and bookings as `model_dump()` JSON, listings and the price preview as
 //! plain dicts (numbers printed as strings), the show status as a bare string.
-//! Descriptions are ours.
+//! Descriptions are ours, in
+//! `tools.toml` with the arguments.
 //!
 //! Money follows the reference's float arithmetic exactly ([`quote`] is the price oracle of
 //! a booking and of a seat change: per-seat tax on price plus convenience fee, each part
@@ -29,16 +30,15 @@ use super::db::{
     Auditorium, BookedSeat, Booking, BookingPayment, BookingTotals, CONFIRMED, ConcessionItem,
     Customer, Delivery, MovieDb, PaymentMethod, SCHEDULED, Show, Theater, TicketDelivery,
 };
+use crate::domain::ToolFn;
 use crate::domain::kit::calc::py_round;
 use crate::domain::kit::generic;
 use crate::domain::kit::ids::first_free_slot;
 use crate::domain::kit::pyjson::{Py, py_float_repr};
 use crate::domain::kit::python::py_repr;
-use crate::domain::kit::schema::{
-    array, integer, nullable, number, object, one_of, string, strings, tool, with_intent,
-};
+use crate::domain::kit::specs;
 use crate::domain::kit::tau2_generic;
-use crate::domain::{Args, Intent, Tool, ToolKind};
+use crate::domain::{Args, Tool};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -60,319 +60,85 @@ pub fn all() -> &'static [Tool<MovieDb>] {
     &TOOLS
 }
 
-const THEATER: &str = "Theater id, e.g. 'J5E6OQN-T1'.";
-const SHOW: &str = "Show id, e.g. 'EU19PPQ-S1'.";
-const BOOKING: &str = "Booking id, e.g. 'S78YJLG-B1'.";
-
-fn seats_schema() -> Value {
-    array(
-        object(
-            &[
-                (
-                    "seat_id",
-                    string("Seat id from the seat map, e.g. 'R1-03'."),
-                ),
-                (
-                    "ticket_type",
-                    string("Ticket type: 'adult', 'child' or 'senior'."),
-                ),
-            ],
-            &["seat_id", "ticket_type"],
-        ),
-        "One entry per seat: the seat and its ticket type.",
-    )
-}
-
-fn concessions_schema() -> Value {
-    nullable(array(
-        object(
-            &[
-                ("item_id", string("Concession item id.")),
-                ("name", string("Item name, e.g. 'Popcorn'.")),
-                ("size", string("Size or variant, e.g. 'Large'.")),
-                ("quantity", integer("How many.")),
-                ("price_each", number("Price of one item before tax.")),
-            ],
-            &["item_id", "name", "size", "quantity", "price_each"],
-        ),
-        "Optional concession lines.",
-    ))
-}
-
-fn payment_schema() -> Value {
-    object(
-        &[
-            ("payment_id", string("An id for this payment.")),
-            ("amount", number("Amount in the theater's currency.")),
-            (
-                "method",
-                object(
-                    &[
-                        (
-                            "source",
-                            one_of(&PAYMENT_SOURCES, "Where the money comes from."),
-                        ),
-                        (
-                            "payment_method_id",
-                            string("Identifier of the customer's payment method."),
-                        ),
-                        (
-                            "extra_info",
-                            nullable(object(
-                                &[
-                                    ("brand", nullable(string("Card or wallet brand."))),
-                                    ("last_four", nullable(string("Last four card digits."))),
-                                ],
-                                &[],
-                            )),
-                        ),
-                    ],
-                    &["source", "payment_method_id"],
-                ),
-            ),
-            (
-                "created_at",
-                string("When the payment is made, YY-MM-DD-HH-MM."),
-            ),
-        ],
-        &["payment_id", "amount", "method", "created_at"],
-    )
-}
-
 fn build() -> Vec<Tool<MovieDb>> {
-    use ToolKind::{Read, Write};
-    vec![
-        tool(
-            "list_movies",
-            Read,
-            "List every movie as {movie_id, title}.",
-            object(&[], &[]),
-            |db, _| {
-                let rows: Vec<Value> = db
-                    .movies_in_order()
-                    .map(|m| json!({"movie_id": m.movie_id, "title": m.title}))
-                    .collect();
-                Ok(Py::Plain(Value::Array(rows)).to_json_str())
-            },
-        ),
-        tool(
-            "list_theaters",
-            Read,
-            "List every theater as {theater_id, name}.",
-            object(&[], &[]),
-            |db, _| {
-                let rows: Vec<Value> = db
-                    .theaters_in_order()
-                    .map(|t| json!({"theater_id": t.theater_id, "name": t.name}))
-                    .collect();
-                Ok(Py::Plain(Value::Array(rows)).to_json_str())
-            },
-        ),
-        tool(
-            "get_movie_details",
-            Read,
-            "Show a movie: genres, runtime, rating, audio and subtitle languages, formats, run dates, cast, crew and synopsis.",
-            strings(&[("movie_id", "Movie id, e.g. 'J5IXN2S-M1'.")]),
-            |db, a| {
-                let id = a.str("movie_id")?;
-                let m = db
-                    .movies
-                    .get(id)
-                    .ok_or_else(|| format!("Movie {id} not found"))?;
-                Ok(Py::model(m).to_json_str())
-            },
-        ),
-        tool(
-            "get_theater_details",
-            Read,
-            "Show a theater in full: address, contact, amenities, auditoriums with their seat maps, pricing rules and the show schedule by date (a long answer).",
-            strings(&[("theater_id", THEATER)]),
-            |db, a| Ok(Py::model(theater(db, a.str("theater_id")?)?).to_json_str()),
-        ),
-        tool(
-            "list_shows",
-            Read,
-            "List the shows of a theater on a date (YY-MM-DD), optionally only those of one movie. A date without a schedule gives an empty list.",
-            object(
-                &[
-                    ("theater_id", string(THEATER)),
-                    ("date", string("Date as YY-MM-DD, e.g. '25-09-15'.")),
-                    (
-                        "movie_id",
-                        nullable(string("Only shows of this movie (optional).")),
-                    ),
-                ],
-                &["theater_id", "date"],
-            ),
-            |db, a| {
-                let t = theater(db, a.str("theater_id")?)?;
-                let Some(day) = t.dates.get(a.str("date")?) else {
-                    return Ok("[]".into());
-                };
-                let movie = a.opt_str("movie_id");
-                let shows = day
-                    .shows
-                    .iter()
-                    .filter(|s| movie.is_none_or(|m| s.movie_id == m));
-                Ok(Py::models(shows).to_json_str())
-            },
-        ),
-        tool(
-            "get_show_details",
-            Read,
-            "Show one show of a theater: movie, auditorium, start and end time, format, language, subtitles, status and prices. The date (YY-MM-DD) is optional; without it every date is searched.",
-            object(
-                &[
-                    ("theater_id", string(THEATER)),
-                    ("show_id", string(SHOW)),
-                    ("date", nullable(string("Date as YY-MM-DD (optional)."))),
-                ],
-                &["theater_id", "show_id"],
-            ),
-            |db, a| {
-                let (_, s) = show(
-                    db,
-                    a.str("theater_id")?,
-                    a.str("show_id")?,
-                    a.opt_str("date"),
-                )?;
-                Ok(Py::model(s).to_json_str())
-            },
-        ),
-        tool(
-            "get_show_status",
-            Read,
-            "The status of a show: scheduled, canceled or completed.",
-            strings(&[("theater_id", THEATER), ("show_id", SHOW)]),
-            |db, a| {
-                let (_, s) = show(db, a.str("theater_id")?, a.str("show_id")?, None)?;
-                Ok(s.status.clone())
-            },
-        ),
-        tool(
-            "get_seat_availability",
-            Read,
-            "The seats of a show's auditorium split into available and booked (seats of confirmed bookings), each sorted.",
-            strings(&[("theater_id", THEATER), ("show_id", SHOW)]),
-            |db, a| {
-                let tid = a.str("theater_id")?;
-                let t = theater(db, tid)?;
-                let (_, s) = show(db, tid, a.str("show_id")?, None)?;
-                let aud = auditorium(t, &s.auditorium_id)?;
-                let booked = booked_seats(db, tid, &s.show_id, None);
-                let available: BTreeSet<&str> = aud
-                    .seats()
-                    .map(|x| x.seat_id.as_str())
-                    .filter(|x| !booked.contains(*x))
-                    .collect();
-                Ok(Py::Plain(json!({"available": available, "booked": booked})).to_json_str())
-            },
-        ),
-        tool(
-            "price_preview",
-            Read,
-            "Price a possible booking without making it: the show must be scheduled and the seats must exist and be free. Returns tickets_subtotal, concessions_subtotal, fees_total, tax_total, grand_total, ticket_count and booking_fee.",
-            object(
-                &[
-                    ("theater_id", string(THEATER)),
-                    ("show_id", string(SHOW)),
-                    ("seats", seats_schema()),
-                    ("concessions", concessions_schema()),
-                ],
-                &["theater_id", "show_id", "seats"],
-            ),
-            price_preview,
-        ),
-        tool(
-            "create_booking",
-            Write,
-            "Book seats (and optional concessions) for a scheduled show. The payments must add up exactly to the grand total of the price preview. Preview the price, state it and get an explicit yes first. Returns the new booking.",
-            object(
-                &[
-                    ("theater_id", string(THEATER)),
-                    ("show_id", string(SHOW)),
-                    (
-                        "customer",
-                        object(
-                            &[
-                                (
-                                    "name",
-                                    object(
-                                        &[
-                                            ("first_name", string("First name.")),
-                                            ("last_name", string("Last name.")),
-                                        ],
-                                        &["first_name", "last_name"],
-                                    ),
-                                ),
-                                ("email", string("Email address.")),
-                                ("phone", string("Phone number.")),
-                                ("loyalty_id", nullable(string("Loyalty id, if any."))),
-                            ],
-                            &["name", "email", "phone"],
-                        ),
-                    ),
-                    ("seats", seats_schema()),
-                    (
-                        "delivery_method",
-                        one_of(&DELIVERY_METHODS, "How the tickets are delivered."),
-                    ),
-                    (
-                        "payments",
-                        array(payment_schema(), "Payments summing to the grand total."),
-                    ),
-                    ("concessions", concessions_schema()),
-                    (
-                        "special_requests",
-                        nullable(string("Anything the customer asks for (optional).")),
-                    ),
-                ],
-                &[
-                    "theater_id",
-                    "show_id",
-                    "customer",
-                    "seats",
-                    "delivery_method",
-                    "payments",
-                ],
-            ),
-            create_booking,
-        ),
-        tool(
-            "cancel_booking",
-            Write,
-            "Cancel a booking: what was paid is refunded in full and the seats are released. A booking already canceled or refunded is returned unchanged. State the booking and get an explicit yes first. Returns the booking.",
-            strings(&[("booking_id", BOOKING)]),
-            cancel_booking,
-        ),
-        with_intent(
-            tool(
-                "update_booking_seats",
-                Write,
-                "Replace the seats of a confirmed booking for a scheduled show (seats the booking holds may be kept). Totals are recomputed: a higher total needs a payment of exactly the difference, a lower one is refunded. State the change and the amount and get an explicit yes first. Returns the booking.",
-                object(
-                    &[
-                        ("booking_id", string(BOOKING)),
-                        ("seats", seats_schema()),
-                        ("payment", nullable(payment_schema())),
-                    ],
-                    &["booking_id", "seats"],
-                ),
-                update_booking_seats,
-            ),
-            Intent::Change,
-        ),
-        tool(
-            "get_booking_details",
-            Read,
-            "Show a booking: show, customer, seats, concessions, payments, totals, delivery and status.",
-            strings(&[("booking_id", BOOKING)]),
-            |db, a| Ok(Py::model(booking(db, a.str("booking_id")?)?).to_json_str()),
-        ),
-        tau2_generic::calculate(),
-        generic::transfer_to_human_agents(),
-        generic::think(),
-    ]
+    let runs: [(&str, ToolFn<MovieDb>); 13] = [
+        ("list_movies", |db, _| {
+            let rows: Vec<Value> = db
+                .movies_in_order()
+                .map(|m| json!({"movie_id": m.movie_id, "title": m.title}))
+                .collect();
+            Ok(Py::Plain(Value::Array(rows)).to_json_str())
+        }),
+        ("list_theaters", |db, _| {
+            let rows: Vec<Value> = db
+                .theaters_in_order()
+                .map(|t| json!({"theater_id": t.theater_id, "name": t.name}))
+                .collect();
+            Ok(Py::Plain(Value::Array(rows)).to_json_str())
+        }),
+        ("get_movie_details", |db, a| {
+            let id = a.str("movie_id")?;
+            let m = db
+                .movies
+                .get(id)
+                .ok_or_else(|| format!("Movie {id} not found"))?;
+            Ok(Py::model(m).to_json_str())
+        }),
+        ("get_theater_details", |db, a| {
+            Ok(Py::model(theater(db, a.str("theater_id")?)?).to_json_str())
+        }),
+        ("list_shows", |db, a| {
+            let t = theater(db, a.str("theater_id")?)?;
+            let Some(day) = t.dates.get(a.str("date")?) else {
+                return Ok("[]".into());
+            };
+            let movie = a.opt_str("movie_id");
+            let shows = day
+                .shows
+                .iter()
+                .filter(|s| movie.is_none_or(|m| s.movie_id == m));
+            Ok(Py::models(shows).to_json_str())
+        }),
+        ("get_show_details", |db, a| {
+            let (_, s) = show(
+                db,
+                a.str("theater_id")?,
+                a.str("show_id")?,
+                a.opt_str("date"),
+            )?;
+            Ok(Py::model(s).to_json_str())
+        }),
+        ("get_show_status", |db, a| {
+            let (_, s) = show(db, a.str("theater_id")?, a.str("show_id")?, None)?;
+            Ok(s.status.clone())
+        }),
+        ("get_seat_availability", |db, a| {
+            let tid = a.str("theater_id")?;
+            let t = theater(db, tid)?;
+            let (_, s) = show(db, tid, a.str("show_id")?, None)?;
+            let aud = auditorium(t, &s.auditorium_id)?;
+            let booked = booked_seats(db, tid, &s.show_id, None);
+            let available: BTreeSet<&str> = aud
+                .seats()
+                .map(|x| x.seat_id.as_str())
+                .filter(|x| !booked.contains(*x))
+                .collect();
+            Ok(Py::Plain(json!({"available": available, "booked": booked})).to_json_str())
+        }),
+        ("price_preview", price_preview),
+        ("create_booking", create_booking),
+        ("cancel_booking", cancel_booking),
+        ("update_booking_seats", update_booking_seats),
+        ("get_booking_details", |db, a| {
+            Ok(Py::model(booking(db, a.str("booking_id")?)?).to_json_str())
+        }),
+    ];
+    let mut tools = vec![];
+    tools.extend(specs::builtin(include_str!("tools.toml"), &runs));
+    tools.push(tau2_generic::calculate());
+    tools.push(generic::transfer_to_human_agents());
+    tools.push(generic::think());
+    tools
 }
 
 pub fn theater<'a>(db: &'a MovieDb, id: &str) -> Result<&'a Theater, String> {

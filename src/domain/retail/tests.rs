@@ -2145,3 +2145,17 @@ fn tool_intents_say_what_the_customer_wants() {
     assert_eq!(intent("transfer_to_human_agents"), Intent::Transfer);
     assert_eq!(intent("calculate"), Intent::Helper);
 }
+
+/// The cancel reasons written in `tools.toml` are the ones the tool and policy accept.
+#[test]
+fn spec_cancel_reasons_match_the_database() {
+    let spec = super::tools::all()
+        .iter()
+        .find(|t| t.spec.name == "cancel_pending_order")
+        .map(|t| t.spec.parameters.clone())
+        .unwrap_or_default();
+    assert_eq!(
+        spec["properties"]["reason"]["enum"],
+        json!(super::db::CANCEL_REASONS)
+    );
+}

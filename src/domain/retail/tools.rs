@@ -1,4 +1,5 @@
-//! The sixteen retail tools: specs (name, kind, description, JSON Schema) and behaviour.
+//! The sixteen retail tools' behaviour; their specs (kind, description, arguments) are data
+//! in `tools.toml`, bound here by name.
 //!
 //! Names, arguments, success payloads and error strings follow tau-bench's public retail
 //! environment, so its tasks replay here unchanged. Descriptions are our own wording.
@@ -13,10 +14,10 @@
 //! policy rules that the tools themselves do not enforce live in `ground.rs`.
 
 use super::db::{Address, CANCEL_REASONS, Order, RetailDb, Transaction, round2, status};
+use crate::domain::ToolFn;
 use crate::domain::kit::calc;
-use crate::domain::kit::schema::{object, one_of, string, string_list, tool, with_intent};
-use crate::domain::{Args, Intent, Tool, ToolKind};
-use serde_json::Value;
+use crate::domain::kit::specs;
+use crate::domain::{Args, Tool};
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
@@ -26,254 +27,41 @@ pub fn all() -> &'static [Tool<RetailDb>] {
     &TOOLS
 }
 
-const ORDER_ID: &str = "Order id including its leading '#', e.g. '#W4218837'.";
-const PAYMENT_ID: &str = "Id of one of the customer's stored payment methods (e.g. 'gift_card_3310247' or 'credit_card_5501864') used to pay or receive the price difference; look it up in the user or order details.";
-const ITEM_IDS: &str =
-    "Item ids in the order to change, e.g. '6021489373'; repeat an id to change several units.";
-const NEW_ITEM_IDS: &str = "Replacement item ids, position by position matching item_ids; each must be an available variant of the same product.";
-
-/// An address-changing tool's schema: the id argument, then the six address fields.
-fn address_schema(id_key: &str, id_description: &str) -> Value {
-    let fields = [
-        (
-            "address1",
-            "Street line of the address, e.g. '48 Juniper Lane'.",
-        ),
-        (
-            "address2",
-            "Second address line such as a unit or suite, or '' when none.",
-        ),
-        ("city", "City, e.g. 'Portland'."),
-        ("state", "State abbreviation, e.g. 'OR'."),
-        ("country", "Country, e.g. 'USA'."),
-        ("zip", "Postal code, e.g. '97205'."),
-    ];
-    let mut props = vec![(id_key, string(id_description))];
-    props.extend(fields.iter().map(|(k, d)| (*k, string(d))));
-    let required: Vec<&str> = props.iter().map(|(k, _)| *k).collect();
-    object(&props, &required)
-}
-
-/// modify-items and exchange share one argument shape.
-fn swap_schema(item_ids: &str) -> Value {
-    object(
-        &[
-            ("order_id", string(ORDER_ID)),
-            ("item_ids", string_list(item_ids)),
-            ("new_item_ids", string_list(NEW_ITEM_IDS)),
-            ("payment_method_id", string(PAYMENT_ID)),
-        ],
-        &["order_id", "item_ids", "new_item_ids", "payment_method_id"],
-    )
-}
-
 fn build() -> Vec<Tool<RetailDb>> {
-    use ToolKind::{Read, Write};
-    vec![
-        tool(
-            "calculate",
-            Read,
-            "Evaluate an arithmetic expression and return the result rounded to two decimals. Only digits, + - * /, parentheses, decimal points and spaces are allowed.",
-            object(
-                &[(
-                    "expression",
-                    string("Arithmetic to evaluate, e.g. '129.99 + 24.5 - 10'."),
-                )],
-                &["expression"],
-            ),
-            |_, a| calc::evaluate(a.str("expression")?),
-        ),
-        tool(
-            "cancel_pending_order",
-            Write,
-            "Cancel an order whose status is 'pending'; orders already processed or delivered cannot be cancelled. State the order and reason to the customer and get an explicit yes first. Every payment is refunded: gift-card payments go back to the card at once, other methods within 5-7 business days. Returns the updated order.",
-            object(
-                &[
-                    ("order_id", string(ORDER_ID)),
-                    (
-                        "reason",
-                        one_of(
-                            &CANCEL_REASONS,
-                            "Why the customer cancels: 'no longer needed' or 'ordered by mistake'.",
-                        ),
-                    ),
-                ],
-                &["order_id", "reason"],
-            ),
-            cancel_pending_order,
-        ),
-        tool(
+    let runs: [(&str, ToolFn<RetailDb>); 16] = [
+        ("calculate", |_, a| calc::evaluate(a.str("expression")?)),
+        ("cancel_pending_order", cancel_pending_order),
+        (
             "exchange_delivered_order_items",
-            Write,
-            "Request an exchange of items of a delivered order for other variants of the same products. An order takes one exchange request, so gather every item into one call, explain the exchange and get an explicit yes. Returns the updated order.",
-            swap_schema(
-                "Item ids in the order to exchange, e.g. '6021489373'; repeat an id to exchange several units.",
-            ),
             exchange_delivered_order_items,
         ),
-        tool(
-            "find_user_id_by_email",
-            Read,
-            "Look up a customer's user id from their email address (case-insensitive). Returns an error when no customer has that email.",
-            object(
-                &[(
-                    "email",
-                    string("The customer's email, e.g. 'jane.roe1234@example.com'."),
-                )],
-                &["email"],
-            ),
-            find_user_id_by_email,
-        ),
-        tool(
-            "find_user_id_by_name_zip",
-            Read,
-            "Look up a customer's user id from first name, last name and the zip code of their default address. Prefer the email lookup; use this one when the customer cannot give an email or it is not found.",
-            object(
-                &[
-                    ("first_name", string("First name, e.g. 'Jane'.")),
-                    ("last_name", string("Last name, e.g. 'Roe'.")),
-                    (
-                        "zip",
-                        string("Zip code of the default address, e.g. '97205'."),
-                    ),
-                ],
-                &["first_name", "last_name", "zip"],
-            ),
-            find_user_id_by_name_zip,
-        ),
-        tool(
-            "get_order_details",
-            Read,
-            "Show an order: its items, shipping address, status, fulfilments and payment history.",
-            object(&[("order_id", string(ORDER_ID))], &["order_id"]),
-            |db, a| to_json(db.orders.get(a.str("order_id")?).ok_or("order not found")?),
-        ),
-        tool(
-            "get_product_details",
-            Read,
-            "Show a product and all of its variant items with their options, price and availability.",
-            object(
-                &[(
-                    "product_id",
-                    string(
-                        "Product id, e.g. '4402178839'. Product ids and item ids are different things.",
-                    ),
-                )],
-                &["product_id"],
-            ),
-            |db, a| {
-                to_json(
-                    db.products
-                        .get(a.str("product_id")?)
-                        .ok_or("product not found")?,
-                )
-            },
-        ),
-        tool(
-            "get_user_details",
-            Read,
-            "Show a customer's profile: name, email, default address, stored payment methods and order ids.",
-            object(
-                &[("user_id", string("User id, e.g. 'jane_roe_1234'."))],
-                &["user_id"],
-            ),
-            |db, a| to_json(db.users.get(a.str("user_id")?).ok_or("user not found")?),
-        ),
-        tool(
-            "list_all_product_types",
-            Read,
-            "List every product type the store sells as a map from product name to product id.",
-            object(&[], &[]),
-            list_all_product_types,
-        ),
-        tool(
-            "modify_pending_order_address",
-            Write,
-            "Change the shipping address of an order whose status is 'pending'. Explain the change and get an explicit yes first. Returns the updated order.",
-            address_schema("order_id", ORDER_ID),
-            modify_pending_order_address,
-        ),
-        tool(
-            "modify_pending_order_items",
-            Write,
-            "Swap items of a pending order for other available variants of the same products, paying or refunding the price difference through the given payment method. Collect every item the customer wants changed into one call (the policy says whether the order can be changed again afterwards), explain the change and get an explicit yes. Returns the updated order.",
-            swap_schema(ITEM_IDS),
-            modify_pending_order_items,
-        ),
-        // Switching how an order is paid is a change to the order, not a payment.
-        with_intent(
-            tool(
-                "modify_pending_order_payment",
-                Write,
-                "Move the payment of a pending order to a different stored payment method; the old method is refunded. A gift card must cover the whole order total. Explain the change and get an explicit yes first. Returns the updated order.",
-                object(
-                    &[
-                        ("order_id", string(ORDER_ID)),
-                        (
-                            "payment_method_id",
-                            string(
-                                "Id of the stored payment method that should pay for the order instead, e.g. 'paypal_7215409'.",
-                            ),
-                        ),
-                    ],
-                    &["order_id", "payment_method_id"],
-                ),
-                modify_pending_order_payment,
-            ),
-            Intent::Change,
-        ),
-        tool(
-            "modify_user_address",
-            Write,
-            "Replace a customer's default address. Explain the change and get an explicit yes first. Returns the updated profile.",
-            address_schema("user_id", "User id, e.g. 'jane_roe_1234'."),
-            modify_user_address,
-        ),
-        tool(
-            "return_delivered_order_items",
-            Write,
-            "Request a return of some items of a delivered order; the order is marked as return requested and the customer is emailed return instructions. The refund goes to the original payment method or to one of the customer's gift cards. Explain the return and get an explicit yes first. Returns the updated order.",
-            object(
-                &[
-                    ("order_id", string(ORDER_ID)),
-                    (
-                        "item_ids",
-                        string_list(
-                            "Item ids in the order to return, e.g. '6021489373'; repeat an id to return several units.",
-                        ),
-                    ),
-                    (
-                        "payment_method_id",
-                        string(
-                            "Payment method to receive the refund: the order's original method or a gift card of the customer.",
-                        ),
-                    ),
-                ],
-                &["order_id", "item_ids", "payment_method_id"],
-            ),
-            return_delivered_order_items,
-        ),
-        tool(
-            "think",
-            Read,
-            "Write down a private line of reasoning. Nothing is looked up and nothing changes; use it to plan multi-step work or keep notes.",
-            object(&[("thought", string("The note to record."))], &["thought"]),
-            |_, a| a.str("thought").map(|_| String::new()),
-        ),
-        tool(
-            "transfer_to_human_agents",
-            Read,
-            "Hand the conversation to a human agent together with a summary of the issue. Use it only when the customer explicitly asks for a person or the request cannot be handled with the other tools.",
-            object(
-                &[(
-                    "summary",
-                    string("Short summary of the customer's issue for the human agent."),
-                )],
-                &["summary"],
-            ),
-            |_, a| a.str("summary").map(|_| "Transfer successful".into()),
-        ),
-    ]
+        ("find_user_id_by_email", find_user_id_by_email),
+        ("find_user_id_by_name_zip", find_user_id_by_name_zip),
+        ("get_order_details", |db, a| {
+            to_json(db.orders.get(a.str("order_id")?).ok_or("order not found")?)
+        }),
+        ("get_product_details", |db, a| {
+            to_json(
+                db.products
+                    .get(a.str("product_id")?)
+                    .ok_or("product not found")?,
+            )
+        }),
+        ("get_user_details", |db, a| {
+            to_json(db.users.get(a.str("user_id")?).ok_or("user not found")?)
+        }),
+        ("list_all_product_types", list_all_product_types),
+        ("modify_pending_order_address", modify_pending_order_address),
+        ("modify_pending_order_items", modify_pending_order_items),
+        ("modify_user_address", modify_user_address),
+        ("return_delivered_order_items", return_delivered_order_items),
+        ("think", |_, a| a.str("thought").map(|_| String::new())),
+        ("transfer_to_human_agents", |_, a| {
+            a.str("summary").map(|_| "Transfer successful".into())
+        }),
+        ("modify_pending_order_payment", modify_pending_order_payment),
+    ];
+    specs::builtin(include_str!("tools.toml"), &runs)
 }
 
 fn to_json<T: serde::Serialize>(row: &T) -> Result<String, String> {

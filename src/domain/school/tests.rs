@@ -759,3 +759,26 @@ fn facts_requests_and_ids_speak_as_the_student() {
         Some(GradingOption::PassFail)
     );
 }
+
+/// The enums written in `tools.toml` are the ones the tools and generator use.
+#[test]
+fn spec_enums_match_the_database_types() {
+    let props = |tool: &str| {
+        super::tools::all()
+            .iter()
+            .find(|t| t.spec.name == tool)
+            .map(|t| t.spec.parameters["properties"].clone())
+            .unwrap_or_default()
+    };
+    for tool in ["register_courses", "update_registration_courses"] {
+        assert_eq!(
+            props(tool)["grading_options"]["additionalProperties"]["enum"],
+            json!(GradingOption::NAMES),
+            "{tool}"
+        );
+    }
+    assert_eq!(
+        props("register_courses")["study_level"]["enum"],
+        json!(StudyLevel::NAMES)
+    );
+}

@@ -2,7 +2,8 @@
 //! and error strings, checks in the same order) plus the kit's `think` and
 //! `transfer_to_human_agents` (the policy names a transfer; the reference has no tool for
 //! it). Outputs are tau2's `to_json_str` of what the reference returns: models as
-//! `model_dump()` JSON, plain lists with their scalars as strings. Descriptions are ours.
+//! `model_dump()` JSON, plain lists with their scalars as strings. Descriptions are ours, in
+//! `tools.toml` with the arguments.
 //!
 //! Money is exact integer dollars: tuition is credits x the per-credit rate of the study
 //! level ([`StudyLevel::rate`]), plus [`HEALTH_INSURANCE_FEE`] when chosen. Every check runs
@@ -22,15 +23,14 @@ use super::db::{
     Course, EnrollmentStatus, FinancialAid, GradingOption, HEALTH_INSURANCE_FEE, Payment,
     RegisteredCourse, Registration, STANDARD_LOAD, SchoolDb, Student, StudyLevel, YesNo,
 };
+use crate::domain::ToolFn;
 use crate::domain::kit::clock::SimClock;
 use crate::domain::kit::generic;
 use crate::domain::kit::ids::{first_free_slot, slot_list};
 use crate::domain::kit::pyjson::Py;
-use crate::domain::kit::schema::{
-    array, boolean, integer, nullable, object, one_of, string, string_list, tool,
-};
+use crate::domain::kit::specs;
 use crate::domain::kit::tau2::{py_int, short_today};
-use crate::domain::{Args, Tool, ToolKind};
+use crate::domain::{Args, Tool};
 use serde_json::{Map, Value, json};
 use std::sync::LazyLock;
 
@@ -46,231 +46,50 @@ pub fn all() -> &'static [Tool<SchoolDb>] {
     &TOOLS
 }
 
-const TERM: &str = "Term in the form YYYY-TERM, e.g. '2025-SPRING'.";
-const REGISTRATION_ID: &str = "Registration id, e.g. 'K3T9QZA'.";
-const COURSE_ID: &str = "Course id (not the course code), e.g. 'M4Q8ZRT'.";
-
-fn grading_schema(description: &str) -> Value {
-    nullable(json!({
-        "type": "object",
-        "description": description,
-        "additionalProperties": {"type": "string", "enum": GradingOption::NAMES},
-    }))
-}
-
-fn payment_schema() -> Value {
-    object(
-        &[
-            (
-                "payment_id",
-                string("Id of one of the student's saved payment methods."),
-            ),
-            ("amount", integer("Amount in whole dollars.")),
-        ],
-        &["payment_id", "amount"],
-    )
-}
-
 fn build() -> Vec<Tool<SchoolDb>> {
-    use ToolKind::{Read, Write};
-    vec![
-        tool(
-            "get_student_details",
-            Read,
-            "Show a student's record: name, address, email, date of birth, saved payment methods, saved contacts, program, membership and registration ids.",
-            object(
-                &[("student_id", string("Student id, e.g. 'B7XK2QD'."))],
-                &["student_id"],
-            ),
-            |db, a| Ok(Py::model(student(db, a.str("student_id")?)?).to_json_str()),
-        ),
-        tool(
-            "get_course_details",
-            Read,
-            "Show a course: department, code, title, credits, term, instructor, location, weekly meeting pattern, dated meeting records, capacity and enrollment.",
-            object(&[("course_id", string(COURSE_ID))], &["course_id"]),
-            |db, a| Ok(Py::model(course(db, a.str("course_id")?)?).to_json_str()),
-        ),
-        tool(
-            "get_registration_details",
-            Read,
-            "Show a registration: term, study level, enrollment status, courses with grading option and tuition, payment history, credits and health insurance choice.",
-            object(
-                &[("registration_id", string(REGISTRATION_ID))],
-                &["registration_id"],
-            ),
-            |db, a| Ok(Py::model(registration(db, a.str("registration_id")?)?).to_json_str()),
-        ),
-        tool(
-            "list_departments",
-            Read,
-            "List every department that offers a course, sorted and without repeats.",
-            object(&[], &[]),
-            |db, _| {
-                let mut names: Vec<&str> = db
-                    .courses
-                    .iter()
-                    .map(|(_, c)| c.department.as_str())
-                    .collect();
-                names.sort_unstable();
-                names.dedup();
-                Ok(Py::Plain(json!(names)).to_json_str())
-            },
-        ),
-        tool(
-            "list_courses_by_term",
-            Read,
-            "List the courses of a term as course id, course code and title (an unknown term gives an empty list).",
-            object(&[("term", string(TERM))], &["term"]),
-            |db, a| Ok(term_listing(db, a.str("term")?).to_json_str()),
-        ),
-        tool(
-            "search_courses",
-            Read,
-            "Find a term's courses by optional filters: department, campus, a meeting day, earliest start and latest end time (HH-MM, e.g. '09-30'), and only courses with open seats.",
-            object(
-                &[
-                    ("term", string(TERM)),
-                    (
-                        "department",
-                        nullable(string(
-                            "Department name, exactly as listed, e.g. 'Biology'.",
-                        )),
-                    ),
-                    ("campus", nullable(string("Campus name, e.g. 'Main'."))),
-                    ("day", nullable(string("Day of the week, e.g. 'Monday'."))),
-                    (
-                        "start_after",
-                        nullable(string("Earliest start time, HH-MM.")),
-                    ),
-                    ("end_before", nullable(string("Latest end time, HH-MM."))),
-                    (
-                        "open_only",
-                        boolean("Only courses whose enrollment is below capacity (default false)."),
-                    ),
-                ],
-                &["term"],
-            ),
-            search_courses,
-        ),
-        tool(
-            "get_course_meeting_status",
-            Read,
-            "Show what happened to one dated meeting of a course: held (with actual times), canceled, or rescheduled (with the new times).",
-            object(
-                &[
-                    ("course_id", string(COURSE_ID)),
-                    (
-                        "date",
-                        string("Meeting date in the form YY-MM-DD, e.g. '25-02-03'."),
-                    ),
-                ],
-                &["course_id", "date"],
-            ),
-            |db, a| {
-                let id = a.str("course_id")?;
-                let date = a.str("date")?;
-                let record = course(db, id)?
-                    .dates
-                    .get(date)
-                    .ok_or_else(|| format!("No record for course {id} on date {date}"))?;
-                Ok(Py::model(record).to_json_str())
-            },
-        ),
-        tool(
-            "register_courses",
-            Write,
-            "Create a registration for a student in one term. Courses must all be in that term, none full, with no overlapping meeting times. Tuition is credits x the per-credit rate of the study level (undergraduate $500, graduate $800, continuing_ed $400), plus $300 with health insurance; the payments, from the student's saved methods, must add up to that total exactly. List the details and get an explicit yes first. Returns the new registration.",
-            object(
-                &[
-                    ("student_id", string("Student id.")),
-                    ("term", string(TERM)),
-                    ("course_ids", string_list("Ids of the courses to take.")),
-                    (
-                        "study_level",
-                        one_of(&StudyLevel::NAMES, "The student's study level."),
-                    ),
-                    (
-                        "grading_options",
-                        grading_schema(
-                            "Course id -> grading option for courses not graded by letter (the default).",
-                        ),
-                    ),
-                    (
-                        "health_insurance",
-                        one_of(
-                            &["yes", "no"],
-                            "Whether to add the school health insurance ($300); default 'no'.",
-                        ),
-                    ),
-                    (
-                        "payment_methods",
-                        array(
-                            payment_schema(),
-                            "Payments (saved method id and amount) that add up to the total due.",
-                        ),
-                    ),
-                ],
-                &["student_id", "term", "course_ids", "study_level"],
-            ),
-            register_courses,
-        ),
-        tool(
-            "update_registration_courses",
-            Write,
-            "Add and/or drop courses of a registration, or change grading options. Courses not named in grading_options are graded by letter afterwards, so restate the option of every course that keeps another one. The tuition difference is charged to payment_id (required when tuition goes up) or refunded (to payment_id, else to the last payment's method). List the changes and get an explicit yes first. Returns the updated registration.",
-            object(
-                &[
-                    ("registration_id", string(REGISTRATION_ID)),
-                    (
-                        "add_course_ids",
-                        string_list("Ids of courses to add (may be empty)."),
-                    ),
-                    (
-                        "drop_course_ids",
-                        string_list("Ids of courses to drop (may be empty)."),
-                    ),
-                    (
-                        "grading_options",
-                        grading_schema(
-                            "Course id -> grading option for the courses of the updated registration.",
-                        ),
-                    ),
-                    (
-                        "payment_id",
-                        string("Saved payment method for an additional charge or a refund."),
-                    ),
-                ],
-                &["registration_id", "add_course_ids", "drop_course_ids"],
-            ),
-            update_registration_courses,
-        ),
-        tool(
-            "cancel_registration",
-            Write,
-            "Cancel a registration: every recorded payment is refunded (as a negative entry to the same payment id), all courses are dropped and credits go to zero; the registration stays on record. Summarise the effects and get an explicit yes first. Returns the cancelled registration.",
-            object(
-                &[("registration_id", string(REGISTRATION_ID))],
-                &["registration_id"],
-            ),
-            cancel_registration,
-        ),
-        tool(
-            "pay_registration",
-            Write,
-            "Record a payment toward a registration from one of the student's saved payment methods. Confirm the amount and method with the student first. Returns the updated registration.",
-            object(
-                &[
-                    ("registration_id", string(REGISTRATION_ID)),
-                    ("payment", payment_schema()),
-                ],
-                &["registration_id", "payment"],
-            ),
-            pay_registration,
-        ),
-        generic::think(),
-        generic::transfer_to_human_agents(),
-    ]
+    let runs: [(&str, ToolFn<SchoolDb>); 11] = [
+        ("get_student_details", |db, a| {
+            Ok(Py::model(student(db, a.str("student_id")?)?).to_json_str())
+        }),
+        ("get_course_details", |db, a| {
+            Ok(Py::model(course(db, a.str("course_id")?)?).to_json_str())
+        }),
+        ("get_registration_details", |db, a| {
+            Ok(Py::model(registration(db, a.str("registration_id")?)?).to_json_str())
+        }),
+        ("list_departments", |db, _| {
+            let mut names: Vec<&str> = db
+                .courses
+                .iter()
+                .map(|(_, c)| c.department.as_str())
+                .collect();
+            names.sort_unstable();
+            names.dedup();
+            Ok(Py::Plain(json!(names)).to_json_str())
+        }),
+        ("list_courses_by_term", |db, a| {
+            Ok(term_listing(db, a.str("term")?).to_json_str())
+        }),
+        ("search_courses", search_courses),
+        ("get_course_meeting_status", |db, a| {
+            let id = a.str("course_id")?;
+            let date = a.str("date")?;
+            let record = course(db, id)?
+                .dates
+                .get(date)
+                .ok_or_else(|| format!("No record for course {id} on date {date}"))?;
+            Ok(Py::model(record).to_json_str())
+        }),
+        ("register_courses", register_courses),
+        ("update_registration_courses", update_registration_courses),
+        ("cancel_registration", cancel_registration),
+        ("pay_registration", pay_registration),
+    ];
+    let mut tools = vec![];
+    tools.extend(specs::builtin(include_str!("tools.toml"), &runs));
+    tools.push(generic::think());
+    tools.push(generic::transfer_to_human_agents());
+    tools
 }
 
 /// A term's courses as the reference lists them: plain dicts (key order course_id,

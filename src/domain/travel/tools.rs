@@ -3,7 +3,8 @@
 //! (`transfer_to_human_agents`, tau2's `calculate`) and the kit's `think` — 9 read, 7
 //! write, the paper's split. Outputs are tau2's `to_json_str` of what the reference
 //! returns: models as `model_dump()` JSON, the meeting confirmation as a bare sentence.
-//! Descriptions are ours.
+//! Descriptions are ours, in
+//! `tools.toml` with the arguments.
 //!
 //! Money is Python floats, computed in the reference's order so totals agree to the bit:
 //! [`package_total`] is the price oracle (base price x travelers, plus add-ons, plus the
@@ -25,13 +26,14 @@ use super::db::{
     AddOn, Agent, Booking, BookingPayment, BookingTraveler, Departure, Package, Rooming, TravelDb,
     Traveler,
 };
+use crate::domain::ToolFn;
 use crate::domain::kit::calc::py_round;
 use crate::domain::kit::clock::SimClock;
 use crate::domain::kit::ids::{first_free_slot, slot_list};
 use crate::domain::kit::pyjson::{Py, py_float_repr};
-use crate::domain::kit::schema::{array, integer, nullable, number, object, string, tool};
+use crate::domain::kit::specs;
 use crate::domain::kit::{generic, tau2_generic};
-use crate::domain::{Args, Tool, ToolKind};
+use crate::domain::{Args, Tool};
 use serde_json::{Value, json};
 use std::sync::LazyLock;
 
@@ -48,294 +50,54 @@ pub fn all() -> &'static [Tool<TravelDb>] {
     &TOOLS
 }
 
-const BOOKING_ID: &str = "Booking id, e.g. 'BKG-4821' (from the traveler's profile).";
-const PAYMENT_METHOD: &str = "Id of one of the traveler's saved payment methods, used for the charge or refund of any price difference.";
-
-fn traveler_schema() -> Value {
-    object(
-        &[
-            ("first_name", string("First name.")),
-            ("last_name", string("Last name.")),
-            ("dob", string("Date of birth, YY-MM-DD.")),
-        ],
-        &["first_name", "last_name", "dob"],
-    )
-}
-
-fn rooming_schema() -> Value {
-    object(
-        &[
-            (
-                "room_type",
-                string("Room type, e.g. 'single', 'double', 'twin', 'suite'."),
-            ),
-            ("occupancy", integer("Number of people in the room.")),
-        ],
-        &["room_type", "occupancy"],
-    )
-}
-
-fn add_on_schema() -> Value {
-    object(
-        &[
-            (
-                "type",
-                string("Kind of add-on, e.g. 'excursion', 'transfer', 'meal'."),
-            ),
-            ("description", string("What the add-on is.")),
-            ("price", number("Price of the add-on.")),
-        ],
-        &["type", "description", "price"],
-    )
-}
-
-fn payment_schema() -> Value {
-    object(
-        &[
-            (
-                "payment_id",
-                string("Id of one of the traveler's saved payment methods."),
-            ),
-            ("amount", number("Amount charged to it.")),
-        ],
-        &["payment_id", "amount"],
-    )
-}
-
 fn build() -> Vec<Tool<TravelDb>> {
-    use ToolKind::{Read, Write};
-    vec![
-        tool(
-            "get_traveler_details",
-            Read,
-            "Show a traveler's profile: name, address, contact, date of birth, passport, preferences, saved payment methods, saved companions, memberships and every booking in full.",
-            object(
-                &[("traveler_id", string("Traveler id, e.g. 'Q7M2KXD'."))],
-                &["traveler_id"],
-            ),
-            |db, a| Ok(Py::model(traveler(db, a.str("traveler_id")?)?).to_json_str()),
-        ),
-        tool(
-            "get_agent_details",
-            Read,
-            "Show a travel agent's profile: contact, agency, languages, regions, the packages they manage and their open meeting slots by date.",
-            object(
-                &[("agent_id", string("Agent id, e.g. 'H3V8PLA'."))],
-                &["agent_id"],
-            ),
-            |db, a| Ok(Py::model(agent(db, a.str("agent_id")?)?).to_json_str()),
-        ),
-        tool(
-            "get_package_details",
-            Read,
-            "Show a package: destinations, duration, departure points, dated departures (status, base price per person, currency, open slots), itinerary, inclusions, accommodations, transport, activities, its cancellation / change / refund policies and managing agents.",
-            object(
-                &[("package_id", string("Package id, e.g. 'T5RK9WE'."))],
-                &["package_id"],
-            ),
-            |db, a| Ok(Py::model(package(db, a.str("package_id")?)?).to_json_str()),
-        ),
-        tool(
-            "get_booking_details",
-            Read,
-            "Show one booking: package, agent, dates, status, travelers, rooming, add-ons, insurance, payment history and total price.",
-            object(&[("booking_id", string(BOOKING_ID))], &["booking_id"]),
-            |db, a| {
-                let id = a.str("booking_id")?;
-                let (_, b) = db
-                    .find_booking(id)
-                    .ok_or_else(|| format!("Booking {id} not found"))?;
-                Ok(Py::model(b).to_json_str())
-            },
-        ),
-        tool(
-            "search_packages",
-            Read,
-            "Find packages by destination city and/or country (exact names), category, and a departure date (YY-MM-DD) they offer. Only packages with at least one bookable departure are returned.",
-            object(
-                &[
-                    (
-                        "destination_city",
-                        nullable(string("Destination city, e.g. 'Kyoto'.")),
-                    ),
-                    (
-                        "destination_country",
-                        nullable(string("Destination country, e.g. 'Japan'.")),
-                    ),
-                    (
-                        "category",
-                        nullable(string("Package category, e.g. 'adventure'.")),
-                    ),
-                    (
-                        "departure_date",
-                        nullable(string("A departure date the package must offer, YY-MM-DD.")),
-                    ),
-                ],
-                &[],
-            ),
-            search_packages,
-        ),
-        tool(
-            "list_all_destinations",
-            Read,
-            "List every destination (city and country) any package visits, without repeats.",
-            object(&[], &[]),
-            |db, _| {
-                let mut seen: Vec<(&str, &str)> = Vec::new();
-                let mut out = Vec::new();
-                for loc in db.packages_in_order().flat_map(|p| &p.destinations) {
-                    let key = (loc.city.as_str(), loc.country.as_str());
-                    if !seen.contains(&key) {
-                        seen.push(key);
-                        out.push(loc);
-                    }
+    let runs: [(&str, ToolFn<TravelDb>); 13] = [
+        ("get_traveler_details", |db, a| {
+            Ok(Py::model(traveler(db, a.str("traveler_id")?)?).to_json_str())
+        }),
+        ("get_agent_details", |db, a| {
+            Ok(Py::model(agent(db, a.str("agent_id")?)?).to_json_str())
+        }),
+        ("get_package_details", |db, a| {
+            Ok(Py::model(package(db, a.str("package_id")?)?).to_json_str())
+        }),
+        ("get_booking_details", |db, a| {
+            let id = a.str("booking_id")?;
+            let (_, b) = db
+                .find_booking(id)
+                .ok_or_else(|| format!("Booking {id} not found"))?;
+            Ok(Py::model(b).to_json_str())
+        }),
+        ("search_packages", search_packages),
+        ("list_all_destinations", |db, _| {
+            let mut seen: Vec<(&str, &str)> = Vec::new();
+            let mut out = Vec::new();
+            for loc in db.packages_in_order().flat_map(|p| &p.destinations) {
+                let key = (loc.city.as_str(), loc.country.as_str());
+                if !seen.contains(&key) {
+                    seen.push(key);
+                    out.push(loc);
                 }
-                Ok(Py::models(out).to_json_str())
-            },
-        ),
-        tool(
-            "book_package",
-            Write,
-            "Book a package departure for a traveler. The departure must be 'available' with a slot for every traveler. Total = base price per person x travelers + add-on prices + insurance ('standard' $50 or 'premium' $100 per traveler; any other label is free); the payments, from the traveler's saved methods, must add up to it exactly. The booking's agent defaults to the package's first managing agent. List the details and get an explicit yes first. Returns the new booking.",
-            object(
-                &[
-                    ("traveler_id", string("Traveler id of the account holder.")),
-                    ("package_id", string("Package id.")),
-                    ("departure_date", string("Departure date, YY-MM-DD.")),
-                    (
-                        "travelers",
-                        array(traveler_schema(), "Everyone travelling."),
-                    ),
-                    ("rooming", rooming_schema()),
-                    (
-                        "add_ons",
-                        array(add_on_schema(), "Add-ons requested (may be empty)."),
-                    ),
-                    (
-                        "insurance",
-                        nullable(string(
-                            "Insurance label: 'standard', 'premium', or null for none.",
-                        )),
-                    ),
-                    (
-                        "payment_methods",
-                        array(payment_schema(), "Payments that add up to the total price."),
-                    ),
-                    (
-                        "agent_id",
-                        nullable(string(
-                            "Handling agent; default: the package's first managing agent.",
-                        )),
-                    ),
-                ],
-                &[
-                    "traveler_id",
-                    "package_id",
-                    "departure_date",
-                    "travelers",
-                    "rooming",
-                    "add_ons",
-                    "insurance",
-                    "payment_methods",
-                ],
-            ),
-            book_package,
-        ),
-        tool(
-            "cancel_booking",
-            Write,
-            "Cancel a booking: every payment is refunded to its method (a negative entry), the status becomes 'cancelled' and the slots return to the departure. Check the package's cancellation policy first, then summarise and get an explicit yes. Returns the cancelled booking.",
-            object(&[("booking_id", string(BOOKING_ID))], &["booking_id"]),
-            cancel_booking,
-        ),
-        tool(
-            "update_booking_add_ons",
-            Write,
-            "Replace a booking's add-on list with a new one; the difference between the new total and the old is charged (or refunded, as a negative entry) to one saved payment method. The departure must still be 'available'. Confirm the change and its price effect first. Returns the updated booking.",
-            object(
-                &[
-                    ("booking_id", string(BOOKING_ID)),
-                    (
-                        "add_ons",
-                        array(add_on_schema(), "The complete new add-on list."),
-                    ),
-                    ("payment_method_id", string(PAYMENT_METHOD)),
-                ],
-                &["booking_id", "add_ons", "payment_method_id"],
-            ),
-            update_booking_add_ons,
-        ),
-        tool(
+            }
+            Ok(Py::models(out).to_json_str())
+        }),
+        ("book_package", book_package),
+        ("cancel_booking", cancel_booking),
+        ("update_booking_add_ons", update_booking_add_ons),
+        (
             "update_booking_departure_date",
-            Write,
-            "Move a booking to another departure of the same package (status 'available', a slot for every traveler); the price difference is charged or refunded to one saved payment method. Confirm first. Returns the updated booking.",
-            object(
-                &[
-                    ("booking_id", string(BOOKING_ID)),
-                    (
-                        "new_departure_date",
-                        string("The new departure date, YY-MM-DD."),
-                    ),
-                    ("payment_method_id", string(PAYMENT_METHOD)),
-                ],
-                &["booking_id", "new_departure_date", "payment_method_id"],
-            ),
             update_booking_departure_date,
         ),
-        tool(
-            "update_booking_travelers",
-            Write,
-            "Replace the names and dates of birth of a booking's travelers; the number of travelers cannot change. Confirm first. Returns the updated booking.",
-            object(
-                &[
-                    ("booking_id", string(BOOKING_ID)),
-                    (
-                        "travelers",
-                        array(traveler_schema(), "The complete corrected traveler list."),
-                    ),
-                ],
-                &["booking_id", "travelers"],
-            ),
-            update_booking_travelers,
-        ),
-        tool(
-            "update_booking_rooming",
-            Write,
-            "Change a booking's room type and occupancy (no price change). Confirm first. Returns the updated booking.",
-            object(
-                &[
-                    ("booking_id", string(BOOKING_ID)),
-                    ("rooming", rooming_schema()),
-                ],
-                &["booking_id", "rooming"],
-            ),
-            update_booking_rooming,
-        ),
-        tool(
-            "schedule_agent_meeting",
-            Write,
-            "Book one of an agent's open meeting slots for a traveler; the slot is then taken. Confirm the agent, date and time first.",
-            object(
-                &[
-                    ("agent_id", string("Agent id.")),
-                    (
-                        "date",
-                        string("Meeting date, YY-MM-DD, one the agent has open."),
-                    ),
-                    (
-                        "time_range",
-                        string("One of the agent's open slots that day, HH:MM-HH:MM."),
-                    ),
-                    ("traveler_id", string("Traveler id.")),
-                ],
-                &["agent_id", "date", "time_range", "traveler_id"],
-            ),
-            schedule_agent_meeting,
-        ),
-        generic::transfer_to_human_agents(),
-        tau2_generic::calculate(),
-        generic::think(),
-    ]
+        ("update_booking_travelers", update_booking_travelers),
+        ("update_booking_rooming", update_booking_rooming),
+        ("schedule_agent_meeting", schedule_agent_meeting),
+    ];
+    let mut tools = vec![];
+    tools.extend(specs::builtin(include_str!("tools.toml"), &runs));
+    tools.push(generic::transfer_to_human_agents());
+    tools.push(tau2_generic::calculate());
+    tools.push(generic::think());
+    tools
 }
 
 pub fn traveler<'a>(db: &'a TravelDb, id: &str) -> Result<&'a Traveler, String> {
