@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::llm::config::{Provider, Role, RoleConfig};
 use crate::llm::error::LlmError;
-use crate::llm::provider::openai::{classify, endpoint_client, read_api_key};
+use crate::llm::provider::client::{classify, endpoint_client, read_api_key};
 use crate::llm::{EnvLookup, process_env};
 
 /// Preflight never waits longer than this per endpoint, whatever the role's timeout.
