@@ -8,7 +8,11 @@
 //! - `db.rs`: typed rows of the reference's nine data files, the tables, import/export.
 //! - `tools.rs`: tool specs and behaviour (the calculator is the kit's).
 //! - `generate.rs`: the deterministic synthetic clinic (239 patients, 114 providers, 214
-//!   appointments, 149 records, telemetry).
+//!   appointments, 149 records, telemetry): providers and patients, and the whole database
+//!   assembled; the other tables' generators beside it (`generate_visits.rs`: appointments
+//!   and records; `generate_medication.rs`: suppliers, interactions, regimen plans;
+//!   `generate_devices.rs`: devices and uploads), and what they all share in
+//!   `generate_vocab.rs` (the vocabulary and drawing helpers).
 //! - `ground.rs`: grounding proposals and id learning; `policy.rs`: the named policy rules;
 //!   `hooks.rs`: user facts, request sentences (`requests.toml`), internal ids, required
 //!   outputs, customer records.
@@ -21,6 +25,10 @@
 
 pub mod db;
 pub mod generate;
+mod generate_devices;
+mod generate_medication;
+mod generate_visits;
+mod generate_vocab;
 mod ground;
 mod hooks;
 mod policy;
