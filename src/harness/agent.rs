@@ -405,13 +405,21 @@ impl OracleAgent {
             // A lookup made on the way to the next action: go on to it.
             return None;
         }
-        let last_output = transcript
-            .last()
-            .and_then(|m| m.content.clone())
-            .unwrap_or_default();
+        let last = transcript.last();
+        let last_output = last.and_then(|m| m.content.clone()).unwrap_or_default();
+        let tool = last.and_then(|m| m.name.as_deref()).unwrap_or_default();
+        let json = serde_json::from_str::<Value>(&last_output).is_ok();
         for o in &self.outputs {
             if last_output.contains(o.as_str()) && !self.found.iter().any(|(f, _)| f == o) {
                 let label = field_of(&last_output, o);
+                // A short value inside another one ("3" in "PIXQ9Q1") is not this result's
+                // answer: it is told where a field holds it whole.
+                if label.is_none() && json && o.chars().count() <= 3 {
+                    continue;
+                }
+                // A value no field or heading names is what the tool reports ("the senior
+                // discount is 130.0").
+                let label = label.or_else(|| tool_words(tool));
                 if let Some(l) = &label {
                     self.labels.push((o.clone(), l.clone()));
                 }
@@ -602,11 +610,34 @@ fn field_of(result: &str, output: &str) -> Option<String> {
     walk(&v, None, output, &field).map(|k| k.replace('_', " "))
 }
 
-/// What a value of a plain-text result is, from the heading above it: "Troubleshooting
-/// steps:" over "1) Restart device" makes it the "first troubleshooting step".
+/// What a read tool reports, from its name: "get_senior_discount" -> "senior discount",
+/// "price_preview" -> "price preview"; `None` for the generic helpers.
+fn tool_words(tool: &str) -> Option<String> {
+    if matches!(tool, "" | "calculate" | "think") {
+        return None;
+    }
+    let rest = ["get_", "list_", "search_", "find_", "check_", "calculate_"]
+        .iter()
+        .find_map(|p| tool.strip_prefix(p))
+        .unwrap_or(tool);
+    Some(rest.replace('_', " "))
+}
+
+/// What a value of a plain-text result is: the label before it on its own line
+/// ("Consultation Fee: $255.00" makes it the "consultation fee"), else the heading above
+/// it ("Troubleshooting steps:" over "1) Restart device" makes it the "first
+/// troubleshooting step").
 fn text_label(result: &str, output: &str) -> Option<String> {
     let lines: Vec<&str> = result.lines().map(str::trim).collect();
     let at = lines.iter().position(|l| l.contains(output))?;
+    if let Some((label, value)) = lines[at].split_once(": ")
+        && value.contains(output)
+    {
+        let label = label.trim_start_matches(['-', '•', '*', ' ']);
+        if !label.is_empty() && label.chars().all(|c| c.is_alphabetic() || c == ' ') {
+            return Some(label.to_lowercase());
+        }
+    }
     let heading = lines[..at]
         .iter()
         .rev()
@@ -789,7 +820,6 @@ pub fn discovery_plan(
     identify: Option<&(String, Value)>,
 ) -> Vec<Vec<(String, Value)>> {
     use crate::domain::ToolKind;
-    use crate::domain::kit::text::id_like;
     let specs = env.tool_specs();
     let reads: Vec<_> = specs.iter().filter(|s| s.kind == ToolKind::Read).collect();
     let mut state = env.fork();
@@ -816,12 +846,12 @@ pub fn discovery_plan(
         // search's arguments; the ids are what is looked for.
         let stated: Vec<&(String, String)> = leaves
             .iter()
-            .filter(|(_, v)| !id_like(v) || known.shows(v))
+            .filter(|(k, v)| !is_id(k, v) || known.shows(v))
             .collect();
         for (key, v) in stated {
             known.add_value(key, v);
         }
-        for (_, id) in leaves.iter().filter(|(_, v)| id_like(v)) {
+        for (_, id) in leaves.iter().filter(|(k, v)| is_id(k, v)) {
             if known.shows(id) {
                 continue;
             }
@@ -836,6 +866,16 @@ pub fn discovery_plan(
         known.add_output(&out.text);
     }
     plan
+}
+
+/// Whether an argument value is an id the agent must have seen: one that reads as an id
+/// (`id_like`), or a code of words under an id key (a plan's `tv_plus`, a provider's
+/// `dr_lee_cardiology`), which a customer names by words ("the TV Plus package"), never so.
+fn is_id(key: &str, value: &str) -> bool {
+    crate::domain::kit::text::id_like(value)
+        || (key.ends_with("_id") || key.ends_with("_ids"))
+            && value.contains('_')
+            && !value.contains(char::is_whitespace)
 }
 
 /// What the agent has seen: the text (lower-case, for "was it shown") and the values by
@@ -1160,8 +1200,8 @@ fn customer_words(fact: &str) -> Option<String> {
 }
 
 /// What a write will do, from its tool name and arguments, in the agent's words:
-/// "cancel reservation (reservation id 4WQ150; reason change of plan)", list entries by
-/// what they are ("travelers Ada Lee and Bo Lee"). The customer's own ids are left out
+/// "cancel reservation (reservation: 4WQ150; reason: change of plan)", list entries by
+/// what they are ("travelers: Ada Lee and Bo Lee"). The customer's own ids are left out
 /// where they say who the customer is (reading them back would sound like another identity
 /// question), and so are values nothing was chosen for.
 pub fn summarise_write(name: &str, args: &Value, customer: &[String]) -> String {
@@ -1232,7 +1272,9 @@ impl Heard {
             if !r.contains(id) {
                 return None;
             }
-            let v: Value = serde_json::from_str(r).ok()?;
+            let Ok(v) = serde_json::from_str::<Value>(r) else {
+                return text_words_for(r, id);
+            };
             let m = find(&v, id)?;
             let text = |k: &str| m.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
             let code = m
@@ -1250,9 +1292,41 @@ impl Heard {
     }
 }
 
-/// How an argument's key reads aloud: "address1" as "address line 1", underscores as
-/// spaces.
+/// The words a plain-text result gives the record it lists with `id`: the line's text
+/// before "(ID: id)" ("• MD Horatio Marchetti (ID: dr_marchetti_anesthesiology)" gives
+/// "MD Horatio Marchetti").
+fn text_words_for(result: &str, id: &str) -> Option<String> {
+    let tag = format!("(ID: {id})");
+    let line = result.lines().find(|l| l.contains(&tag))?;
+    let words = line[..line.find(&tag)?]
+        .trim()
+        .trim_start_matches(['-', '•', '*', ' '])
+        .trim_end_matches([':', ' ']);
+    (!words.is_empty()).then(|| words.to_string())
+}
+
+/// How an argument's key reads aloud as the label of its value: an id's key names the
+/// thing ("order_id" as "order", "new_item_ids" as "new items"), "address1" reads "address
+/// line 1", underscores as spaces.
 fn key_words(k: &str) -> String {
+    key_words_for(k, 2)
+}
+
+/// [`key_words`] for a key holding `n` values: a list of ids reads in the singular when it
+/// holds one ("add course", "device").
+fn key_words_for(k: &str, n: usize) -> String {
+    if let Some(base) = k.strip_suffix("_ids") {
+        let words = base.replace('_', " ");
+        let one = words.strip_suffix('s').unwrap_or(&words);
+        return if n == 1 {
+            one.to_string()
+        } else {
+            format!("{one}s")
+        };
+    }
+    if let Some(base) = k.strip_suffix("_id") {
+        return base.replace('_', " ");
+    }
     let base = k.trim_end_matches(|c: char| c.is_ascii_digit());
     let words = base.replace('_', " ");
     if base.len() < k.len() && !base.is_empty() {
@@ -1304,8 +1378,7 @@ pub fn summarise_write_as(
                 .as_str()
                 .and_then(|s| known_as.iter().find(|(id, _)| id == s))
             {
-                let what = k.strip_suffix("_id").unwrap_or(k).replace('_', " ");
-                details.push(format!("{what}: {words}"));
+                details.push(format!("{}: {words}", key_words(k)));
                 continue;
             }
             let ids = id_values(k, v);
@@ -1317,13 +1390,9 @@ pub fn summarise_write_as(
                     .map(|id| heard.words_for(id))
                     .collect::<Option<Vec<String>>>()
             {
-                let what = k
-                    .strip_suffix("_ids")
-                    .or_else(|| k.strip_suffix("_id"))
-                    .unwrap_or(k)
-                    .replace('_', " ");
                 details.push(format!(
-                    "{what}: {}",
+                    "{}: {}",
+                    key_words_for(k, words.len()),
                     crate::domain::kit::text::join_and(&words)
                 ));
                 continue;
@@ -1337,6 +1406,8 @@ pub fn summarise_write_as(
                     None => continue,
                 },
                 Value::Array(items) if items.is_empty() => "none".to_string(),
+                // An id is read as it is written ("tv_plus", "APPT_7"); a choice as words.
+                _ if !ids.is_empty() => crate::domain::kit::text::join_and(&ids),
                 Value::String(s) => s.replace('_', " "),
                 Value::Array(items) if items.iter().all(Value::is_string) => items
                     .iter()
@@ -1358,7 +1429,7 @@ pub fn summarise_write_as(
                 Value::Array(items) => format!("{} entries", items.len()),
                 other => other.to_string(),
             };
-            details.push(format!("{} {value}", key_words(k)));
+            details.push(format!("{}: {value}", key_words_for(k, ids.len())));
         }
     }
     if details.is_empty() {
@@ -1414,22 +1485,22 @@ mod tests {
                 Some(&heard)
             ),
             "update registration courses (add course: ENVS-3698 Soil and Water Science; \
-             registration id LF5X5ZB)"
+             registration: LF5X5ZB)"
         );
         let text = super::summarise_write_as("update_booking", &args, &[], &known, Some(&heard));
-        assert!(text.contains("booking id 2W8RZWV-B"), "{text}");
+        assert!(text.contains("booking: 2W8RZWV-B"), "{text}");
         assert!(!text.contains("35YU4IX-S"), "{text}");
         assert!(text.contains("show: Broken Orchard"), "{text}");
         assert!(text.contains("R5-04 (adult) and R5-05 (child)"), "{text}");
         assert!(
-            text.contains("payments your Google Pay wallet ($36.86)"),
+            text.contains("payments: your Google Pay wallet ($36.86)"),
             "{text}"
         );
-        assert!(text.contains("address line 1 12 Elm Street"), "{text}");
+        assert!(text.contains("address line 1: 12 Elm Street"), "{text}");
         assert!(!text.contains("address line 2"), "{text}");
         // Without what the customer said, every id is read back (as before).
         let all = super::summarise_write_as("update_booking", &args, &[], &known, None);
-        assert!(all.contains("show id 35YU4IX-S"), "{all}");
+        assert!(all.contains("show: 35YU4IX-S"), "{all}");
         // A record that only refers to an id (a phone listed under its plan) does not name
         // it; the plan's own record does.
         let mut heard = super::Heard::default();
@@ -1576,6 +1647,25 @@ mod tests {
     }
 
     #[test]
+    fn values_no_field_names_are_named_by_their_line_or_tool() {
+        let listing = "Available Providers:\n\n• MD Horatio Marchetti (ID: dr_marchetti_anesthesiology)\n  Fee: $1";
+        assert_eq!(
+            super::text_words_for(listing, "dr_marchetti_anesthesiology").as_deref(),
+            Some("MD Horatio Marchetti")
+        );
+        assert_eq!(super::text_words_for(listing, "dr_x"), None);
+        assert_eq!(
+            super::text_label("Provider:\n  Consultation Fee: $255.00\n", "$255.00").as_deref(),
+            Some("consultation fee")
+        );
+        assert_eq!(
+            super::tool_words("get_senior_discount").as_deref(),
+            Some("senior discount")
+        );
+        assert_eq!(super::tool_words("calculate"), None);
+    }
+
+    #[test]
     fn answers_name_the_field_of_each_value() {
         let result = r#"{"account": {"status": "active", "balance": {"current": 146.5}}}"#;
         assert_eq!(field_of(result, "active").as_deref(), Some("status"));
@@ -1592,7 +1682,7 @@ mod tests {
             field_of(steps, "Check signal coverage").as_deref(),
             Some("second troubleshooting step")
         );
-        assert_eq!(field_of("Status: open", "open"), None);
+        assert_eq!(field_of("Status: open", "open").as_deref(), Some("status"));
         assert_eq!(
             tell(&[
                 ("Google".into(), Some("manufacturer".into())),
@@ -1665,8 +1755,8 @@ mod tests {
         });
         assert_eq!(
             summarise_write("book_package", &args, &["F8XHQCG".to_string()]),
-            "book package (add ons none; departure date 24-12-02; rooming room type single; \
-             travelers first name Q)"
+            "book package (add ons: none; departure date: 24-12-02; rooming: room type single; \
+             travelers: first name Q)"
         );
         // List entries by what they are; entries of ids and amounts only are counted.
         let args = json!({
@@ -1679,10 +1769,25 @@ mod tests {
         });
         assert_eq!(
             summarise_write("book_package", &args, &[]),
-            "book package (add ons Private airport pickup (transfer); payment methods 2 entries; \
-             travelers Ada Lee and Bo Lee)"
+            "book package (add ons: Private airport pickup (transfer); payment methods: 2 entries; \
+             travelers: Ada Lee and Bo Lee)"
         );
         assert_eq!(summarise_write("cancel_all", &json!({}), &[]), "cancel all");
+        // Ids are read as written, named by their key in the singular for one.
+        assert_eq!(
+            summarise_write(
+                "manage_service",
+                &json!({"action": "add", "service_id": "tv_plus", "devices_ids": ["3"],
+                    "drop_course_ids": []}),
+                &[]
+            ),
+            "manage service (action: add; device: 3; drop courses: none; service: tv_plus)"
+        );
+        // A code of words under an id key is an id to look up first; a choice is not.
+        assert!(super::is_id("service_id", "tv_plus"));
+        assert!(super::is_id("order_id", "#W1234567"));
+        assert!(!super::is_id("reason", "no_longer_needed"));
+        assert!(!super::is_id("service_id", "3"));
         // A booking the customer identified with is still named when it is what changes.
         assert_eq!(
             summarise_write(
@@ -1690,7 +1795,7 @@ mod tests {
                 &json!({"booking_id": "OC3VOQC-B"}),
                 &["OC3VOQC-B".to_string()]
             ),
-            "cancel booking (booking id OC3VOQC-B)"
+            "cancel booking (booking: OC3VOQC-B)"
         );
         // An id the customer knows by other words is read back in those words.
         let card = super::customer_words("You have a Visa credit card ending in 7846.");
@@ -1712,7 +1817,7 @@ mod tests {
         assert_eq!(
             super::summarise_write_as("update_reservation_flights", &args, &[], &known, None),
             "update reservation flights (payment: your Visa credit card ending in 7846; \
-             reservation id YTNH41)"
+             reservation: YTNH41)"
         );
     }
 }

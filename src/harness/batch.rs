@@ -73,9 +73,7 @@ pub fn rollout_record(
         .filter_map(|m| m.reasoning_content.as_ref())
         .map(|r| r.chars().count() as i64)
         .sum();
-    let gold_actions = serde_json::from_str::<Vec<serde_json::Value>>(&task.actions)
-        .map(|a| a.len() as i32)
-        .unwrap_or(0);
+    let gold_actions = crate::task::actions(task).map_or(0, |a| a.len() as i32);
     let labels = |v: &Option<String>| if emotion { v.clone() } else { None };
     RolloutRecord {
         task_id: task.task_id.clone(),
