@@ -182,14 +182,14 @@ fn episode_players(
             seed: episode_seed,
         }),
         RoleModel::Scripted(_) => {
-            let identify = super::agent::identify_call(env, task, parts);
+            let identify = super::discovery::identify_call(env, task, parts);
             Box::new(OracleAgent::new(
                 task,
                 parts,
                 &cfg.agent_errors,
                 transfer,
                 identify.clone(),
-                super::agent::discovery_plan(env, task, parts, identify.as_ref()),
+                super::discovery::discovery_plan(env, task, parts, identify.as_ref()),
                 seed,
                 trial,
             ))

@@ -15,8 +15,10 @@
 
 pub mod agent;
 pub mod batch;
+pub mod discovery;
 pub mod endpoint;
 pub mod metrics;
+pub mod readback;
 pub mod reward;
 pub mod session;
 pub mod user;
