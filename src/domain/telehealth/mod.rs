@@ -6,7 +6,8 @@
 //!
 //! Code map:
 //! - `db.rs`: typed rows of the reference's nine data files, the tables, import/export.
-//! - `tools.rs`: tool specs and behaviour (the calculator is the kit's).
+//! - `tools.rs`: tool specs and behaviour (the calculator is the kit's); the tools of kind
+//!   `write` in `tools_write.rs`, their answer texts (`outputs.toml`) in `outputs.rs`.
 //! - `generate.rs`: the deterministic synthetic clinic (239 patients, 114 providers, 214
 //!   appointments, 149 records, telemetry): providers and patients, and the whole database
 //!   assembled; the other tables' generators beside it (`generate_visits.rs`: appointments
@@ -31,8 +32,10 @@ mod generate_visits;
 mod generate_vocab;
 mod ground;
 mod hooks;
+mod outputs;
 mod policy;
 mod tools;
+mod tools_write;
 
 #[cfg(test)]
 mod tests;

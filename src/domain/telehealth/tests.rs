@@ -202,7 +202,10 @@ fn booking_mints_the_reference_ids_and_cancelling_stamps_the_simulation_clock() 
     assert_eq!(row.copay_amount, 45.0, "specialist copay");
     assert_eq!(row.voucher_id, Some(None), "voucher_id is present as null");
     // The generated clinic continues the reference's numbering.
-    assert_eq!(super::tools::next_appointment_number(&generated()), 224);
+    assert_eq!(
+        super::tools_write::next_appointment_number(&generated()),
+        224
+    );
     let out = call(
         &mut db,
         "cancel_appointment",
