@@ -25,14 +25,17 @@
 //! one complete set made with the current fingerprint and has the stage write its ordinary
 //! output from them, byte-identical to a single-process run.
 //!
-//! Files: this one holds the [`Runner`] (status, validation, recovery, running stages) and
-//! the crash-safe swap; `dag.rs` the registry as a DAG; `fingerprint.rs` what a run
-//! depends on; `sharded.rs` the Runner's shard runs, merge and part status.
+//! Files: this one holds the [`Runner`] (status, validation, running stages) and the
+//! manifest; `context.rs` what a stage sees while it runs ([`StageContext`]); `swap.rs` the
+//! crash-safe swap and the recovery of what killed runs left; `dag.rs` the registry as a
+//! DAG; `fingerprint.rs` what a run depends on; `sharded.rs` the Runner's shard runs, merge
+//! and part status.
 //!
 //! Architecture invariant: the pipeline knows stages only through the [`Stage`] trait and
 //! the registry it is handed ([`Dag::new`]); it imports no stage module and knows nothing
 //! of what a stage computes.
 
+mod context;
 mod dag;
 pub mod failpoint;
 mod fingerprint;
@@ -41,6 +44,7 @@ pub mod lock;
 pub mod shard;
 mod sharded;
 mod stage;
+mod swap;
 pub mod validate;
 
 pub use journal::{Journal, JournalError, JournalKey, OnMismatch, Resumed};
@@ -48,11 +52,13 @@ pub use lock::{LockError, OutputLock};
 pub use shard::Shard;
 pub use stage::{Stage, StageConfig, TypedStage};
 
+pub use context::{StageContext, UsageSource};
 pub use dag::{Dag, Freshness};
 pub use fingerprint::code_hash;
 use fingerprint::{collect_inputs, fingerprint, fingerprint_material, hash_outputs};
+use swap::{is_complete, recover_slot, swap_into_place};
 
-use crate::artifact::{ArtifactError, Provenance, sha256_file, sha256_hex, write_atomic};
+use crate::artifact::{ArtifactError, sha256_file, sha256_hex, write_atomic};
 use crate::config::{self, ConfigError, Paths};
 use crate::cost::{RoleUsage, sum_usage};
 use crate::domain::{self, Domain, DomainError};
@@ -87,128 +93,6 @@ pub enum PipelineError {
     /// The shared validation found problems: the first, and how many more.
     #[error("{0}")]
     Invalid(String),
-}
-
-/// Reads one role's token usage when the stage has finished (see
-/// [`StageContext::track_usage`]).
-pub type UsageSource = Box<dyn Fn() -> RoleUsage + Send + Sync>;
-
-/// What a stage sees while it runs for one domain.
-pub struct StageContext<'a> {
-    pub paths: &'a Paths,
-    pub stage: &'static str,
-    pub domain: &'static dyn Domain,
-    pub seed: u64,
-    pub config: toml::Table,
-    pub config_path: PathBuf,
-    /// Where this run writes (a temporary directory, swapped into place on success).
-    pub out_dir: PathBuf,
-    /// Input path (relative to the output root or project root) -> SHA-256.
-    pub inputs: BTreeMap<String, String>,
-    /// The shard this run computes (`None`: every item).
-    pub shard: Option<Shard>,
-    /// The model roles the run used, read into the manifest once it has finished.
-    usage: std::sync::Mutex<Vec<UsageSource>>,
-}
-
-impl StageContext<'_> {
-    /// Record a role's token usage with this run: `source` is read after the stage's `run`
-    /// returns (so it sees every answer), and the manifest keeps the result with the prices
-    /// it carries. Stages that open a role through `stage::roles` are tracked already.
-    pub fn track_usage(&self, source: impl Fn() -> RoleUsage + Send + Sync + 'static) {
-        if let Ok(mut sources) = self.usage.lock() {
-            sources.push(Box::new(source));
-        }
-    }
-
-    /// The usage recorded so far, entries of one role, model and price added up.
-    pub fn usage(&self) -> Vec<RoleUsage> {
-        let sources = match self.usage.lock() {
-            Ok(s) => s,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        sum_usage(sources.iter().map(|read| read()))
-    }
-
-    /// The finished output directory of an upstream stage for this domain.
-    pub fn input_dir(&self, stage: &str) -> PathBuf {
-        stage_dir(&self.paths.output, stage, self.domain.name())
-    }
-
-    pub fn out(&self, file: &str) -> PathBuf {
-        self.out_dir.join(file)
-    }
-
-    /// Whether this run computes the item with this stable id (always, unless sharded).
-    pub fn owns(&self, id: &str) -> bool {
-        self.shard.is_none_or(|s| s.owns(id))
-    }
-
-    /// The response cache of this run's endpoint roles: the output root's, or the shard's
-    /// own file (redb takes one writer per file, and shards run side by side).
-    pub fn response_cache(&self) -> PathBuf {
-        match self.shard {
-            Some(s) => shard::cache_path(&self.paths.output, self.stage, s),
-            None => self.paths.response_cache(),
-        }
-    }
-
-    /// Provenance for files this stage writes.
-    pub fn provenance(&self) -> Provenance {
-        Provenance {
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            stage: self.stage.to_string(),
-            domain: self.domain.name().to_string(),
-            config_hash: config::config_hash(&self.config),
-            seed: self.seed,
-            inputs: self.inputs.clone(),
-        }
-    }
-
-    /// A journal file for resumable stages: it lives outside the temporary output
-    /// directory (so a killed run keeps it) and is keyed by everything that determines the
-    /// stage's result (inputs, config, seed, code), so a stale journal is never reused.
-    /// The runner deletes it once the stage's output is in place.
-    pub fn journal_path(&self) -> PathBuf {
-        journal_path(
-            &self.paths.output,
-            self.stage,
-            self.domain.name(),
-            &config::config_hash(&self.config),
-            self.seed,
-            &self.inputs,
-            self.shard,
-        )
-    }
-
-    /// The key written into this stage's journal (checked again when it is resumed).
-    pub fn journal_key(&self) -> JournalKey {
-        let inputs = serde_json::to_string(&self.inputs).unwrap_or_default();
-        [
-            ("stage", self.stage.to_string()),
-            ("domain", self.domain.name().to_string()),
-            ("config", config::config_hash(&self.config)),
-            ("seed", self.seed.to_string()),
-            ("inputs", sha256_hex(inputs.as_bytes())),
-            ("code", env!("TRACER_CODE_HASH").to_string()),
-            ("tool", env!("CARGO_PKG_VERSION").to_string()),
-            (
-                "shard",
-                self.shard.map_or("all".to_string(), |s| s.to_string()),
-            ),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect()
-    }
-
-    pub fn fail(&self, message: impl Into<String>) -> PipelineError {
-        PipelineError::Stage {
-            stage: self.stage.to_string(),
-            domain: self.domain.name().to_string(),
-            message: message.into(),
-        }
-    }
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -305,12 +189,6 @@ fn remove_journals(
         }
     }
     removed
-}
-
-/// True when `dir` holds a complete stage output: a manifest whose every file hashes as
-/// recorded.
-fn is_complete(dir: &Path) -> bool {
-    read_manifest(dir).is_some_and(|m| hash_outputs(dir).is_ok_and(|o| o == m.outputs))
 }
 
 /// A pipeline run over some domains.
@@ -500,68 +378,6 @@ impl<'a> Runner<'a> {
                 rest.len()
             ))),
         }
-    }
-
-    /// Finish or undo what killed runs left behind in every stage directory, and remove
-    /// leftovers: a stage output that is missing is restored from a complete temporary
-    /// directory (the new output, its swap was cut short) or else from the directory moved
-    /// aside (the old one); every other `.tmp-*` / `.old-*` directory is removed. Call it
-    /// holding the output lock (another writer's temporary directory looks the same). Returns
-    /// one line per action, to log.
-    pub fn recover(&self) -> Result<Vec<String>, PipelineError> {
-        let mut notes = Vec::new();
-        for stage in self.dag.stages() {
-            let stage_root = self.paths.output.join(stage.name());
-            let Ok(entries) = std::fs::read_dir(&stage_root) else {
-                continue;
-            };
-            let mut leftovers: BTreeMap<String, (Vec<PathBuf>, Vec<PathBuf>)> = BTreeMap::new();
-            for e in entries.flatten() {
-                let name = e.file_name().to_string_lossy().to_string();
-                for (prefix, is_tmp) in [(".tmp-", true), (".old-", false)] {
-                    if let Some((target, _pid)) =
-                        name.strip_prefix(prefix).and_then(|r| r.rsplit_once('-'))
-                    {
-                        let slot = leftovers.entry(target.to_string()).or_default();
-                        if is_tmp {
-                            slot.0.push(e.path());
-                        } else {
-                            slot.1.push(e.path());
-                        }
-                    }
-                }
-            }
-            for (target, (mut tmps, mut olds)) in leftovers {
-                tmps.sort();
-                olds.sort();
-                let dir = stage_root.join(&target);
-                if !dir.exists() {
-                    let restore = tmps
-                        .iter()
-                        .position(|t| is_complete(t))
-                        .map(|i| (tmps.remove(i), "finished the interrupted swap with"))
-                        .or_else(|| olds.pop().map(|o| (o, "restored the previous output from")));
-                    if let Some((from, what)) = restore {
-                        std::fs::rename(&from, &dir).map_err(|e| ArtifactError::io(&dir, e))?;
-                        notes.push(format!("{}: {what} {}", dir.display(), from.display()));
-                    }
-                }
-                for left in tmps.iter().chain(&olds) {
-                    std::fs::remove_dir_all(left).map_err(|e| ArtifactError::io(left, e))?;
-                    notes.push(format!("removed leftover {}", left.display()));
-                }
-            }
-        }
-        // Temporary files of atomic writes outside stage directories (the emotion model).
-        if let Ok(entries) = std::fs::read_dir(self.paths.output.join("emotion")) {
-            for e in entries.flatten() {
-                let p = e.path();
-                if p.extension().is_some_and(|x| x == "tmp") && std::fs::remove_file(&p).is_ok() {
-                    notes.push(format!("removed leftover {}", p.display()));
-                }
-            }
-        }
-        Ok(notes)
     }
 
     /// Run `target` and whatever is stale upstream of it.
@@ -812,70 +628,4 @@ impl<'a> Runner<'a> {
             notes,
         })
     }
-}
-
-/// Finish or undo a killed run's swap of one directory (a shard's part): when `dir` is
-/// missing, a complete `.tmp-<name>-<pid>` sibling is moved into place, else a
-/// `.old-<name>-<pid>` one; other such leftovers are removed. Only the holder of the
-/// directory's lock may call it.
-fn recover_slot(dir: &Path) -> Result<Vec<String>, PipelineError> {
-    let mut notes = Vec::new();
-    let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
-        return Ok(notes);
-    };
-    let name = name.to_string_lossy();
-    let (mut tmps, mut olds) = (Vec::new(), Vec::new());
-    if let Ok(entries) = std::fs::read_dir(parent) {
-        for e in entries.flatten() {
-            let n = e.file_name().to_string_lossy().to_string();
-            if n.starts_with(&format!(".tmp-{name}-")) {
-                tmps.push(e.path());
-            } else if n.starts_with(&format!(".old-{name}-")) {
-                olds.push(e.path());
-            }
-        }
-    }
-    tmps.sort();
-    olds.sort();
-    if !dir.exists() {
-        let restore = tmps
-            .iter()
-            .position(|t| is_complete(t))
-            .map(|i| (tmps.remove(i), "finished the interrupted swap with"))
-            .or_else(|| olds.pop().map(|o| (o, "restored the previous output from")));
-        if let Some((from, what)) = restore {
-            std::fs::rename(&from, dir).map_err(|e| ArtifactError::io(dir, e))?;
-            notes.push(format!(
-                "recovered: {}: {what} {}",
-                dir.display(),
-                from.display()
-            ));
-        }
-    }
-    for left in tmps.iter().chain(&olds) {
-        std::fs::remove_dir_all(left).map_err(|e| ArtifactError::io(left, e))?;
-        notes.push(format!("recovered: removed leftover {}", left.display()));
-    }
-    Ok(notes)
-}
-
-/// Replace `dir` by `tmp`: the old directory is moved aside first and removed last. Between
-/// the two renames `dir` is missing; a kill there leaves a complete `tmp` (its manifest is
-/// written before the swap starts), which [`Runner::recover`] moves into place.
-fn swap_into_place(tmp: &Path, dir: &Path, stage: &str) -> Result<(), PipelineError> {
-    // A run whose lock file was deleted under it may no longer be the only writer.
-    lock::verify_held(dir)?;
-    let old = dir.with_file_name(format!(
-        ".old-{}-{}",
-        dir.file_name().and_then(|n| n.to_str()).unwrap_or("out"),
-        std::process::id()
-    ));
-    if dir.exists() {
-        std::fs::rename(dir, &old).map_err(|e| ArtifactError::io(dir, e))?;
-    }
-    failpoint::hit("swap-half-done", stage);
-    std::fs::rename(tmp, dir).map_err(|e| ArtifactError::io(dir, e))?;
-    failpoint::hit("swap-done", stage);
-    let _ = std::fs::remove_dir_all(&old);
-    Ok(())
 }
