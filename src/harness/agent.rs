@@ -223,13 +223,15 @@ impl OracleAgent {
         ])
     }
 
-    /// The field an output was last seen under.
+    /// The field an output was last seen under, else a field of any result holding it whole
+    /// (a lookup's result is not read for answers as it comes).
     fn label_of(&self, output: &str) -> Option<String> {
         self.labels
             .iter()
             .rev()
             .find(|(o, _)| o == output)
             .map(|(_, l)| l.clone())
+            .or_else(|| self.heard.field_of(output))
     }
 
     fn made(&mut self, mistake: &'static str) {
@@ -508,8 +510,12 @@ impl Agent for OracleAgent {
             }
             let after_tool = transcript
                 .last()
-                .is_some_and(|m| m.role == MessageRole::Tool)
-                && self.next > 0;
+                .is_some_and(|m| m.role == MessageRole::Tool);
+            if after_tool && self.next == 0 {
+                // A lookup before the first action (who the customer is, an id it needs) is
+                // done with; the first action's own result is read when it comes.
+                self.discovering = false;
+            }
             if after_tool
                 && self.next > 0
                 && let Some(m) = self.after_tool(transcript)
@@ -586,7 +592,69 @@ pub fn acknowledge(text: &str) -> Option<&'static str> {
 
 #[cfg(test)]
 mod tests {
-    use super::acknowledge;
+    use super::{ErrorRates, OracleAgent, acknowledge};
+    use crate::artifact::TaskRecord;
+    use crate::harness::{Agent, ChatMessage, MessageRole};
+    use crate::task::TaskParts;
+    use serde_json::json;
+
+    /// A lookup before the first action does not hide the first action's result: a value
+    /// the customer asked to hear there is told when that request is done, by its field.
+    #[test]
+    fn a_lookup_before_the_first_action_leaves_its_answer_told_in_turn() {
+        let task = TaskRecord {
+            task_id: "t".into(),
+            domain: "telecom".into(),
+            user_id: "c1".into(),
+            actions: r#"[{"name":"get_service_details","kwargs":{"service_id":"tv_plus"}},{"name":"get_billing_details","kwargs":{"customer_id":"c1"}}]"#.into(),
+            action_intents: vec![0, 1],
+            outputs: vec!["60.0".into()],
+            requests: r#"["What is the TV Plus fee?","My balance?"]"#.into(),
+            user_facts: "[]".into(),
+            ..TaskRecord::default()
+        };
+        let parts = TaskParts::decode(&task).unwrap();
+        let none = ErrorRates {
+            skip_confirmation: 0.0,
+            redundant_question: 0.0,
+            wrong_argument: 0.0,
+            premature_transfer: 0.0,
+        };
+        let lookup = ("get_services".to_string(), json!({}));
+        let mut agent = OracleAgent::new(
+            &task,
+            &parts,
+            &none,
+            None,
+            None,
+            vec![vec![lookup], vec![]],
+            1,
+            0,
+        );
+        agent.asked_identity = true;
+        agent.authenticated = true;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let mut transcript = vec![ChatMessage::text(
+            MessageRole::User,
+            "What is the TV Plus fee?",
+        )];
+        let mut said = Vec::new();
+        let results = [
+            r#"{"tv_plus": {"service_id": "tv_plus", "name": "TV Plus", "price": 60.0}}"#,
+            r#"{"service_id": "tv_plus", "name": "TV Plus", "price": 60.0}"#,
+        ];
+        for result in results {
+            let (m, _) = rt.block_on(agent.respond(&transcript)).unwrap();
+            let call = m.tool_calls.first().cloned().expect("a tool call");
+            transcript.push(m);
+            transcript.push(ChatMessage::tool(call.id, call.name, result));
+        }
+        let (m, _) = rt.block_on(agent.respond(&transcript)).unwrap();
+        said.push(m.content.unwrap_or_default());
+        assert!(said[0].contains("The price is 60.0"), "{said:?}");
+    }
 
     #[test]
     fn the_agent_acknowledges_a_voiced_feeling_only() {

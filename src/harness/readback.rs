@@ -285,6 +285,16 @@ impl Heard {
         self.upto = transcript.len();
     }
 
+    /// The field of the latest tool result that holds `value` whole under a field name.
+    pub(super) fn field_of(&self, value: &str) -> Option<String> {
+        self.results.iter().rev().find_map(|r| {
+            serde_json::from_str::<Value>(r)
+                .is_ok()
+                .then(|| field_of(r, value))
+                .flatten()
+        })
+    }
+
     /// Whether the customer said `id`.
     fn said(&self, id: &str) -> bool {
         self.said.contains(id)
