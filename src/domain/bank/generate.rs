@@ -21,20 +21,19 @@
 //! clock, no I/O.
 
 use super::db::{
-    Account, AccountBalance, AccountFeatures, BankAddress, BankDb, BankDetails, Beneficiary,
-    BeneficiaryName, Card, CardExtraInfo, CardLimits, Client, ClientContact, ClientName,
+    Account, BankDb, BankDetails, Beneficiary, BeneficiaryName, Client, ClientContact, ClientName,
     Collateral, KycInfo, Loan, MerchantInfo, RepaymentEntry, ScheduleEntry, Transaction,
     TransferLimits, Verification,
 };
+use super::generate_clients::generate_client;
+use super::generate_vocab::{VOCABULARY, address, amount, cents, fresh_id, stamp};
 use crate::domain::Split;
-use crate::domain::kit::draw::{UPPER_ALPHANUMERIC, code, digits_in, pick, unique_email, weighted};
+use crate::domain::kit::draw::{digits_in, pick, weighted};
 use crate::domain::kit::python::PyDict;
 use crate::seed::derive_rng;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
-use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::LazyLock;
 
 /// Sizes of one database.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,111 +59,6 @@ pub const TRAIN_SCALE: Scale = Scale {
     beneficiaries: 951,
     transactions: 1_000,
 };
-
-#[derive(Debug, Default, Deserialize)]
-struct Vocabulary {
-    regions: Vec<(String, String, f64, String, String, String)>,
-    places: Vec<(String, String, String, String)>,
-    streets: Vec<String>,
-    second_lines: Vec<String>,
-    given_names: Vec<String>,
-    family_names: Vec<String>,
-    banks: Vec<String>,
-    business_names: Vec<String>,
-    card_brands: Vec<String>,
-    merchants: Vec<(String, String)>,
-}
-
-static VOCABULARY: LazyLock<Vocabulary> =
-    LazyLock::new(|| toml::from_str(include_str!("vocabulary.toml")).unwrap_or_default());
-
-/// A fresh id in the reference's shape: seven upper-case letters or digits and a shard
-/// digit (`03DZE1C1`).
-fn fresh_id(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> String {
-    loop {
-        let mut id = code(rng, UPPER_ALPHANUMERIC, 7);
-        id.push(char::from(b'1' + rng.random_range(0..9u8)));
-        if used.insert(id.clone()) {
-            return id;
-        }
-    }
-}
-
-/// Whole cents as a float (exact to two decimals as Python prints them).
-fn cents(c: i64) -> f64 {
-    c as f64 / 100.0
-}
-
-/// An amount of about `low..high` US dollars in a currency worth `rate` per dollar,
-/// rounded to a plausible step (whole units for weak currencies).
-fn amount(rng: &mut ChaCha8Rng, low: f64, high: f64, rate: f64) -> f64 {
-    let x = rng.random_range(low..high) * rate;
-    if rate >= 20.0 {
-        (x / 100.0).round() * 100.0
-    } else {
-        cents((x * 100.0).round() as i64)
-    }
-}
-
-/// `YYYY-MM-DDTHH:MM:00Z` in the given year range.
-fn stamp(rng: &mut ChaCha8Rng, years: std::ops::Range<i64>) -> String {
-    format!(
-        "{}-{:02}-{:02}T{:02}:{:02}:00Z",
-        rng.random_range(years),
-        rng.random_range(1..13),
-        rng.random_range(1..29),
-        rng.random_range(7..20),
-        rng.random_range(0..4) * 15
-    )
-}
-
-struct Region<'a> {
-    country: &'a str,
-    currency: &'a str,
-    rate: f64,
-    phone: &'a str,
-    tld: &'a str,
-}
-
-fn region(rng: &mut ChaCha8Rng) -> Region<'static> {
-    let r = pick(rng, &VOCABULARY.regions);
-    Region {
-        country: &r.0,
-        currency: &r.1,
-        rate: r.2,
-        phone: &r.3,
-        tld: &r.4,
-    }
-}
-
-fn address(rng: &mut ChaCha8Rng, country: &str) -> BankAddress {
-    let v = &*VOCABULARY;
-    let places: Vec<&(String, String, String, String)> =
-        v.places.iter().filter(|p| p.0 == country).collect();
-    let (city, state, zip) = match places.as_slice() {
-        [] => (
-            "Capital City".to_string(),
-            "Central".to_string(),
-            "1000".to_string(),
-        ),
-        ps => {
-            let p = ps[rng.random_range(0..ps.len())];
-            (p.1.clone(), p.2.clone(), digits_in(rng, &p.3))
-        }
-    };
-    BankAddress {
-        address1: format!("{} {}", rng.random_range(1..220), pick(rng, &v.streets)),
-        address2: if rng.random_bool(0.25) {
-            pick(rng, &v.second_lines).clone()
-        } else {
-            String::new()
-        },
-        city,
-        state,
-        zip,
-        country: country.to_string(),
-    }
-}
 
 /// The generator for one split.
 pub fn generate(seed: u64, split: Split) -> BankDb {
@@ -243,182 +137,6 @@ pub fn generate_at(seed: u64, label: &str, scale: Scale) -> BankDb {
         .map(|(c, _)| (c.client_id.clone(), c))
         .collect();
     BankDb::new(clients, transactions, loans, beneficiaries)
-}
-
-fn generate_client(
-    rng: &mut ChaCha8Rng,
-    used: &mut BTreeSet<String>,
-    emails: &mut BTreeSet<String>,
-) -> (Client, f64) {
-    let v = &*VOCABULARY;
-    let r = region(rng);
-    let first = pick(rng, &v.given_names).clone();
-    let last = pick(rng, &v.family_names).clone();
-    let client_id = fresh_id(rng, used);
-    let base = format!("{first}.{last}").to_lowercase();
-    let email = unique_email(emails, &base, &format!("example.{}", r.tld).to_lowercase());
-    let n_accounts = weighted(rng, &[(1usize, 57), (2, 38), (3, 5)]);
-    let mut accounts = PyDict::new();
-    let mut masks = BTreeSet::new();
-    for k in 0..n_accounts {
-        let kind = if k == 0 {
-            weighted(rng, &[("checking", 70), ("savings", 30)])
-        } else {
-            weighted(rng, &[("savings", 50), ("checking", 25), ("credit", 25)])
-        };
-        let currency = if rng.random_bool(0.95) {
-            r.currency
-        } else {
-            weighted(rng, &[("USD", 1), ("EUR", 1)])
-        };
-        let rate = if currency == r.currency { r.rate } else { 1.0 };
-        let a = generate_account(rng, used, &mut masks, kind, currency, rate);
-        accounts.insert(a.account_id.clone(), a);
-    }
-    let mut cards = PyDict::new();
-    // More clients hold a second card than in the reference (92% hold one there), so a walk
-    // that freezes one card can unfreeze another rather than take its own write back.
-    let n_cards = weighted(rng, &[(1usize, 65), (2, 27), (3, 8)]);
-    let account_ids: Vec<(String, String)> = accounts
-        .values()
-        .map(|a: &Account| (a.account_id.clone(), a.kind.clone()))
-        .collect();
-    for k in 0..n_cards {
-        let (linked, kind) = &account_ids[k % account_ids.len()];
-        let card = generate_card(rng, used, linked, kind, r.rate);
-        cards.insert(card.card_id.clone(), card);
-    }
-    let client = Client {
-        client_id,
-        name: ClientName {
-            first_name: first,
-            last_name: last,
-            middle_name: None,
-        },
-        contact: ClientContact {
-            email,
-            phone: digits_in(rng, &format!("{} ### ####", r.phone)),
-        },
-        address: address(rng, r.country),
-        accounts,
-        cards,
-        loan_ids: Vec::new(),
-        beneficiary_ids: Vec::new(),
-        created_at: stamp(rng, 2015..2023),
-        kyc: KycInfo {
-            status: weighted(rng, &[("verified", 90), ("pending", 7), ("failed", 3)]).into(),
-            last_reviewed_at: stamp(rng, 2024..2026),
-            tax_id_masked: digits_in(rng, "****####"),
-        },
-    };
-    (client, r.rate)
-}
-
-fn generate_account(
-    rng: &mut ChaCha8Rng,
-    used: &mut BTreeSet<String>,
-    masks: &mut BTreeSet<String>,
-    kind: &str,
-    currency: &str,
-    rate: f64,
-) -> Account {
-    let mut masked = digits_in(rng, "****####");
-    while !masks.insert(masked.clone()) {
-        masked = digits_in(rng, "****####");
-    }
-    let on_hold = if rng.random_bool(0.2) {
-        amount(rng, 10.0, 400.0, rate)
-    } else {
-        0.0
-    };
-    let (current, available, apr, overdraft) = match kind {
-        "credit" => {
-            let limit = amount(rng, 2_000.0, 15_000.0, rate);
-            let owed = amount(rng, 0.0, 1_500.0, rate);
-            (
-                -owed,
-                limit - owed,
-                Some(cents(rng.random_range(1500..2800))),
-                None,
-            )
-        }
-        "savings" => {
-            let bal = amount(rng, 500.0, 40_000.0, rate);
-            (
-                bal,
-                bal - on_hold,
-                Some(cents(rng.random_range(100..450))),
-                None,
-            )
-        }
-        _ => {
-            let bal = amount(rng, 150.0, 9_000.0, rate);
-            let overdraft = rng
-                .random_bool(0.5)
-                .then(|| amount(rng, 100.0, 1_000.0, rate));
-            (bal, bal - on_hold, Some(0.0), overdraft)
-        }
-    };
-    Account {
-        account_id: fresh_id(rng, used),
-        kind: kind.to_string(),
-        currency: currency.to_string(),
-        status: weighted(rng, &[("active", 800), ("frozen", 190), ("closed", 10)]).into(),
-        account_number_masked: masked,
-        routing_number: digits_in(rng, "#########"),
-        balance: AccountBalance {
-            current,
-            available: cents((available * 100.0).round() as i64),
-            on_hold,
-        },
-        interest_rate_apr: apr,
-        overdraft_limit: overdraft,
-        opened_at: stamp(rng, 2016..2024),
-        features: AccountFeatures {
-            checks_enabled: kind == "checking" && rng.random_bool(0.4),
-            atm_access: kind != "credit",
-            online_banking: rng.random_bool(0.95),
-        },
-    }
-}
-
-fn generate_card(
-    rng: &mut ChaCha8Rng,
-    used: &mut BTreeSet<String>,
-    linked: &str,
-    account_kind: &str,
-    rate: f64,
-) -> Card {
-    let v = &*VOCABULARY;
-    let status = weighted(rng, &[("active", 74), ("blocked", 22), ("expired", 4)]);
-    let year = if status == "expired" {
-        rng.random_range(2022..2025)
-    } else {
-        rng.random_range(2026..2031)
-    };
-    Card {
-        card_id: fresh_id(rng, used),
-        kind: if account_kind == "credit" {
-            "credit"
-        } else {
-            "debit"
-        }
-        .into(),
-        linked_account_id: linked.to_string(),
-        status: status.into(),
-        issuer: pick(rng, &v.banks).clone(),
-        extra_info: CardExtraInfo {
-            brand: pick(rng, &v.card_brands).clone(),
-            last_four: digits_in(rng, "####"),
-            exp_month: format!("{:02}", rng.random_range(1..13)),
-            exp_year: year.to_string(),
-        },
-        limits: CardLimits {
-            daily_atm_limit: amount(rng, 300.0, 1_000.0, rate),
-            daily_pos_limit: amount(rng, 1_500.0, 5_000.0, rate),
-        },
-        pin_set: rng.random_bool(0.95),
-    }
 }
 
 /// The client's non-credit accounts (what pays loans and beneficiaries).

@@ -11,7 +11,9 @@
 //! - `tools.rs`: tool specs and behaviour; transaction ids; the simulation clock.
 //! - `generate.rs`: the evaluation database (297 clients / 297 loans / 297 beneficiaries /
 //!   297 transactions, the reference's scale) and the training database (1,000 / 768 / 951
-//!   / 1,000, the paper's), from `vocabulary.toml`.
+//!   / 1,000, the paper's), from `vocabulary.toml`: loans, beneficiaries and transactions
+//!   there, clients with their accounts and cards in `generate_clients.rs`, the vocabulary
+//!   and the draws both share in `generate_vocab.rs`.
 //! - `ground.rs`: grounding proposals (loan payments of exactly the installment due) and id
 //!   learning.
 //! - `policy.rs`: the machine-checkable policy rules, as named kit rows per write tool.
@@ -25,6 +27,8 @@
 
 pub mod db;
 pub mod generate;
+mod generate_clients;
+mod generate_vocab;
 mod ground;
 mod hooks;
 mod policy;
