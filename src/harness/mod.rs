@@ -22,6 +22,7 @@ pub mod readback;
 pub mod reward;
 pub mod session;
 pub mod user;
+mod user_lines;
 
 use crate::domain::Environment;
 use serde::{Deserialize, Serialize};
