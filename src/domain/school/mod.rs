@@ -11,7 +11,8 @@
 //! - `tools.rs`: tool specs and behaviour; the tuition oracle; the simulation clock.
 //! - `generate.rs`: the evaluation database (120 students / 120 courses / 120
 //!   registrations, the reference's scale) and the training database (1,000 / 120 / 1,345,
-//!   the paper's), from `vocabulary.toml`.
+//!   the paper's), from `vocabulary.toml`: students and registrations there, courses in
+//!   `generate_courses.rs`, the vocabulary and the draws both share in `generate_vocab.rs`.
 //! - `ground.rs`: grounding proposals (paying exactly) and id learning.
 //! - `policy.rs`: the machine-checkable policy rules, as named kit rows per write tool.
 //! - `hooks.rs` + `requests.toml`: user facts, request sentences, internal ids, required
@@ -28,6 +29,8 @@
 
 pub mod db;
 pub mod generate;
+mod generate_courses;
+mod generate_vocab;
 mod ground;
 mod hooks;
 mod policy;
