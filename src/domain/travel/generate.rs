@@ -24,22 +24,21 @@
 //! clock, no I/O.
 
 use super::db::{
-    Accommodation, Activity, AddOn, Agency, Agent, AvailabilityDay, Booking, BookingPayment,
-    BookingTraveler, Companion, ContactInfo, Departure, ItineraryItem, Location, MethodInfo,
-    Package, PackagePolicies, Passport, PaymentMethod, PersonName, PostalAddress, Preferences,
-    Rooming, Transportation, TravelDb, Traveler,
+    AddOn, Agency, Agent, AvailabilityDay, Booking, BookingPayment, BookingTraveler, Companion,
+    ContactInfo, MethodInfo, Package, Passport, PaymentMethod, PersonName, PostalAddress,
+    Preferences, Rooming, TravelDb, Traveler,
 };
+use super::generate_packages::generate_package;
+use super::generate_vocab::{VOCABULARY, fresh_id, sample};
+pub use super::generate_vocab::{add_on_catalogue, room_types};
 use super::tools::package_total;
 use crate::domain::Split;
-use crate::domain::kit::draw::{UPPER_ALPHANUMERIC, digits, fresh_code, pick, weighted};
-use crate::domain::kit::python::PyDict;
+use crate::domain::kit::draw::{digits, pick, weighted};
 use crate::domain::kit::tau2::{day_of, parse_short_date, short_date};
 use crate::seed::derive_rng;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
-use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::LazyLock;
 
 /// Sizes of one database.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,85 +64,6 @@ pub const TRAIN_SCALE: Scale = Scale {
     agents: 87,
     bookings: 1_023,
 };
-
-#[derive(Debug, Default, Deserialize)]
-struct Country {
-    country: String,
-    currency: String,
-    cities: Vec<String>,
-    themes: Vec<String>,
-    price: (u32, u32),
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct Vocabulary {
-    agencies: Vec<(String, String, String, String, String, String, String)>,
-    certifications: Vec<String>,
-    languages: Vec<String>,
-    meeting_slots: Vec<String>,
-    agent_notes: Vec<String>,
-    categories: Vec<(String, u32)>,
-    first_names: Vec<String>,
-    last_names: Vec<String>,
-    streets: Vec<String>,
-    home_cities: Vec<(String, String, String, String)>,
-    card_brands: Vec<(String, u32)>,
-    memberships: Vec<String>,
-    dietary: Vec<String>,
-    accessibility: Vec<String>,
-    room_types: Vec<String>,
-    beds: Vec<String>,
-    other_preferences: Vec<String>,
-    booking_notes: Vec<String>,
-    free_insurance: Vec<String>,
-    add_ons: Vec<(String, String, f64)>,
-    accommodation_kinds: Vec<String>,
-    meals: Vec<String>,
-    inclusions: Vec<String>,
-    exclusions: Vec<String>,
-    package_notes: Vec<String>,
-    day_titles: Vec<String>,
-    activity_names: Vec<(String, String)>,
-    countries: Vec<Country>,
-}
-
-/// The built-in vocabulary; a broken file generates an empty database, which the generator
-/// tests catch, so this never panics at run time.
-static VOCABULARY: LazyLock<Vocabulary> =
-    LazyLock::new(|| toml::from_str(include_str!("vocabulary.toml")).unwrap_or_default());
-
-/// The add-ons a traveler can ask for (type, description, price).
-pub fn add_on_catalogue() -> Vec<AddOn> {
-    VOCABULARY
-        .add_ons
-        .iter()
-        .map(|(kind, description, price)| AddOn {
-            kind: kind.clone(),
-            description: description.clone(),
-            price: *price,
-        })
-        .collect()
-}
-
-/// Room types a booking can take.
-pub fn room_types() -> &'static [String] {
-    &VOCABULARY.room_types
-}
-
-/// `k` distinct items of `items` in a seeded order.
-fn sample<T: Clone>(items: &[T], k: usize, rng: &mut ChaCha8Rng) -> Vec<T> {
-    let mut idx: Vec<usize> = (0..items.len()).collect();
-    let mut out = Vec::new();
-    while out.len() < k && !idx.is_empty() {
-        out.push(items[idx.swap_remove(rng.random_range(0..idx.len()))].clone());
-    }
-    out
-}
-
-/// A fresh 7-character id (the reference's shape) not yet in `used`.
-fn fresh_id(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> String {
-    fresh_code(rng, used, UPPER_ALPHANUMERIC, 7)
-}
 
 /// The generator for one split.
 pub fn generate(seed: u64, split: Split) -> TravelDb {
@@ -309,173 +229,6 @@ fn generate_agent(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> Agent {
         notes: rng
             .random_bool(0.5)
             .then(|| pick(rng, &v.agent_notes).clone()),
-    }
-}
-
-fn generate_package(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> Package {
-    let v = &*VOCABULARY;
-    let c = pick(rng, &v.countries);
-    let loc = |city: &str| Location {
-        city: city.to_string(),
-        country: c.country.clone(),
-    };
-    let stops = sample(
-        &c.cities,
-        weighted(rng, &[(1usize, 3), (2, 5), (3, 2)]),
-        rng,
-    );
-    let destinations: Vec<Location> = stops.iter().map(|s| loc(s)).collect();
-    let duration = weighted(
-        rng,
-        &[
-            (7i64, 24),
-            (8, 22),
-            (6, 17),
-            (10, 11),
-            (5, 5),
-            (4, 3),
-            (9, 3),
-            (12, 2),
-        ],
-    );
-    let category = weighted(rng, &v.categories);
-    let (low, high) = c.price;
-    let step = if high > 50_000 { 1000 } else { 50 };
-    let mut dates = BTreeSet::new();
-    for _ in 0..weighted(rng, &[(3usize, 60), (2, 27)]) {
-        // Mostly two months to a year after the clock; some within a few weeks of it.
-        let day = if rng.random_bool(0.12) {
-            day_of(2024, 5, 20) + rng.random_range(0..40)
-        } else {
-            day_of(2024, 7, 1) + rng.random_range(0..365)
-        };
-        dates.insert(day);
-    }
-    let mut departures = PyDict::new();
-    for day in dates {
-        let price = f64::from(rng.random_range(low / step..=high / step) * step)
-            - if rng.random_bool(0.3) { 1.0 } else { 0.0 };
-        let status = weighted(rng, &[("available", 212), ("sold_out", 17), ("limited", 5)]);
-        departures.insert(
-            short_date(day),
-            Departure {
-                status: status.to_string(),
-                base_price: price,
-                currency: c.currency.clone(),
-                available_slots: match status {
-                    "sold_out" => 0,
-                    "limited" => rng.random_range(1..=3),
-                    _ => rng.random_range(3..=20),
-                },
-                early_bird_deadline: short_date(day - rng.random_range(45..120)),
-            },
-        );
-    }
-    let itinerary = (1..=3)
-        .map(|day| ItineraryItem {
-            day,
-            title: pick(rng, &v.day_titles).clone(),
-            description: format!(
-                "A day in {} at an easy pace, with time of your own in the afternoon.",
-                stops[(day as usize - 1) % stops.len()]
-            ),
-            location: loc(&stops[(day as usize - 1) % stops.len()]),
-            included_meals: sample(&v.meals, rng.random_range(1..=2), rng),
-        })
-        .collect();
-    let nights = duration - 1;
-    let first_nights = if stops.len() > 1 { nights / 2 } else { nights };
-    let accommodations = stops
-        .iter()
-        .take(2)
-        .enumerate()
-        .map(|(i, s)| Accommodation {
-            name: format!(
-                "{} {}",
-                s,
-                ["Courtyard House", "Riverside Inn", "Ridge Lodge"][i % 3]
-            ),
-            kind: pick(rng, &v.accommodation_kinds).clone(),
-            location: loc(s),
-            nights: if i == 0 {
-                first_nights
-            } else {
-                nights - first_nights
-            },
-        })
-        .collect();
-    let activities = sample(&v.activity_names, rng.random_range(2..=3), rng)
-        .into_iter()
-        .enumerate()
-        .map(|(i, (name, description))| Activity {
-            name,
-            description,
-            day: i as i64 + 1,
-        })
-        .collect();
-    let free = *pick(rng, &[21i64, 30, 30, 45, 45, 60]);
-    let cancellation_policy = if rng.random_bool(0.05) {
-        "Cancellation terms are agreed case by case with the local operator.".to_string()
-    } else {
-        format!(
-            "Free cancellation up to {free} days before departure; a {}% fee from then until 7 days before; no refund in the last week.",
-            pick(rng, &[25, 50])
-        )
-    };
-    let change = *pick(rng, &[14i64, 21, 30]);
-    Package {
-        package_id: fresh_id(rng, used),
-        name: format!("{} {}", c.country, pick(rng, &c.themes)),
-        category,
-        description: format!(
-            "{} days through {}, with guided visits and free time.",
-            duration,
-            stops.join(", ")
-        ),
-        destinations,
-        duration_days: duration,
-        departure_points: {
-            let hubs: Vec<String> = ["London", "Frankfurt", "New York", "Toronto"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
-            let mut points = vec![loc(&c.cities[0])];
-            if rng.random_bool(0.5) {
-                points.push(Location {
-                    city: pick(rng, &hubs).clone(),
-                    country: "International hub".into(),
-                });
-            }
-            points
-        },
-        departures,
-        itinerary,
-        inclusions: sample(&v.inclusions, 3, rng),
-        exclusions: sample(&v.exclusions, 3, rng),
-        accommodations,
-        transportation: Transportation {
-            international: "Flights to the starting city are not included.".into(),
-            domestic: format!(
-                "Travel between {} by coach or train is included.",
-                stops.join(" and ")
-            ),
-            ground: "Arrival and departure transfers are included.".into(),
-        },
-        activities,
-        policies: PackagePolicies {
-            cancellation_policy,
-            change_policy: format!(
-                "Date changes allowed up to {change} days before departure, subject to availability."
-            ),
-            refund_policy: format!(
-                "Refunds go back to the original payment method within {} business days.",
-                pick(rng, &[5, 7, 10])
-            ),
-        },
-        notes: rng
-            .random_bool(0.6)
-            .then(|| pick(rng, &v.package_notes).clone()),
-        managed_by_agents: Vec::new(),
     }
 }
 

@@ -11,7 +11,8 @@
 //! - `tools.rs`: tool specs and behaviour; the price oracle; the simulation clock.
 //! - `generate.rs`: the evaluation database (87 travelers / 87 packages / 87 agents, the
 //!   reference's scale) and the training database (1,000 / 87 / 87, the paper's), from
-//!   `vocabulary.toml`.
+//!   `vocabulary.toml`: agents, travelers and bookings there, packages in
+//!   `generate_packages.rs`, the vocabulary and the draws both share in `generate_vocab.rs`.
 //! - `ground.rs`: grounding proposals (paying exactly) and id learning.
 //! - `policy.rs`: the machine-checkable policy rules, as named kit rows per write tool.
 //! - `hooks.rs` + `requests.toml`: user facts, request sentences, internal ids, required
@@ -26,6 +27,8 @@
 
 pub mod db;
 pub mod generate;
+mod generate_packages;
+mod generate_vocab;
 mod ground;
 mod hooks;
 mod policy;

@@ -1,0 +1,185 @@
+//! The agency's packages: a country's cities as stops, dated departures (mostly open, a
+//! few sold out or limited), an itinerary, stays, activities and policies, some with no
+//! cancellation window.
+//!
+//! Architecture invariant: generation is pure — same seed and split, same database; no
+//! clock, no I/O.
+
+use super::db::{
+    Accommodation, Activity, Departure, ItineraryItem, Location, Package, PackagePolicies,
+    Transportation,
+};
+use super::generate_vocab::{VOCABULARY, fresh_id, sample};
+use crate::domain::kit::draw::{pick, weighted};
+use crate::domain::kit::python::PyDict;
+use crate::domain::kit::tau2::{day_of, short_date};
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeSet;
+
+pub(super) fn generate_package(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> Package {
+    let v = &*VOCABULARY;
+    let c = pick(rng, &v.countries);
+    let loc = |city: &str| Location {
+        city: city.to_string(),
+        country: c.country.clone(),
+    };
+    let stops = sample(
+        &c.cities,
+        weighted(rng, &[(1usize, 3), (2, 5), (3, 2)]),
+        rng,
+    );
+    let destinations: Vec<Location> = stops.iter().map(|s| loc(s)).collect();
+    let duration = weighted(
+        rng,
+        &[
+            (7i64, 24),
+            (8, 22),
+            (6, 17),
+            (10, 11),
+            (5, 5),
+            (4, 3),
+            (9, 3),
+            (12, 2),
+        ],
+    );
+    let category = weighted(rng, &v.categories);
+    let (low, high) = c.price;
+    let step = if high > 50_000 { 1000 } else { 50 };
+    let mut dates = BTreeSet::new();
+    for _ in 0..weighted(rng, &[(3usize, 60), (2, 27)]) {
+        // Mostly two months to a year after the clock; some within a few weeks of it.
+        let day = if rng.random_bool(0.12) {
+            day_of(2024, 5, 20) + rng.random_range(0..40)
+        } else {
+            day_of(2024, 7, 1) + rng.random_range(0..365)
+        };
+        dates.insert(day);
+    }
+    let mut departures = PyDict::new();
+    for day in dates {
+        let price = f64::from(rng.random_range(low / step..=high / step) * step)
+            - if rng.random_bool(0.3) { 1.0 } else { 0.0 };
+        let status = weighted(rng, &[("available", 212), ("sold_out", 17), ("limited", 5)]);
+        departures.insert(
+            short_date(day),
+            Departure {
+                status: status.to_string(),
+                base_price: price,
+                currency: c.currency.clone(),
+                available_slots: match status {
+                    "sold_out" => 0,
+                    "limited" => rng.random_range(1..=3),
+                    _ => rng.random_range(3..=20),
+                },
+                early_bird_deadline: short_date(day - rng.random_range(45..120)),
+            },
+        );
+    }
+    let itinerary = (1..=3)
+        .map(|day| ItineraryItem {
+            day,
+            title: pick(rng, &v.day_titles).clone(),
+            description: format!(
+                "A day in {} at an easy pace, with time of your own in the afternoon.",
+                stops[(day as usize - 1) % stops.len()]
+            ),
+            location: loc(&stops[(day as usize - 1) % stops.len()]),
+            included_meals: sample(&v.meals, rng.random_range(1..=2), rng),
+        })
+        .collect();
+    let nights = duration - 1;
+    let first_nights = if stops.len() > 1 { nights / 2 } else { nights };
+    let accommodations = stops
+        .iter()
+        .take(2)
+        .enumerate()
+        .map(|(i, s)| Accommodation {
+            name: format!(
+                "{} {}",
+                s,
+                ["Courtyard House", "Riverside Inn", "Ridge Lodge"][i % 3]
+            ),
+            kind: pick(rng, &v.accommodation_kinds).clone(),
+            location: loc(s),
+            nights: if i == 0 {
+                first_nights
+            } else {
+                nights - first_nights
+            },
+        })
+        .collect();
+    let activities = sample(&v.activity_names, rng.random_range(2..=3), rng)
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, description))| Activity {
+            name,
+            description,
+            day: i as i64 + 1,
+        })
+        .collect();
+    let free = *pick(rng, &[21i64, 30, 30, 45, 45, 60]);
+    let cancellation_policy = if rng.random_bool(0.05) {
+        "Cancellation terms are agreed case by case with the local operator.".to_string()
+    } else {
+        format!(
+            "Free cancellation up to {free} days before departure; a {}% fee from then until 7 days before; no refund in the last week.",
+            pick(rng, &[25, 50])
+        )
+    };
+    let change = *pick(rng, &[14i64, 21, 30]);
+    Package {
+        package_id: fresh_id(rng, used),
+        name: format!("{} {}", c.country, pick(rng, &c.themes)),
+        category,
+        description: format!(
+            "{} days through {}, with guided visits and free time.",
+            duration,
+            stops.join(", ")
+        ),
+        destinations,
+        duration_days: duration,
+        departure_points: {
+            let hubs: Vec<String> = ["London", "Frankfurt", "New York", "Toronto"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            let mut points = vec![loc(&c.cities[0])];
+            if rng.random_bool(0.5) {
+                points.push(Location {
+                    city: pick(rng, &hubs).clone(),
+                    country: "International hub".into(),
+                });
+            }
+            points
+        },
+        departures,
+        itinerary,
+        inclusions: sample(&v.inclusions, 3, rng),
+        exclusions: sample(&v.exclusions, 3, rng),
+        accommodations,
+        transportation: Transportation {
+            international: "Flights to the starting city are not included.".into(),
+            domestic: format!(
+                "Travel between {} by coach or train is included.",
+                stops.join(" and ")
+            ),
+            ground: "Arrival and departure transfers are included.".into(),
+        },
+        activities,
+        policies: PackagePolicies {
+            cancellation_policy,
+            change_policy: format!(
+                "Date changes allowed up to {change} days before departure, subject to availability."
+            ),
+            refund_policy: format!(
+                "Refunds go back to the original payment method within {} business days.",
+                pick(rng, &[5, 7, 10])
+            ),
+        },
+        notes: rng
+            .random_bool(0.6)
+            .then(|| pick(rng, &v.package_notes).clone()),
+        managed_by_agents: Vec::new(),
+    }
+}
