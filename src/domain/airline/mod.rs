@@ -20,6 +20,8 @@
 pub mod db;
 pub mod generate;
 mod ground;
+mod ground_memory;
+mod ground_trips;
 mod hooks;
 mod policy;
 pub mod tau_bench;
