@@ -10,6 +10,10 @@
 //! depend on thread count. The LLM grounder ([`llm_ground_trace`]) has a tool-calling model
 //! do the same work on a fork, advancing only on executed, policy-compliant calls.
 //!
+//! Files: this one holds the search's limits, the grounding it produces, the scripted
+//! search and the task row; `llm.rs` the LLM grounder; `created.rs` how ids made in the
+//! conversation are said in words.
+//!
 //! Architecture invariant: knows domains through `Environment`, models through
 //! `llm::ChatModel`; nothing of stages or the pipeline.
 
@@ -19,6 +23,13 @@ use crate::seed::derive_rng;
 use rand::RngExt;
 use serde::Deserialize;
 use serde_json::{Value, json};
+
+mod created;
+mod llm;
+
+pub use created::in_words;
+use created::name_created_in_words;
+pub use llm::{GROUNDER_PROMPT, llm_ground_trace};
 
 /// How hard the scripted search tries.
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
@@ -58,127 +69,6 @@ impl Default for SearchLimits {
             change_of_mind: CHANGE_OF_MIND_SHARE,
         }
     }
-}
-
-/// The LLM grounder's instructions (our own words).
-pub const GROUNDER_PROMPT: &str = "You ground a customer-service task on a live test \
-environment. You act for the agent, on behalf of the given customer. Call the tools in \
-exactly the order given, one call per turn, with real arguments for this customer: look \
-ids up with the read tools' outputs, and choose values that the tools accept and that a \
-customer could really ask for. If a call fails, read the error and call the same tool again \
-with better arguments. When every listed call has succeeded, answer DONE.";
-
-/// Ground one trace with a tool-calling model working on a fork of the environment. Only
-/// calls of the expected next tool that execute and obey the policy advance the trace; the
-/// result therefore replays by construction.
-pub async fn llm_ground_trace(
-    model: std::sync::Arc<dyn crate::llm::ChatModel>,
-    env: std::sync::Arc<dyn Environment>,
-    intents: Vec<Vec<String>>,
-    user_id: String,
-    seed: u64,
-) -> Result<Grounding, String> {
-    use crate::llm::{ChatMessage, ChatRequest};
-    let steps: Vec<(usize, String)> = intents
-        .iter()
-        .enumerate()
-        .flat_map(|(i, w)| w.iter().map(move |t| (i, t.clone())))
-        .collect();
-    let tools: std::sync::Arc<[Value]> = env
-        .tool_specs()
-        .iter()
-        .filter(|s| !s.terminates)
-        .map(|s| s.openai())
-        .collect();
-    let plan: Vec<String> = steps.iter().map(|(_, t)| t.clone()).collect();
-    let mut messages = vec![
-        ChatMessage::system(GROUNDER_PROMPT),
-        ChatMessage::user(format!(
-            "Customer user id: {user_id}\nCalls, in order: {}",
-            plan.join(", ")
-        )),
-    ];
-    let mut state = env.fork();
-    let mut path: Vec<GroundedStep> = Vec::new();
-    let salt = format!("{seed}\0{user_id}");
-    for turn in 0..steps.len() * 3 {
-        let Some((intent, expected)) = steps.get(path.len()).cloned() else {
-            break;
-        };
-        let req = ChatRequest::new(messages.clone())
-            .with_tools(std::sync::Arc::clone(&tools))
-            .with_seed(seed.wrapping_add(turn as u64));
-        let r = model
-            .chat(req)
-            .await
-            .map_err(|e| format!("grounder endpoint: {e}"))?;
-        let Some(call) = r.message.tool_calls.first().cloned() else {
-            return Err(format!(
-                "the grounder stopped calling tools after {} of {} calls",
-                path.len(),
-                steps.len()
-            ));
-        };
-        messages.push(ChatMessage::assistant_tool_calls(
-            r.message.content.clone(),
-            vec![call.clone()],
-        ));
-        let observation = if call.name != expected {
-            format!("Error: the next call must be {expected}, not {}", call.name)
-        } else {
-            match call.arguments_json() {
-                Err(e) => format!("Error: arguments are not valid JSON: {e}"),
-                Ok(args) => match state.check_policy(&call.name, &args) {
-                    Err(rule) => format!("Error: the policy forbids this call: {rule}"),
-                    Ok(()) => {
-                        let mut next = state.fork();
-                        let out = next.invoke(&call.name, &args);
-                        if !out.is_error {
-                            let request = crate::domain::kit::templates::with_salt(&salt, || {
-                                state.describe_request(&call.name, &args, &out.text)
-                            })
-                            .map(|r| crate::quality::language::tidy(&r));
-                            path.push(GroundedStep {
-                                intent,
-                                tool: call.name.clone(),
-                                required_outputs: answer(
-                                    state.as_ref(),
-                                    &call.name,
-                                    &args,
-                                    &out.text,
-                                    request.as_deref(),
-                                ),
-                                request,
-                                args,
-                                output: out.text.clone(),
-                            });
-                            state = next;
-                        }
-                        out.text
-                    }
-                },
-            }
-        };
-        messages.push(ChatMessage::tool(
-            call.id.clone(),
-            call.name.clone(),
-            observation,
-        ));
-    }
-    if path.len() < steps.len() {
-        return Err(format!(
-            "the grounder completed {} of {} calls",
-            path.len(),
-            steps.len()
-        ));
-    }
-    name_created_in_words(env.as_ref(), &user_id, &mut path);
-    Ok(Grounding {
-        facts: env.user_facts(&user_id),
-        user_id,
-        steps: path,
-        final_hash: state.state_hash().to_hex(),
-    })
 }
 
 /// One executed reference step.
@@ -459,131 +349,6 @@ impl Search<'_> {
 
 pub use crate::quality::answers::{answer, named_fields};
 
-/// A customer learns the id of something made in the conversation from the agent, so a
-/// later request names it in words: "your booking BKG001" -> "the booking you just made".
-/// The ids are those the task's own writes created (`quality::knowable`); when the same tool
-/// made several, an earlier one is named by its place ("the first ticket you made"), so the
-/// words point at the id the call uses.
-fn name_created_in_words(env: &dyn Environment, user: &str, steps: &mut [GroundedStep]) {
-    let specs = env.tool_specs();
-    let views: Vec<crate::quality::coherence::Step> = steps
-        .iter()
-        .map(|s| {
-            let spec = specs.iter().find(|x| x.name == s.tool);
-            crate::quality::coherence::Step {
-                tool: s.tool.clone(),
-                args: s.args.clone(),
-                output: s.output.clone(),
-                kind: spec.map_or(crate::domain::ToolKind::Read, |x| x.kind),
-                intent: spec.map_or(crate::domain::Intent::Lookup, |x| x.intent),
-                before: Default::default(),
-                after: Default::default(),
-            }
-        })
-        .collect();
-    let records = env.customer_records(user).join("\n");
-    let mut rewritten = false;
-    let all = crate::quality::knowable::made_in_task(&views, &records);
-    for (k, step) in steps.iter_mut().enumerate().skip(1) {
-        let made: Vec<_> = all.iter().filter(|m| m.step < k).cloned().collect();
-        if let Some(r) = step.request.as_mut() {
-            for m in &made {
-                if crate::quality::knowable::names(r, &m.id) {
-                    let how = crate::quality::knowable::MadeRef::of(m, &made);
-                    *r = crate::quality::language::tidy(&in_words(r, &m.id, how));
-                    rewritten = true;
-                }
-            }
-        }
-    }
-    if rewritten {
-        // The values to tell follow the words the customer says: recompute them from the
-        // rewritten requests, on the state each read saw (as the quality measure does).
-        let mut state = env.fork();
-        for s in steps.iter_mut() {
-            s.required_outputs = answer(
-                state.as_ref(),
-                &s.tool,
-                &s.args,
-                &s.output,
-                s.request.as_deref(),
-            );
-            state.invoke(&s.tool, &s.args);
-        }
-    }
-}
-
-/// Words that can stand before a two-word noun ("the status of support ticket T1"): after
-/// one, both words are the noun; elsewhere the first of two is taken for a verb ("cancel
-/// reservation R1").
-const PREPOSITIONS: [&str; 7] = ["of", "on", "about", "with", "in", "from", "regarding"];
-
-/// `text` with the noun phrase ending in `id` ("your booking BKG001", "ticket TICKET241")
-/// said as "the booking you just made" ("the one you just made" without a noun), or for an
-/// earlier one of several made by the same tool, "the first booking you made".
-pub fn in_words(text: &str, id: &str, how: crate::quality::knowable::MadeRef) -> String {
-    let Some(at) = text.find(id) else {
-        return text.to_string();
-    };
-    let before = &text[..at];
-    let after = &text[at + id.len()..];
-    let words: Vec<&str> = before.split(' ').collect();
-    // Up to two words back to a determiner; without one, the noun right before the id.
-    let mut start = words.len().saturating_sub(1);
-    let mut nouns: Vec<&str> = Vec::new();
-    let mut determiner = false;
-    for k in (0..words.len().saturating_sub(1)).rev() {
-        let w = words[k];
-        let bare = w.trim_start_matches('(');
-        if ["your", "the", "my", "a", "an", "this"].contains(&bare.to_lowercase().as_str()) {
-            start = k;
-            determiner = true;
-            break;
-        }
-        if nouns.len() == 2 || bare.is_empty() || !bare.chars().all(char::is_alphabetic) {
-            break;
-        }
-        nouns.insert(0, w);
-        start = k;
-        if w.starts_with('(') {
-            break;
-        }
-    }
-    let after_preposition = start > 0 && PREPOSITIONS.contains(&words[start - 1]);
-    if !determiner && nouns.len() > 1 && !nouns[0].starts_with('(') && !after_preposition {
-        nouns.remove(0);
-        start += 1;
-    }
-    let open = if words.get(start).is_some_and(|w| w.starts_with('(')) {
-        "("
-    } else {
-        ""
-    };
-    let nouns: Vec<String> = nouns
-        .iter()
-        .map(|n| n.trim_start_matches('(').to_lowercase())
-        .filter(|n| !n.is_empty())
-        .collect();
-    let noun = if nouns.is_empty() {
-        "one".to_string()
-    } else {
-        nouns.join(" ")
-    };
-    let phrase = match how {
-        crate::quality::knowable::MadeRef::Latest => format!("the {noun} you just made"),
-        crate::quality::knowable::MadeRef::Nth(n) => {
-            let ordinal = crate::domain::kit::text::ORDINALS
-                .get(n)
-                .copied()
-                .unwrap_or("earlier");
-            format!("the {ordinal} {noun} you made")
-        }
-    };
-    let head = words[..start].join(" ");
-    let sep = if head.is_empty() { "" } else { " " };
-    format!("{head}{sep}{open}{phrase}{after}")
-}
-
 /// The customer's own ids: their id and the values of their identity facts.
 fn customer_ids(env: &dyn Environment, user: &str) -> Vec<String> {
     let mut ids = vec![user.to_string()];
@@ -740,58 +505,6 @@ mod tests {
         // Tool errors and empty proposal lists outnumbering refusals: no rule to blame.
         d.at(1).unwrap().no_proposals += 3;
         assert_eq!(d.rule(), None);
-    }
-
-    #[test]
-    fn a_created_id_is_said_in_words() {
-        use crate::quality::knowable::MadeRef::{Latest, Nth};
-        assert_eq!(
-            in_words(
-                "Then you want to check your booking BKG001 for Dune.",
-                "BKG001",
-                Latest
-            ),
-            "Then you want to check the booking you just made for Dune."
-        );
-        assert_eq!(
-            in_words("You want ticket TICKET241 closed.", "TICKET241", Latest),
-            "You want the ticket you just made closed."
-        );
-        assert_eq!(
-            in_words("You want an update (booking QENXU75).", "QENXU75", Latest),
-            "You want an update (the booking you just made)."
-        );
-        assert_eq!(
-            in_words("QX1 is yours.", "QX1", Latest),
-            "the one you just made is yours."
-        );
-        // The first of two words is a verb ("cancel reservation") unless a preposition
-        // comes before them: then both are the noun.
-        assert_eq!(
-            in_words("You want to cancel reservation MB4K9Z.", "MB4K9Z", Latest),
-            "You want to cancel the reservation you just made."
-        );
-        assert_eq!(
-            in_words(
-                "You would like the current status of support ticket TICKET241.",
-                "TICKET241",
-                Latest
-            ),
-            "You would like the current status of the support ticket you just made."
-        );
-        // An earlier one of several made by the same tool is named by its place.
-        assert_eq!(
-            in_words(
-                "You are asking to mark ticket TICKET241 as in progress.",
-                "TICKET241",
-                Nth(0)
-            ),
-            "You are asking to mark the first ticket you made as in progress."
-        );
-        assert_eq!(
-            in_words("QX1 is yours.", "QX1", Nth(1)),
-            "the second one you made is yours."
-        );
     }
 
     #[test]

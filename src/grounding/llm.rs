@@ -1,0 +1,131 @@
+//! The LLM grounder: a tool-calling model grounds a trace on a fork of the environment,
+//! told the calls to make in order; only calls of the expected next tool that execute and
+//! obey the policy advance the trace, so the result replays by construction.
+//!
+//! Architecture invariant: knows domains through `Environment`, models through
+//! `llm::ChatModel`; nothing of stages or the pipeline.
+
+use super::{GroundedStep, Grounding, answer, name_created_in_words};
+use crate::domain::Environment;
+use serde_json::Value;
+
+/// The LLM grounder's instructions (our own words).
+pub const GROUNDER_PROMPT: &str = "You ground a customer-service task on a live test \
+environment. You act for the agent, on behalf of the given customer. Call the tools in \
+exactly the order given, one call per turn, with real arguments for this customer: look \
+ids up with the read tools' outputs, and choose values that the tools accept and that a \
+customer could really ask for. If a call fails, read the error and call the same tool again \
+with better arguments. When every listed call has succeeded, answer DONE.";
+
+/// Ground one trace with a tool-calling model working on a fork of the environment. Only
+/// calls of the expected next tool that execute and obey the policy advance the trace; the
+/// result therefore replays by construction.
+pub async fn llm_ground_trace(
+    model: std::sync::Arc<dyn crate::llm::ChatModel>,
+    env: std::sync::Arc<dyn Environment>,
+    intents: Vec<Vec<String>>,
+    user_id: String,
+    seed: u64,
+) -> Result<Grounding, String> {
+    use crate::llm::{ChatMessage, ChatRequest};
+    let steps: Vec<(usize, String)> = intents
+        .iter()
+        .enumerate()
+        .flat_map(|(i, w)| w.iter().map(move |t| (i, t.clone())))
+        .collect();
+    let tools: std::sync::Arc<[Value]> = env
+        .tool_specs()
+        .iter()
+        .filter(|s| !s.terminates)
+        .map(|s| s.openai())
+        .collect();
+    let plan: Vec<String> = steps.iter().map(|(_, t)| t.clone()).collect();
+    let mut messages = vec![
+        ChatMessage::system(GROUNDER_PROMPT),
+        ChatMessage::user(format!(
+            "Customer user id: {user_id}\nCalls, in order: {}",
+            plan.join(", ")
+        )),
+    ];
+    let mut state = env.fork();
+    let mut path: Vec<GroundedStep> = Vec::new();
+    let salt = format!("{seed}\0{user_id}");
+    for turn in 0..steps.len() * 3 {
+        let Some((intent, expected)) = steps.get(path.len()).cloned() else {
+            break;
+        };
+        let req = ChatRequest::new(messages.clone())
+            .with_tools(std::sync::Arc::clone(&tools))
+            .with_seed(seed.wrapping_add(turn as u64));
+        let r = model
+            .chat(req)
+            .await
+            .map_err(|e| format!("grounder endpoint: {e}"))?;
+        let Some(call) = r.message.tool_calls.first().cloned() else {
+            return Err(format!(
+                "the grounder stopped calling tools after {} of {} calls",
+                path.len(),
+                steps.len()
+            ));
+        };
+        messages.push(ChatMessage::assistant_tool_calls(
+            r.message.content.clone(),
+            vec![call.clone()],
+        ));
+        let observation = if call.name != expected {
+            format!("Error: the next call must be {expected}, not {}", call.name)
+        } else {
+            match call.arguments_json() {
+                Err(e) => format!("Error: arguments are not valid JSON: {e}"),
+                Ok(args) => match state.check_policy(&call.name, &args) {
+                    Err(rule) => format!("Error: the policy forbids this call: {rule}"),
+                    Ok(()) => {
+                        let mut next = state.fork();
+                        let out = next.invoke(&call.name, &args);
+                        if !out.is_error {
+                            let request = crate::domain::kit::templates::with_salt(&salt, || {
+                                state.describe_request(&call.name, &args, &out.text)
+                            })
+                            .map(|r| crate::quality::language::tidy(&r));
+                            path.push(GroundedStep {
+                                intent,
+                                tool: call.name.clone(),
+                                required_outputs: answer(
+                                    state.as_ref(),
+                                    &call.name,
+                                    &args,
+                                    &out.text,
+                                    request.as_deref(),
+                                ),
+                                request,
+                                args,
+                                output: out.text.clone(),
+                            });
+                            state = next;
+                        }
+                        out.text
+                    }
+                },
+            }
+        };
+        messages.push(ChatMessage::tool(
+            call.id.clone(),
+            call.name.clone(),
+            observation,
+        ));
+    }
+    if path.len() < steps.len() {
+        return Err(format!(
+            "the grounder completed {} of {} calls",
+            path.len(),
+            steps.len()
+        ));
+    }
+    name_created_in_words(env.as_ref(), &user_id, &mut path);
+    Ok(Grounding {
+        facts: env.user_facts(&user_id),
+        user_id,
+        steps: path,
+        final_hash: state.state_hash().to_hex(),
+    })
+}
