@@ -14,15 +14,24 @@
 //! mapping) from those configs. Same artifacts and configs => byte-identical card: no
 //! wall clock, every map ordered.
 //!
+//! This module renders the card; `artifacts.rs` checks the run and reads its rows,
+//! `provenance.rs` writes the provenance section.
+//!
 //! Architecture invariant: the card reads artifacts and stage configs; it knows no stage
 //! module and no domain internals, and writes only `output/README.md`.
 
 use crate::artifact::{self, ArtifactError, RolloutRecord, TaskRecord};
 use crate::config::Paths;
-use crate::pipeline::{Freshness, PipelineError, Runner, read_manifest, stage_dir};
+use crate::pipeline::{PipelineError, Runner};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+mod artifacts;
+mod provenance;
+
+use artifacts::{check_artifacts, low_exists, low_rows, read, rows_of};
+use provenance::{provenance, published_stages};
 
 /// The card's file name inside the output root.
 pub const CARD_FILE: &str = "README.md";
@@ -117,97 +126,6 @@ pub fn write_card(
     let path = runner.paths.output.join(CARD_FILE);
     artifact::write_atomic(&path, text.as_bytes())?;
     Ok(path)
-}
-
-/// Check the run is complete and fresh; true when the `eval` stage is part of it.
-fn check_artifacts(runner: &Runner) -> Result<bool, CardError> {
-    let output = &runner.paths.output;
-    let domains: Vec<&str> = runner.domains.iter().map(|d| d.name()).collect();
-    let has = |stage: &str, d: &str| stage_dir(output, stage, d).join("_manifest.json").is_file();
-    let with_eval = domains.iter().any(|d| has("eval", d));
-    let mut needed: Vec<&str> = REQUIRED.to_vec();
-    if with_eval {
-        needed.push("eval");
-    }
-    for &stage in &needed {
-        for &d in &domains {
-            if !has(stage, d) {
-                return Err(CardError::Missing {
-                    path: stage_dir(output, stage, d).display().to_string(),
-                    stage: stage.to_string(),
-                });
-            }
-        }
-    }
-    let stages: Vec<_> = runner
-        .dag
-        .topo_order()
-        .into_iter()
-        .filter(|s| needed.contains(&s.name()))
-        .collect();
-    // Upstream of the needed stages too (db, graphs): status makes staleness transitive.
-    let all = runner.dag.topo_order();
-    for (stage, domain, state) in runner.status(&all)? {
-        if !stages.iter().any(|s| s.name() == stage) {
-            continue;
-        }
-        if let Freshness::Stale(why) = state {
-            // Rerunning the last stage brings everything stale upstream of it up to date.
-            let target = if stage == "eval" {
-                "eval"
-            } else {
-                "trajectories"
-            };
-            return Err(CardError::Stale {
-                path: stage_dir(output, stage, domain).display().to_string(),
-                stage: target.to_string(),
-                why,
-            });
-        }
-    }
-    Ok(with_eval)
-}
-
-fn rows_of(paths: &Paths, stage: &str, domain: &str, file: &str) -> Result<u64, CardError> {
-    let path = stage_dir(&paths.output, stage, domain).join(file);
-    if !path.is_file() {
-        return Err(CardError::Missing {
-            path: path.display().to_string(),
-            stage: stage.to_string(),
-        });
-    }
-    Ok(artifact::parquet_rows(&path)?.0)
-}
-
-/// The Low set's rows of a domain, or "—" for a domain outside the Low set: the trajectories
-/// stage writes `_low.parquet` only for `low_domains`, and the stage itself was checked
-/// fresh (its `part-00000.parquet` is read first), so a missing file is not a missing stage.
-fn low_rows(paths: &Paths, domain: &str) -> Result<String, CardError> {
-    if !low_exists(paths, domain) {
-        return Ok("—".to_string());
-    }
-    Ok(rows_of(paths, "trajectories", domain, "_low.parquet")?.to_string())
-}
-
-fn low_exists(paths: &Paths, domain: &str) -> bool {
-    stage_dir(&paths.output, "trajectories", domain)
-        .join("_low.parquet")
-        .is_file()
-}
-
-fn read<R: artifact::Record>(
-    paths: &Paths,
-    stage: &str,
-    domain: &str,
-) -> Result<Vec<R>, CardError> {
-    let path = stage_dir(&paths.output, stage, domain).join("part-00000.parquet");
-    if !path.is_file() {
-        return Err(CardError::Missing {
-            path: path.display().to_string(),
-            stage: stage.to_string(),
-        });
-    }
-    Ok(artifact::read_records::<R>(&path)?.0)
 }
 
 /// The Hugging Face size category of a row count.
@@ -604,106 +522,4 @@ fn emotion_mapping(paths: &Paths) -> String {
         text("view").unwrap_or_else(|| "encoder-tfidf".into()),
         text("decision").unwrap_or_else(|| "heads".into()),
     )
-}
-
-/// The published stages and what they were made from, in DAG order; stages downstream of
-/// them (the failure analysis) are not part of the dataset.
-fn published_stages(runner: &Runner, with_eval: bool) -> Result<Vec<&'static str>, CardError> {
-    let mut published = runner.dag.plan("trajectories")?;
-    if with_eval {
-        published.extend(runner.dag.plan("eval")?);
-    }
-    let mut stages: Vec<&'static str> = runner
-        .dag
-        .topo_order()
-        .iter()
-        .map(|s| s.name())
-        .filter(|s| published.iter().any(|p| p.name() == *s))
-        .collect();
-    stages.dedup();
-    Ok(stages)
-}
-
-/// Code version, seed, config hash per stage, fingerprints per stage and domain.
-fn provenance(runner: &Runner, with_eval: bool) -> Result<String, CardError> {
-    let output = &runner.paths.output;
-    let stages = published_stages(runner, with_eval)?;
-    let mut seeds = BTreeSet::new();
-    let mut versions = BTreeSet::new();
-    let mut config_hashes: Vec<(&str, BTreeSet<String>)> = Vec::new();
-    let mut fingerprints = String::new();
-    for &stage in &stages {
-        config_hashes.push((stage, BTreeSet::new()));
-        for d in &runner.domains {
-            let dir = stage_dir(output, stage, d.name());
-            let Some(m) = read_manifest(&dir) else {
-                return Err(CardError::Missing {
-                    path: dir.display().to_string(),
-                    stage: stage.to_string(),
-                });
-            };
-            seeds.insert(m.seed);
-            if let Some((_, hashes)) = config_hashes.last_mut() {
-                hashes.insert(m.config_hash.clone());
-            }
-            let _ = writeln!(
-                fingerprints,
-                "| {stage} | {} | `{}` | {} |",
-                d.name(),
-                m.fingerprint,
-                m.summary.replace('|', "/")
-            );
-            if let Some(file) = first_parquet(&dir) {
-                versions.insert(artifact::parquet_rows(&file)?.1.version);
-            }
-        }
-    }
-    let mut out = String::from("\n## Provenance\n\n");
-    let join = |s: &BTreeSet<String>| {
-        s.iter()
-            .map(|v| format!("`{v}`"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let _ = writeln!(
-        out,
-        "- Tool: tracer {}; source hash per domain (shared code + the domain's own folder): {}.",
-        join(&versions),
-        runner
-            .domains
-            .iter()
-            .map(|d| format!("{} `{}`", d.name(), crate::pipeline::code_hash(d.name())))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    let _ = writeln!(
-        out,
-        "- Seed: {}.",
-        seeds
-            .iter()
-            .map(u64::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    out.push_str("- Every stage was fresh when this card was written: each fingerprint below covers the tool version, the source hash, the stage config hash, the seed and the hash of every input. Parquet files carry the same provenance as `tracer.*` key-value metadata, and each stage directory's `_manifest.json` the hash of every file.\n\n");
-    out.push_str("| stage | config hash (SHA-256 of the parsed stage TOML) |\n|---|---|\n");
-    for (stage, hashes) in &config_hashes {
-        let _ = writeln!(out, "| {stage} | {} |", join(hashes));
-    }
-    out.push_str("\n<details><summary>Fingerprints per stage and domain</summary>\n\n| stage | domain | fingerprint | summary |\n|---|---|---|---|\n");
-    out.push_str(&fingerprints);
-    out.push_str("\n</details>\n");
-    Ok(out)
-}
-
-/// The first Parquet file of a stage directory, in name order.
-fn first_parquet(dir: &Path) -> Option<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
-        .collect();
-    files.sort();
-    files.into_iter().next()
 }
