@@ -382,8 +382,17 @@ impl OracleAgent {
                 "Here is the change I would make: {what}. Do you confirm (yes/no)?",
                 "To confirm, I am about to {what}. Shall I proceed (yes/no)?",
             ]);
+            // What the customer asked to hear before this change is told first: a status
+            // read back after the change that alters it would tell the old one as news.
+            let found = std::mem::take(&mut self.found);
+            self.told.extend(found.iter().map(|(o, _)| o.clone()));
+            let before = if found.is_empty() {
+                String::new()
+            } else {
+                format!("{} ", tell(&found))
+            };
             return Self::say(
-                ask.replace("{what}", &what),
+                format!("{before}{}", ask.replace("{what}", &what)),
                 format!(
                     "Policy: describe the change and get an explicit yes before calling {name}."
                 ),
@@ -598,18 +607,15 @@ mod tests {
     use crate::task::TaskParts;
     use serde_json::json;
 
-    /// A lookup before the first action does not hide the first action's result: a value
-    /// the customer asked to hear there is told when that request is done, by its field.
-    #[test]
-    fn a_lookup_before_the_first_action_leaves_its_answer_told_in_turn() {
+    fn agent_for(actions: &str, intents: Vec<i32>, outputs: &[&str]) -> OracleAgent {
         let task = TaskRecord {
             task_id: "t".into(),
             domain: "telecom".into(),
             user_id: "c1".into(),
-            actions: r#"[{"name":"get_service_details","kwargs":{"service_id":"tv_plus"}},{"name":"get_billing_details","kwargs":{"customer_id":"c1"}}]"#.into(),
-            action_intents: vec![0, 1],
-            outputs: vec!["60.0".into()],
-            requests: r#"["What is the TV Plus fee?","My balance?"]"#.into(),
+            actions: actions.into(),
+            action_intents: intents,
+            outputs: outputs.iter().map(|o| o.to_string()).collect(),
+            requests: "[]".into(),
             user_facts: "[]".into(),
             ..TaskRecord::default()
         };
@@ -620,40 +626,61 @@ mod tests {
             wrong_argument: 0.0,
             premature_transfer: 0.0,
         };
-        let lookup = ("get_services".to_string(), json!({}));
-        let mut agent = OracleAgent::new(
-            &task,
-            &parts,
-            &none,
-            None,
-            None,
-            vec![vec![lookup], vec![]],
-            1,
-            0,
-        );
+        let discover = vec![Vec::new(); parts.actions.len()];
+        let mut agent = OracleAgent::new(&task, &parts, &none, None, None, discover, 1, 0);
         agent.asked_identity = true;
         agent.authenticated = true;
+        agent
+    }
+
+    /// Play `results` as the answers to the agent's calls; what it says next.
+    fn said_after(agent: &mut OracleAgent, results: &[&str]) -> String {
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        let mut transcript = vec![ChatMessage::text(
-            MessageRole::User,
-            "What is the TV Plus fee?",
-        )];
-        let mut said = Vec::new();
-        let results = [
-            r#"{"tv_plus": {"service_id": "tv_plus", "name": "TV Plus", "price": 60.0}}"#,
-            r#"{"service_id": "tv_plus", "name": "TV Plus", "price": 60.0}"#,
-        ];
+        let mut transcript = vec![ChatMessage::text(MessageRole::User, "Please help.")];
         for result in results {
             let (m, _) = rt.block_on(agent.respond(&transcript)).unwrap();
             let call = m.tool_calls.first().cloned().expect("a tool call");
             transcript.push(m);
-            transcript.push(ChatMessage::tool(call.id, call.name, result));
+            transcript.push(ChatMessage::tool(call.id, call.name, *result));
         }
         let (m, _) = rt.block_on(agent.respond(&transcript)).unwrap();
-        said.push(m.content.unwrap_or_default());
-        assert!(said[0].contains("The price is 60.0"), "{said:?}");
+        m.content.unwrap_or_default()
+    }
+
+    /// A lookup before the first action does not hide the first action's result: a value
+    /// the customer asked to hear there is told when that request is done, by its field.
+    #[test]
+    fn a_lookup_before_the_first_action_leaves_its_answer_told_in_turn() {
+        let mut agent = agent_for(
+            r#"[{"name":"get_service_details","kwargs":{"service_id":"tv_plus"}},{"name":"get_billing_details","kwargs":{"customer_id":"c1"}}]"#,
+            vec![0, 1],
+            &["60.0"],
+        );
+        agent.discover[0] = vec![("get_services".to_string(), json!({}))];
+        let said = said_after(
+            &mut agent,
+            &[
+                r#"{"tv_plus": {"service_id": "tv_plus", "name": "TV Plus", "price": 60.0}}"#,
+                r#"{"service_id": "tv_plus", "name": "TV Plus", "price": 60.0}"#,
+            ],
+        );
+        assert!(said.contains("The price is 60.0"), "{said}");
+    }
+
+    /// A value read before a change in the same request is told before the change is
+    /// proposed, not after it (when it would no longer be true).
+    #[test]
+    fn a_value_read_before_a_change_is_told_with_its_confirmation() {
+        let mut agent = agent_for(
+            r#"[{"name":"get_support_ticket_details","kwargs":{"ticket_id":"T1"}},{"name":"modify_support_ticket","kwargs":{"ticket_id":"T1","status":"open"}}]"#,
+            vec![0, 0],
+            &["closed"],
+        );
+        let said = said_after(&mut agent, &[r#"{"ticket_id": "T1", "status": "closed"}"#]);
+        assert!(said.starts_with("The status is closed. "), "{said}");
+        assert!(said.contains("(yes/no)"), "{said}");
     }
 
     #[test]
