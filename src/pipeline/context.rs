@@ -2,8 +2,9 @@
 //! inputs and temporary output directory, the shard it computes, its journal and response
 //! cache, the provenance of the files it writes, and the token usage of the roles it opens.
 //!
-//! Architecture invariant: the pipeline knows stages only through the [`Stage`](super::Stage)
-//! trait; a context carries what the runner decided, never a stage's own types.
+//! Architecture invariant: the pipeline knows stages only through the
+//! [`Stage`](super::Stage) trait and the registry it is handed; it imports no stage module
+//! and knows nothing of what a stage computes.
 
 use super::journal::JournalKey;
 use super::shard::{self, Shard};
