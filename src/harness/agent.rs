@@ -424,9 +424,11 @@ impl OracleAgent {
         for o in &self.outputs {
             if last_output.contains(o.as_str()) && !self.found.iter().any(|(f, _)| f == o) {
                 let label = field_of(&last_output, o);
-                // A short value inside another one ("3" in "PIXQ9Q1") is not this result's
-                // answer: it is told where a field holds it whole.
-                if label.is_none() && json && o.chars().count() <= 3 {
+                // A short value inside another one ("3" in "PIXQ9Q1"), or one a change's
+                // result merely echoes, is not this result's answer: it is told where a
+                // field or a read holds it.
+                let wrote = self.actions.get(self.next - 1).is_some_and(|a| a.2);
+                if label.is_none() && (wrote || json && o.chars().count() <= 3) {
                     continue;
                 }
                 // A value no field or heading names is what the tool reports ("the senior
@@ -667,6 +669,37 @@ mod tests {
             ],
         );
         assert!(said.contains("The price is 60.0"), "{said}");
+    }
+
+    /// A value a change's result only echoes inside a longer text is told from the read
+    /// that shows it, by that read's label, not named after the change.
+    #[test]
+    fn a_value_a_change_echoes_is_told_from_the_read() {
+        let mut agent = agent_for(
+            r#"[{"name":"modify_support_ticket","kwargs":{"ticket_id":"T1","status":"open"}},{"name":"get_support_ticket_details","kwargs":{"ticket_id":"T1"}}]"#,
+            vec![0, 0],
+            &["open"],
+        );
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let mut transcript = vec![ChatMessage::text(MessageRole::User, "Please help.")];
+        let (ask, _) = rt.block_on(agent.respond(&transcript)).unwrap();
+        transcript.push(ask);
+        transcript.push(ChatMessage::text(MessageRole::User, "Yes."));
+        let results = [
+            r#"{"note": "Modified: it is open now"}"#,
+            r#"{"ticket_id": "T1", "status": "open"}"#,
+        ];
+        for result in results {
+            let (m, _) = rt.block_on(agent.respond(&transcript)).unwrap();
+            let call = m.tool_calls.first().cloned().expect("a tool call");
+            transcript.push(m);
+            transcript.push(ChatMessage::tool(call.id, call.name, result));
+        }
+        let (m, _) = rt.block_on(agent.respond(&transcript)).unwrap();
+        let said = m.content.unwrap_or_default();
+        assert!(said.contains("The status is open"), "{said}");
     }
 
     /// A value read before a change in the same request is told before the change is
