@@ -112,21 +112,8 @@ impl<'de> Deserialize<'de> for Money {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Name {
-    pub first_name: String,
-    pub last_name: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Address {
-    pub address1: String,
-    pub address2: String,
-    pub city: String,
-    pub country: String,
-    pub state: String,
-    pub zip: String,
-}
+/// The customer's name and address rows, shared with the other tau-bench domain.
+pub use crate::domain::kit::tau_bench::{Address, Name};
 
 /// A stored payment method: a credit card (brand, last four) or a gift card / travel
 /// certificate (balance).

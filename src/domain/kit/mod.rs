@@ -55,5 +55,6 @@ pub mod specs;
 pub mod strptime;
 pub mod tau2;
 pub mod tau2_generic;
+pub mod tau_bench;
 pub mod templates;
 pub mod text;

@@ -90,21 +90,8 @@ impl Lifecycle {
 /// The only cancellation reasons the cancel tool accepts.
 pub const CANCEL_REASONS: [&str; 2] = ["no longer needed", "ordered by mistake"];
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Name {
-    pub first_name: String,
-    pub last_name: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Address {
-    pub address1: String,
-    pub address2: String,
-    pub city: String,
-    pub country: String,
-    pub state: String,
-    pub zip: String,
-}
+/// The customer's name and address rows, shared with the other tau-bench domain.
+pub use crate::domain::kit::tau_bench::{Address, Name};
 
 /// A stored payment method. `source` is `credit_card`, `paypal` or `gift_card`; cards carry
 /// `brand` and `last_four`, gift cards a `balance`.
