@@ -635,20 +635,28 @@ mod tests {
         agent
     }
 
-    /// Play `results` as the answers to the agent's calls; what it says next.
+    /// Play `results` as the answers to the agent's calls (saying yes to a confirmation
+    /// while results remain); what it says next.
     fn said_after(agent: &mut OracleAgent, results: &[&str]) -> String {
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
         let mut transcript = vec![ChatMessage::text(MessageRole::User, "Please help.")];
-        for result in results {
+        let mut results = results.iter();
+        loop {
             let (m, _) = rt.block_on(agent.respond(&transcript)).unwrap();
-            let call = m.tool_calls.first().cloned().expect("a tool call");
-            transcript.push(m);
-            transcript.push(ChatMessage::tool(call.id, call.name, *result));
+            let content = m.content.clone().unwrap_or_default();
+            if let Some(call) = m.tool_calls.first().cloned() {
+                let result = results.next().expect("a result for each call");
+                transcript.push(m);
+                transcript.push(ChatMessage::tool(call.id, call.name, *result));
+            } else if content.contains("(yes/no)") && results.len() > 0 {
+                transcript.push(m);
+                transcript.push(ChatMessage::text(MessageRole::User, "Yes."));
+            } else {
+                return content;
+            }
         }
-        let (m, _) = rt.block_on(agent.respond(&transcript)).unwrap();
-        m.content.unwrap_or_default()
     }
 
     /// A lookup before the first action does not hide the first action's result: a value
@@ -680,25 +688,13 @@ mod tests {
             vec![0, 0],
             &["open"],
         );
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        let mut transcript = vec![ChatMessage::text(MessageRole::User, "Please help.")];
-        let (ask, _) = rt.block_on(agent.respond(&transcript)).unwrap();
-        transcript.push(ask);
-        transcript.push(ChatMessage::text(MessageRole::User, "Yes."));
-        let results = [
-            r#"{"note": "Modified: it is open now"}"#,
-            r#"{"ticket_id": "T1", "status": "open"}"#,
-        ];
-        for result in results {
-            let (m, _) = rt.block_on(agent.respond(&transcript)).unwrap();
-            let call = m.tool_calls.first().cloned().expect("a tool call");
-            transcript.push(m);
-            transcript.push(ChatMessage::tool(call.id, call.name, result));
-        }
-        let (m, _) = rt.block_on(agent.respond(&transcript)).unwrap();
-        let said = m.content.unwrap_or_default();
+        let said = said_after(
+            &mut agent,
+            &[
+                r#"{"note": "Modified: it is open now"}"#,
+                r#"{"ticket_id": "T1", "status": "open"}"#,
+            ],
+        );
         assert!(said.contains("The status is open"), "{said}");
     }
 
