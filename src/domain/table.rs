@@ -74,6 +74,9 @@ pub struct Table<T> {
     base: Arc<Base<T>>,
     /// `Some(row)` = inserted or updated, `None` = deleted.
     overlay: BTreeMap<String, Option<T>>,
+    /// The base's ids in the order a source document listed them ([`Table::set_order`]);
+    /// `None`: id order.
+    order: Option<Arc<[String]>>,
 }
 
 impl<T: Clone> Clone for Table<T> {
@@ -82,6 +85,7 @@ impl<T: Clone> Clone for Table<T> {
         Table {
             base: Arc::clone(&self.base),
             overlay: self.overlay.clone(),
+            order: self.order.clone(),
         }
     }
 }
@@ -95,7 +99,30 @@ impl<T: Clone + Serialize> Table<T> {
                 sum: OnceLock::new(),
             }),
             overlay: BTreeMap::new(),
+            order: None,
         }
+    }
+
+    /// List the base rows in `order` in [`Table::in_order`] (the ids as a reference's file
+    /// lists them: Python keeps that order, the sorted base has lost it). `order` names the
+    /// base's ids; one it does not name is not listed.
+    pub fn set_order(&mut self, order: Vec<String>) {
+        self.order = Some(order.into());
+    }
+
+    /// Rows in listing order (see [`Table::set_order`]; id order when none was given),
+    /// edits applied, then the rows added since in id order.
+    pub fn in_order(&self) -> impl Iterator<Item = &T> {
+        let listed: Box<dyn Iterator<Item = &String>> = match &self.order {
+            Some(order) => Box::new(order.iter()),
+            None => Box::new(self.base.rows.keys()),
+        };
+        let added = self
+            .overlay
+            .iter()
+            .filter(|(k, _)| !self.base.rows.contains_key(*k))
+            .filter_map(|(_, slot)| slot.as_ref());
+        listed.filter_map(|id| self.get(id)).chain(added)
     }
 
     pub fn name(&self) -> &'static str {
@@ -261,6 +288,18 @@ mod tests {
         assert_eq!(base.len(), 2);
         let rows: Vec<_> = fork.iter().map(|(k, v)| (k.to_string(), *v)).collect();
         assert_eq!(rows, vec![("a".into(), 10), ("b".into(), 2)]);
+    }
+
+    #[test]
+    fn rows_list_in_the_given_order_then_the_added_ones() {
+        let mut t = table();
+        assert_eq!(t.in_order().copied().collect::<Vec<_>>(), [1, 3]);
+        t.set_order(vec!["c".into(), "a".into()]);
+        t.insert("b".into(), 2);
+        t.remove("c");
+        t.insert("0".into(), 0);
+        *t.get_mut("a").unwrap() = 10;
+        assert_eq!(t.in_order().copied().collect::<Vec<_>>(), [10, 0, 2]);
     }
 
     #[test]

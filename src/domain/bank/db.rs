@@ -361,16 +361,14 @@ pub struct Client {
     pub kyc: KycInfo,
 }
 
-/// The whole bank state.
+/// The whole bank state. Clients list in the order the reference scans them
+/// (`Table::in_order`: its `db.json` order; id order for a generated database).
 #[derive(Clone)]
 pub struct BankDb {
     pub clients: Table<Client>,
     pub transactions: Table<Transaction>,
     pub loans: Table<Loan>,
     pub beneficiaries: Table<Beneficiary>,
-    /// Client ids in the order the reference scans them (`db.json` order; id order for a
-    /// generated database). No tool adds or removes a client.
-    client_order: Arc<Vec<String>>,
     /// Transaction ids in `db.json` order as loaded, then those added since, in order.
     tx_order: Arc<Vec<String>>,
     added: Vec<String>,
@@ -386,14 +384,12 @@ impl BankDb {
         loans: BTreeMap<String, Loan>,
         beneficiaries: BTreeMap<String, Beneficiary>,
     ) -> Self {
-        let client_order: Vec<String> = clients.keys().cloned().collect();
         let tx_order: Vec<String> = transactions.keys().cloned().collect();
         let mut db = BankDb {
             clients: Table::new("clients", clients),
             transactions: Table::new("transactions", transactions),
             loans: Table::new("loans", loans),
             beneficiaries: Table::new("beneficiaries", beneficiaries),
-            client_order: Arc::new(client_order),
             tx_order: Arc::new(tx_order),
             added: Vec::new(),
             holders: Arc::default(),
@@ -404,7 +400,7 @@ impl BankDb {
 
     fn index(&mut self) {
         let mut holders = BTreeMap::new();
-        for c in self.clients_in_order() {
+        for c in self.clients.in_order() {
             for id in c.accounts.keys().chain(c.cards.keys()) {
                 holders
                     .entry(id.to_string())
@@ -412,13 +408,6 @@ impl BankDb {
             }
         }
         self.holders = Arc::new(holders);
-    }
-
-    /// Clients in the reference's scanning order.
-    pub fn clients_in_order(&self) -> impl Iterator<Item = &Client> {
-        self.client_order
-            .iter()
-            .filter_map(|id| self.clients.get(id))
     }
 
     /// Transactions in the reference's dict order (loaded, then added).
@@ -453,14 +442,12 @@ impl BankDb {
         let beneficiaries: BTreeMap<String, Beneficiary> =
             tau2::parse_table(tables, "beneficiaries", origin)?;
         let order = tau2::document_order(origin);
-        let client_order =
-            tau2::in_document_order(clients.keys().map(String::as_str), order.get("clients"));
         let tx_order = tau2::in_document_order(
             transactions.keys().map(String::as_str),
             order.get("transactions"),
         );
         let mut db = BankDb::new(clients, transactions, loans, beneficiaries);
-        db.client_order = Arc::new(client_order);
+        tau2::keep_document_order(&mut db.clients, &order);
         db.tx_order = Arc::new(tx_order);
         db.index();
         Ok(db)

@@ -30,7 +30,7 @@ fn parse(text: &str) -> Value {
 
 /// A client with two active, non-credit accounts in one currency, funded.
 fn transfer_pair(db: &BankDb) -> (String, String, String) {
-    for c in db.clients_in_order() {
+    for c in db.clients.in_order() {
         let ok: Vec<_> = c
             .accounts
             .values()
@@ -155,7 +155,8 @@ fn internal_transfers_check_in_order_and_keep_both_legs() {
         "Error: Amount must be greater than zero"
     );
     let other = db
-        .clients_in_order()
+        .clients
+        .in_order()
         .find(|c| c.client_id != client)
         .and_then(|c| c.accounts.keys().next().map(str::to_string))
         .unwrap();
@@ -234,7 +235,7 @@ fn internal_transfers_check_in_order_and_keep_both_legs() {
 #[test]
 fn a_credit_source_and_mixed_currencies_are_refused() {
     let mut db = eval();
-    let found = db.clients_in_order().find_map(|c| {
+    let found = db.clients.in_order().find_map(|c| {
         let credit = c
             .accounts
             .values()
@@ -338,7 +339,8 @@ fn methods_outside_the_enum_are_refused_before_any_debit() {
         out.1
     );
     let stranger = db
-        .clients_in_order()
+        .clients
+        .in_order()
         .find(|c| !c.beneficiary_ids.contains(&bid) && !c.accounts.is_empty())
         .unwrap();
     let (sid, sacc) = (
@@ -436,7 +438,8 @@ fn listing_names_fall_back_like_the_reference() {
 fn cards_and_accounts_change_only_in_manageable_states() {
     let mut db = eval();
     let find = |db: &BankDb, status: &str| {
-        db.clients_in_order()
+        db.clients
+            .in_order()
             .flat_map(|c| c.cards.values())
             .find(|c| c.status == status)
             .map(|c| c.card_id.clone())
@@ -473,7 +476,8 @@ fn cards_and_accounts_change_only_in_manageable_states() {
         "card_is_active"
     );
     let closed = db
-        .clients_in_order()
+        .clients
+        .in_order()
         .flat_map(|c| c.accounts.values())
         .find(|a| a.status == "closed")
         .map(|a| a.account_id.clone());

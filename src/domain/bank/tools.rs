@@ -57,7 +57,8 @@ fn build() -> Vec<Tool<BankDb>> {
     let runs: [(&str, ToolFn<BankDb>); 19] = [
         ("find_client_id_by_email", |db, a| {
             let email = a.str("email")?.to_lowercase();
-            db.clients_in_order()
+            db.clients
+                .in_order()
                 .find(|c| c.contact.email.to_lowercase() == email)
                 .map(|c| c.client_id.clone())
                 .ok_or_else(|| "Client not found".to_string())

@@ -22,7 +22,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Address {
@@ -193,16 +192,13 @@ impl Game {
     }
 }
 
-/// The whole basketball state.
+/// The whole basketball state. Clubs and players list in the order the reference walks
+/// them (`Table::in_order`: its `db.json` order; id order for a generated database).
 #[derive(Clone)]
 pub struct BasketballDb {
     pub clubs: Table<Club>,
     pub players: Table<Player>,
     pub games: Table<Game>,
-    /// Club and player ids in the order the reference walks them (its `db.json` order; id
-    /// order for a generated database). No tool adds or removes clubs or players.
-    club_order: Arc<Vec<String>>,
-    player_order: Arc<Vec<String>>,
 }
 
 impl BasketballDb {
@@ -212,27 +208,16 @@ impl BasketballDb {
         games: BTreeMap<String, Game>,
     ) -> Self {
         BasketballDb {
-            club_order: Arc::new(clubs.keys().cloned().collect()),
-            player_order: Arc::new(players.keys().cloned().collect()),
             clubs: Table::new("clubs", clubs),
             players: Table::new("players", players),
             games: Table::new("games", games),
         }
     }
 
-    pub fn clubs_in_order(&self) -> impl Iterator<Item = &Club> {
-        self.club_order.iter().filter_map(|id| self.clubs.get(id))
-    }
-
-    pub fn players_in_order(&self) -> impl Iterator<Item = &Player> {
-        self.player_order
-            .iter()
-            .filter_map(|id| self.players.get(id))
-    }
-
     /// The club whose roster lists the player (the first in file order).
     pub fn club_of(&self, player_id: &str) -> Option<&Club> {
-        self.clubs_in_order()
+        self.clubs
+            .in_order()
             .find(|c| c.roster.contains_key(player_id))
     }
 
@@ -258,13 +243,9 @@ impl BasketballDb {
             });
         }
         let order = tau2::document_order(origin);
-        let club_order =
-            tau2::in_document_order(clubs.keys().map(String::as_str), order.get("clubs"));
-        let player_order =
-            tau2::in_document_order(players.keys().map(String::as_str), order.get("players"));
         let mut db = BasketballDb::new(clubs, players, games);
-        db.club_order = Arc::new(club_order);
-        db.player_order = Arc::new(player_order);
+        tau2::keep_document_order(&mut db.clubs, &order);
+        tau2::keep_document_order(&mut db.players, &order);
         Ok(db)
     }
 }

@@ -195,6 +195,6 @@ pub fn customer_records(db: &BasketballDb, player_id: &str) -> Vec<String> {
     for c in clubs.iter().skip(1).filter_map(|id| db.clubs.get(id)) {
         records.push(Py::model(c).to_json_str());
     }
-    records.push(club_listing(db.clubs_in_order()));
+    records.push(club_listing(db.clubs.in_order()));
     records
 }

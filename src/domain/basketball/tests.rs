@@ -331,7 +331,7 @@ fn club_listings_keep_every_club_when_names_repeat() {
     let name = clubs[&ids[0]].name.clone();
     clubs.get_mut(&ids[1]).unwrap().name = name.clone();
     let twin = BasketballDb::new(clubs, db.players.to_map(), db.games.to_map());
-    let listing = json_of(&super::tools::club_listing(twin.clubs_in_order()));
+    let listing = json_of(&super::tools::club_listing(twin.clubs.in_order()));
     assert_eq!(listing[&name], json!(ids));
     assert_eq!(listing.as_object().unwrap().len(), 239);
     // Unique names print as the reference prints them: name -> id, keys sorted.

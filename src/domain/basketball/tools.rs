@@ -47,12 +47,13 @@ fn build() -> Vec<Tool<BasketballDb>> {
             Ok(Py::model(game(db, a.str("game_id")?)?).to_json_str())
         }),
         ("list_all_clubs", |db, _| {
-            Ok(club_listing(db.clubs_in_order()))
+            Ok(club_listing(db.clubs.in_order()))
         }),
         ("list_clubs_by_league", |db, a| {
             let league = a.str("league")?.to_lowercase();
             let clubs: Vec<&Club> = db
-                .clubs_in_order()
+                .clubs
+                .in_order()
                 .filter(|c| c.league.to_lowercase() == league)
                 .collect();
             if clubs.is_empty() {
@@ -62,7 +63,8 @@ fn build() -> Vec<Tool<BasketballDb>> {
         }),
         ("find_player_id_by_email", |db, a| {
             let email = a.str("email")?.to_lowercase();
-            db.players_in_order()
+            db.players
+                .in_order()
                 .find(|p| p.email.to_lowercase() == email)
                 .map(|p| p.player_id.clone())
                 .ok_or_else(|| "Player not found".to_string())
@@ -71,7 +73,8 @@ fn build() -> Vec<Tool<BasketballDb>> {
             let first = a.str("first_name")?.to_lowercase();
             let last = a.str("last_name")?.to_lowercase();
             let found: Vec<&Player> = db
-                .players_in_order()
+                .players
+                .in_order()
                 .filter(|p| {
                     p.name.first_name.to_lowercase() == first
                         && p.name.last_name.to_lowercase() == last

@@ -21,7 +21,8 @@
 use super::clock::{SimClock, civil_from_days, days_from_civil, parse_date};
 use super::python::{PyDict, py_str_repr};
 use super::text::brand_name;
-use crate::domain::DomainError;
+use crate::domain::{DomainError, Table};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde::de::IgnoredAny;
 use serde_json::Value;
@@ -194,6 +195,16 @@ pub fn in_document_order<'a>(
     rest.sort();
     out.extend(rest);
     out
+}
+
+/// Make `table` list its rows ([`Table::in_order`]) as the file read into `order` by
+/// [`document_order`] lists the table of the same name (id order for a generated database).
+pub fn keep_document_order<T: Clone + Serialize>(
+    table: &mut Table<T>,
+    order: &BTreeMap<String, Vec<String>>,
+) {
+    let ids = in_document_order(table.keys(), order.get(table.name()));
+    table.set_order(ids);
 }
 
 /// Tables (name, rows keyed by id) as the `db.json` shape: name -> object keyed by id.

@@ -19,7 +19,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CastMember {
@@ -298,16 +297,13 @@ pub struct Booking {
     pub special_requests: Option<String>,
 }
 
-/// The whole movie theater state.
+/// The whole movie theater state. Movies and theaters list in the order the reference
+/// lists them (`Table::in_order`: its `db.json` order; id order for a generated database).
 #[derive(Clone)]
 pub struct MovieDb {
     pub movies: Table<Movie>,
     pub theaters: Table<Theater>,
     pub bookings: Table<Booking>,
-    /// Movie and theater ids in the order the reference lists them (its `db.json` order;
-    /// id order for a generated database). No tool adds or removes either.
-    movie_order: Arc<Vec<String>>,
-    theater_order: Arc<Vec<String>>,
 }
 
 impl MovieDb {
@@ -317,22 +313,10 @@ impl MovieDb {
         bookings: BTreeMap<String, Booking>,
     ) -> Self {
         MovieDb {
-            movie_order: Arc::new(movies.keys().cloned().collect()),
-            theater_order: Arc::new(theaters.keys().cloned().collect()),
             movies: Table::new("movies", movies),
             theaters: Table::new("theaters", theaters),
             bookings: Table::new("bookings", bookings),
         }
-    }
-
-    pub fn movies_in_order(&self) -> impl Iterator<Item = &Movie> {
-        self.movie_order.iter().filter_map(|id| self.movies.get(id))
-    }
-
-    pub fn theaters_in_order(&self) -> impl Iterator<Item = &Theater> {
-        self.theater_order
-            .iter()
-            .filter_map(|id| self.theaters.get(id))
     }
 
     /// The bookings of a customer (by email, case-insensitive), in id order.
@@ -366,13 +350,9 @@ impl MovieDb {
             }
         }
         let order = tau2::document_order(origin);
-        let movie_order =
-            tau2::in_document_order(movies.keys().map(String::as_str), order.get("movies"));
-        let theater_order =
-            tau2::in_document_order(theaters.keys().map(String::as_str), order.get("theaters"));
         let mut db = MovieDb::new(movies, theaters, bookings);
-        db.movie_order = Arc::new(movie_order);
-        db.theater_order = Arc::new(theater_order);
+        tau2::keep_document_order(&mut db.movies, &order);
+        tau2::keep_document_order(&mut db.theaters, &order);
         Ok(db)
     }
 }

@@ -272,7 +272,7 @@ pub fn customer_records(db: &MovieDb, email: &str) -> Vec<String> {
     for tool in ["list_movies", "list_theaters"] {
         out.push(Environment::invoke(&mut env, tool, &json!({})).text);
     }
-    for t in db.theaters_in_order() {
+    for t in db.theaters.in_order() {
         for (date, day) in t.dates.iter() {
             let shows: Vec<&super::db::Show> = day.shows.iter().collect();
             out.push(format!(

@@ -64,14 +64,16 @@ fn build() -> Vec<Tool<MovieDb>> {
     let runs: [(&str, ToolFn<MovieDb>); 13] = [
         ("list_movies", |db, _| {
             let rows: Vec<Value> = db
-                .movies_in_order()
+                .movies
+                .in_order()
                 .map(|m| json!({"movie_id": m.movie_id, "title": m.title}))
                 .collect();
             Ok(Py::Plain(Value::Array(rows)).to_json_str())
         }),
         ("list_theaters", |db, _| {
             let rows: Vec<Value> = db
-                .theaters_in_order()
+                .theaters
+                .in_order()
                 .map(|t| json!({"theater_id": t.theater_id, "name": t.name}))
                 .collect();
             Ok(Py::Plain(Value::Array(rows)).to_json_str())

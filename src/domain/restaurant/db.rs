@@ -23,7 +23,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlateModifiers {
@@ -217,16 +216,13 @@ impl ServiceTicket {
     }
 }
 
-/// The whole restaurant state.
+/// The whole restaurant state. Dishes and patrons list in the order the reference walks
+/// them (`Table::in_order`: its `db.json` order; id order for a generated database).
 #[derive(Clone)]
 pub struct RestaurantDb {
     pub menu_board: Table<Dish>,
     pub patron_registry: Table<Patron>,
     pub service_tickets: Table<ServiceTicket>,
-    /// Dish and patron ids in the order the reference walks them (its `db.json` order; id
-    /// order for a generated database). No tool adds or removes dishes or patrons.
-    dish_order: Arc<Vec<String>>,
-    patron_order: Arc<Vec<String>>,
 }
 
 impl RestaurantDb {
@@ -236,29 +232,16 @@ impl RestaurantDb {
         tickets: BTreeMap<String, ServiceTicket>,
     ) -> Self {
         RestaurantDb {
-            dish_order: Arc::new(dishes.keys().cloned().collect()),
-            patron_order: Arc::new(patrons.keys().cloned().collect()),
             menu_board: Table::new("menu_board", dishes),
             patron_registry: Table::new("patron_registry", patrons),
             service_tickets: Table::new("service_tickets", tickets),
         }
     }
 
-    pub fn dishes_in_order(&self) -> impl Iterator<Item = &Dish> {
-        self.dish_order
-            .iter()
-            .filter_map(|id| self.menu_board.get(id))
-    }
-
-    pub fn patrons_in_order(&self) -> impl Iterator<Item = &Patron> {
-        self.patron_order
-            .iter()
-            .filter_map(|id| self.patron_registry.get(id))
-    }
-
     /// The dish a plate belongs to (the first in menu order, as the reference scans).
     pub fn dish_of_plate(&self, plate_ref: &str) -> Option<&Dish> {
-        self.dishes_in_order()
+        self.menu_board
+            .in_order()
             .find(|d| d.selections.contains_key(plate_ref))
     }
 
@@ -320,15 +303,9 @@ impl RestaurantDb {
             }
         }
         let order = tau2::document_order(origin);
-        let dish_order =
-            tau2::in_document_order(dishes.keys().map(String::as_str), order.get("menu_board"));
-        let patron_order = tau2::in_document_order(
-            patrons.keys().map(String::as_str),
-            order.get("patron_registry"),
-        );
         let mut db = RestaurantDb::new(dishes, patrons, tickets);
-        db.dish_order = Arc::new(dish_order);
-        db.patron_order = Arc::new(patron_order);
+        tau2::keep_document_order(&mut db.menu_board, &order);
+        tau2::keep_document_order(&mut db.patron_registry, &order);
         Ok(db)
     }
 }

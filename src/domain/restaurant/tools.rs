@@ -56,7 +56,8 @@ fn build() -> Vec<Tool<RestaurantDb>> {
         ("list_all_dishes", |db, _| Ok(dish_listing(db))),
         ("find_patron_ref_by_email", |db, a| {
             let email = a.str("email")?.to_lowercase();
-            db.patrons_in_order()
+            db.patron_registry
+                .in_order()
                 .find(|p| p.contact_email.to_lowercase() == email)
                 .map(|p| p.guest_ref.clone())
                 .ok_or_else(|| "Patron not found".to_string())
@@ -65,7 +66,8 @@ fn build() -> Vec<Tool<RestaurantDb>> {
             let given = a.str("given")?.to_lowercase();
             let family = a.str("family")?.to_lowercase();
             let postal = a.str("postal_code")?;
-            db.patrons_in_order()
+            db.patron_registry
+                .in_order()
                 .find(|p| {
                     p.identity.given.to_lowercase() == given
                         && p.identity.family.to_lowercase() == family
@@ -118,7 +120,7 @@ pub fn instrument<'a>(
 /// (a list of refs in menu order) where the reference keeps only the last.
 pub fn dish_listing(db: &RestaurantDb) -> String {
     let mut by_title: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for d in db.dishes_in_order() {
+    for d in db.menu_board.in_order() {
         by_title.entry(&d.title).or_default().push(&d.dish_ref);
     }
     let listing: BTreeMap<&str, Value> = by_title

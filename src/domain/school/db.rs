@@ -18,7 +18,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
 /// The tables, as the top-level keys of `db.json`.
 pub const TABLES: [&str; 3] = ["courses", "students", "registrations"];
@@ -408,15 +407,13 @@ impl Registration {
     }
 }
 
-/// The whole school state.
+/// The whole school state. Courses list in the order the reference lists them
+/// (`Table::in_order`: its `db.json` order; id order for a generated database).
 #[derive(Clone)]
 pub struct SchoolDb {
     pub courses: Table<Course>,
     pub students: Table<Student>,
     pub registrations: Table<Registration>,
-    /// Course ids in the order the reference lists them (its `db.json` order; id order for
-    /// a generated database). No tool adds or removes courses, so it never changes.
-    course_order: Arc<Vec<String>>,
 }
 
 impl SchoolDb {
@@ -425,20 +422,11 @@ impl SchoolDb {
         students: BTreeMap<String, Student>,
         registrations: BTreeMap<String, Registration>,
     ) -> Self {
-        let course_order = Arc::new(courses.keys().cloned().collect());
         SchoolDb {
             courses: Table::new("courses", courses),
             students: Table::new("students", students),
             registrations: Table::new("registrations", registrations),
-            course_order,
         }
-    }
-
-    /// Courses in the reference's listing order (what its list and search tools print).
-    pub fn courses_in_order(&self) -> impl Iterator<Item = &Course> {
-        self.course_order
-            .iter()
-            .filter_map(|id| self.courses.get(id))
     }
 
     /// Read the reference's tables (`db.json` top-level keys) and check that references
@@ -481,10 +469,8 @@ impl SchoolDb {
             }
         }
         let order = tau2::document_order(origin);
-        let course_order =
-            tau2::in_document_order(courses.keys().map(String::as_str), order.get("courses"));
         let mut db = SchoolDb::new(courses, students, registrations);
-        db.course_order = Arc::new(course_order);
+        tau2::keep_document_order(&mut db.courses, &order);
         Ok(db)
     }
 

@@ -103,7 +103,8 @@ pub fn term_listing(db: &SchoolDb, term: &str) -> Py {
         ])
     };
     Py::List(
-        db.courses_in_order()
+        db.courses
+            .in_order()
             .filter(|c| c.term == term)
             .map(row)
             .collect(),
@@ -220,7 +221,7 @@ fn search_courses(db: &mut SchoolDb, a: &Args) -> Result<String, String> {
         .and_then(Value::as_bool)
         .unwrap_or(false);
     let mut found = Vec::new();
-    for c in db.courses_in_order() {
+    for c in db.courses.in_order() {
         if c.term != term
             || department.is_some_and(|d| c.department != d)
             || campus.is_some_and(|x| c.location.campus != x)

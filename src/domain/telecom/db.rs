@@ -17,7 +17,6 @@ use crate::domain::{DomainError, Table};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
 /// The reference's data files, in export order (also our table names).
 pub const FILES: [&str; 5] = [
@@ -185,8 +184,6 @@ pub struct TelecomDb {
     pub services: Table<Service>,
     pub devices: Table<CatalogueDevice>,
     pub tickets: Table<Ticket>,
-    /// Service ids in catalogue file order: `get_services` prints them in that order.
-    pub service_order: Arc<Vec<String>>,
 }
 
 impl TelecomDb {
@@ -197,11 +194,11 @@ impl TelecomDb {
         devices: PyDict<CatalogueDevice>,
         tickets: PyDict<Ticket>,
     ) -> Self {
-        let service_order = Arc::new(services.keys().map(str::to_string).collect());
+        let service_order = services.keys().map(str::to_string).collect();
         fn table<T: Clone + Serialize>(name: &'static str, rows: PyDict<T>) -> Table<T> {
             Table::new(name, rows.into_iter().collect::<BTreeMap<_, _>>())
         }
-        TelecomDb {
+        let mut db = TelecomDb {
             customers: table("customers", customers),
             billing: table(
                 "billing",
@@ -213,15 +210,10 @@ impl TelecomDb {
             services: table("services", services),
             devices: table("devices", devices),
             tickets: table("support_tickets", tickets),
-            service_order,
-        }
-    }
-
-    /// Catalogue services in file order.
-    pub fn services_in_order(&self) -> impl Iterator<Item = &Service> {
-        self.service_order
-            .iter()
-            .filter_map(|id| self.services.get(id))
+        };
+        // `get_services` prints the catalogue in file order.
+        db.services.set_order(service_order);
+        db
     }
 
     /// The catalogue entry of a device model.

@@ -40,7 +40,8 @@ pub fn propose_calls(
     let cid = c.map_or("", |c| c.customer_id.as_str());
     // Candidates: what the conversation named first, then the customer's own, then the rest.
     let catalogue: Vec<String> = db
-        .services_in_order()
+        .services
+        .in_order()
         .map(|s| s.service_id.clone())
         .collect();
     let own_plans = c.map(|c| c.services.clone()).unwrap_or_default();
@@ -201,7 +202,7 @@ fn propose_service_changes(
     let id = c.customer_id.as_str();
     let mut first = Vec::new();
     let mut rest = vec![json!({"customer_id": id, "action": "list"})];
-    for s in db.services_in_order() {
+    for s in db.services.in_order() {
         let (sid, category) = (s.service_id.as_str(), s.category.as_str());
         let mut calls = Vec::new();
         if c.services.iter().any(|h| h == sid) {

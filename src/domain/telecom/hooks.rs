@@ -121,7 +121,8 @@ pub fn describe_request(db: &TelecomDb, tool: &str, args: &Value, _output: &str)
             vars.insert("price", format!("${price}"));
             // Name the plan only when its price identifies it.
             let mut same_price = db
-                .services_in_order()
+                .services
+                .in_order()
                 .filter(|s| format!("{:.2}", s.price) == price);
             match (same_price.next(), same_price.next()) {
                 (Some(s), None) => {
@@ -261,7 +262,8 @@ pub fn customer_records(db: &TelecomDb, id: &str) -> Vec<String> {
     let mut out = vec![id.to_string(), dumps(c)];
     out.extend(db.billing.get(id).map(|b| dumps(&**b)));
     let catalogue: PyDict<_> = db
-        .services_in_order()
+        .services
+        .in_order()
         .map(|s| (s.service_id.clone(), s))
         .collect();
     out.push(dumps(&catalogue));

@@ -84,7 +84,8 @@ fn build() -> Vec<Tool<TelecomDb>> {
         ("manage_billing", manage_billing),
         ("get_services", |db, _| {
             let all: PyDict<_> = db
-                .services_in_order()
+                .services
+                .in_order()
                 .map(|sv| (sv.service_id.clone(), sv))
                 .collect();
             Ok(dumps(&all))
