@@ -28,15 +28,17 @@ use super::db::{
 use super::generate_clients::generate_client;
 use super::generate_vocab::{VOCABULARY, address, amount, cents, fresh_id, stamp};
 use crate::domain::Split;
-use crate::domain::kit::draw::{digits_in, pick, weighted};
+use crate::domain::kit::draw::{Scales, digits_in, pick, weighted};
 use crate::domain::kit::python::PyDict;
 use crate::seed::derive_rng;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
+use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::LazyLock;
 
 /// Sizes of one database.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize)]
 pub struct Scale {
     pub clients: usize,
     pub loans: usize,
@@ -44,29 +46,9 @@ pub struct Scale {
     pub transactions: usize,
 }
 
-/// The reference's scale (its `db.json`).
-pub const EVAL_SCALE: Scale = Scale {
-    clients: 297,
-    loans: 297,
-    beneficiaries: 297,
-    transactions: 297,
-};
-
-/// The paper's scale (transactions: one per client, the reference's ratio).
-pub const TRAIN_SCALE: Scale = Scale {
-    clients: 1_000,
-    loans: 768,
-    beneficiaries: 951,
-    transactions: 1_000,
-};
-
-/// The generator for one split.
-pub fn generate(seed: u64, split: Split) -> BankDb {
-    match split {
-        Split::Eval => generate_at(seed, "eval", EVAL_SCALE),
-        Split::Train => generate_at(seed, "train", TRAIN_SCALE),
-    }
-}
+/// The sizes per split (`[scale.eval]`, `[scale.train]` in `vocabulary.toml`).
+pub static SCALES: LazyLock<Scales<Scale>> =
+    LazyLock::new(|| Scales::read(include_str!("vocabulary.toml")));
 
 /// Spread `total` items over `n` owners: everyone gets `base`, the rest go one each to
 /// random owners (at most `base + 1` each when `total <= 2n`).
@@ -82,9 +64,10 @@ fn spread(rng: &mut ChaCha8Rng, n: usize, total: usize) -> Vec<usize> {
     counts
 }
 
-/// A database of the given scale.
-pub fn generate_at(seed: u64, label: &str, scale: Scale) -> BankDb {
-    let mut rng = derive_rng(seed, &["bank", "db", label]);
+/// The database of one split, at its size in [`SCALES`].
+pub fn generate(seed: u64, split: Split) -> BankDb {
+    let scale = SCALES.of(split);
+    let mut rng = derive_rng(seed, &["bank", "db", split.as_str()]);
     let v = &*VOCABULARY;
     if v.regions.is_empty() || v.given_names.is_empty() || v.banks.is_empty() {
         return BankDb::new(

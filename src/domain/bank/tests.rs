@@ -5,7 +5,7 @@
 //! exactly the installment due).
 
 use super::db::{BankDb, BeneficiaryName};
-use super::generate::{EVAL_SCALE, TRAIN_SCALE, generate};
+use super::generate::{SCALES, generate};
 use super::tools::CLOCK;
 use crate::domain::Hooks;
 use crate::domain::{Database, Environment, GroundingContext, Split, ToolKind};
@@ -86,7 +86,7 @@ fn the_paper_split_and_the_reference_names() {
 
 #[test]
 fn generators_have_the_scales_and_the_references_shapes() {
-    for (split, scale) in [(Split::Eval, EVAL_SCALE), (Split::Train, TRAIN_SCALE)] {
+    for (split, scale) in [(Split::Eval, SCALES.eval), (Split::Train, SCALES.train)] {
         let db = generate(SEED, split);
         assert_eq!(db.clients.len(), scale.clients);
         assert_eq!(db.loans.len(), scale.loans);

@@ -30,7 +30,7 @@ use super::db::{
 use crate::domain::Split;
 use crate::domain::kit::clock::{days_from_civil, format_date};
 use crate::domain::kit::draw::{
-    UPPER_ALPHANUMERIC, digits_in, fresh_code, pick, unique_email, weighted,
+    Scales, UPPER_ALPHANUMERIC, digits_in, fresh_code, pick, unique_email, weighted,
 };
 use crate::seed::derive_rng;
 use rand::RngExt;
@@ -41,7 +41,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
 /// Sizes of one database.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize)]
 pub struct Scale {
     pub players: usize,
     pub clubs: usize,
@@ -52,23 +52,9 @@ pub struct Scale {
     pub past_season: bool,
 }
 
-/// The reference's scale (its `db.json`).
-pub const EVAL_SCALE: Scale = Scale {
-    players: 300,
-    clubs: 240,
-    games: 300,
-    roster: 3,
-    past_season: false,
-};
-
-/// The paper's scale.
-pub const TRAIN_SCALE: Scale = Scale {
-    players: 1_000,
-    clubs: 240,
-    games: 1_468,
-    roster: 5,
-    past_season: true,
-};
+/// The sizes per split (`[scale.eval]`, `[scale.train]` in `vocabulary.toml`).
+pub static SCALES: LazyLock<Scales<Scale>> =
+    LazyLock::new(|| Scales::read(include_str!("vocabulary.toml")));
 
 #[derive(Debug, Default, Deserialize)]
 struct Vocabulary {
@@ -119,22 +105,15 @@ pub fn random_address(rng: &mut ChaCha8Rng, place: Option<usize>) -> Address {
     }
 }
 
-/// The generator for one split.
-pub fn generate(seed: u64, split: Split) -> BasketballDb {
-    match split {
-        Split::Eval => generate_at(seed, "eval", EVAL_SCALE),
-        Split::Train => generate_at(seed, "train", TRAIN_SCALE),
-    }
-}
-
 struct Roster {
     club: usize,
     players: Vec<usize>,
 }
 
-/// A database of the given scale.
-pub fn generate_at(seed: u64, label: &str, scale: Scale) -> BasketballDb {
-    let mut rng = derive_rng(seed, &["basketball", "db", label]);
+/// The database of one split, at its size in [`SCALES`].
+pub fn generate(seed: u64, split: Split) -> BasketballDb {
+    let scale = SCALES.of(split);
+    let mut rng = derive_rng(seed, &["basketball", "db", split.as_str()]);
     let v = &*VOCABULARY;
     let empty = || BasketballDb::new(BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
     if v.places.is_empty() || v.nicknames.is_empty() || v.first_names.is_empty() {

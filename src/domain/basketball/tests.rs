@@ -4,7 +4,7 @@
 //! grounding proposals and the refinement hooks.
 
 use super::db::{BasketballDb, Club, Game};
-use super::generate::{self, EVAL_SCALE, TRAIN_SCALE};
+use super::generate::{self, SCALES};
 use super::policy::clock_key;
 use super::{Basketball, hooks};
 use crate::domain::Hooks;
@@ -362,7 +362,7 @@ fn club_listings_keep_every_club_when_names_repeat() {
 
 #[test]
 fn generators_have_the_reference_and_paper_scales_and_consistent_games() {
-    for (split, scale) in [(Split::Eval, EVAL_SCALE), (Split::Train, TRAIN_SCALE)] {
+    for (split, scale) in [(Split::Eval, SCALES.eval), (Split::Train, SCALES.train)] {
         let db = generate::generate(SEED, split);
         assert_eq!(
             (db.players.len(), db.clubs.len(), db.games.len()),

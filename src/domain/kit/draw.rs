@@ -1,13 +1,47 @@
 //! Seeded draws the domain generators share: one item of a list, uniformly or by weight
 //! (one `random_range` each), codes and digit strings (one `random_range` per character),
-//! fresh ids and unique emails. Generators that switch to these keep their databases byte
+//! fresh ids and unique emails; and the database sizes per split ([`Scales`]), which are
+//! data in the domain's `vocabulary.toml`. Generators that switch to these keep their databases byte
 //! for byte: each draws from the RNG in the order the code it replaces did.
 //!
 //! Architecture invariant: pure functions of the RNG and their inputs.
 
+use crate::domain::Split;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use std::collections::BTreeSet;
+
+/// A domain's database sizes per split, in the domain's own `Scale` shape: the
+/// reference's (`eval`, its `db.json`) and the paper's (`train`), as the `[scale.eval]` and
+/// `[scale.train]` tables of its `vocabulary.toml` state them.
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+pub struct Scales<S> {
+    pub eval: S,
+    pub train: S,
+}
+
+impl<S: DeserializeOwned + Default + Copy> Scales<S> {
+    /// The `[scale]` table of a vocabulary file (other keys ignored); all sizes default
+    /// (empty databases, which the generator tests catch) when it does not parse, so this
+    /// never panics at run time.
+    pub fn read(vocabulary: &str) -> Self {
+        #[derive(Deserialize)]
+        struct File<S> {
+            scale: Scales<S>,
+        }
+        toml::from_str::<File<S>>(vocabulary).map_or_else(|_| Scales::default(), |f| f.scale)
+    }
+
+    /// The sizes of `split`'s database.
+    pub fn of(&self, split: Split) -> S {
+        match split {
+            Split::Eval => self.eval,
+            Split::Train => self.train,
+        }
+    }
+}
 
 /// One item of a non-empty `items`, uniformly.
 pub fn pick<'a, T>(rng: &mut ChaCha8Rng, items: &'a [T]) -> &'a T {
@@ -98,4 +132,33 @@ pub fn unique_email(emails: &mut BTreeSet<String>, base: &str, domain: &str) -> 
         n += 1;
     }
     email
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scales_are_read_per_split_from_a_vocabulary_and_default_when_broken() {
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize)]
+        struct Scale {
+            rows: usize,
+            span: (usize, usize),
+        }
+        let text = "names = [\"a\"]\n[scale.eval]\nrows = 3\nspan = [1, 2]\n\
+                    [scale.train]\nrows = 30\nspan = [2, 4]\n";
+        let scales: Scales<Scale> = Scales::read(text);
+        assert_eq!(
+            scales.of(Split::Eval),
+            Scale {
+                rows: 3,
+                span: (1, 2)
+            }
+        );
+        assert_eq!(scales.of(Split::Train).rows, 30);
+        assert_eq!(
+            Scales::<Scale>::read("names = 1").of(Split::Eval),
+            Scale::default()
+        );
+    }
 }

@@ -31,7 +31,9 @@ use super::db::{
 use super::tools::{ConcessionSpec, SeatSpec, quote};
 use crate::domain::Split;
 use crate::domain::kit::calc::py_round;
-use crate::domain::kit::draw::{self, UPPER_ALPHANUMERIC, digits, pick, unique_email, weighted};
+use crate::domain::kit::draw::{
+    self, Scales, UPPER_ALPHANUMERIC, digits, pick, unique_email, weighted,
+};
 use crate::domain::kit::python::PyDict;
 use crate::domain::kit::tau2::{day_of, short_date};
 use crate::seed::derive_rng;
@@ -43,7 +45,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
 /// Sizes of one database.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize)]
 pub struct Scale {
     pub movies: usize,
     pub theaters: usize,
@@ -58,31 +60,9 @@ pub struct Scale {
     pub shows_per_date: (usize, usize),
 }
 
-/// The reference's scale (its `db.json`).
-pub const EVAL_SCALE: Scale = Scale {
-    movies: 51,
-    theaters: 51,
-    bookings: 51,
-    customers: 40,
-    rows: (2, 3),
-    per_row: (4, 6),
-    auditoriums: (1, 1),
-    dates: (1, 2),
-    shows_per_date: (1, 2),
-};
-
-/// The paper's scale.
-pub const TRAIN_SCALE: Scale = Scale {
-    movies: 51,
-    theaters: 51,
-    bookings: 1_001,
-    customers: 752,
-    rows: (4, 6),
-    per_row: (6, 10),
-    auditoriums: (1, 2),
-    dates: (2, 3),
-    shows_per_date: (2, 3),
-};
+/// The sizes per split (`[scale.eval]`, `[scale.train]` in `vocabulary.toml`).
+pub static SCALES: LazyLock<Scales<Scale>> =
+    LazyLock::new(|| Scales::read(include_str!("vocabulary.toml")));
 
 #[derive(Debug, Default, Deserialize)]
 struct Vocabulary {
@@ -110,13 +90,6 @@ struct Vocabulary {
 
 static VOCABULARY: LazyLock<Vocabulary> =
     LazyLock::new(|| toml::from_str(include_str!("vocabulary.toml")).unwrap_or_default());
-
-pub fn generate(seed: u64, split: Split) -> MovieDb {
-    match split {
-        Split::Eval => generate_at(seed, "eval", EVAL_SCALE, false),
-        Split::Train => generate_at(seed, "train", TRAIN_SCALE, true),
-    }
-}
 
 fn span(rng: &mut ChaCha8Rng, (lo, hi): (usize, usize)) -> usize {
     rng.random_range(lo..=hi)
@@ -450,8 +423,12 @@ fn payment_method(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> PaymentM
     }
 }
 
-pub fn generate_at(seed: u64, label: &str, scale: Scale, odd: bool) -> MovieDb {
-    let mut rng = derive_rng(seed, &["movie", "db", label]);
+/// The database of one split, at its size in [`SCALES`]; the training
+/// one has some cancelled and completed shows (`odd`).
+pub fn generate(seed: u64, split: Split) -> MovieDb {
+    let scale = SCALES.of(split);
+    let odd = split == Split::Train;
+    let mut rng = derive_rng(seed, &["movie", "db", split.as_str()]);
     let rng = &mut rng;
     let mut used = BTreeSet::new();
     let v = &*VOCABULARY;

@@ -4,7 +4,7 @@
 //! differential fixture (`tests/fixtures/reference/movie/`) compares whole outputs.
 
 use super::db::{CONFIRMED, MovieDb, SCHEDULED};
-use super::generate::{self, EVAL_SCALE, TRAIN_SCALE};
+use super::generate::{self, SCALES};
 use super::tools::{NOW, SeatSpec, grand_total, quote};
 use super::{Movie, policy};
 use crate::domain::Hooks;
@@ -409,14 +409,14 @@ fn lookups_answer_with_the_references_shapes_and_errors() {
     );
     assert_eq!(out, "Error: Unknown seat ids: ['Z9-99']");
     let movies = json_of(&call(&mut db, "list_movies", json!({})).0);
-    assert_eq!(movies.as_array().unwrap().len(), EVAL_SCALE.movies);
+    assert_eq!(movies.as_array().unwrap().len(), SCALES.eval.movies);
 }
 
 // ---------- generators ----------
 
 #[test]
 fn generators_have_the_scales_and_keep_their_invariants() {
-    for (split, scale) in [(Split::Eval, EVAL_SCALE), (Split::Train, TRAIN_SCALE)] {
+    for (split, scale) in [(Split::Eval, SCALES.eval), (Split::Train, SCALES.train)] {
         let db = generate::generate(SEED, split);
         assert_eq!(db.movies.len(), scale.movies);
         assert_eq!(db.theaters.len(), scale.theaters);

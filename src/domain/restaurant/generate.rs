@@ -30,7 +30,7 @@ use super::db::{
 };
 use crate::domain::Split;
 use crate::domain::kit::calc::py_round;
-use crate::domain::kit::draw::{digits_in, fresh_code, pick, weighted};
+use crate::domain::kit::draw::{Scales, digits_in, fresh_code, pick, weighted};
 use crate::domain::kit::text::capitalize;
 use crate::seed::derive_rng;
 use rand::RngExt;
@@ -41,26 +41,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
 /// Sizes of one database.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize)]
 pub struct Scale {
     pub patrons: usize,
     pub dishes: usize,
     pub tickets: usize,
 }
 
-/// The reference's scale (its `db.json`).
-pub const EVAL_SCALE: Scale = Scale {
-    patrons: 200,
-    dishes: 207,
-    tickets: 207,
-};
-
-/// The paper's scale.
-pub const TRAIN_SCALE: Scale = Scale {
-    patrons: 1_000,
-    dishes: 207,
-    tickets: 1_564,
-};
+/// The sizes per split (`[scale.eval]`, `[scale.train]` in `vocabulary.toml`).
+pub static SCALES: LazyLock<Scales<Scale>> =
+    LazyLock::new(|| Scales::read(include_str!("vocabulary.toml")));
 
 #[derive(Debug, Default, Deserialize)]
 struct Vocabulary {
@@ -97,17 +87,12 @@ fn quarter(x: f64) -> f64 {
     (x * 4.0).round() / 4.0
 }
 
-/// The generator for one split.
+/// The database of one split, at its size in [`SCALES`]; the training
+/// one lets a few tickets be cancelled ones.
 pub fn generate(seed: u64, split: Split) -> RestaurantDb {
-    match split {
-        Split::Eval => generate_at(seed, "eval", EVAL_SCALE, false),
-        Split::Train => generate_at(seed, "train", TRAIN_SCALE, true),
-    }
-}
-
-/// A database of the given scale; `cancelled` lets a few tickets be cancelled ones.
-pub fn generate_at(seed: u64, label: &str, scale: Scale, cancelled: bool) -> RestaurantDb {
-    let mut rng = derive_rng(seed, &["restaurant", "db", label]);
+    let scale = SCALES.of(split);
+    let cancelled = split == Split::Train;
+    let mut rng = derive_rng(seed, &["restaurant", "db", split.as_str()]);
     let mut used = BTreeSet::new();
     let v = &*VOCABULARY;
     if v.dishes.is_empty() || v.given_names.is_empty() || v.places.is_empty() {

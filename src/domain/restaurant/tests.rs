@@ -5,7 +5,7 @@
 //! the reference's own database.
 
 use super::db::RestaurantDb;
-use super::generate::{self, EVAL_SCALE, TRAIN_SCALE};
+use super::generate::{self, SCALES};
 use super::{Restaurant, hooks};
 use crate::domain::Hooks;
 use crate::domain::{Database, Domain, GroundingContext, Split, ToolKind};
@@ -441,7 +441,7 @@ fn import_names_the_row_and_exports_model_dump_form() {
 
 #[test]
 fn generators_have_both_scales_and_make_every_write_possible() {
-    for (split, scale) in [(Split::Eval, EVAL_SCALE), (Split::Train, TRAIN_SCALE)] {
+    for (split, scale) in [(Split::Eval, SCALES.eval), (Split::Train, SCALES.train)] {
         let db = generate::generate(7, split);
         assert_eq!(db.patron_registry.len(), scale.patrons, "{split:?}");
         assert_eq!(db.menu_board.len(), scale.dishes);

@@ -32,47 +32,33 @@ pub use super::generate_courses::{FALL, SPRING};
 use super::generate_vocab::{VOCABULARY, contact, fresh_id, random_day};
 use super::tools::{conflict, tuition};
 use crate::domain::Split;
-use crate::domain::kit::draw::{digits, pick, weighted};
+use crate::domain::kit::draw::{Scales, digits, pick, weighted};
 use crate::domain::kit::tau2::{day_of, short_date};
 use crate::seed::derive_rng;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
+use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::LazyLock;
 
 /// Sizes of one database.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize)]
 pub struct Scale {
     pub students: usize,
     pub courses: usize,
     pub registrations: usize,
 }
 
-/// The reference's scale (its `db.json`).
-pub const EVAL_SCALE: Scale = Scale {
-    students: 120,
-    courses: 120,
-    registrations: 120,
-};
+/// The sizes per split (`[scale.eval]`, `[scale.train]` in `vocabulary.toml`).
+pub static SCALES: LazyLock<Scales<Scale>> =
+    LazyLock::new(|| Scales::read(include_str!("vocabulary.toml")));
 
-/// The paper's scale.
-pub const TRAIN_SCALE: Scale = Scale {
-    students: 1_000,
-    courses: 120,
-    registrations: 1_345,
-};
-
-/// The generator for one split.
+/// The database of one split, at its size in [`SCALES`]; the training
+/// one lets third registrations be cancelled ones.
 pub fn generate(seed: u64, split: Split) -> SchoolDb {
-    let (scale, extra_cancelled) = match split {
-        Split::Eval => (EVAL_SCALE, false),
-        Split::Train => (TRAIN_SCALE, true),
-    };
-    generate_at(seed, split.as_str(), scale, extra_cancelled)
-}
-
-/// A database of the given scale; `cancelled` lets third registrations be cancelled ones.
-pub fn generate_at(seed: u64, label: &str, scale: Scale, cancelled: bool) -> SchoolDb {
-    let mut rng = derive_rng(seed, &["school", "db", label]);
+    let scale = SCALES.of(split);
+    let cancelled = split == Split::Train;
+    let mut rng = derive_rng(seed, &["school", "db", split.as_str()]);
     let mut used = BTreeSet::new();
     let v = &*VOCABULARY;
     if v.departments.is_empty() || v.first_names.is_empty() {

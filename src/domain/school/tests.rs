@@ -5,7 +5,7 @@
 
 use super::School;
 use super::db::{EnrollmentStatus, GradingOption, SchoolDb, StudyLevel};
-use super::generate::{self, EVAL_SCALE, TRAIN_SCALE, level_of_degree};
+use super::generate::{self, SCALES, level_of_degree};
 use crate::domain::Hooks;
 use crate::domain::{Database, Domain, GroundingContext, Split, ToolKind};
 use rand::SeedableRng;
@@ -432,7 +432,7 @@ fn import_accepts_the_alias_names_the_row_and_exports_model_dump_form() {
 
 #[test]
 fn generators_have_both_scales_and_consistent_money() {
-    for (split, scale) in [(Split::Eval, EVAL_SCALE), (Split::Train, TRAIN_SCALE)] {
+    for (split, scale) in [(Split::Eval, SCALES.eval), (Split::Train, SCALES.train)] {
         let db = generate::generate(7, split);
         assert_eq!(
             (db.students.len(), db.courses.len(), db.registrations.len()),

@@ -33,15 +33,17 @@ use super::generate_vocab::{VOCABULARY, fresh_id, sample};
 pub use super::generate_vocab::{add_on_catalogue, room_types};
 use super::tools::package_total;
 use crate::domain::Split;
-use crate::domain::kit::draw::{digits, pick, weighted};
+use crate::domain::kit::draw::{Scales, digits, pick, weighted};
 use crate::domain::kit::tau2::{day_of, parse_short_date, short_date};
 use crate::seed::derive_rng;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
+use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::LazyLock;
 
 /// Sizes of one database.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize)]
 pub struct Scale {
     pub travelers: usize,
     pub packages: usize,
@@ -49,33 +51,16 @@ pub struct Scale {
     pub bookings: usize,
 }
 
-/// The reference's scale (its `db.json`).
-pub const EVAL_SCALE: Scale = Scale {
-    travelers: 87,
-    packages: 87,
-    agents: 87,
-    bookings: 89,
-};
+/// The sizes per split (`[scale.eval]`, `[scale.train]` in `vocabulary.toml`).
+pub static SCALES: LazyLock<Scales<Scale>> =
+    LazyLock::new(|| Scales::read(include_str!("vocabulary.toml")));
 
-/// The paper's scale (travelers, packages, agents); bookings in the reference's ratio.
-pub const TRAIN_SCALE: Scale = Scale {
-    travelers: 1_000,
-    packages: 87,
-    agents: 87,
-    bookings: 1_023,
-};
-
-/// The generator for one split.
+/// The database of one split, at its size in [`SCALES`]; the training
+/// one lets some bookings be cancelled ones.
 pub fn generate(seed: u64, split: Split) -> TravelDb {
-    match split {
-        Split::Eval => generate_at(seed, "eval", EVAL_SCALE, false),
-        Split::Train => generate_at(seed, "train", TRAIN_SCALE, true),
-    }
-}
-
-/// A database of the given scale; `cancelled` lets some bookings be cancelled ones.
-pub fn generate_at(seed: u64, label: &str, scale: Scale, cancelled: bool) -> TravelDb {
-    let mut rng = derive_rng(seed, &["travel", "db", label]);
+    let scale = SCALES.of(split);
+    let cancelled = split == Split::Train;
+    let mut rng = derive_rng(seed, &["travel", "db", split.as_str()]);
     let v = &*VOCABULARY;
     if v.countries.is_empty() || v.first_names.is_empty() || v.agencies.is_empty() {
         return TravelDb::new(BTreeMap::new(), BTreeMap::new(), BTreeMap::new());

@@ -5,7 +5,7 @@
 //! tools replayed on the reference's own database.
 
 use super::db::{Booking, TravelDb};
-use super::generate::{EVAL_SCALE, TRAIN_SCALE, generate};
+use super::generate::{SCALES, generate};
 use super::tools::{insurance_per_person, package_total};
 use crate::domain::Hooks;
 use crate::domain::{Database, Environment, GroundingContext, Intent, Split, ToolKind};
@@ -511,7 +511,7 @@ fn meetings_take_the_slot_once() {
 
 #[test]
 fn generators_have_both_scales_and_consistent_money() {
-    for (split, scale) in [(Split::Eval, EVAL_SCALE), (Split::Train, TRAIN_SCALE)] {
+    for (split, scale) in [(Split::Eval, SCALES.eval), (Split::Train, SCALES.train)] {
         let db = generate(11, split);
         assert_eq!(db.travelers.len(), scale.travelers);
         assert_eq!(db.packages.len(), scale.packages);

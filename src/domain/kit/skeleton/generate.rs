@@ -9,7 +9,7 @@
 use super::db::{ACTIVE, Book, Loan, Member, SkeletonDb};
 use super::tools::{LOAN_DAYS, TODAY, add_days};
 use crate::domain::Split;
-use crate::domain::kit::draw::{digits, pick, unique_email};
+use crate::domain::kit::draw::{Scales, digits, pick, unique_email};
 use crate::domain::kit::ids::counter_id;
 use crate::seed::derive_rng;
 use rand::RngExt;
@@ -25,6 +25,9 @@ struct Vocabulary {
     title_openings: Vec<String>,
     title_endings: Vec<String>,
     authors: Vec<String>,
+    /// The `[scale]` tables, read by [`SCALES`].
+    #[serde(rename = "scale")]
+    _scale: serde::de::IgnoredAny,
 }
 
 /// The built-in vocabulary; a broken file generates an empty database, which the tests
@@ -33,32 +36,20 @@ static VOCABULARY: LazyLock<Vocabulary> =
     LazyLock::new(|| toml::from_str(include_str!("vocabulary.toml")).unwrap_or_default());
 
 /// Members and books of one database.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
 pub struct Scale {
     pub members: usize,
     pub books: usize,
 }
 
-pub const EVAL_SCALE: Scale = Scale {
-    members: 40,
-    books: 60,
-};
-pub const TRAIN_SCALE: Scale = Scale {
-    members: 200,
-    books: 120,
-};
+/// The sizes per split (`[scale.eval]`, `[scale.train]` in `vocabulary.toml`).
+pub static SCALES: LazyLock<Scales<Scale>> =
+    LazyLock::new(|| Scales::read(include_str!("vocabulary.toml")));
 
-/// The generator for one split.
+/// The database of one split, at its size in [`SCALES`].
 pub fn generate(seed: u64, split: Split) -> SkeletonDb {
-    match split {
-        Split::Eval => generate_at(seed, "eval", EVAL_SCALE),
-        Split::Train => generate_at(seed, "train", TRAIN_SCALE),
-    }
-}
-
-/// A database of the given scale.
-pub fn generate_at(seed: u64, label: &str, scale: Scale) -> SkeletonDb {
-    let mut rng = derive_rng(seed, &["skeleton", "db", label]);
+    let scale = SCALES.of(split);
+    let mut rng = derive_rng(seed, &["skeleton", "db", split.as_str()]);
     let v = &*VOCABULARY;
     if v.first_names.is_empty() || v.title_openings.is_empty() || v.authors.is_empty() {
         return SkeletonDb::new(BTreeMap::new(), BTreeMap::new(), BTreeMap::new());

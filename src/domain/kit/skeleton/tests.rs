@@ -2,7 +2,7 @@
 //! conformance suite (`src/domain/conformance.rs`) runs over it too.
 
 use super::db::SkeletonDb;
-use super::generate::{EVAL_SCALE, TRAIN_SCALE, generate};
+use super::generate::{SCALES, generate};
 use crate::domain::{Environment, Hooks, Split};
 use serde_json::{Value, json};
 
@@ -17,7 +17,7 @@ fn call(db: &mut SkeletonDb, tool: &str, args: Value) -> (String, bool) {
 
 #[test]
 fn generators_have_their_scale_and_consistent_copies() {
-    for (split, scale) in [(Split::Eval, EVAL_SCALE), (Split::Train, TRAIN_SCALE)] {
+    for (split, scale) in [(Split::Eval, SCALES.eval), (Split::Train, SCALES.train)] {
         let db = generate(7, split);
         assert_eq!(db.members.len(), scale.members);
         assert_eq!(db.books.len(), scale.books);
