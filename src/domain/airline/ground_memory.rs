@@ -6,7 +6,7 @@
 //! Architecture invariant: reads the state only.
 
 use super::db::{AirlineDb, Reservation};
-use super::tools::all_tools;
+use super::tools;
 use crate::domain::kit::propose;
 use crate::domain::kit::text::arg_str;
 use crate::domain::{GroundingContext, ToolKind};
@@ -30,7 +30,7 @@ pub(super) fn search_key(onestop: bool, origin: &str, destination: &str, date: &
 }
 
 pub(super) fn is_write(tool: &str) -> bool {
-    let spec = all_tools().iter().map(|t| &t.spec).find(|s| s.name == tool);
+    let spec = tools::all().iter().map(|t| &t.spec).find(|s| s.name == tool);
     spec.is_some_and(|s| s.kind == ToolKind::Write)
 }
 

@@ -32,37 +32,19 @@ mod tests;
 
 pub use db::AirlineDb;
 
-use super::{Database, Hooks, StateHash, Tool};
-use serde_json::Value;
-use std::collections::BTreeMap;
+use super::{Database, Hooks};
 
 pub struct Airline;
 
 crate::domain::kit::glue::tau_bench_domain!(Airline, "airline", AirlineDb, reference: "tau-bench", import: tau_bench::import);
 
 impl Database for AirlineDb {
-    fn tools() -> &'static [Tool<Self>] {
-        tools::all_tools()
-    }
-
-    fn state_hash(&self) -> StateHash {
-        self.flights
-            .state_hash()
-            .combine(self.reservations.state_hash())
-            .combine(self.users.state_hash())
-    }
-
-    fn tables(&self) -> Vec<(&'static str, Vec<(String, Value)>)> {
-        vec![
-            ("flights", self.flights.to_json_rows()),
-            ("reservations", self.reservations.to_json_rows()),
-            ("users", self.users.to_json_rows()),
-        ]
-    }
-
-    fn to_tau_bench(&self) -> BTreeMap<String, Value> {
-        tau_bench::export(self)
-    }
+    crate::domain::kit::glue::database_tables!(
+        flights: flights,
+        reservations: reservations,
+        users: users;
+        export: tau_bench::export,
+    );
 }
 
 impl Hooks for AirlineDb {

@@ -32,7 +32,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-pub fn all_tools() -> &'static [Tool<AirlineDb>] {
+pub fn all() -> &'static [Tool<AirlineDb>] {
     static TOOLS: LazyLock<Vec<Tool<AirlineDb>>> = LazyLock::new(build);
     &TOOLS
 }

@@ -108,9 +108,19 @@ pub(crate) use tau2_database;
 /// lists each table under its exported name with the `Table` field holding it, in order.
 /// It writes the tool table (`self::tools::all()`), the state hash and the table listing
 /// over those fields, and the export (each table as an object keyed by row id, as
-/// [`super::tau2::export_tables`] writes it).
+/// [`super::tau2::export_tables`] writes it); a domain whose reference keeps its data
+/// otherwise names its export function (`fn(&Self) -> BTreeMap<String, Value>`) after the
+/// tables: `database_tables!(users: users, orders: orders; export: tau_bench::export)`.
 macro_rules! database_tables {
     ($($name:ident: $field:ident),+ $(,)?) => {
+        $crate::domain::kit::glue::database_tables!(@body [$($name: $field),+] |db| {
+            $crate::domain::kit::tau2::export_tables($crate::domain::Database::tables(db))
+        });
+    };
+    ($($name:ident: $field:ident),+ ; export: $export:path $(,)?) => {
+        $crate::domain::kit::glue::database_tables!(@body [$($name: $field),+] |db| $export(db));
+    };
+    (@body [$($name:ident: $field:ident),+] |$db:ident| $export:expr) => {
         fn tools() -> &'static [$crate::domain::Tool<Self>] {
             self::tools::all()
         }
@@ -125,7 +135,8 @@ macro_rules! database_tables {
 
         /// The tables as the reference's top-level keys (`db.json` keys or data files).
         fn to_tau_bench(&self) -> std::collections::BTreeMap<String, serde_json::Value> {
-            $crate::domain::kit::tau2::export_tables($crate::domain::Database::tables(self))
+            let $db = self;
+            $export
         }
     };
 }

@@ -30,10 +30,7 @@ mod tools;
 #[cfg(test)]
 mod tests;
 
-use crate::domain::{StateHash, Tool};
 pub use db::RetailDb;
-use serde_json::Value;
-use std::collections::BTreeMap;
 
 use super::Ruleset;
 
@@ -58,28 +55,12 @@ crate::domain::kit::glue::tau_bench_domain!(Retail, "retail", RetailDb, referenc
 ]);
 
 impl crate::domain::Database for RetailDb {
-    fn tools() -> &'static [Tool<Self>] {
-        tools::all()
-    }
-
-    fn state_hash(&self) -> StateHash {
-        self.users
-            .state_hash()
-            .combine(self.products.state_hash())
-            .combine(self.orders.state_hash())
-    }
-
-    fn tables(&self) -> Vec<(&'static str, Vec<(String, Value)>)> {
-        vec![
-            ("users", self.users.to_json_rows()),
-            ("products", self.products.to_json_rows()),
-            ("orders", self.orders.to_json_rows()),
-        ]
-    }
-
-    fn to_tau_bench(&self) -> BTreeMap<String, Value> {
-        tau_bench::export(self)
-    }
+    crate::domain::kit::glue::database_tables!(
+        users: users,
+        products: products,
+        orders: orders;
+        export: tau_bench::export,
+    );
 }
 
 impl crate::domain::Hooks for RetailDb {
