@@ -290,16 +290,13 @@ pub struct Agent {
     pub notes: Option<String>,
 }
 
-/// The whole travel state.
+/// The whole travel state. Packages and travelers list in the order the reference scans
+/// them (`Table::in_order`: its `db.json` order; id order for a generated database).
 #[derive(Clone)]
 pub struct TravelDb {
     pub packages: Table<Package>,
     pub travelers: Table<Traveler>,
     pub agents: Table<Agent>,
-    /// Package and traveler ids in the order the reference scans them (`db.json` order; id
-    /// order for a generated database). No tool adds or removes either, so it never changes.
-    package_order: Arc<Vec<String>>,
-    traveler_order: Arc<Vec<String>>,
     /// Booking id -> the travelers holding it, in scanning order, as loaded. Tools never
     /// remove or move a booking and only add ones with fresh `TAU` slot ids, so a lookup
     /// reads this instead of scanning every traveler (grounding looks bookings up
@@ -316,8 +313,6 @@ impl TravelDb {
         agents: BTreeMap<String, Agent>,
     ) -> Self {
         let mut db = TravelDb {
-            package_order: Arc::new(packages.keys().cloned().collect()),
-            traveler_order: Arc::new(travelers.keys().cloned().collect()),
             packages: Table::new("packages", packages),
             travelers: Table::new("travelers", travelers),
             agents: Table::new("agents", agents),
@@ -342,7 +337,7 @@ impl TravelDb {
 
     fn index_bookings(&mut self) {
         let mut holders: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for t in self.travelers_in_order() {
+        for t in self.travelers.in_order() {
             for b in &t.bookings {
                 let list = holders.entry(b.booking_id.clone()).or_default();
                 if !list.contains(&t.traveler_id) {
@@ -351,20 +346,6 @@ impl TravelDb {
             }
         }
         self.holders = Arc::new(holders);
-    }
-
-    /// Packages in the reference's scanning order.
-    pub fn packages_in_order(&self) -> impl Iterator<Item = &Package> {
-        self.package_order
-            .iter()
-            .filter_map(|id| self.packages.get(id))
-    }
-
-    /// Travelers in the reference's scanning order.
-    pub fn travelers_in_order(&self) -> impl Iterator<Item = &Traveler> {
-        self.traveler_order
-            .iter()
-            .filter_map(|id| self.travelers.get(id))
     }
 
     /// The booking with this id and the traveler holding it: the first in scanning order,
@@ -411,13 +392,9 @@ impl TravelDb {
             }
         }
         let order = tau2::document_order(origin);
-        let package_order =
-            tau2::in_document_order(packages.keys().map(String::as_str), order.get("packages"));
-        let traveler_order =
-            tau2::in_document_order(travelers.keys().map(String::as_str), order.get("travelers"));
         let mut db = TravelDb::new(packages, travelers, agents);
-        db.package_order = Arc::new(package_order);
-        db.traveler_order = Arc::new(traveler_order);
+        tau2::keep_document_order(&mut db.packages, &order);
+        tau2::keep_document_order(&mut db.travelers, &order);
         db.index_bookings();
         Ok(db)
     }

@@ -29,7 +29,8 @@ fn json_of(text: &str) -> Value {
 /// A confirmed booking (not cancelled) whose departure is still open with a spare slot,
 /// and its holder.
 fn open_booking(db: &TravelDb) -> (String, Booking) {
-    db.travelers_in_order()
+    db.travelers
+        .in_order()
         .flat_map(|t| t.bookings.iter().map(move |b| (t, b)))
         .find(|(t, b)| {
             !b.is_cancelled()
@@ -166,7 +167,8 @@ fn search_applies_filters_by_truthiness_and_needs_an_open_departure() {
     let mut db = db();
     let all = json_of(&call(&mut db, "search_packages", json!({})).0);
     let bookable = db
-        .packages_in_order()
+        .packages
+        .in_order()
         .filter(|p| {
             p.departures
                 .values()
@@ -181,7 +183,7 @@ fn search_applies_filters_by_truthiness_and_needs_an_open_departure() {
         json!({"destination_city": "", "category": ""}),
     );
     assert_eq!(json_of(&blank.0), all);
-    let p = db.packages_in_order().next().unwrap().clone();
+    let p = db.packages.in_order().next().unwrap().clone();
     let city = &p.destinations[0].city;
     let hits = json_of(
         &call(
@@ -211,13 +213,15 @@ fn search_applies_filters_by_truthiness_and_needs_an_open_departure() {
 fn booking_pays_exactly_checks_in_order_and_mints_three_slots() {
     let mut db = db();
     let t = db
-        .travelers_in_order()
+        .travelers
+        .in_order()
         .find(|t| !t.payment_methods.is_empty())
         .unwrap()
         .clone();
     let method = t.payment_methods.keys().next().unwrap().to_string();
     let p = db
-        .packages_in_order()
+        .packages
+        .in_order()
         .find(|p| {
             p.departures
                 .values()
@@ -517,7 +521,8 @@ fn generators_have_both_scales_and_consistent_money() {
         assert_eq!(db.packages.len(), scale.packages);
         assert_eq!(db.agents.len(), scale.agents);
         let bookings: Vec<(&str, &Booking)> = db
-            .travelers_in_order()
+            .travelers
+            .in_order()
             .flat_map(|t| t.bookings.iter().map(move |b| (t.traveler_id.as_str(), b)))
             .collect();
         assert_eq!(bookings.len(), scale.bookings);
@@ -665,7 +670,7 @@ fn policy_rules_name_what_the_tools_allow_but_the_policy_forbids() {
         ),
         Some("room_fits_party")
     );
-    let p = db.packages_in_order().next().unwrap();
+    let p = db.packages.in_order().next().unwrap();
     let ok_room = json!({"room_type": "single", "occupancy": 1});
     assert_eq!(
         rule(
@@ -738,7 +743,8 @@ fn policy_rules_name_what_the_tools_allow_but_the_policy_forbids() {
     }
     // The package's cancellation window: a departure inside it goes to a human.
     let late = db
-        .travelers_in_order()
+        .travelers
+        .in_order()
         .flat_map(|t| &t.bookings)
         .find(|b| !b.is_cancelled() && super::policy::days_to_departure(b).is_some_and(|d| d < 21))
         .expect("a booking close to departure");

@@ -72,7 +72,7 @@ fn build() -> Vec<Tool<TravelDb>> {
         ("list_all_destinations", |db, _| {
             let mut seen: Vec<(&str, &str)> = Vec::new();
             let mut out = Vec::new();
-            for loc in db.packages_in_order().flat_map(|p| &p.destinations) {
+            for loc in db.packages.in_order().flat_map(|p| &p.destinations) {
                 let key = (loc.city.as_str(), loc.country.as_str());
                 if !seen.contains(&key) {
                     seen.push(key);
@@ -231,7 +231,7 @@ fn search_packages(db: &mut TravelDb, a: &Args) -> Result<String, String> {
     let truthy = |k: &str| given(k).filter(|s| !s.is_empty());
     let (city, country) = (given("destination_city"), given("destination_country"));
     let mut out = Vec::new();
-    for p in db.packages_in_order() {
+    for p in db.packages.in_order() {
         if truthy("destination_city").is_some() || truthy("destination_country").is_some() {
             let hit = p.destinations.iter().any(|l| {
                 city.is_none_or(|c| l.city == c) && country.is_none_or(|c| l.country == c)
