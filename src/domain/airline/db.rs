@@ -8,7 +8,6 @@
 //! Architecture invariant: plain data plus small pure helpers (money, allowances);
 //! nothing here knows tools, policies or generation.
 
-use crate::domain::Table;
 use crate::domain::kit::clock::SimClock;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::BTreeMap;
@@ -274,26 +273,9 @@ impl Reservation {
     }
 }
 
-/// The whole airline state: three copy-on-write tables.
-#[derive(Clone)]
-pub struct AirlineDb {
-    pub flights: Table<Flight>,
-    pub reservations: Table<Reservation>,
-    pub users: Table<User>,
-}
-
-impl AirlineDb {
-    pub fn from_maps(
-        flights: BTreeMap<String, Flight>,
-        reservations: BTreeMap<String, Reservation>,
-        users: BTreeMap<String, User>,
-    ) -> AirlineDb {
-        AirlineDb {
-            flights: Table::new("flights", flights),
-            reservations: Table::new("reservations", reservations),
-            users: Table::new("users", users),
-        }
-    }
+crate::domain::kit::glue::database_struct! {
+    /// The whole airline state: three copy-on-write tables.
+    AirlineDb { flights: Flight, reservations: Reservation, users: User }
 }
 
 /// Free checked bags per passenger for a membership tier and cabin.

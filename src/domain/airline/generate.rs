@@ -73,7 +73,7 @@ pub fn generate(seed: u64) -> AirlineDb {
     let mut used_payment_ids = BTreeSet::new();
     let mut users = gen_users(&mut rng, &mut used_payment_ids);
     let reservations = gen_reservations(&mut rng, &flights, &mut users);
-    AirlineDb::from_maps(flights, reservations, users)
+    AirlineDb::new(flights, reservations, users)
 }
 
 fn pick<'a>(rng: &mut ChaCha8Rng, items: &'a [String]) -> &'a str {

@@ -30,8 +30,8 @@ pub(super) fn search_key(onestop: bool, origin: &str, destination: &str, date: &
 }
 
 pub(super) fn is_write(tool: &str) -> bool {
-    let spec = tools::all().iter().map(|t| &t.spec).find(|s| s.name == tool);
-    spec.is_some_and(|s| s.kind == ToolKind::Write)
+    let spec = tools::all().iter().find(|t| t.spec.name == tool);
+    spec.is_some_and(|t| t.spec.kind == ToolKind::Write)
 }
 
 pub(super) fn remember_conversation(

@@ -17,7 +17,7 @@ pub fn import(dir: &Path) -> Result<AirlineDb, DomainError> {
     let flights = parse_table(dir, "flights")?;
     let reservations = parse_table(dir, "reservations")?;
     let users = parse_table(dir, "users")?;
-    Ok(AirlineDb::from_maps(flights, reservations, users))
+    Ok(AirlineDb::new(flights, reservations, users))
 }
 
 /// The state as tau-bench's files: stem -> JSON object keyed by id.

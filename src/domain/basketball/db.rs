@@ -16,8 +16,8 @@
 //! Architecture invariant: data and the `Database` glue only; tool behaviour lives in
 //! `tools.rs`, grounding in `ground.rs`, refinement hooks in `hooks.rs`.
 
+use crate::domain::DomainError;
 use crate::domain::kit::tau2;
-use crate::domain::{DomainError, Table};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -192,28 +192,13 @@ impl Game {
     }
 }
 
-/// The whole basketball state. Clubs and players list in the order the reference walks
-/// them (`Table::in_order`: its `db.json` order; id order for a generated database).
-#[derive(Clone)]
-pub struct BasketballDb {
-    pub clubs: Table<Club>,
-    pub players: Table<Player>,
-    pub games: Table<Game>,
+crate::domain::kit::glue::database_struct! {
+    /// The whole basketball state. Clubs and players list in the order the reference walks
+    /// them (`Table::in_order`: its `db.json` order; id order for a generated database).
+    BasketballDb { clubs: Club, players: Player, games: Game }
 }
 
 impl BasketballDb {
-    pub fn new(
-        clubs: BTreeMap<String, Club>,
-        players: BTreeMap<String, Player>,
-        games: BTreeMap<String, Game>,
-    ) -> Self {
-        BasketballDb {
-            clubs: Table::new("clubs", clubs),
-            players: Table::new("players", players),
-            games: Table::new("games", games),
-        }
-    }
-
     /// The club whose roster lists the player (the first in file order).
     pub fn club_of(&self, player_id: &str) -> Option<&Club> {
         self.clubs

@@ -1,8 +1,8 @@
 //! Seeded draws the domain generators share: one item of a list, uniformly or by weight
 //! (one `random_range` each), codes and digit strings (one `random_range` per character),
 //! fresh ids and unique emails; and the database sizes per split ([`Scales`]), which are
-//! data in the domain's `vocabulary.toml`. Generators that switch to these keep their databases byte
-//! for byte: each draws from the RNG in the order the code it replaces did.
+//! data in the domain's `vocabulary.toml`. Generators that switch to these keep their
+//! databases byte for byte: each draws from the RNG in the order the code it replaces did.
 //!
 //! Architecture invariant: pure functions of the RNG and their inputs.
 

@@ -1,5 +1,6 @@
 //! The `Domain` impl every domain writes the same way ([`tau2_domain!`],
-//! [`tau_bench_domain!`], one line in the domain's `mod.rs`), and the two halves of its
+//! [`tau_bench_domain!`], one line in the domain's `mod.rs`), the database struct of named
+//! tables with its constructor ([`database_struct!`], in `db.rs`), and the two halves of its
 //! database glue: the [`Hooks`](crate::domain::Hooks) delegations ([`database_hooks!`], all
 //! ten domains) and, for the ToolOrchestra-style ones, the `Database` impl over named tables
 //! ([`tau2_database!`]). They are used in the domain's `mod.rs`, beside its other impls
@@ -103,6 +104,45 @@ macro_rules! database_hooks {
 pub(crate) use database_hooks;
 
 pub(crate) use tau2_database;
+
+/// A domain's database struct in its `db.rs`: one public `Table` field per table, named as
+/// the table is (its `db.json` key), and `new`, taking each table's rows as a map, in field
+/// order. Fields after a `;` are not tables: they start at their `Default` (retail's
+/// lifecycle). Attributes and doc comments go on the struct:
+///
+/// ```ignore
+/// kit::glue::database_struct! {
+///     /// The whole movie theater state.
+///     MovieDb { movies: Movie, theaters: Theater, bookings: Booking }
+/// }
+/// ```
+macro_rules! database_struct {
+    (
+        $(#[$meta:meta])*
+        $db:ident {
+            $($table:ident: $row:ty),+
+            $(; $($(#[$xmeta:meta])* $extra:ident: $xty:ty),+)? $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone)]
+        pub struct $db {
+            $(pub $table: $crate::domain::Table<$row>,)+
+            $($($(#[$xmeta])* pub $extra: $xty,)+)?
+        }
+
+        impl $db {
+            pub fn new($($table: std::collections::BTreeMap<String, $row>),+) -> Self {
+                $db {
+                    $($table: $crate::domain::Table::new(stringify!($table), $table),)+
+                    $($($extra: Default::default(),)+)?
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use database_struct;
 
 /// The `Database` impl's body, inside the domain's `impl Database` in its `mod.rs`: `kit::glue::database_tables!(customers: customers, support_tickets: tickets)`
 /// lists each table under its exported name with the `Table` field holding it, in order.

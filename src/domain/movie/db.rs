@@ -12,9 +12,9 @@
 //! Architecture invariant: data and the `Database` glue only; tool behaviour lives in
 //! `tools.rs`, grounding in `ground.rs`, refinement hooks in `hooks.rs`.
 
+use crate::domain::DomainError;
 use crate::domain::kit::python::PyDict;
 use crate::domain::kit::tau2;
-use crate::domain::{DomainError, Table};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -297,28 +297,13 @@ pub struct Booking {
     pub special_requests: Option<String>,
 }
 
-/// The whole movie theater state. Movies and theaters list in the order the reference
-/// lists them (`Table::in_order`: its `db.json` order; id order for a generated database).
-#[derive(Clone)]
-pub struct MovieDb {
-    pub movies: Table<Movie>,
-    pub theaters: Table<Theater>,
-    pub bookings: Table<Booking>,
+crate::domain::kit::glue::database_struct! {
+    /// The whole movie theater state. Movies and theaters list in the order the reference
+    /// lists them (`Table::in_order`: its `db.json` order; id order for a generated database).
+    MovieDb { movies: Movie, theaters: Theater, bookings: Booking }
 }
 
 impl MovieDb {
-    pub fn new(
-        movies: BTreeMap<String, Movie>,
-        theaters: BTreeMap<String, Theater>,
-        bookings: BTreeMap<String, Booking>,
-    ) -> Self {
-        MovieDb {
-            movies: Table::new("movies", movies),
-            theaters: Table::new("theaters", theaters),
-            bookings: Table::new("bookings", bookings),
-        }
-    }
-
     /// The bookings of a customer (by email, case-insensitive), in id order.
     pub fn bookings_of(&self, email: &str) -> Vec<&Booking> {
         let email = email.to_lowercase();

@@ -17,8 +17,8 @@
 //! Architecture invariant: data and the `Database` glue only; tool behaviour lives in
 //! `tools.rs`, grounding in `ground.rs`, refinement hooks in `hooks.rs`.
 
+use crate::domain::DomainError;
 use crate::domain::kit::tau2;
-use crate::domain::{DomainError, Table};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -216,28 +216,13 @@ impl ServiceTicket {
     }
 }
 
-/// The whole restaurant state. Dishes and patrons list in the order the reference walks
-/// them (`Table::in_order`: its `db.json` order; id order for a generated database).
-#[derive(Clone)]
-pub struct RestaurantDb {
-    pub menu_board: Table<Dish>,
-    pub patron_registry: Table<Patron>,
-    pub service_tickets: Table<ServiceTicket>,
+crate::domain::kit::glue::database_struct! {
+    /// The whole restaurant state. Dishes and patrons list in the order the reference walks
+    /// them (`Table::in_order`: its `db.json` order; id order for a generated database).
+    RestaurantDb { menu_board: Dish, patron_registry: Patron, service_tickets: ServiceTicket }
 }
 
 impl RestaurantDb {
-    pub fn new(
-        dishes: BTreeMap<String, Dish>,
-        patrons: BTreeMap<String, Patron>,
-        tickets: BTreeMap<String, ServiceTicket>,
-    ) -> Self {
-        RestaurantDb {
-            menu_board: Table::new("menu_board", dishes),
-            patron_registry: Table::new("patron_registry", patrons),
-            service_tickets: Table::new("service_tickets", tickets),
-        }
-    }
-
     /// The dish a plate belongs to (the first in menu order, as the reference scans).
     pub fn dish_of_plate(&self, plate_ref: &str) -> Option<&Dish> {
         self.menu_board

@@ -8,7 +8,6 @@
 //! Architecture invariant: this module holds data and the `Database` glue only; tool
 //! behaviour lives in `tools.rs`, grounding in `ground.rs`, file formats in `tau_bench.rs`.
 
-use crate::domain::Table;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -234,27 +233,8 @@ pub fn round2(x: f64) -> f64 {
     crate::domain::kit::calc::py_round(x, 2)
 }
 
-/// The whole retail state, and the lifecycle its tools follow (a rule, not data: it is not
-/// part of the state hash or the exported files).
-#[derive(Clone)]
-pub struct RetailDb {
-    pub users: Table<User>,
-    pub products: Table<Product>,
-    pub orders: Table<Order>,
-    pub lifecycle: Lifecycle,
-}
-
-impl RetailDb {
-    pub fn new(
-        users: BTreeMap<String, User>,
-        products: BTreeMap<String, Product>,
-        orders: BTreeMap<String, Order>,
-    ) -> Self {
-        RetailDb {
-            users: Table::new("users", users),
-            products: Table::new("products", products),
-            orders: Table::new("orders", orders),
-            lifecycle: Lifecycle::default(),
-        }
-    }
+crate::domain::kit::glue::database_struct! {
+    /// The whole retail state, and the lifecycle its tools follow (a rule, not data: it is not
+    /// part of the state hash or the exported files).
+    RetailDb { users: User, products: Product, orders: Order; lifecycle: Lifecycle }
 }

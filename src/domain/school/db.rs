@@ -12,8 +12,8 @@
 //! Architecture invariant: data and the `Database` glue only; tool behaviour lives in
 //! `tools.rs`, grounding in `ground.rs`, refinement hooks in `hooks.rs`.
 
+use crate::domain::DomainError;
 use crate::domain::kit::tau2;
-use crate::domain::{DomainError, Table};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -407,28 +407,13 @@ impl Registration {
     }
 }
 
-/// The whole school state. Courses list in the order the reference lists them
-/// (`Table::in_order`: its `db.json` order; id order for a generated database).
-#[derive(Clone)]
-pub struct SchoolDb {
-    pub courses: Table<Course>,
-    pub students: Table<Student>,
-    pub registrations: Table<Registration>,
+crate::domain::kit::glue::database_struct! {
+    /// The whole school state. Courses list in the order the reference lists them
+    /// (`Table::in_order`: its `db.json` order; id order for a generated database).
+    SchoolDb { courses: Course, students: Student, registrations: Registration }
 }
 
 impl SchoolDb {
-    pub fn new(
-        courses: BTreeMap<String, Course>,
-        students: BTreeMap<String, Student>,
-        registrations: BTreeMap<String, Registration>,
-    ) -> Self {
-        SchoolDb {
-            courses: Table::new("courses", courses),
-            students: Table::new("students", students),
-            registrations: Table::new("registrations", registrations),
-        }
-    }
-
     /// Read the reference's tables (`db.json` top-level keys) and check that references
     /// resolve, so a tool never meets an id it cannot explain. Courses keep the order the
     /// file at `origin` lists them in, when it is readable.

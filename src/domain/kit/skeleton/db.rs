@@ -7,8 +7,8 @@
 //! are `mod.rs`'s, tool behaviour `tools.rs`'s. This file imports no sibling, so every
 //! other file of the domain may import it.
 
+use crate::domain::DomainError;
 use crate::domain::kit::tau2;
-use crate::domain::{DomainError, Table};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -60,26 +60,11 @@ impl Loan {
     }
 }
 
-#[derive(Clone)]
-pub struct SkeletonDb {
-    pub members: Table<Member>,
-    pub books: Table<Book>,
-    pub loans: Table<Loan>,
+crate::domain::kit::glue::database_struct! {
+    SkeletonDb { members: Member, books: Book, loans: Loan }
 }
 
 impl SkeletonDb {
-    pub fn new(
-        members: BTreeMap<String, Member>,
-        books: BTreeMap<String, Book>,
-        loans: BTreeMap<String, Loan>,
-    ) -> Self {
-        SkeletonDb {
-            members: Table::new("members", members),
-            books: Table::new("books", books),
-            loans: Table::new("loans", loans),
-        }
-    }
-
     /// A `db.json`'s tables; a loan of an unknown member or book is refused by name.
     pub fn import(tables: &BTreeMap<String, Value>, origin: &Path) -> Result<Self, DomainError> {
         let members: BTreeMap<String, Member> = tau2::parse_table(tables, "members", origin)?;
