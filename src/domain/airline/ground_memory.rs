@@ -109,15 +109,8 @@ pub(super) fn candidate_reservations<'a>(
         .get(user_id)
         .map(|u| u.reservations.clone())
         .unwrap_or_default();
-    let owned = |id: &str| {
-        db.reservations
-            .get(id)
-            .is_some_and(|r| r.user_id == user_id)
-    };
-    let mut out: Vec<&Reservation> = propose::ranked(ctx, "reservation_id", own, owned, rng)
-        .iter()
-        .filter_map(|id| db.reservations.get(id))
-        .collect();
+    let owned = |id: &str| db.reservations.get(id).filter(|r| r.user_id == user_id);
+    let mut out = propose::ranked_rows(ctx, "reservation_id", own, owned, rng);
     for r in ctx
         .values("reservation_id")
         .iter()

@@ -52,11 +52,8 @@ fn accounts<'a>(
     keep: impl Fn(&Account) -> bool,
 ) -> Vec<&'a Account> {
     let own: Vec<String> = c.accounts.keys().map(str::to_string).collect();
-    let fits = |id: &str| c.accounts.get(id).is_some_and(&keep);
-    propose::ranked(ctx, "account_id", own, fits, rng)
-        .iter()
-        .filter_map(|id| c.accounts.get(id))
-        .collect()
+    let row = |id: &str| c.accounts.get(id).filter(|a| keep(a));
+    propose::ranked_rows(ctx, "account_id", own, row, rng)
 }
 
 fn spendable(a: &Account) -> bool {

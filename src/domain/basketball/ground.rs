@@ -37,11 +37,8 @@ fn ranked_games<'a>(
     keep: impl Fn(&Game) -> bool,
 ) -> Vec<&'a Game> {
     let own = player.map(|p| p.games.clone()).unwrap_or_default();
-    let fits = |id: &str| db.games.get(id).is_some_and(&keep);
-    propose::ranked(ctx, "game_id", own, fits, rng)
-        .iter()
-        .filter_map(|id| db.games.get(id))
-        .collect()
+    let row = |id: &str| db.games.get(id).filter(|g| keep(g));
+    propose::ranked_rows(ctx, "game_id", own, row, rng)
 }
 
 /// The player's club first, then clubs the conversation revealed, then the opponents of

@@ -53,6 +53,20 @@ pub fn ranked(
     out
 }
 
+/// [`ranked`] over rows: the ids `row` finds a row for (it looks an id up and filters
+/// it, e.g. the customer's own and still open), those the context knows first, then `own`
+/// in a seeded order, as their rows.
+pub fn ranked_rows<'a, T>(
+    ctx: &GroundingContext,
+    key: &str,
+    own: Vec<String>,
+    row: impl Fn(&str) -> Option<&'a T>,
+    rng: &mut ChaCha8Rng,
+) -> Vec<&'a T> {
+    let ids = ranked(ctx, key, own, |id| row(id).is_some(), rng);
+    ids.iter().filter_map(|id| row(id)).collect()
+}
+
 /// Values for an argument in tiers: those the context already knows first (in the order
 /// learnt), then each tier in a seeded order (e.g. the customer's own entities, then the
 /// rest of the catalogue); `keep` filters every tier, and no value repeats.
@@ -183,6 +197,27 @@ mod tests {
             distinct([json!(1), json!(2), json!(1), json!(3), json!(2)]),
             [json!(1), json!(2), json!(3)]
         );
+    }
+
+    #[test]
+    fn ranked_rows_are_the_known_then_the_own_rows_the_lookup_keeps() {
+        let mut ctx = GroundingContext::default();
+        ctx.learn("id", "b");
+        ctx.learn("id", "z");
+        let rows: std::collections::BTreeMap<String, u32> = [
+            ("a".into(), 1),
+            ("b".into(), 2),
+            ("c".into(), 3),
+            ("d".into(), 4),
+        ]
+        .into();
+        let row = |id: &str| rows.get(id).filter(|n| **n != 3);
+        let own = vec!["a".to_string(), "c".into(), "d".into()];
+        let r = ranked_rows(&ctx, "id", own, row, &mut ChaCha8Rng::seed_from_u64(1));
+        assert_eq!(r[0], &2);
+        let mut rest: Vec<u32> = r[1..].iter().map(|n| **n).collect();
+        rest.sort();
+        assert_eq!(rest, [1, 4]);
     }
 
     #[test]

@@ -41,15 +41,11 @@ fn ranked_bookings<'a>(
         .iter()
         .map(|b| b.booking_id.clone())
         .collect();
-    let fits = |id: &str| {
-        db.bookings
-            .get(id)
-            .is_some_and(|b| b.customer.email.to_lowercase() == mail && keep(b))
+    let row = |id: &str| {
+        let b = db.bookings.get(id)?;
+        (b.customer.email.to_lowercase() == mail && keep(b)).then_some(b)
     };
-    propose::ranked(ctx, "booking_id", own, fits, rng)
-        .iter()
-        .filter_map(|id| db.bookings.get(id))
-        .collect()
+    propose::ranked_rows(ctx, "booking_id", own, row, rng)
 }
 
 /// The show of a booking.

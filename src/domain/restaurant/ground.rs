@@ -42,15 +42,11 @@ fn ranked_tickets<'a>(
     keep: impl Fn(&ServiceTicket) -> bool,
 ) -> Vec<&'a ServiceTicket> {
     let own = patron.map(|p| p.ticket_log.clone()).unwrap_or_default();
-    let fits = |id: &str| {
-        db.service_tickets
-            .get(id)
-            .is_some_and(|t| patron.is_none_or(|p| t.guest_ref == p.guest_ref) && keep(t))
+    let row = |id: &str| {
+        let t = db.service_tickets.get(id)?;
+        (patron.is_none_or(|p| t.guest_ref == p.guest_ref) && keep(t)).then_some(t)
     };
-    propose::ranked(ctx, "ticket_ref", own, fits, rng)
-        .iter()
-        .filter_map(|id| db.service_tickets.get(id))
-        .collect()
+    propose::ranked_rows(ctx, "ticket_ref", own, row, rng)
 }
 
 /// The instrument a patron would pay a ticket's extras with: the one that paid it, then

@@ -42,15 +42,11 @@ fn ranked_orders<'a>(
         .and_then(|u| db.users.get(u))
         .map(|u| u.orders.clone())
         .unwrap_or_default();
-    let fits = |id: &str| {
-        db.orders
-            .get(id)
-            .is_some_and(|o| user_id.is_none_or(|u| o.user_id == u) && keep(o))
+    let row = |id: &str| {
+        let o = db.orders.get(id)?;
+        (user_id.is_none_or(|u| o.user_id == u) && keep(o)).then_some(o)
     };
-    propose::ranked(ctx, "order_id", own, fits, rng)
-        .iter()
-        .filter_map(|id| db.orders.get(id))
-        .collect()
+    propose::ranked_rows(ctx, "order_id", own, row, rng)
 }
 
 /// A payment method of `user` that may pay `amount` (gift cards need the balance), the

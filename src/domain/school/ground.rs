@@ -38,15 +38,11 @@ fn ranked_registrations<'a>(
     keep: impl Fn(&Registration) -> bool,
 ) -> Vec<&'a Registration> {
     let own = student.map(|s| s.registrations.clone()).unwrap_or_default();
-    let fits = |id: &str| {
-        db.registrations
-            .get(id)
-            .is_some_and(|r| student.is_none_or(|s| r.student_id == s.student_id) && keep(r))
+    let row = |id: &str| {
+        let r = db.registrations.get(id)?;
+        (student.is_none_or(|s| r.student_id == s.student_id) && keep(r)).then_some(r)
     };
-    propose::ranked(ctx, "registration_id", own, fits, rng)
-        .iter()
-        .filter_map(|id| db.registrations.get(id))
-        .collect()
+    propose::ranked_rows(ctx, "registration_id", own, row, rng)
 }
 
 /// Courses matching `keep`: those the conversation revealed first, then `own`, then the

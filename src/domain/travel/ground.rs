@@ -40,15 +40,11 @@ fn ranked_bookings<'a>(
     let own: Vec<String> = traveler
         .map(|t| t.bookings.iter().map(|b| b.booking_id.clone()).collect())
         .unwrap_or_default();
-    let fits = |id: &str| {
-        db.find_booking(id).is_some_and(|(t, b)| {
-            traveler.is_none_or(|me| me.traveler_id == t.traveler_id) && keep(b)
-        })
+    let row = |id: &str| {
+        let (t, b) = db.find_booking(id)?;
+        (traveler.is_none_or(|me| me.traveler_id == t.traveler_id) && keep(b)).then_some(b)
     };
-    propose::ranked(ctx, "booking_id", own, fits, rng)
-        .iter()
-        .filter_map(|id| db.find_booking(id).map(|(_, b)| b))
-        .collect()
+    propose::ranked_rows(ctx, "booking_id", own, row, rng)
 }
 
 /// Packages: those the conversation revealed, then the traveler's booked ones, then the
