@@ -341,8 +341,14 @@ impl HarnessBench {
                         tools,
                         seed,
                     };
+                    let user_model = Arc::clone(&user);
                     let mut user = EndpointUser::new(user, &instruction, None, seed);
                     let ep = run_episode(env.as_mut(), &policy, &mut agent, &mut user, 50).await;
+                    // As the rollouts stage does before an episode reaches its journal.
+                    let synced = match agent.model.sync().await {
+                        Ok(()) => user_model.sync().await,
+                        err => err,
+                    };
                     // Every user and assistant message but the fixed greeting is one call.
                     let calls = ep
                         .messages
@@ -350,9 +356,12 @@ impl HarnessBench {
                         .filter(|m| m.role == MessageRole::User || m.role == MessageRole::Assistant)
                         .count()
                         - 1;
-                    let error = match ep.termination {
-                        Termination::UserStop => None,
-                        other => Some(ep.error.unwrap_or_else(|| other.as_str().to_string())),
+                    let error = match (ep.termination, synced) {
+                        (_, Err(e)) => Some(e.to_string()),
+                        (Termination::UserStop, Ok(())) => None,
+                        (other, Ok(())) => {
+                            Some(ep.error.unwrap_or_else(|| other.as_str().to_string()))
+                        }
                     };
                     (calls, error)
                 });

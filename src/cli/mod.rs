@@ -145,40 +145,48 @@ pub fn main() -> Result<(), CliError> {
             }));
         }
     }
-    match cli.command {
-        Command::Run(a) => pipeline::run(&paths, a),
-        Command::Merge(a) => pipeline::merge(&paths, a),
-        Command::Status(a) => pipeline::status(&paths, a),
-        Command::Card(a) => pipeline::card(&paths, a),
+    let result = run(&paths, cli.command);
+    // Answers still queued for a response cache's commit are written before the process
+    // ends, whatever the command's outcome (a cut-off committer would lose them).
+    crate::llm::cache::flush_all();
+    result
+}
+
+fn run(paths: &crate::config::Paths, command: Command) -> Result<(), CliError> {
+    match command {
+        Command::Run(a) => pipeline::run(paths, a),
+        Command::Merge(a) => pipeline::merge(paths, a),
+        Command::Status(a) => pipeline::status(paths, a),
+        Command::Card(a) => pipeline::card(paths, a),
         Command::Graph => {
             print!("{}", crate::stage::dag().to_dot());
             Ok(())
         }
-        Command::Validate => pipeline::validate(&paths),
+        Command::Validate => pipeline::validate(paths),
         Command::List => pipeline::list(),
-        Command::Docs(a) => pipeline::docs(&paths, a),
-        Command::Graphs(c) => graphs::run(&paths, c),
-        Command::Scaffold(c) => pipeline::scaffold(&paths, c),
-        Command::Import(c) => data::import(&paths, c),
-        Command::Export(c) => data::export(&paths, c),
-        Command::Replay(a) => data::replay(&paths, a),
-        Command::Rollout(a) => data::rollout(&paths, a),
-        Command::Analyze(a) => data::analyze(&paths, a),
-        Command::Reference(c) => data::reference(&paths, c),
-        Command::Bench(a) => pipeline::bench(&paths, a),
-        Command::Stats(a) => pipeline::stats(&paths, a),
+        Command::Docs(a) => pipeline::docs(paths, a),
+        Command::Graphs(c) => graphs::run(paths, c),
+        Command::Scaffold(c) => pipeline::scaffold(paths, c),
+        Command::Import(c) => data::import(paths, c),
+        Command::Export(c) => data::export(paths, c),
+        Command::Replay(a) => data::replay(paths, a),
+        Command::Rollout(a) => data::rollout(paths, a),
+        Command::Analyze(a) => data::analyze(paths, a),
+        Command::Reference(c) => data::reference(paths, c),
+        Command::Bench(a) => pipeline::bench(paths, a),
+        Command::Stats(a) => pipeline::stats(paths, a),
         Command::Compare(a) => compare::compare(a),
-        Command::Quality(a) => quality::quality(&paths, a),
-        Command::Review(a) => review::review(&paths, a),
-        Command::Serve(a) => serve::serve(&paths, a),
-        Command::Episode(a) => serve::episode(&paths, a),
+        Command::Quality(a) => quality::quality(paths, a),
+        Command::Review(a) => review::review(paths, a),
+        Command::Serve(a) => serve::serve(paths, a),
+        Command::Episode(a) => serve::episode(paths, a),
         Command::Emotion(c) => {
             // `emotion map` / `emotion eval` may (re)train and cache the model in the output.
             let _lock = match &c {
-                emotion::EmotionCommands::Emotion(_) => Some(lock_output(&paths)?),
+                emotion::EmotionCommands::Emotion(_) => Some(lock_output(paths)?),
                 emotion::EmotionCommands::Anchors(_) => None,
             };
-            emotion::run(&paths, c)
+            emotion::run(paths, c)
         }
     }
 }

@@ -140,6 +140,16 @@ pub struct EpisodeRoles {
     pub user: RoleModel,
 }
 
+impl EpisodeRoles {
+    /// Wait until both roles' answers so far are in their response cache for good: an
+    /// episode is written to its journal only after its answers are, so resuming never finds
+    /// a finished episode whose answers a crash took. `Err` once a cache commit has failed.
+    pub async fn sync(&self) -> Result<(), crate::llm::LlmError> {
+        self.agent.sync().await?;
+        self.user.sync().await
+    }
+}
+
 /// Open the two roles of a batch from their `[roles.*]` tables (scripted when absent).
 /// An endpoint role that sets no `concurrency` of its own carries as many calls as there
 /// are episodes in flight (the layer's default of 8 would throttle a batch of 32): the
@@ -340,7 +350,7 @@ pub fn roll_out(
                     base.as_ref(),
                     seed,
                 );
-                let ep = run_episode(
+                let mut ep = run_episode(
                     env.as_mut(),
                     &policy,
                     agent.as_mut(),
@@ -350,6 +360,11 @@ pub fn roll_out(
                 .await;
                 if delay_ms > 0 {
                     tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+                }
+                if let Err(e) = roles.sync().await {
+                    // Its answers may not be stored: not done, so a rerun plays it again.
+                    ep.termination = crate::harness::Termination::EndpointError;
+                    ep.error = Some(e.to_string());
                 }
                 rollout_record(
                     &task,
@@ -454,5 +469,99 @@ mod tests {
         .unwrap_err();
         assert!(err.starts_with("task damaged: column 'actions': "), "{err}");
         assert_eq!(journaled, 0, "no episode may run for a damaged task");
+    }
+
+    /// An agent endpoint that answers every call with a short text and whose response
+    /// cache cannot commit (a full disk).
+    struct UnstorableAgent;
+
+    impl crate::llm::ChatModel for UnstorableAgent {
+        fn chat(
+            &self,
+            _req: crate::llm::ChatRequest,
+        ) -> crate::llm::BoxFuture<'_, Result<crate::llm::ChatResponse, crate::llm::LlmError>>
+        {
+            Box::pin(async {
+                Ok(crate::llm::ChatResponse {
+                    message: crate::llm::AssistantMessage {
+                        content: Some("Done. Anything else?".into()),
+                        tool_calls: Vec::new(),
+                        reasoning_content: None,
+                    },
+                    finish_reason: Some("stop".into()),
+                    usage: Default::default(),
+                    model: "unstorable".into(),
+                    from_cache: false,
+                })
+            })
+        }
+        fn model_id(&self) -> &str {
+            "unstorable"
+        }
+        fn stats(&self) -> crate::llm::StatsSnapshot {
+            crate::llm::StatsSnapshot::default()
+        }
+        fn sync(&self) -> crate::llm::BoxFuture<'_, Result<(), crate::llm::LlmError>> {
+            Box::pin(async {
+                Err(crate::llm::LlmError::Cache {
+                    path: "out/.llm-cache.redb".into(),
+                    message: "File too large (os error 27)".into(),
+                })
+            })
+        }
+    }
+
+    #[test]
+    fn an_episode_whose_answers_were_not_stored_is_errored_so_a_rerun_plays_it_again() {
+        let env: Arc<dyn Environment> = Arc::from(
+            crate::domain::find("airline")
+                .unwrap()
+                .generate(3, crate::domain::Split::Eval),
+        );
+        let task = TaskRecord {
+            task_id: "t1".into(),
+            domain: "airline".into(),
+            instruction: Some("You want to know your reservations.".into()),
+            actions: "[]".into(),
+            requests: "[]".into(),
+            user_facts: "[]".into(),
+            ..TaskRecord::default()
+        };
+        let cfg = BatchConfig {
+            trials: 2,
+            max_steps: 4,
+            concurrency: 2,
+            emotion: false,
+            agent_errors: ErrorRates::default(),
+            label: String::new(),
+        };
+        let roles = EpisodeRoles {
+            agent: RoleModel::Endpoint(Arc::new(UnstorableAgent)),
+            user: RoleModel::Scripted(Role::User),
+        };
+        let mut journaled = Vec::new();
+        let rows = roll_out(
+            env,
+            Arc::new(String::new()),
+            &[task],
+            &cfg,
+            &roles,
+            7,
+            Vec::new(),
+            &mut |r| {
+                journaled.push(r.clone());
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(rows.len(), 2);
+        for r in rows.iter().chain(&journaled) {
+            assert!(super::super::metrics::is_infrastructure_failure(r), "{r:?}");
+            assert!(
+                r.error.as_deref().unwrap_or("").contains("File too large"),
+                "{:?}",
+                r.error
+            );
+        }
     }
 }

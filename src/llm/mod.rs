@@ -90,6 +90,13 @@ pub trait ChatModel: Send + Sync {
     fn model_id(&self) -> &str;
     /// Requests, cache hits, tokens and errors so far.
     fn stats(&self) -> StatsSnapshot;
+    /// Wait until every answer this model stored in its response cache is durable; `Err`
+    /// once a commit of the cache has failed (also counted in [`Self::stats`] as a `cache`
+    /// error). Answers are stored behind the calls; the harness syncs before an episode
+    /// reaches its journal and counts an episode whose answers are not durable as errored.
+    fn sync(&self) -> BoxFuture<'_, Result<(), LlmError>> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// A text-embedding model (`/v1/embeddings`): the transport the emotion module's
@@ -135,6 +142,14 @@ impl RoleModel {
         match self {
             RoleModel::Scripted(_) => StatsSnapshot::default(),
             RoleModel::Endpoint(m) => m.stats(),
+        }
+    }
+
+    /// Wait until the endpoint's stored answers are durable ([`ChatModel::sync`]).
+    pub async fn sync(&self) -> Result<(), LlmError> {
+        match self {
+            RoleModel::Endpoint(m) => m.sync().await,
+            RoleModel::Scripted(_) => Ok(()),
         }
     }
 }

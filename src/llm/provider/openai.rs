@@ -331,19 +331,23 @@ impl OpenAiModel {
         Ok(bytes.and_then(|b| serde_json::from_slice(&b).ok()))
     }
 
-    /// Store an answer. A failed write does not fail the call (the answer is paid for);
-    /// it is counted as a `cache` error, and a re-run would ask again.
-    async fn store<T: Serialize>(&self, key: [u8; 32], value: &T) {
-        let stored = match serde_json::to_vec(value) {
-            Ok(bytes) => self.cache.put(key, bytes).await,
-            Err(e) => Err(LlmError::Cache {
-                path: self.cache.path().display().to_string(),
-                message: e.to_string(),
-            }),
-        };
-        if stored.is_err() {
-            self.stats.record_error(ErrorKind::Cache);
+    /// Store an answer, queued for the cache's next group commit (the call does not wait
+    /// for the disk; [`ChatModel::sync`] does). An answer that cannot be encoded is counted
+    /// as a `cache` error; a failed commit is counted when a sync reports it. Neither fails
+    /// the call (the answer is paid for); a re-run would ask again.
+    fn store<T: Serialize>(&self, key: [u8; 32], value: &T) {
+        match serde_json::to_vec(value) {
+            Ok(bytes) => self.cache.put_behind(key, bytes),
+            Err(_) => self.stats.record_error(ErrorKind::Cache),
         }
+    }
+
+    /// Wait until every answer stored so far is durable.
+    async fn sync_cache(&self) -> Result<(), LlmError> {
+        self.cache.sync().await.map_err(|e| {
+            self.stats.record_error(ErrorKind::Cache);
+            self.scrub(e)
+        })
     }
 
     /// Send with retries; the answer's JSON on success.
@@ -431,7 +435,7 @@ impl OpenAiModel {
         // The cache keeps what the server said, less the key; the shape is read from it on
         // every use.
         let response = self.redacted(response);
-        self.store(key, &response).await;
+        self.store(key, &response);
         self.shaped(response, &req.tools)
     }
 
@@ -515,7 +519,7 @@ impl OpenAiModel {
             prompt_tokens: tokens,
             ..Usage::default()
         });
-        self.store(key, &vectors).await;
+        self.store(key, &vectors);
         Ok(vectors)
     }
 }
@@ -531,6 +535,10 @@ impl ChatModel for OpenAiModel {
 
     fn stats(&self) -> StatsSnapshot {
         self.stats.snapshot()
+    }
+
+    fn sync(&self) -> BoxFuture<'_, Result<(), LlmError>> {
+        Box::pin(self.sync_cache())
     }
 }
 

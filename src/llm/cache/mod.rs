@@ -2,8 +2,10 @@
 //! response, in a redb file whose path the caller gives.
 //!
 //! Why redb: pure Rust (no C toolchain, a few seconds to build), one file, ACID commits, so
-//! a killed run loses at most the answer it was writing and a re-run never pays twice for
-//! the rest. SQLite would need a C build; sled is unmaintained; a directory of JSON files
+//! a killed run loses at most the answers not yet committed and a re-run never pays twice
+//! for the rest. Answers are committed in groups behind the calls that store them
+//! ([`group`]); the harness waits for them before it writes an episode to its journal, so a
+//! finished episode's answers are never among those lost. SQLite would need a C build; sled is unmaintained; a directory of JSON files
 //! would mean one inode per call and no atomic batch.
 //!
 //! The key covers everything that changes an answer: the request kind (chat or embeddings),
@@ -41,10 +43,13 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use super::error::LlmError;
+
+mod group;
+use group::{Entry, Group};
 
 const RESPONSES: TableDefinition<&[u8], &[u8]> = TableDefinition::new("responses");
 
@@ -220,44 +225,6 @@ impl std::fmt::Debug for ResponseCache {
 type Damage = Arc<Mutex<Option<LlmError>>>;
 type OpenFiles = Mutex<HashMap<PathBuf, (Weak<Database>, Damage, Arc<Vec<OtherFile>>, Arc<Group>)>>;
 
-/// The writers of one file, committing together (group commit). A commit is an fsync, and
-/// at hundreds of episodes in flight one fsync per answer made the disk the bound. Now a
-/// writer queues its answer; whoever finds no commit under way takes everything queued and
-/// commits it in one transaction while later writers queue behind it. Every writer still
-/// returns only once its own answer is durable, so what a caller was told is stored stays
-/// stored through a crash; only the number of fsyncs changes (one per batch, not per answer).
-struct Group {
-    state: Mutex<GroupState>,
-    committed: Condvar,
-}
-
-struct GroupState {
-    queued: Vec<([u8; 32], Vec<u8>)>,
-    /// The batch that `queued` will be committed as; batches commit in order.
-    next: u64,
-    /// Every batch up to this one has been committed or has failed.
-    finished: u64,
-    /// A writer is committing a batch now.
-    committing: bool,
-    /// Batches whose commit failed (kept: each of their writers reads the error).
-    failed: HashMap<u64, LlmError>,
-}
-
-impl Default for Group {
-    fn default() -> Self {
-        Group {
-            state: Mutex::new(GroupState {
-                queued: Vec::new(),
-                next: 1,
-                finished: 0,
-                committing: false,
-                failed: HashMap::new(),
-            }),
-            committed: Condvar::new(),
-        }
-    }
-}
-
 fn registry() -> &'static OpenFiles {
     static OPEN: std::sync::OnceLock<OpenFiles> = std::sync::OnceLock::new();
     OPEN.get_or_init(|| Mutex::new(HashMap::new()))
@@ -287,6 +254,19 @@ pub fn read_also(primary: &Path, others: Vec<PathBuf>) {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .insert(abs, others);
+}
+
+/// Wait until every answer this process stored is durable, in every cache file it has
+/// open (the binary calls it before it exits: a committer thread still writing would
+/// otherwise be cut off with the process).
+pub fn flush_all() {
+    let groups: Vec<Arc<Group>> = registry()
+        .lock()
+        .map(|open| open.values().map(|(.., g)| Arc::clone(g)).collect())
+        .unwrap_or_default();
+    for group in groups {
+        let _ = group.settle();
+    }
 }
 
 /// How long a read of another cache file waits for a process that holds it briefly (another
@@ -581,9 +561,13 @@ impl ResponseCache {
         result
     }
 
-    /// The stored answer for `key`, if any (blocking; small and fast): this file's, else
+    /// The stored answer for `key`, if any (blocking; small and fast): one still queued for
+    /// its commit, else this file's, else
     /// that of another file it reads ([`read_also`]), copied into this one.
     pub fn get_blocking(&self, key: &[u8; 32]) -> Result<Option<Vec<u8>>, LlmError> {
+        if let Some(found) = self.group.pending(key) {
+            return Ok(Some(found));
+        }
         if let Some(found) = self.get_own(key)? {
             return Ok(Some(found));
         }
@@ -609,53 +593,57 @@ impl ResponseCache {
         })
     }
 
-    /// Store an answer (blocking): returns once it is durable, committed together with the
-    /// answers other threads are storing at the same time ([`Group`]).
-    pub fn put_blocking(&self, key: &[u8; 32], value: &[u8]) -> Result<(), LlmError> {
-        // A panic while holding the lock cannot leave the state torn (each update is one
-        // assignment); carry on.
-        let lock = || self.group.state.lock().unwrap_or_else(|p| p.into_inner());
-        let mut state = lock();
-        state.queued.push((*key, value.to_vec()));
-        let mine = state.next;
-        loop {
-            if state.finished >= mine {
-                return match state.failed.get(&mine) {
-                    Some(e) => Err(e.clone()),
-                    None => Ok(()),
-                };
-            }
-            if state.committing {
-                state = self
-                    .group
-                    .committed
-                    .wait(state)
-                    .unwrap_or_else(|p| p.into_inner());
-                continue;
-            }
-            // No commit under way: this writer commits everything queued (its own included),
-            // after letting writers already running on other threads join the batch.
-            state.committing = true;
-            drop(state);
-            std::thread::yield_now();
-            state = lock();
-            let batch = std::mem::take(&mut state.queued);
-            let id = state.next;
-            state.next += 1;
-            drop(state);
-            let result = self.commit_all(&batch);
-            state = lock();
-            state.committing = false;
-            state.finished = id;
-            if let Err(e) = result {
-                state.failed.insert(id, e);
-            }
-            self.group.committed.notify_all();
+    /// Store an answer without waiting for it to be durable: it is queued and committed
+    /// together with the answers stored around the same time ([`group`]); until then it is
+    /// read back from the queue. [`Self::sync`] waits for it.
+    pub fn put_behind(&self, key: [u8; 32], value: Vec<u8>) {
+        let (_, start) = self.group.queue((key, value));
+        if start {
+            self.start_committer();
         }
     }
 
+    /// Store an answer (blocking): returns once it is durable.
+    pub fn put_blocking(&self, key: &[u8; 32], value: &[u8]) -> Result<(), LlmError> {
+        let (batch, start) = self.group.queue((*key, value.to_vec()));
+        if start {
+            self.start_committer();
+        }
+        self.group.wait_for(batch)
+    }
+
+    /// Run the committer on a thread of its own (it ends when the queue is empty); where no
+    /// thread can be started, here.
+    fn start_committer(&self) {
+        let this = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("tracer-cache".into())
+            .spawn(move || this.group.commit_queued(|batch| this.commit_all(batch)));
+        if spawned.is_err() {
+            self.group.commit_queued(|batch| self.commit_all(batch));
+        }
+    }
+
+    /// Wait until every answer stored so far is durable; the first failed commit since the
+    /// last sync, if any.
+    pub fn sync_blocking(&self) -> Result<(), LlmError> {
+        self.group.settle()
+    }
+
+    /// [`Self::sync_blocking`] off the async worker threads (it waits for an fsync); at once
+    /// when nothing is pending.
+    pub async fn sync(&self) -> Result<(), LlmError> {
+        if self.group.is_settled() {
+            return Ok(());
+        }
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || this.sync_blocking())
+            .await
+            .map_err(|e| self.error(e))?
+    }
+
     /// One durable commit of `entries`.
-    fn commit_all(&self, entries: &[([u8; 32], Vec<u8>)]) -> Result<(), LlmError> {
+    fn commit_all(&self, entries: &[Entry]) -> Result<(), LlmError> {
         self.checked(|| {
             let txn = self.db.begin_write().map_err(|e| self.error(e))?;
             {
@@ -707,17 +695,10 @@ impl ResponseCache {
             .map_err(|e| self.error(e))?
     }
 
-    /// [`Self::put_blocking`] off the async worker threads (the commit fsyncs).
-    pub async fn put(&self, key: [u8; 32], value: Vec<u8>) -> Result<(), LlmError> {
-        let this = self.clone();
-        tokio::task::spawn_blocking(move || this.put_blocking(&key, &value))
-            .await
-            .map_err(|e| self.error(e))?
-    }
-
-    /// Number of stored answers.
+    /// Number of stored answers (once those queued are committed).
     pub fn len(&self) -> Result<u64, LlmError> {
         use redb::ReadableTableMetadata;
+        self.group.drain();
         self.checked(|| {
             let txn = self.db.begin_read().map_err(|e| self.error(e))?;
             match txn.open_table(RESPONSES) {
@@ -802,45 +783,23 @@ mod tests {
     }
 
     #[test]
-    fn writers_that_arrive_during_a_commit_share_the_next_one() {
-        let dir = std::env::temp_dir().join(format!("tracer-llm-group-{}", std::process::id()));
+    fn an_answer_put_behind_is_read_at_once_and_durable_after_a_sync() {
+        let dir = std::env::temp_dir().join(format!("tracer-llm-behind-{}", std::process::id()));
+        let path = dir.join("cache.redb");
         let _ = std::fs::remove_dir_all(&dir);
-        let cache = ResponseCache::open(&dir.join("cache.redb")).unwrap();
-        // As if another writer had taken batch 1 and were committing it: the next writers
-        // queue for batch 2.
-        {
-            let mut state = cache.group.state.lock().unwrap();
-            state.committing = true;
-            state.next += 1;
+        let cache = ResponseCache::open(&path).unwrap();
+        for i in 0..50u8 {
+            cache.put_behind([i; 32], vec![i; 3]);
+            assert_eq!(cache.get_blocking(&[i; 32]).unwrap(), Some(vec![i; 3]));
         }
-        let writers: Vec<_> = (0..8u8)
-            .map(|i| {
-                let cache = cache.clone();
-                std::thread::spawn(move || cache.put_blocking(&[i; 32], &[i]))
-            })
-            .collect();
-        while cache.group.state.lock().unwrap().queued.len() < 8 {
-            std::thread::yield_now();
-        }
-        {
-            // That commit ends: batch 1 is done.
-            let mut state = cache.group.state.lock().unwrap();
-            state.committing = false;
-            state.finished = 1;
-            cache.group.committed.notify_all();
-        }
-        for w in writers {
-            w.join().unwrap().unwrap();
-        }
-        // One of the eight committed all of them, in one transaction (batch 2).
-        let state = cache.group.state.lock().unwrap();
-        assert_eq!((state.finished, state.next), (2, 3));
-        drop(state);
-        for i in 0..8u8 {
-            assert_eq!(cache.get_blocking(&[i; 32]).unwrap(), Some(vec![i]));
-        }
-        assert_eq!(cache.len().unwrap(), 8);
+        cache.sync_blocking().unwrap();
+        assert_eq!(cache.len().unwrap(), 50);
         drop(cache);
+        flush_all();
+        let reopened = ResponseCache::open(&path).unwrap();
+        assert_eq!(reopened.get_blocking(&[49; 32]).unwrap(), Some(vec![49; 3]));
+        assert_eq!(reopened.len().unwrap(), 50);
+        drop(reopened);
         let _ = std::fs::remove_dir_all(&dir);
     }
 
