@@ -687,8 +687,13 @@ impl ResponseCache {
         })
     }
 
-    /// [`Self::get_blocking`] off the async worker threads.
+    /// [`Self::get_blocking`]: here when only this file is read (a read transaction never
+    /// waits for a writer, and the pages are in memory or the page cache), off the async
+    /// worker threads when other files may be opened and waited for.
     pub async fn get(&self, key: [u8; 32]) -> Result<Option<Vec<u8>>, LlmError> {
+        if self.others.is_empty() {
+            return self.get_blocking(&key);
+        }
         let this = self.clone();
         tokio::task::spawn_blocking(move || this.get_blocking(&key))
             .await
