@@ -20,7 +20,7 @@ use crate::domain::UserFact;
 use crate::domain::kit::facts;
 use crate::domain::kit::pyjson::Py;
 use crate::domain::kit::templates::Templates;
-use crate::domain::kit::text::arg_str;
+use crate::domain::kit::text::{arg_str, distinct_ids, output_strings};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -136,12 +136,7 @@ pub fn describe_request(
 pub fn internal_ids(tool: &str, args: &Value) -> Vec<String> {
     match tool {
         "modify_player_address" | "get_player_details" => {
-            let id = arg_str(args, "player_id");
-            if id.is_empty() {
-                Vec::new()
-            } else {
-                vec![id.to_string()]
-            }
+            distinct_ids([arg_str(args, "player_id")])
         }
         _ => Vec::new(),
     }
@@ -153,23 +148,10 @@ pub fn required_outputs(
     _args: &Value,
     output: &str,
 ) -> Vec<String> {
-    let Ok(v) = serde_json::from_str::<Value>(output) else {
-        return Vec::new();
-    };
-    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
     match tool {
-        "get_game_score" => [
-            text(v.pointer("/home/score")),
-            text(v.pointer("/away/score")),
-        ]
-        .into_iter()
-        .flatten()
-        .collect(),
-        "get_club_record" => [text(v.get("wins")), text(v.get("losses"))]
-            .into_iter()
-            .flatten()
-            .collect(),
-        "get_player_total_points" => text(Some(&v)).into_iter().collect(),
+        "get_game_score" => output_strings(output, &["/home/score", "/away/score"]),
+        "get_club_record" => output_strings(output, &["/wins", "/losses"]),
+        "get_player_total_points" => output_strings(output, &[""]),
         _ => Vec::new(),
     }
 }

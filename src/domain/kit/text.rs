@@ -41,6 +41,30 @@ pub fn arg_list<'a>(args: &'a Value, key: &str) -> Vec<&'a str> {
         .unwrap_or_default()
 }
 
+/// The non-empty ones of `ids`, each once, in first-seen order (a hook's internal ids).
+pub fn distinct_ids<'a>(ids: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for id in ids.into_iter().filter(|s| !s.is_empty()) {
+        if !out.iter().any(|x| x == id) {
+            out.push(id.to_string());
+        }
+    }
+    out
+}
+
+/// The strings a tool's JSON output holds at `pointers` (JSON pointers, `""` the whole
+/// output), in order; a pointer to nothing or to something other than a string gives
+/// nothing, and so does an output that is not JSON (what `required_outputs` hooks tell).
+pub fn output_strings(output: &str, pointers: &[&str]) -> Vec<String> {
+    let Ok(v) = serde_json::from_str::<Value>(output) else {
+        return Vec::new();
+    };
+    pointers
+        .iter()
+        .filter_map(|p| v.pointer(p)?.as_str().map(str::to_string))
+        .collect()
+}
+
 /// "a", "a and b", "a, b and c".
 pub fn join_and(parts: &[String]) -> String {
     match parts {
@@ -154,6 +178,18 @@ pub fn title_case(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn distinct_ids_and_output_strings() {
+        assert_eq!(distinct_ids(["b", "", "a", "b"]), ["b", "a"]);
+        let out = r#"{"status": "open", "n": 3, "home": {"score": "7"}}"#;
+        assert_eq!(
+            output_strings(out, &["/home/score", "/n", "/gone", "/status"]),
+            ["7", "open"]
+        );
+        assert_eq!(output_strings("\"12\"", &[""]), ["12"]);
+        assert!(output_strings("not json", &[""]).is_empty());
+    }
 
     #[test]
     fn phrases() {

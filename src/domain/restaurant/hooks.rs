@@ -21,7 +21,9 @@ use crate::domain::UserFact;
 use crate::domain::kit::facts;
 use crate::domain::kit::pyjson::Py;
 use crate::domain::kit::templates::Templates;
-use crate::domain::kit::text::{arg_list, arg_str, dollars, join_and};
+use crate::domain::kit::text::{
+    arg_list, arg_str, distinct_ids, dollars, join_and, output_strings,
+};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -198,12 +200,7 @@ pub fn describe_request(
 pub fn internal_ids(tool: &str, args: &Value) -> Vec<String> {
     match tool {
         "modify_placed_ticket_items" | "modify_placed_ticket_instrument" | "add_tip_to_ticket" => {
-            let id = arg_str(args, "instrument_ref");
-            if id.is_empty() {
-                Vec::new()
-            } else {
-                vec![id.to_string()]
-            }
+            distinct_ids([arg_str(args, "instrument_ref")])
         }
         _ => Vec::new(),
     }
@@ -215,16 +212,8 @@ pub fn required_outputs(
     _args: &Value,
     output: &str,
 ) -> Vec<String> {
-    let Ok(v) = serde_json::from_str::<Value>(output) else {
-        return Vec::new();
-    };
     match tool {
-        "get_ticket_details" => v
-            .get("state")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .into_iter()
-            .collect(),
+        "get_ticket_details" => output_strings(output, &["/state"]),
         _ => Vec::new(),
     }
 }

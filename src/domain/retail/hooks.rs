@@ -19,7 +19,9 @@ use super::db::{Order, OrderItem, PaymentMethod, RetailDb, User};
 use crate::domain::UserFact;
 use crate::domain::kit::facts::{self, Identity};
 use crate::domain::kit::templates::Templates;
-use crate::domain::kit::text::{arg_list, arg_str, brand_name, count_word, dollars, join_and};
+use crate::domain::kit::text::{
+    arg_list, arg_str, brand_name, count_word, distinct_ids, dollars, join_and,
+};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -363,7 +365,7 @@ pub fn describe_request(db: &RetailDb, tool: &str, args: &Value, output: &str) -
 }
 
 pub fn internal_ids(tool: &str, args: &Value) -> Vec<String> {
-    let mut ids: Vec<&str> = match tool {
+    let ids: Vec<&str> = match tool {
         "modify_pending_order_items" | "exchange_delivered_order_items" => {
             let mut v = arg_list(args, "item_ids");
             v.extend(arg_list(args, "new_item_ids"));
@@ -379,11 +381,7 @@ pub fn internal_ids(tool: &str, args: &Value) -> Vec<String> {
         "get_user_details" | "modify_user_address" => vec![arg_str(args, "user_id")],
         _ => Vec::new(),
     };
-    ids.retain(|s| !s.is_empty());
-    counted(ids)
-        .into_iter()
-        .map(|(s, _)| s.to_string())
-        .collect()
+    distinct_ids(ids)
 }
 
 pub fn required_outputs(_db: &RetailDb, tool: &str, _args: &Value, output: &str) -> Vec<String> {

@@ -23,7 +23,7 @@ use crate::domain::kit::facts;
 use crate::domain::kit::pyjson::Py;
 use crate::domain::kit::tau2::{long_date, parse_short_date};
 use crate::domain::kit::templates::Templates;
-use crate::domain::kit::text::{arg_list, arg_str, join_and};
+use crate::domain::kit::text::{arg_list, arg_str, distinct_ids, join_and, output_strings};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -349,27 +349,17 @@ pub fn internal_ids(tool: &str, args: &Value) -> Vec<String> {
         ],
         _ => Vec::new(),
     };
-    let mut out: Vec<String> = Vec::new();
-    for id in ids.into_iter().filter(|s| !s.is_empty()) {
-        if !out.iter().any(|x| x == id) {
-            out.push(id.to_string());
-        }
-    }
-    out
+    distinct_ids(ids)
 }
 
 pub fn required_outputs(_db: &SchoolDb, tool: &str, _args: &Value, output: &str) -> Vec<String> {
-    let Ok(v) = serde_json::from_str::<Value>(output) else {
-        return Vec::new();
-    };
-    let field = |p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_string);
     match tool {
-        "get_course_meeting_status" => field("/status").into_iter().collect(),
-        "get_registration_details" => field("/status").into_iter().collect(),
-        "get_course_details" => [field("/instructor/last_name"), field("/location/building")]
-            .into_iter()
-            .flatten()
-            .collect(),
+        "get_course_meeting_status" | "get_registration_details" => {
+            output_strings(output, &["/status"])
+        }
+        "get_course_details" => {
+            output_strings(output, &["/instructor/last_name", "/location/building"])
+        }
         _ => Vec::new(),
     }
 }

@@ -19,7 +19,9 @@ use crate::domain::UserFact;
 use crate::domain::kit::facts;
 use crate::domain::kit::tau2::{long_date, parse_short_date};
 use crate::domain::kit::templates::Templates;
-use crate::domain::kit::text::{arg_str, count_word, join_and, money_in, words};
+use crate::domain::kit::text::{
+    arg_str, count_word, distinct_ids, join_and, money_in, output_strings, words,
+};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -390,23 +392,13 @@ pub fn internal_ids(tool: &str, args: &Value) -> Vec<String> {
         }
         _ => Vec::new(),
     };
-    let mut out: Vec<String> = Vec::new();
-    for id in ids.into_iter().filter(|s| !s.is_empty()) {
-        if !out.iter().any(|x| x == id) {
-            out.push(id.to_string());
-        }
-    }
-    out
+    distinct_ids(ids)
 }
 
 pub fn required_outputs(_db: &TravelDb, tool: &str, _args: &Value, output: &str) -> Vec<String> {
-    let Ok(v) = serde_json::from_str::<Value>(output) else {
-        return Vec::new();
-    };
-    let field = |p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_string);
     match tool {
-        "get_booking_details" => field("/status").into_iter().collect(),
-        "get_agent_details" => field("/contact/email").into_iter().collect(),
+        "get_booking_details" => output_strings(output, &["/status"]),
+        "get_agent_details" => output_strings(output, &["/contact/email"]),
         _ => Vec::new(),
     }
 }
