@@ -76,6 +76,24 @@ pub fn same_address(args: &Value, fields: &[&str], current: &[&String]) -> bool 
         .all(|(f, v)| arg_str(args, f) == v.as_str())
 }
 
+/// Every payment in the list argument `key` has an `amount` that `positive` accepts (a
+/// payment without one has not); the error quotes the first that has not.
+pub fn positive_payments(
+    args: &Value,
+    key: &str,
+    positive: impl Fn(&Value) -> bool,
+) -> Result<(), String> {
+    let mut payments = args
+        .get(key)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
+    match payments.find(|p| !p.get("amount").is_some_and(&positive)) {
+        Some(p) => Err(format!("every payment must be a positive amount, not {p}")),
+        None => Ok(()),
+    }
+}
+
 /// The common rule "`what` must be one of `allowed`": `Err` names the value and the list.
 pub fn one_of(what: &str, value: &str, allowed: &[&str]) -> Result<(), String> {
     if allowed.contains(&value) {
@@ -108,6 +126,20 @@ mod tests {
             ("positive", "n must be positive")
         );
         assert!(check_rules(&RULES, &(), "other", &serde_json::json!({})).is_ok());
+    }
+
+    #[test]
+    fn positive_payments_quote_the_first_that_is_not() {
+        let whole = |v: &Value| v.as_i64().is_some_and(|n| n > 0);
+        let args = serde_json::json!({"pay": [{"amount": 5}, {"amount": 0}, {"id": "x"}]});
+        assert_eq!(
+            positive_payments(&args, "pay", whole).unwrap_err(),
+            r#"every payment must be a positive amount, not {"amount":0}"#
+        );
+        assert!(
+            positive_payments(&serde_json::json!({"pay": [{"amount": 2}]}), "pay", whole).is_ok()
+        );
+        assert!(positive_payments(&serde_json::json!({}), "pay", whole).is_ok());
     }
 
     #[test]

@@ -65,6 +65,21 @@ pub fn output_strings(output: &str, pointers: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// A search request's filters as words: for each (argument, clause) the arguments give
+/// as a non-empty string, a space and the clause with `{}` replaced by the value
+/// (`[("campus", "on the {} campus")]` -> " on the North campus").
+pub fn filter_clauses(args: &Value, clauses: &[(&str, &str)]) -> String {
+    let given = |key: &str| {
+        args.get(key)
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty())
+    };
+    clauses
+        .iter()
+        .filter_map(|(key, text)| Some(format!(" {}", text.replace("{}", given(key)?))))
+        .collect()
+}
+
 /// "a", "a and b", "a, b and c".
 pub fn join_and(parts: &[String]) -> String {
     match parts {
@@ -178,6 +193,17 @@ pub fn title_case(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn filter_clauses_name_the_given_filters_in_order() {
+        let args = serde_json::json!({"day": "Monday", "campus": "", "city": "Oslo"});
+        let clauses = [
+            ("campus", "on the {} campus"),
+            ("city", "in {}"),
+            ("day", "on {}"),
+        ];
+        assert_eq!(filter_clauses(&args, &clauses), " in Oslo on Monday");
+    }
 
     #[test]
     fn distinct_ids_and_output_strings() {

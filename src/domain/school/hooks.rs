@@ -23,7 +23,9 @@ use crate::domain::kit::facts;
 use crate::domain::kit::pyjson::Py;
 use crate::domain::kit::tau2::{long_date, parse_short_date};
 use crate::domain::kit::templates::Templates;
-use crate::domain::kit::text::{arg_list, arg_str, distinct_ids, join_and, output_strings};
+use crate::domain::kit::text::{
+    arg_list, arg_str, distinct_ids, filter_clauses, join_and, output_strings,
+};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -303,22 +305,15 @@ pub fn describe_request(db: &SchoolDb, tool: &str, args: &Value, output: &str) -
                 Some(d) if !d.is_empty() => format!("{d} courses"),
                 _ => "courses".to_string(),
             };
-            let clauses = [
-                ("campus", "on the {} campus"),
-                ("day", "that meet on {}"),
-                ("start_after", "starting no earlier than {}"),
-                ("end_before", "ending by {}"),
-            ];
-            for (key, text) in clauses {
-                if let Some(v) = args
-                    .get(key)
-                    .and_then(Value::as_str)
-                    .filter(|v| !v.is_empty())
-                {
-                    filters.push(' ');
-                    filters.push_str(&text.replace("{}", v));
-                }
-            }
+            filters += &filter_clauses(
+                args,
+                &[
+                    ("campus", "on the {} campus"),
+                    ("day", "that meet on {}"),
+                    ("start_after", "starting no earlier than {}"),
+                    ("end_before", "ending by {}"),
+                ],
+            );
             if args.get("open_only").and_then(Value::as_bool) == Some(true) {
                 filters.push_str(" with open seats");
             }

@@ -18,7 +18,7 @@
 use super::db::{GradingOption, Registration, SchoolDb};
 use super::generate::level_of_degree;
 use super::tools::tuition;
-use crate::domain::kit::policy::{Rule, rule};
+use crate::domain::kit::policy::{Rule, positive_payments, rule};
 use crate::domain::kit::text::{arg_list, arg_str};
 use serde_json::Value;
 
@@ -77,20 +77,7 @@ pub static RULES: &[Rule<SchoolDb>] = &[
         }
     }),
     rule(REGISTER, "positive_payments", |_, a| {
-        let bad = a
-            .get("payment_methods")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .find(|p| {
-                p.get("amount")
-                    .and_then(Value::as_i64)
-                    .is_none_or(|n| n <= 0)
-            });
-        match bad {
-            Some(p) => Err(format!("every payment must be a positive amount, not {p}")),
-            None => Ok(()),
-        }
+        positive_payments(a, "payment_methods", |n| n.as_i64().is_some_and(|n| n > 0))
     }),
     rule(UPDATE, "registration_is_active", |db, a| {
         active(db, a).map(|_| ())

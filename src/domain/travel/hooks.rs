@@ -20,7 +20,7 @@ use crate::domain::kit::facts;
 use crate::domain::kit::tau2::{long_date, parse_short_date};
 use crate::domain::kit::templates::Templates;
 use crate::domain::kit::text::{
-    arg_str, count_word, distinct_ids, join_and, money_in, output_strings, words,
+    arg_str, count_word, distinct_ids, filter_clauses, join_and, money_in, output_strings, words,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -352,19 +352,11 @@ pub fn describe_request(db: &TravelDb, tool: &str, args: &Value, output: &str) -
                 Some(c) if !c.is_empty() => format!("{} packages", words(c)),
                 _ => "packages".to_string(),
             };
-            for (key, text) in [
+            let clauses = [
                 ("destination_city", "to {}"),
                 ("destination_country", "in {}"),
-            ] {
-                if let Some(v) = args
-                    .get(key)
-                    .and_then(Value::as_str)
-                    .filter(|v| !v.is_empty())
-                {
-                    filters.push(' ');
-                    filters.push_str(&text.replace("{}", v));
-                }
-            }
+            ];
+            filters += &filter_clauses(args, &clauses);
             if let Some(d) = args.get("departure_date").and_then(Value::as_str) {
                 filters.push_str(&format!(" departing on {}", say_date(d)));
             }

@@ -17,7 +17,7 @@
 use super::db::{Booking, BookingTraveler, TravelDb};
 use super::tools::CLOCK;
 use crate::domain::kit::clock::parse_date;
-use crate::domain::kit::policy::{Rule, rule};
+use crate::domain::kit::policy::{Rule, positive_payments, rule};
 use crate::domain::kit::tau2::parse_short_date;
 use crate::domain::kit::text::arg_str;
 use serde_json::Value;
@@ -59,20 +59,9 @@ pub static RULES: [Rule<TravelDb>; 17] = [
         }
     }),
     rule(BOOK, "positive_payments", |_, a| {
-        let bad = a
-            .get("payment_methods")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .find(|p| {
-                p.get("amount")
-                    .and_then(Value::as_f64)
-                    .is_none_or(|x| x <= 0.0)
-            });
-        match bad {
-            Some(p) => Err(format!("every payment must be a positive amount, not {p}")),
-            None => Ok(()),
-        }
+        positive_payments(a, "payment_methods", |x| {
+            x.as_f64().is_some_and(|x| x > 0.0)
+        })
     }),
     rule(CANCEL, "booking_is_active", |db, a| {
         active(db, a).map(|_| ())
