@@ -141,6 +141,12 @@ impl<T: Clone + Serialize> Table<T> {
         self.get(key).ok_or_else(|| missing.to_string())
     }
 
+    /// The row, or "`{noun} {key} not found`" as the error (the tau2 domains' tools').
+    pub fn get_named(&self, key: &str, noun: &str) -> Result<&T, String> {
+        self.get(key)
+            .ok_or_else(|| format!("{noun} {key} not found"))
+    }
+
     pub fn contains(&self, key: &str) -> bool {
         self.get(key).is_some()
     }
@@ -288,6 +294,15 @@ mod tests {
         assert_eq!(base.len(), 2);
         let rows: Vec<_> = fork.iter().map(|(k, v)| (k.to_string(), *v)).collect();
         assert_eq!(rows, vec![("a".into(), 10), ("b".into(), 2)]);
+    }
+
+    #[test]
+    fn named_lookups_say_what_was_not_found() {
+        assert_eq!(table().get_named("a", "Row"), Ok(&1));
+        assert_eq!(
+            table().get_named("b", "Row").unwrap_err(),
+            "Row b not found"
+        );
     }
 
     #[test]

@@ -79,11 +79,7 @@ fn build() -> Vec<Tool<MovieDb>> {
             Ok(Py::Plain(Value::Array(rows)).to_json_str())
         }),
         ("get_movie_details", |db, a| {
-            let id = a.str("movie_id")?;
-            let m = db
-                .movies
-                .get(id)
-                .ok_or_else(|| format!("Movie {id} not found"))?;
+            let m = db.movies.get_named(a.str("movie_id")?, "Movie")?;
             Ok(Py::model(m).to_json_str())
         }),
         ("get_theater_details", |db, a| {
@@ -144,15 +140,11 @@ fn build() -> Vec<Tool<MovieDb>> {
 }
 
 pub fn theater<'a>(db: &'a MovieDb, id: &str) -> Result<&'a Theater, String> {
-    db.theaters
-        .get(id)
-        .ok_or_else(|| format!("Theater {id} not found"))
+    db.theaters.get_named(id, "Theater")
 }
 
 pub fn booking<'a>(db: &'a MovieDb, id: &str) -> Result<&'a Booking, String> {
-    db.bookings
-        .get(id)
-        .ok_or_else(|| format!("Booking {id} not found"))
+    db.bookings.get_named(id, "Booking")
 }
 
 /// A show of a theater and its date, with the reference's errors.

@@ -112,21 +112,15 @@ pub fn term_listing(db: &SchoolDb, term: &str) -> Py {
 }
 
 pub fn student<'a>(db: &'a SchoolDb, id: &str) -> Result<&'a Student, String> {
-    db.students
-        .get(id)
-        .ok_or_else(|| format!("Student {id} not found"))
+    db.students.get_named(id, "Student")
 }
 
 pub fn course<'a>(db: &'a SchoolDb, id: &str) -> Result<&'a Course, String> {
-    db.courses
-        .get(id)
-        .ok_or_else(|| format!("Course {id} not found"))
+    db.courses.get_named(id, "Course")
 }
 
 pub fn registration<'a>(db: &'a SchoolDb, id: &str) -> Result<&'a Registration, String> {
-    db.registrations
-        .get(id)
-        .ok_or_else(|| format!("Registration {id} not found"))
+    db.registrations.get_named(id, "Registration")
 }
 
 /// `HH-MM` -> minutes since midnight, with the reference's errors.

@@ -101,21 +101,15 @@ fn build() -> Vec<Tool<TravelDb>> {
 }
 
 pub fn traveler<'a>(db: &'a TravelDb, id: &str) -> Result<&'a Traveler, String> {
-    db.travelers
-        .get(id)
-        .ok_or_else(|| format!("Traveler {id} not found"))
+    db.travelers.get_named(id, "Traveler")
 }
 
 pub fn agent<'a>(db: &'a TravelDb, id: &str) -> Result<&'a Agent, String> {
-    db.agents
-        .get(id)
-        .ok_or_else(|| format!("Agent {id} not found"))
+    db.agents.get_named(id, "Agent")
 }
 
 pub fn package<'a>(db: &'a TravelDb, id: &str) -> Result<&'a Package, String> {
-    db.packages
-        .get(id)
-        .ok_or_else(|| format!("Package {id} not found"))
+    db.packages.get_named(id, "Package")
 }
 
 /// The booking and the id of the traveler holding it (cloned: the caller mutates later).
