@@ -140,6 +140,9 @@ struct Spec {
     warmup: Option<Duration>,
     /// The counted window (after `warmup`); `None`: the whole run counts.
     max_wall: Option<Duration>,
+    /// A window by count instead: (episodes finished before it opens, episodes it counts),
+    /// from the moment the first number is reached to the moment the sum is.
+    counted: Option<(usize, usize)>,
     cache_root: PathBuf,
 }
 
@@ -288,7 +291,7 @@ impl HarnessBench {
             .map(|d| t0 + spec.warmup.unwrap_or_default() + d);
         let mut load = Load::default();
         let (mut first, mut last) = (
-            if window_start.is_none() {
+            if window_start.is_none() && spec.counted.is_none() {
                 Some(mark(&load))
             } else {
                 None
@@ -301,10 +304,13 @@ impl HarnessBench {
             &self.tools,
             self.instruction.as_str(),
         );
+        // When each episode ended, and its calls (a window by count is read from these).
+        let mut ends: Vec<(Instant, usize)> = Vec::new();
         self.runtime.block_on(async {
             let limit = Arc::new(tokio::sync::Semaphore::new(spec.concurrency));
             let mut set = tokio::task::JoinSet::new();
-            let take = |r: (usize, Option<String>), load: &mut Load| {
+            let mut take = |r: (usize, Option<String>, Instant), load: &mut Load| {
+                ends.push((r.2, r.0));
                 load.episodes += 1;
                 load.calls += r.0;
                 if let Some(e) = r.1 {
@@ -319,6 +325,15 @@ impl HarnessBench {
                     .map_err(|e| e.to_string())?;
                 while let Some(done) = set.try_join_next() {
                     take(done.map_err(|e| e.to_string())?, &mut load);
+                }
+                if let Some((skip, count)) = spec.counted {
+                    if first.is_none() && load.episodes >= skip {
+                        first = Some(mark(&load));
+                    }
+                    if load.episodes >= skip + count {
+                        last = Some(mark(&load));
+                        break;
+                    }
                 }
                 let now = Instant::now();
                 if first.is_none() && window_start.is_some_and(|w| now >= w) {
@@ -363,7 +378,7 @@ impl HarnessBench {
                             Some(ep.error.unwrap_or_else(|| other.as_str().to_string()))
                         }
                     };
-                    (calls, error)
+                    (calls, error, Instant::now())
                 });
             }
             while let Some(done) = set.join_next().await {
@@ -379,6 +394,17 @@ impl HarnessBench {
             load.wall = (last.at - first.at).as_secs_f64();
             load.cpu = last.cpu.zip(first.cpu).map_or(0.0, |(a, b)| a - b);
             load.server_cpu = last.server_cpu.zip(first.server_cpu).map(|(a, b)| a - b);
+        }
+        if let Some((skip, count)) = spec.counted {
+            // The loop's marks came when it next ran; the episodes' own end times are exact.
+            ends.sort_by_key(|e| e.0);
+            if let (Some(from), Some(to)) =
+                (ends.get(skip.saturating_sub(1)), ends.get(skip + count - 1))
+            {
+                load.wall = (to.0 - from.0).as_secs_f64();
+                load.episodes = count;
+                load.calls = ends[skip..skip + count].iter().map(|e| e.1).sum();
+            }
         }
         load.rss_before = rss_before;
         load.rss_peak = if peak_ok { status_bytes("VmHWM") } else { None };
@@ -447,6 +473,14 @@ fn memory_cache_root() -> PathBuf {
     }
 }
 
+/// Where a latency run keeps its response cache, and whether it counts a steady window.
+enum Where {
+    Ram,
+    Disk,
+    Steady,
+    SteadyDisk,
+}
+
 /// The harness section of the report (Markdown). `quick` shortens every run.
 pub fn run(
     seed: u64,
@@ -462,6 +496,7 @@ pub fn run(
         episodes,
         warmup: secs.map(|_| Duration::from_secs_f64(if quick { 0.3 } else { 0.5 })),
         max_wall: secs.map(Duration::from_secs_f64),
+        counted: None,
         cache_root: cache_root.clone(),
     };
     let mut out = String::new();
@@ -526,16 +561,42 @@ pub fn run(
     for c in [1usize, 32, 256, 1024] {
         let episodes = if quick { c.max(2) } else { (2 * c).max(4) };
         eprintln!("bench: harness throughput, concurrency {c}, {LATENCY_MS} ms latency");
-        lat.push((c, false, b.run(&spec(c, LATENCY_MS, episodes, None))?));
+        lat.push((c, Where::Ram, b.run(&spec(c, LATENCY_MS, episodes, None))?));
     }
     let c = 1024;
     let episodes = if quick { c } else { 2 * c };
     eprintln!("bench: harness throughput, concurrency {c}, {LATENCY_MS} ms latency, cache on disk");
     lat.push((
         c,
-        true,
+        Where::Disk,
         b.run(&on_disk(spec(c, LATENCY_MS, episodes, None)))?,
     ));
+    // A long run's pace: C episodes kept in flight, counted from the C-th episode's end to
+    // the end of the next 2C (C in a quick run). The runs above start every episode at once
+    // and wait for the last, so they include the ramp and the drain; a window by count, not
+    // by time, since episodes of equal latency finish in waves.
+    let waves = if quick { 1 } else { 2 };
+    for on_disk in [false, true] {
+        eprintln!(
+            "bench: harness throughput, concurrency {c}, {LATENCY_MS} ms latency, steady state{}",
+            if on_disk { ", cache on disk" } else { "" }
+        );
+        let steady = Spec {
+            counted: Some((c, waves * c)),
+            cache_root: if on_disk {
+                std::env::temp_dir()
+            } else {
+                cache_root.clone()
+            },
+            ..spec(c, LATENCY_MS, usize::MAX, None)
+        };
+        let place = if on_disk {
+            Where::SteadyDisk
+        } else {
+            Where::Steady
+        };
+        lat.push((c, place, b.run(&steady)?));
+    }
 
     out.push_str(
         "### Throughput, no latency\n\nSteady state: counted over a window after a warm-up, \
@@ -568,16 +629,19 @@ pub fn run(
     }
 
     out.push_str(&format!(
-        "\n### Throughput with {LATENCY_MS} ms per call\n\n| concurrency | episodes | errors | \
+        "\n### Throughput with {LATENCY_MS} ms per call\n\nA run starts C episodes at once and \
+         ends with the last (ramp and drain included); a steady-state run keeps C in flight \
+         and counts from the end of the C-th episode to the end of the 3C-th (2C-th in a quick run).\n\n| concurrency | episodes | errors | \
          calls/episode | achieved episodes/s | ideal C / (calls x {LATENCY_MS} ms) | ratio | \
          harness CPU use |\n|---|---|---|---|---|---|---|---|\n",
     ));
-    for (c, on_disk, l) in &lat {
+    for (c, place, l) in &lat {
         let ideal = *c as f64 / (l.calls_per_episode().max(1.0) * LATENCY_MS as f64 / 1e3);
-        let label = if *on_disk {
-            format!("{c}, cache in `{tmp}`")
-        } else {
-            c.to_string()
+        let label = match place {
+            Where::Ram => c.to_string(),
+            Where::Disk => format!("{c}, cache in `{tmp}`"),
+            Where::Steady => format!("{c}, steady state"),
+            Where::SteadyDisk => format!("{c}, steady state, cache in `{tmp}`"),
         };
         out.push_str(&format!(
             "| {label} | {} | {} | {:.1} | {:.1} | {:.1} | {:.2} | {:.0}% |\n",
@@ -662,6 +726,7 @@ mod tests {
             episodes: 3,
             warmup: None,
             max_wall: None,
+            counted: None,
             cache_root: std::env::temp_dir(),
         };
         let load = b.run(&spec).unwrap();
@@ -674,6 +739,28 @@ mod tests {
         };
         assert_eq!(s.posts() as usize, load.calls);
         assert!(b.write_tool.is_some());
+    }
+
+    #[test]
+    fn a_window_by_count_counts_that_many_episodes_between_two_ends() {
+        let mut b = HarnessBench::new(1, "policy".into(), None).unwrap();
+        let spec = Spec {
+            concurrency: 2,
+            latency: Duration::from_millis(5),
+            episodes: usize::MAX,
+            warmup: None,
+            max_wall: None,
+            counted: Some((2, 4)),
+            // Not the other test's directory: each bench numbers its runs from 1.
+            cache_root: std::env::temp_dir().join("tracer-bench-window-test"),
+        };
+        let load = b.run(&spec).unwrap();
+        assert_eq!(load.episodes, 4);
+        assert_eq!(load.calls, 4 * b.calls_per_episode());
+        // Four episodes of seven 5 ms calls, two at a time: at least two episode lengths.
+        assert!(load.wall >= 2.0 * 7.0 * 0.005, "{}", load.wall);
+        assert!(load.total >= 6, "{}", load.total);
+        let _ = std::fs::remove_dir_all(&spec.cache_root);
     }
 
     #[test]
