@@ -30,12 +30,8 @@ use crate::domain::{Args, Tool};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
 
-pub fn all() -> &'static [Tool<AirlineDb>] {
-    static TOOLS: LazyLock<Vec<Tool<AirlineDb>>> = LazyLock::new(build);
-    &TOOLS
-}
+crate::domain::kit::glue::tool_list!(AirlineDb);
 
 fn build() -> Vec<Tool<AirlineDb>> {
     let runs: [(&str, ToolFn<AirlineDb>); 14] = [

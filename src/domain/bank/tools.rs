@@ -37,7 +37,6 @@ use crate::domain::kit::{generic, tau2_generic};
 use crate::domain::{Args, Tool};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
 
 /// The bank's "now": every stamp a tool writes (`2025-10-20T09:00:00Z`).
 pub const CLOCK: SimClock = SimClock::new("2025-10-20T09:00:00");
@@ -47,11 +46,7 @@ pub const TX_METHODS: [&str; 5] = ["ACH", "Wire", "Card", "ATM", "Internal"];
 pub const VERIFY_METHODS: [&str; 3] = ["micro_deposits", "document", "instant"];
 pub const BENEFICIARY_TYPES: [&str; 2] = ["individual", "business"];
 
-/// All tools, in the order they are listed to a model.
-pub fn all() -> &'static [Tool<BankDb>] {
-    static TOOLS: LazyLock<Vec<Tool<BankDb>>> = LazyLock::new(build);
-    &TOOLS
-}
+crate::domain::kit::glue::tool_list!(BankDb);
 
 fn build() -> Vec<Tool<BankDb>> {
     let runs: [(&str, ToolFn<BankDb>); 19] = [

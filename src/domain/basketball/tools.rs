@@ -25,16 +25,11 @@ use crate::domain::kit::{generic, specs, tau2_generic};
 use crate::domain::{Args, Tool, ToolFn};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
 
-/// All tools, in the order they are listed to a model (`tools.toml`'s, between the kit's
-/// generic tools).
-pub fn all() -> &'static [Tool<BasketballDb>] {
-    static TOOLS: LazyLock<Vec<Tool<BasketballDb>>> = LazyLock::new(build);
-    &TOOLS
-}
+crate::domain::kit::glue::tool_list!(BasketballDb);
 
-/// Each tool function by name; `tools.toml` describes them.
+/// Each tool function by name, in `tools.toml`'s order, between the kit's generic tools;
+/// `tools.toml` describes them.
 fn build() -> Vec<Tool<BasketballDb>> {
     let runs: [(&str, ToolFn<BasketballDb>); 17] = [
         ("get_club_details", |db, a| {

@@ -105,6 +105,22 @@ pub(crate) use database_hooks;
 
 pub(crate) use tau2_database;
 
+/// A domain's tool list in its `tools.rs`: `kit::glue::tool_list!(SchoolDb);` writes
+/// `pub fn all() -> &'static [Tool<SchoolDb>]`, the tools `build()` (the same file) lists,
+/// in the order they are shown to a model, built once.
+macro_rules! tool_list {
+    ($db:ty) => {
+        /// All tools, in the order they are listed to a model (built once by `build`).
+        pub fn all() -> &'static [$crate::domain::Tool<$db>] {
+            static TOOLS: std::sync::LazyLock<Vec<$crate::domain::Tool<$db>>> =
+                std::sync::LazyLock::new(build);
+            &TOOLS
+        }
+    };
+}
+
+pub(crate) use tool_list;
+
 /// A domain's database struct in its `db.rs`: one public `Table` field per table, named as
 /// the table is (its `db.json` key), and `new`, taking each table's rows as a map, in field
 /// order. Fields after a `;` are not tables: they start at their `Default` (retail's

@@ -42,7 +42,6 @@ use crate::domain::{Args, Tool};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
-use std::sync::LazyLock;
 
 /// The reference's fixed clock (`YY-MM-DD-HH-MM`).
 pub const NOW: &str = "24-05-15-15-00";
@@ -54,11 +53,7 @@ pub const TICKET_TYPES: [&str; 3] = ["adult", "child", "senior"];
 pub const DELIVERY_METHODS: [&str; 3] = ["e-ticket", "box-office", "kiosk"];
 pub const PAYMENT_SOURCES: [&str; 4] = ["card", "wallet", "cash", "gift_card"];
 
-/// All tools, in the order they are listed to a model.
-pub fn all() -> &'static [Tool<MovieDb>] {
-    static TOOLS: LazyLock<Vec<Tool<MovieDb>>> = LazyLock::new(build);
-    &TOOLS
-}
+crate::domain::kit::glue::tool_list!(MovieDb);
 
 fn build() -> Vec<Tool<MovieDb>> {
     let runs: [(&str, ToolFn<MovieDb>); 13] = [

@@ -32,16 +32,11 @@ use crate::domain::kit::{specs, text::arg_list};
 use crate::domain::{Args, Tool, ToolFn};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
 
-/// All tools, in the order they are listed to a model (`tools.toml`'s, between the kit's
-/// generic tools).
-pub fn all() -> &'static [Tool<RestaurantDb>] {
-    static TOOLS: LazyLock<Vec<Tool<RestaurantDb>>> = LazyLock::new(build);
-    &TOOLS
-}
+crate::domain::kit::glue::tool_list!(RestaurantDb);
 
-/// Each tool function by name; `tools.toml` describes them.
+/// Each tool function by name, in `tools.toml`'s order, between the kit's generic tools;
+/// `tools.toml` describes them.
 fn build() -> Vec<Tool<RestaurantDb>> {
     let runs: [(&str, ToolFn<RestaurantDb>); 12] = [
         ("get_ticket_details", |db, a| {

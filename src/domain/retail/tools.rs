@@ -19,13 +19,8 @@ use crate::domain::kit::calc;
 use crate::domain::kit::specs;
 use crate::domain::{Args, Tool};
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
 
-/// All tools, in the order they are listed to a model.
-pub fn all() -> &'static [Tool<RetailDb>] {
-    static TOOLS: LazyLock<Vec<Tool<RetailDb>>> = LazyLock::new(build);
-    &TOOLS
-}
+crate::domain::kit::glue::tool_list!(RetailDb);
 
 fn build() -> Vec<Tool<RetailDb>> {
     let runs: [(&str, ToolFn<RetailDb>); 16] = [

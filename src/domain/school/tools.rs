@@ -32,7 +32,6 @@ use crate::domain::kit::specs;
 use crate::domain::kit::tau2::{py_int, short_today};
 use crate::domain::{Args, Tool};
 use serde_json::{Map, Value, json};
-use std::sync::LazyLock;
 
 /// The school's fixed "now": the reference stamps new registrations `25-05-15`.
 pub const CLOCK: SimClock = SimClock::new("2025-05-15T15:00:00");
@@ -40,11 +39,7 @@ pub const CLOCK: SimClock = SimClock::new("2025-05-15T15:00:00");
 /// New registrations take the first free of these ids (the reference's fixed slots).
 pub const NEW_REGISTRATION_SLOTS: u64 = 3;
 
-/// All tools, in the order they are listed to a model.
-pub fn all() -> &'static [Tool<SchoolDb>] {
-    static TOOLS: LazyLock<Vec<Tool<SchoolDb>>> = LazyLock::new(build);
-    &TOOLS
-}
+crate::domain::kit::glue::tool_list!(SchoolDb);
 
 fn build() -> Vec<Tool<SchoolDb>> {
     let runs: [(&str, ToolFn<SchoolDb>); 11] = [

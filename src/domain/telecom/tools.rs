@@ -22,7 +22,6 @@ use crate::domain::kit::python::{PyDict, py_fixed2, py_float, py_max, py_repr, p
 use crate::domain::kit::{calc, ids, pyjson::dumps, specs};
 use crate::domain::{Args, Tool, ToolFn};
 use serde::Serialize;
-use std::sync::LazyLock;
 
 /// Ticket categories and priorities `create_support_ticket` accepts.
 pub const CATEGORIES: [&str; 8] = [
@@ -32,10 +31,7 @@ pub const PRIORITIES: [&str; 4] = ["low", "medium", "high", "urgent"];
 /// The issues `troubleshoot_device` knows.
 pub const ISSUES: [&str; 3] = ["no_service", "slow_speeds", "battery_drain"];
 
-pub fn all() -> &'static [Tool<TelecomDb>] {
-    static TOOLS: LazyLock<Vec<Tool<TelecomDb>>> = LazyLock::new(build);
-    &TOOLS
-}
+crate::domain::kit::glue::tool_list!(TelecomDb);
 
 /// `json.dumps` of a row, or the reference's "not found" error.
 fn found<T: Serialize>(

@@ -35,13 +35,8 @@ use crate::domain::kit::{calc, specs};
 use crate::domain::{Args, Tool, ToolFn, plain_error};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
 
-/// All tools, in the reference's order.
-pub fn all() -> &'static [Tool<TelehealthDb>] {
-    static TOOLS: LazyLock<Vec<Tool<TelehealthDb>>> = LazyLock::new(build);
-    &TOOLS
-}
+crate::domain::kit::glue::tool_list!(TelehealthDb);
 
 /// Python's `f"{x:.2f}"`.
 fn money(x: f64) -> String {
@@ -572,7 +567,7 @@ fn transfer_to_human_support(_: &mut TelehealthDb, args: &Args) -> Result<String
     )
 }
 
-/// Each tool function by name; `tools.toml` describes them.
+/// Each tool function by name, in the reference's order; `tools.toml` describes them.
 fn build() -> Vec<Tool<TelehealthDb>> {
     let runs: [(&str, ToolFn<TelehealthDb>); 23] = [
         ("find_patient_by_email", find_patient_by_email),

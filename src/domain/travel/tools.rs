@@ -35,7 +35,6 @@ use crate::domain::kit::specs;
 use crate::domain::kit::{generic, tau2_generic};
 use crate::domain::{Args, Tool};
 use serde_json::{Value, json};
-use std::sync::LazyLock;
 
 /// The travel agency's fixed "now" (its policy's clock). New bookings are stamped with its
 /// date in four-digit form, `2024-05-15`, as the reference stamps them.
@@ -44,11 +43,7 @@ pub const CLOCK: SimClock = SimClock::new("2024-05-15T15:00:00");
 /// New bookings take the first free of these ids (the reference's fixed slots).
 pub const NEW_BOOKING_SLOTS: u64 = 3;
 
-/// All tools, in the order they are listed to a model.
-pub fn all() -> &'static [Tool<TravelDb>] {
-    static TOOLS: LazyLock<Vec<Tool<TravelDb>>> = LazyLock::new(build);
-    &TOOLS
-}
+crate::domain::kit::glue::tool_list!(TravelDb);
 
 fn build() -> Vec<Tool<TravelDb>> {
     let runs: [(&str, ToolFn<TravelDb>); 13] = [

@@ -11,7 +11,6 @@ use crate::domain::kit::{generic, ids, specs};
 use crate::domain::{Tool, ToolFn};
 use serde::Serialize;
 use serde_json::json;
-use std::sync::LazyLock;
 
 /// The library's today: tools never read the wall clock.
 pub const TODAY: &str = "2025-03-03";
@@ -20,11 +19,7 @@ pub const TODAY: &str = "2025-03-03";
 pub const LOAN_DAYS: i64 = 21;
 pub const RENEWAL_DAYS: i64 = 14;
 
-/// All tools, in the order they are listed to a model.
-pub fn all() -> &'static [Tool<SkeletonDb>] {
-    static TOOLS: LazyLock<Vec<Tool<SkeletonDb>>> = LazyLock::new(build);
-    &TOOLS
-}
+crate::domain::kit::glue::tool_list!(SkeletonDb);
 
 fn build() -> Vec<Tool<SkeletonDb>> {
     let runs: [(&str, ToolFn<SkeletonDb>); 7] = [
