@@ -70,7 +70,7 @@ pub struct LoopbackServer {
 
 impl LoopbackServer {
     pub fn start(script: Script) -> std::io::Result<LoopbackServer> {
-        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let listener = crate::http::bind(loopback())?;
         let addr = listener.local_addr()?;
         let posts = Arc::new(AtomicU64::new(0));
         let counter = Arc::clone(&posts);
@@ -89,6 +89,14 @@ impl LoopbackServer {
     pub fn posts(&self) -> u64 {
         self.posts.load(Ordering::Relaxed)
     }
+}
+
+/// 127.0.0.1 on a free port. Bound through [`crate::http::bind`], whose backlog holds the
+/// 2,048 connections a run of 1,024 episodes opens at once: std's `TcpListener::bind`
+/// listens with 128, the rest of such a burst overflowed, and each dropped connection
+/// waited a second for its retry (the ramp of the C = 1,024 rows).
+fn loopback() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 0))
 }
 
 /// Accept forever, one thread per connection.
@@ -110,7 +118,7 @@ pub fn serve(listener: TcpListener, script: Arc<Script>, posts: Arc<AtomicU64>) 
 pub fn run_child(script_json: &str) -> Result<(), String> {
     let script: Script =
         serde_json::from_str(script_json).map_err(|e| format!("--loopback-server: {e}"))?;
-    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("bind: {e}"))?;
+    let listener = crate::http::bind(loopback()).map_err(|e| format!("bind: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     std::thread::spawn(move || serve(listener, Arc::new(script), Arc::new(AtomicU64::new(0))));
     println!("listening {addr}");
