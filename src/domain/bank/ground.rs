@@ -19,13 +19,10 @@ use super::db::{Account, BankDb, Client};
 use super::generate::{random_payee, round_share};
 use super::policy::new_beneficiary_id;
 use crate::domain::GroundingContext;
-use crate::domain::kit::propose;
+use crate::domain::kit::propose::{self, MAX_PROPOSALS};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
-
-/// At most this many proposals per call.
-const MAX_PROPOSALS: usize = 8;
 
 /// Reasons a client gives for a freeze.
 pub const REASONS: [&str; 4] = [

@@ -16,13 +16,10 @@ use super::generate::random_address;
 use super::policy::clock_key;
 use super::tools::next_statuses;
 use crate::domain::GroundingContext;
-use crate::domain::kit::propose;
+use crate::domain::kit::propose::{self, MAX_PROPOSALS};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
-
-/// At most this many proposals per call.
-const MAX_PROPOSALS: usize = 8;
 
 fn player_of<'a>(db: &'a BasketballDb, ctx: &GroundingContext) -> Option<&'a Player> {
     propose::customer(ctx, "player_id", &db.players)

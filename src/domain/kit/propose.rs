@@ -16,6 +16,10 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+/// At most this many proposals per call, in the domains' grounders (the skeleton keeps
+/// six).
+pub const MAX_PROPOSALS: usize = 8;
+
 /// The conversation's customer: the context's user, else an id learned under `key`; the
 /// first that `table` holds.
 pub fn customer<'a, T: Clone + Serialize>(

@@ -15,14 +15,11 @@
 use super::db::{Booking, CONFIRMED, MovieDb, PaymentMethod, SCHEDULED, Show, Theater};
 use super::tools::{NOW, TICKET_TYPES, booked_seats, grand_total, seat_change_difference};
 use crate::domain::GroundingContext;
-use crate::domain::kit::propose;
+use crate::domain::kit::propose::{self, MAX_PROPOSALS};
 use rand::RngExt;
 use rand::seq::IndexedRandom;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
-
-/// At most this many proposals per call.
-const MAX_PROPOSALS: usize = 8;
 
 fn email(ctx: &GroundingContext) -> &str {
     ctx.user_id.as_deref().unwrap_or("")

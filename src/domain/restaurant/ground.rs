@@ -13,13 +13,10 @@
 use super::db::{CANCELLED, Patron, RestaurantDb, ServiceMode, ServiceTicket};
 use super::generate::random_address;
 use crate::domain::GroundingContext;
-use crate::domain::kit::propose;
+use crate::domain::kit::propose::{self, MAX_PROPOSALS};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
-
-/// At most this many proposals per call.
-const MAX_PROPOSALS: usize = 8;
 
 /// Reasons a patron gives for cancelling.
 pub const REASONS: [&str; 4] = [

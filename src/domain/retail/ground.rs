@@ -13,13 +13,10 @@ use super::db::{CANCEL_REASONS, Order, PaymentMethod, RetailDb, User, round2, st
 use super::generate::random_address;
 use super::policy::requested;
 use crate::domain::GroundingContext;
-use crate::domain::kit::propose;
+use crate::domain::kit::propose::{self, MAX_PROPOSALS};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
-
-/// At most this many proposals per call.
-const MAX_PROPOSALS: usize = 8;
 
 fn user_id_of(db: &RetailDb, ctx: &GroundingContext) -> Option<String> {
     ctx.user_id

@@ -17,13 +17,10 @@ use super::policy::difference;
 use super::tools::{NEW_REGISTRATION_SLOTS, conflict, tuition};
 use crate::domain::GroundingContext;
 use crate::domain::kit::ids::slot_list;
-use crate::domain::kit::propose;
+use crate::domain::kit::propose::{self, MAX_PROPOSALS};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value, json};
-
-/// At most this many proposals per call.
-const MAX_PROPOSALS: usize = 8;
 
 fn student_of<'a>(db: &'a SchoolDb, ctx: &GroundingContext) -> Option<&'a Student> {
     propose::customer(ctx, "student_id", &db.students)

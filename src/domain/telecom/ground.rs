@@ -15,15 +15,13 @@ use super::tools::{CATEGORIES, ISSUES, PRIORITIES, steps_for};
 use crate::domain::GroundingContext;
 use crate::domain::kit::calc;
 use crate::domain::kit::draw::pick;
-use crate::domain::kit::propose::{shuffled, tiered};
+use crate::domain::kit::propose::{MAX_PROPOSALS, shuffled, tiered};
 use crate::domain::kit::pyjson::py_float_repr;
 use crate::domain::kit::text::arg_str;
 use rand::RngExt;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
-
-const MAX_PROPOSALS: usize = 8;
 
 fn customer_of<'a>(db: &'a TelecomDb, ctx: &GroundingContext) -> Option<&'a Customer> {
     let mut ids = ctx.user_id.iter().chain(ctx.values("customer_id"));

@@ -15,13 +15,10 @@ use super::generate::{add_on_catalogue, room_types};
 use super::tools::{NEW_BOOKING_SLOTS, package_total, payment_json};
 use crate::domain::GroundingContext;
 use crate::domain::kit::ids::slot_list;
-use crate::domain::kit::propose;
+use crate::domain::kit::propose::{self, MAX_PROPOSALS};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
-
-/// At most this many proposals per call.
-const MAX_PROPOSALS: usize = 8;
 
 fn traveler_of<'a>(db: &'a TravelDb, ctx: &GroundingContext) -> Option<&'a Traveler> {
     propose::customer(ctx, "traveler_id", &db.travelers)
