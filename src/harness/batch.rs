@@ -425,13 +425,48 @@ pub fn roll_out(
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_task_whose_json_column_is_damaged_stops_the_batch_naming_task_and_column() {
+    /// `trials` episodes of `task` on airline's evaluation database, all in flight at once,
+    /// with `agent` and the scripted user; each finished episode is pushed to `journal`.
+    fn airline_batch(
+        task: TaskRecord,
+        trials: u32,
+        agent: RoleModel,
+        journal: &mut Vec<RolloutRecord>,
+    ) -> Result<Vec<RolloutRecord>, String> {
         let env: Arc<dyn Environment> = Arc::from(
             crate::domain::find("airline")
                 .unwrap()
                 .generate(3, crate::domain::Split::Eval),
         );
+        let cfg = BatchConfig {
+            trials,
+            max_steps: 4,
+            concurrency: trials as usize,
+            emotion: false,
+            agent_errors: ErrorRates::default(),
+            label: String::new(),
+        };
+        let roles = EpisodeRoles {
+            agent,
+            user: RoleModel::Scripted(Role::User),
+        };
+        roll_out(
+            env,
+            Arc::new(String::new()),
+            &[task],
+            &cfg,
+            &roles,
+            7,
+            Vec::new(),
+            &mut |r| {
+                journal.push(r.clone());
+                Ok(())
+            },
+        )
+    }
+
+    #[test]
+    fn a_task_whose_json_column_is_damaged_stops_the_batch_naming_task_and_column() {
         let task = TaskRecord {
             task_id: "damaged".into(),
             domain: "airline".into(),
@@ -440,33 +475,10 @@ mod tests {
             user_facts: "[]".into(),
             ..TaskRecord::default()
         };
-        let cfg = BatchConfig {
-            trials: 1,
-            max_steps: 4,
-            concurrency: 1,
-            emotion: false,
-            agent_errors: ErrorRates::default(),
-            label: String::new(),
-        };
-        let roles = EpisodeRoles {
-            agent: RoleModel::Scripted(Role::Agent),
-            user: RoleModel::Scripted(Role::User),
-        };
-        let mut journaled = 0;
-        let err = roll_out(
-            env,
-            Arc::new(String::new()),
-            &[task],
-            &cfg,
-            &roles,
-            7,
-            Vec::new(),
-            &mut |_| {
-                journaled += 1;
-                Ok(())
-            },
-        )
-        .unwrap_err();
+        let mut journal = Vec::new();
+        let err =
+            airline_batch(task, 1, RoleModel::Scripted(Role::Agent), &mut journal).unwrap_err();
+        let journaled = journal.len();
         assert!(err.starts_with("task damaged: column 'actions': "), "{err}");
         assert_eq!(journaled, 0, "no episode may run for a damaged task");
     }
@@ -513,11 +525,6 @@ mod tests {
 
     #[test]
     fn an_episode_whose_answers_were_not_stored_is_errored_so_a_rerun_plays_it_again() {
-        let env: Arc<dyn Environment> = Arc::from(
-            crate::domain::find("airline")
-                .unwrap()
-                .generate(3, crate::domain::Split::Eval),
-        );
         let task = TaskRecord {
             task_id: "t1".into(),
             domain: "airline".into(),
@@ -527,33 +534,9 @@ mod tests {
             user_facts: "[]".into(),
             ..TaskRecord::default()
         };
-        let cfg = BatchConfig {
-            trials: 2,
-            max_steps: 4,
-            concurrency: 2,
-            emotion: false,
-            agent_errors: ErrorRates::default(),
-            label: String::new(),
-        };
-        let roles = EpisodeRoles {
-            agent: RoleModel::Endpoint(Arc::new(UnstorableAgent)),
-            user: RoleModel::Scripted(Role::User),
-        };
+        let agent = RoleModel::Endpoint(Arc::new(UnstorableAgent));
         let mut journaled = Vec::new();
-        let rows = roll_out(
-            env,
-            Arc::new(String::new()),
-            &[task],
-            &cfg,
-            &roles,
-            7,
-            Vec::new(),
-            &mut |r| {
-                journaled.push(r.clone());
-                Ok(())
-            },
-        )
-        .unwrap();
+        let rows = airline_batch(task, 2, agent, &mut journaled).unwrap();
         assert_eq!(rows.len(), 2);
         for r in rows.iter().chain(&journaled) {
             assert!(super::super::metrics::is_infrastructure_failure(r), "{r:?}");
