@@ -303,6 +303,12 @@ impl Search<'_> {
                     &r,
                     pos + self.path.len() * 7 + tool.len(),
                 )),
+                // A read that is not a repeat (`redundant` above) has a new answer.
+                Some(r) if crate::quality::answers::is_read(env, tool) => {
+                    let earlier: Vec<Option<String>> =
+                        self.path.iter().map(|s| s.request.clone()).collect();
+                    Some(crate::quality::coherence::as_recheck(&r, &earlier))
+                }
                 other => other,
             };
             let required_outputs = answer(env, tool, &args, &out.text, request.as_deref());

@@ -422,7 +422,7 @@ pub fn summarise_write_as(
     known_as: &[(String, String)],
     heard: Option<&Heard>,
 ) -> String {
-    let action = name.replace('_', " ");
+    let mut action = name.replace('_', " ");
     let mut details = Vec::new();
     if let Value::Object(m) = args {
         for (k, v) in m {
@@ -438,6 +438,25 @@ pub fn summarise_write_as(
                 continue;
             }
             let ids = id_values(k, v);
+            // A list of ids the customer knows by words ("allowed from accounts").
+            if let Some(words) = ids
+                .iter()
+                .map(|id| {
+                    known_as
+                        .iter()
+                        .find(|(k, _)| k == id)
+                        .map(|(_, w)| w.clone())
+                })
+                .collect::<Option<Vec<String>>>()
+                .filter(|w| !w.is_empty() && v.is_array())
+            {
+                details.push(format!(
+                    "{}: {}",
+                    key_words_for(k, words.len()),
+                    crate::domain::kit::text::join_and(&words)
+                ));
+                continue;
+            }
             if let Some(heard) = heard
                 && !ids.is_empty()
                 && ids.iter().all(|id| !heard.said(id))
@@ -488,6 +507,19 @@ pub fn summarise_write_as(
             details.push(format!("{}: {value}", key_words_for(k, ids.len())));
         }
     }
+    // "unfreeze account (account: your credit account ending in 0838)" reads as "unfreeze
+    // your credit account ending in 0838": a detail in the customer's own words that names
+    // the action's object takes its place.
+    if let Some((verb, noun)) = action.rsplit_once(' ')
+        && let Some(i) = details.iter().position(|d| {
+            d.strip_prefix(noun)
+                .and_then(|rest| rest.strip_prefix(": your "))
+                .is_some()
+        })
+    {
+        let words = details.remove(i).split_off(noun.len() + 2);
+        action = format!("{verb} {words}");
+    }
     if details.is_empty() {
         action
     } else {
@@ -497,8 +529,47 @@ pub fn summarise_write_as(
 
 #[cfg(test)]
 mod tests {
-    use super::{field_of, summarise_write, tell};
+    use super::{field_of, summarise_write, summarise_write_as, tell};
     use serde_json::json;
+
+    #[test]
+    fn a_detail_naming_the_object_in_the_customers_words_takes_its_place() {
+        let known = vec![
+            (
+                "C1".to_string(),
+                "your credit account ending in 0838".to_string(),
+            ),
+            (
+                "K1".to_string(),
+                "your Visa debit card ending in 1234".to_string(),
+            ),
+        ];
+        let say = |tool: &str, args| summarise_write_as(tool, &args, &[], &known, None);
+        assert_eq!(
+            say("unfreeze_account", json!({"account_id": "C1"})),
+            "unfreeze your credit account ending in 0838"
+        );
+        assert_eq!(
+            say("freeze_card", json!({"card_id": "K1", "reason": "lost"})),
+            "freeze your Visa debit card ending in 1234 (reason: lost)"
+        );
+        // Not the object, or not in the customer's words: kept as a detail.
+        assert_eq!(
+            say("make_loan_payment", json!({"from_account_id": "C1"})),
+            "make loan payment (from account: your credit account ending in 0838)"
+        );
+        assert_eq!(
+            say(
+                "add_beneficiary",
+                json!({"allowed_from_account_ids": ["C1"]})
+            ),
+            "add beneficiary (allowed from account: your credit account ending in 0838)"
+        );
+        assert_eq!(
+            say("cancel_reservation", json!({"reservation_id": "ABC123"})),
+            "cancel reservation (reservation: ABC123)"
+        );
+    }
 
     #[test]
     fn a_confirmation_reads_back_what_the_customer_knows_and_leaves_out_ids_never_said() {

@@ -112,6 +112,17 @@ pub fn as_change_of_mind(request: &str, opener: usize) -> String {
     format!("{open}{rest}")
 }
 
+/// A read asked for again after changes that alter its answer, said as such: the same
+/// sentence twice in one task reads like a slip ("You want the status of order #W1. ...
+/// You want the status of order #W1."). `earlier` are the task's requests so far.
+pub fn as_recheck(request: &str, earlier: &[Option<String>]) -> String {
+    if !earlier.iter().flatten().any(|e| e == request) {
+        return request.to_string();
+    }
+    let body = request.trim_end().trim_end_matches('.');
+    format!("{body}, now that those changes are made.")
+}
+
 /// Whether a task's incoherences are one deliberate change of mind: a single finding, of a
 /// kind in [`CHANGE_OF_MIND`], in a task whose instruction states it.
 pub fn is_stated_change_of_mind(findings: &[Finding], instruction: &str) -> bool {
@@ -489,6 +500,21 @@ mod tests {
             assert!(states_change_of_mind(&r), "{r}");
             assert!(r.to_lowercase().contains("you want to unblock"), "{r}");
         }
+    }
+
+    #[test]
+    fn a_read_asked_again_says_so() {
+        let first = "You want the status of order #W1 (the lamp).";
+        let earlier = vec![Some(first.to_string()), None];
+        assert_eq!(
+            as_recheck(first, &earlier),
+            "You want the status of order #W1 (the lamp), now that those changes are made."
+        );
+        assert_eq!(
+            as_recheck("You want the status of order #W2.", &earlier),
+            "You want the status of order #W2."
+        );
+        assert_eq!(as_recheck(first, &[]), first);
     }
 
     #[test]

@@ -263,6 +263,23 @@ impl Loan {
     pub fn next_due(&self) -> Option<&ScheduleEntry> {
         self.payment_schedule.iter().find(|e| e.status == "due")
     }
+
+    /// The installment a client pays next in a conversation at `now`, and how many of this
+    /// loan's payments `now` already saw: the schedule does not record a payment (as in
+    /// the reference), so after one payment today the next is the following installment.
+    pub fn due_at(&self, now: &str) -> Option<(usize, &ScheduleEntry)> {
+        let made = self
+            .repayment_history
+            .iter()
+            .filter(|r| r.posted_at == now)
+            .count();
+        let entry = self
+            .payment_schedule
+            .iter()
+            .filter(|e| e.status == "due")
+            .nth(made)?;
+        Some((made, entry))
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -227,7 +227,11 @@ pub fn propose_calls(
                 let Some(loan) = db.loans.get(&l) else {
                     continue;
                 };
-                let Some(due) = loan.next_due() else { continue };
+                // The installment due, or after a payment in this conversation the
+                // following one (no client pays one installment twice).
+                let Some((_, due)) = loan.due_at(&super::CLOCK.utc_stamp()) else {
+                    continue;
+                };
                 for a in accounts(c, ctx, rng, |a| {
                     spendable(a) && a.currency == loan.currency && a.balance.available >= due.amount
                 }) {

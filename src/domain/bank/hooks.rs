@@ -17,7 +17,7 @@ use super::db::{Account, BankDb, Card, Client, Loan};
 use super::tools::account_listing;
 use crate::domain::UserFact;
 use crate::domain::kit::facts::{self, Identity};
-use crate::domain::kit::pyjson::Py;
+use crate::domain::kit::pyjson::{Py, py_float_repr};
 use crate::domain::kit::templates::Templates;
 use crate::domain::kit::text::{arg_list, arg_str, money_in};
 use serde_json::Value;
@@ -245,10 +245,10 @@ pub fn describe_request(db: &BankDb, tool: &str, args: &Value, _output: &str) ->
             vars.insert("loan", loan_text(db, c, l));
             vars.insert("from", account_text(from));
             vars.insert("amount", money_in(amount?, &from.currency));
-            let case = if l.next_due().is_some_and(|d| Some(d.amount) == amount) {
-                "installment"
-            } else {
-                "other"
+            let case = match l.due_at(&super::CLOCK.utc_stamp()) {
+                Some((0, d)) if Some(d.amount) == amount => "installment",
+                Some((_, d)) if Some(d.amount) == amount => "following",
+                _ => "other",
             };
             table = format!("{tool}.{case}");
         }
@@ -279,8 +279,69 @@ pub fn internal_ids(_tool: &str, args: &Value) -> Vec<String> {
     out
 }
 
-pub fn required_outputs(_db: &BankDb, _tool: &str, _args: &Value, _output: &str) -> Vec<String> {
-    Vec::new()
+/// What each lookup's request sentences (`requests.toml`) all ask for, read from the
+/// output: an account's status and current balance; the newest transaction's description
+/// (when it names no account id) and amount; a card's status and both daily limits; a loan's status and the next
+/// installment's due date and amount; a payee's verification status and per-transfer
+/// limit. Amounts as Python prints them (`1300.0`), which is how the tool shows them. The
+/// payee list falls to the shared default (the names).
+pub fn required_outputs(_db: &BankDb, tool: &str, _args: &Value, output: &str) -> Vec<String> {
+    let Ok(v) = serde_json::from_str::<Value>(output) else {
+        return Vec::new();
+    };
+    let pointers: &[&str] = match tool {
+        "get_account_details" => &["/status", "/balance/current"],
+        "get_recent_transactions" => {
+            // The description names what it was ("Card purchase at Nordlys Café"), unless it
+            // carries an account id ("Internal transfer to 3ADT79A5"): then the amount alone.
+            let said = v
+                .pointer("/0/description")
+                .and_then(Value::as_str)
+                .filter(|d| !d.chars().any(|c| c.is_ascii_digit()));
+            let mut out: Vec<String> = said.map(str::to_string).into_iter().collect();
+            out.extend(values(&v, &["/0/amount"]));
+            return out;
+        }
+        "get_card_details" => &[
+            "/status",
+            "/limits/daily_atm_limit",
+            "/limits/daily_pos_limit",
+        ],
+        "get_beneficiary_details" => &[
+            "/verification/status",
+            "/transfer_limits/per_transfer_limit",
+        ],
+        "get_loan_details" => {
+            let next = v["payment_schedule"]
+                .as_array()
+                .and_then(|s| s.iter().position(|e| e["status"] == "due"));
+            let mut out = values(&v, &["/status"]);
+            if let Some(i) = next {
+                out.extend(values(
+                    &v,
+                    &[
+                        &format!("/payment_schedule/{i}/due_date"),
+                        &format!("/payment_schedule/{i}/amount"),
+                    ],
+                ));
+            }
+            return out;
+        }
+        _ => return Vec::new(),
+    };
+    values(&v, pointers)
+}
+
+/// The strings and numbers (as Python prints them) at `pointers`, skipping absent ones.
+fn values(v: &Value, pointers: &[&str]) -> Vec<String> {
+    pointers
+        .iter()
+        .filter_map(|p| match v.pointer(p)? {
+            Value::String(s) if !s.is_empty() => Some(s.clone()),
+            Value::Number(n) => n.as_f64().map(py_float_repr),
+            _ => None,
+        })
+        .collect()
 }
 
 pub fn customer_records(db: &BankDb, client_id: &str) -> Vec<String> {

@@ -541,7 +541,7 @@ fn policy_rules_name_what_the_tools_let_through() {
 fn loan_payment_proposals_pay_exactly_the_installment_due() {
     let db = eval();
     let mut rng = ChaCha8Rng::seed_from_u64(SEED);
-    let mut seen = 0;
+    let (mut seen, mut followed) = (0, 0);
     for user in Hooks::customers(&db).iter().take(60) {
         let ctx = GroundingContext::for_user(user);
         for args in Hooks::propose_calls(&db, "make_loan_payment", &ctx, &mut rng) {
@@ -556,10 +556,31 @@ fn loan_payment_proposals_pay_exactly_the_installment_due() {
                 after.repayment_history.len(),
                 loan.repayment_history.len() + 1
             );
+            // Paid once in this conversation, the installment is not proposed again (the
+            // schedule still reads it as due, as in the reference): the following one is.
+            assert_eq!(after.next_due(), loan.next_due());
+            let following = loan
+                .payment_schedule
+                .iter()
+                .filter(|e| e.status == "due")
+                .nth(1);
+            let again = Hooks::propose_calls(&fork, "make_loan_payment", &ctx, &mut rng);
+            for a in again.iter().filter(|a| a["loan_id"] == args["loan_id"]) {
+                let f = following.expect("a second installment is proposed only when due");
+                assert_eq!(a["amount"].as_f64(), Some(f.amount));
+                let said = Hooks::describe_request(&fork, "make_loan_payment", a, "").unwrap();
+                assert!(
+                    ["following", "after that", "early"]
+                        .iter()
+                        .any(|w| said.contains(w)),
+                    "{said}"
+                );
+                followed += 1;
+            }
             seen += 1;
         }
     }
-    assert!(seen > 10, "{seen}");
+    assert!(seen > 10 && followed > 0, "{seen} {followed}");
     assert_eq!(super::generate::round_share(12_345.0), 2_400.0);
     assert_eq!(super::generate::round_share(3.0), 1.0);
 }
@@ -596,4 +617,76 @@ fn imported_clients_keep_file_order_for_first_match_lookups() {
     assert!(ok);
     assert_eq!(out, ids[1]);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn lookups_make_the_agent_tell_what_every_request_asks() {
+    let mut db = eval();
+    let (client, from, to) = transfer_pair(&db);
+    let (ok, account) = call(&mut db, "get_account_details", json!({"account_id": from}));
+    assert!(ok, "{account}");
+    let a = parse(&account);
+    let outputs = db.required_outputs("get_account_details", &json!({}), &account);
+    let current =
+        crate::domain::kit::pyjson::py_float_repr(a["balance"]["current"].as_f64().unwrap());
+    assert_eq!(
+        outputs,
+        vec![a["status"].as_str().unwrap().to_string(), current]
+    );
+
+    // The newest transaction: an internal transfer's description carries an account id,
+    // so only its amount is told.
+    let (ok, text) = call(
+        &mut db,
+        "initiate_internal_transfer",
+        json!({"client_id": client, "from_account_id": from, "to_account_id": to, "amount": 25.5}),
+    );
+    assert!(ok, "{text}");
+    let (_, recent) = call(
+        &mut db,
+        "get_recent_transactions",
+        json!({"account_id": from}),
+    );
+    assert!(
+        parse(&recent)[0]["description"]
+            .as_str()
+            .unwrap()
+            .contains(&to)
+    );
+    assert_eq!(
+        db.required_outputs("get_recent_transactions", &json!({}), &recent),
+        vec!["25.5".to_string()]
+    );
+    let purchase = r#"[{"description": "Card purchase at Nordlys Cafe", "amount": 12.0}]"#;
+    assert_eq!(
+        db.required_outputs("get_recent_transactions", &json!({}), purchase),
+        vec![
+            "Card purchase at Nordlys Cafe".to_string(),
+            "12.0".to_string()
+        ]
+    );
+
+    // A loan: its status and the first installment still due (date, then amount).
+    let loan = json!({"status": "active", "payment_schedule": [
+        {"due_date": "2025-09-04", "amount": 311.22, "status": "paid"},
+        {"due_date": "2025-10-04", "amount": 311.22, "status": "due"},
+        {"due_date": "2025-11-04", "amount": 311.22, "status": "scheduled"}]});
+    assert_eq!(
+        db.required_outputs("get_loan_details", &json!({}), &loan.to_string()),
+        vec!["active", "2025-10-04", "311.22"]
+    );
+    let card = r#"{"status": "blocked", "limits": {"daily_atm_limit": 710.95, "daily_pos_limit": 4702.65}}"#;
+    assert_eq!(
+        db.required_outputs("get_card_details", &json!({}), card),
+        vec!["blocked", "710.95", "4702.65"]
+    );
+    // The payee list is the shared default's (its names); writes tell nothing.
+    assert!(
+        db.required_outputs("list_client_beneficiaries", &json!({}), "{}")
+            .is_empty()
+    );
+    assert!(
+        db.required_outputs("freeze_card", &json!({}), &account)
+            .is_empty()
+    );
 }
