@@ -86,7 +86,8 @@ pub async fn llm_ground_trace(
                             let request = crate::domain::kit::templates::with_salt(&salt, || {
                                 state.describe_request(&call.name, &args, &out.text)
                             })
-                            .map(|r| crate::quality::language::tidy(&r));
+                            .map(|r| crate::quality::language::tidy(&r))
+                            .map(|r| super::said_again(state.as_ref(), &call.name, &r, &path));
                             path.push(GroundedStep {
                                 intent,
                                 tool: call.name.clone(),

@@ -304,12 +304,7 @@ impl Search<'_> {
                     pos + self.path.len() * 7 + tool.len(),
                 )),
                 // A read that is not a repeat (`redundant` above) has a new answer.
-                Some(r) if crate::quality::answers::is_read(env, tool) => {
-                    let earlier: Vec<Option<String>> =
-                        self.path.iter().map(|s| s.request.clone()).collect();
-                    Some(crate::quality::coherence::as_recheck(&r, &earlier))
-                }
-                other => other,
+                other => other.map(|r| said_again(env, tool, &r, &self.path)),
             };
             let required_outputs = answer(env, tool, &args, &out.text, request.as_deref());
             if self.limits.answerable
@@ -434,6 +429,16 @@ pub fn ground_trace(
         ),
         rule: dead_end.rule(),
     })
+}
+
+/// A request as said: when it is a read whose sentence an earlier step of `path` already
+/// said, as a re-check (`coherence::as_recheck`).
+fn said_again(env: &dyn Environment, tool: &str, request: &str, path: &[GroundedStep]) -> String {
+    if !crate::quality::answers::is_read(env, tool) {
+        return request.to_string();
+    }
+    let earlier: Vec<Option<String>> = path.iter().map(|s| s.request.clone()).collect();
+    crate::quality::coherence::as_recheck(request, &earlier)
 }
 
 /// The task row of a grounded trace.
