@@ -62,10 +62,13 @@ pub(super) fn name_created_in_words(env: &dyn Environment, user: &str, steps: &m
     }
 }
 
-/// Words that can stand before a two-word noun ("the status of support ticket T1"): after
-/// one, both words are the noun; elsewhere the first of two is taken for a verb ("cancel
+/// Words that can stand before a two-word noun ("the status of support ticket T1", "you
+/// want support ticket T1 closed"): prepositions and verbs that take an object. After one,
+/// both words are the noun; elsewhere the first of two is taken for a verb ("cancel
 /// reservation R1").
-const PREPOSITIONS: [&str; 7] = ["of", "on", "about", "with", "in", "from", "regarding"];
+const BEFORE_A_NOUN: [&str; 11] = [
+    "of", "on", "about", "with", "in", "from", "regarding", "want", "need", "wants", "needs",
+];
 
 /// `text` with the noun phrase ending in `id` ("your booking BKG001", "ticket TICKET241")
 /// said as "the booking you just made" ("the one you just made" without a noun), or for an
@@ -98,8 +101,8 @@ pub fn in_words(text: &str, id: &str, how: crate::quality::knowable::MadeRef) ->
             break;
         }
     }
-    let after_preposition = start > 0 && PREPOSITIONS.contains(&words[start - 1]);
-    if !determiner && nouns.len() > 1 && !nouns[0].starts_with('(') && !after_preposition {
+    let object_follows = start > 0 && BEFORE_A_NOUN.contains(&words[start - 1]);
+    if !determiner && nouns.len() > 1 && !nouns[0].starts_with('(') && !object_follows {
         nouns.remove(0);
         start += 1;
     }
@@ -173,6 +176,10 @@ mod tests {
                 Latest
             ),
             "You would like the current status of the support ticket you just made."
+        );
+        assert_eq!(
+            in_words("I want support ticket T1 set to closed.", "T1", Latest),
+            "I want the support ticket you just made set to closed."
         );
         // An earlier one of several made by the same tool is named by its place.
         assert_eq!(

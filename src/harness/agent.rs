@@ -423,12 +423,12 @@ impl OracleAgent {
         let json = serde_json::from_str::<Value>(&last_output).is_ok();
         for o in &self.outputs {
             if last_output.contains(o.as_str()) && !self.found.iter().any(|(f, _)| f == o) {
-                let label = field_of(&last_output, o);
-                // A short value inside another one ("3" in "PIXQ9Q1"), or one a change's
-                // result merely echoes, is not this result's answer: it is told where a
-                // field or a read holds it.
+                // A value a change's result merely echoes (the payee's name after adding
+                // it), or a short one inside another ("3" in "PIXQ9Q1") with no field, is
+                // not this result's answer: it is told where a read holds it.
                 let wrote = self.actions.get(self.next - 1).is_some_and(|a| a.2);
-                if label.is_none() && (wrote || json && o.chars().count() <= 3) {
+                let label = field_of(&last_output, o);
+                if wrote || label.is_none() && json && o.chars().count() <= 3 {
                     continue;
                 }
                 // A value no field or heading names is what the tool reports ("the senior
