@@ -194,7 +194,6 @@ pub struct Customer {
     pub name: CustomerName,
     pub email: String,
     pub phone: String,
-    #[serde(default)]
     pub loyalty_id: Option<String>,
 }
 
@@ -227,9 +226,7 @@ pub struct PromotionApplied {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PaymentExtraInfo {
-    #[serde(default)]
     pub brand: Option<String>,
-    #[serde(default)]
     pub last_four: Option<String>,
 }
 
@@ -237,7 +234,6 @@ pub struct PaymentExtraInfo {
 pub struct PaymentMethod {
     pub source: String,
     pub payment_method_id: String,
-    #[serde(default)]
     pub extra_info: Option<PaymentExtraInfo>,
 }
 
@@ -284,7 +280,6 @@ pub struct Booking {
     pub start_time_local: String,
     pub status: String,
     pub created_at: String,
-    #[serde(default)]
     pub canceled_at: Option<String>,
     pub customer: Customer,
     pub seats: Vec<BookedSeat>,
@@ -293,7 +288,6 @@ pub struct Booking {
     pub payment_history: Vec<BookingPayment>,
     pub totals: BookingTotals,
     pub delivery: Delivery,
-    #[serde(default)]
     pub special_requests: Option<String>,
 }
 

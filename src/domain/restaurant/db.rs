@@ -26,13 +26,9 @@ use std::path::Path;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlateModifiers {
-    #[serde(default)]
     pub spice_level: Option<String>,
-    #[serde(default)]
     pub portion: Option<String>,
-    #[serde(default)]
     pub protein: Option<String>,
-    #[serde(default)]
     pub preparation: Option<String>,
 }
 
@@ -142,11 +138,8 @@ pub struct TableInfo {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LineEntryMods {
-    #[serde(default)]
     pub heat: Option<String>,
-    #[serde(default)]
     pub sauce: Option<String>,
-    #[serde(default)]
     pub side: Option<String>,
 }
 
@@ -192,9 +185,7 @@ pub struct ServiceTicket {
     pub ticket_ref: String,
     pub guest_ref: String,
     pub service_mode: ServiceMode,
-    #[serde(default)]
     pub dropoff: Option<PatronLocation>,
-    #[serde(default)]
     pub table_info: Option<TableInfo>,
     pub line_entries: Vec<LineEntry>,
     pub state: String,

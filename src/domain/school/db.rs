@@ -212,19 +212,16 @@ pub enum MeetingRecord {
         topic: String,
         actual_start_time_est: String,
         actual_end_time_est: String,
-        #[serde(default)]
         notes: Option<String>,
     },
     Canceled {
         topic: String,
-        #[serde(default)]
         notes: Option<String>,
     },
     Rescheduled {
         topic: String,
         actual_start_time_est: String,
         actual_end_time_est: String,
-        #[serde(default)]
         notes: Option<String>,
     },
 }
@@ -277,9 +274,7 @@ pub struct Address {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MethodInfo {
-    #[serde(default)]
     pub brand: Option<String>,
-    #[serde(default)]
     pub last_four: Option<String>,
 }
 
@@ -317,7 +312,6 @@ pub struct Program {
     pub school: String,
     pub degree: String,
     pub major: String,
-    #[serde(default)]
     pub minor: Option<String>,
 }
 
@@ -332,7 +326,6 @@ pub struct Student {
     pub payment_methods: BTreeMap<String, PaymentMethod>,
     pub saved_contacts: Vec<SavedContact>,
     pub program: Program,
-    #[serde(default)]
     pub membership: Option<String>,
     pub registrations: Vec<String>,
 }

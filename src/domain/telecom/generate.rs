@@ -72,7 +72,6 @@ pub struct Plan {
     pub price: f64,
     residential: u32,
     business: u32,
-    #[serde(default)]
     lines: Option<(u32, u32)>,
     #[serde(default)]
     senior: bool,

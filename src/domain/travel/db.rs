@@ -53,23 +53,16 @@ pub struct Passport {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Preferences {
-    #[serde(default)]
     pub dietary: Option<String>,
-    #[serde(default)]
     pub accessibility: Option<String>,
-    #[serde(default)]
     pub room_type: Option<String>,
-    #[serde(default)]
     pub bed_preference: Option<String>,
-    #[serde(default)]
     pub other: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MethodInfo {
-    #[serde(default)]
     pub brand: Option<String>,
-    #[serde(default)]
     pub last_four: Option<String>,
 }
 
@@ -77,7 +70,6 @@ pub struct MethodInfo {
 pub struct PaymentMethod {
     pub source: String,
     pub payment_method_id: String,
-    #[serde(default)]
     pub extra_info: Option<MethodInfo>,
 }
 
@@ -98,7 +90,6 @@ pub struct Companion {
     pub first_name: String,
     pub last_name: String,
     pub dob: String,
-    #[serde(default)]
     pub passport: Option<Passport>,
 }
 
@@ -210,7 +201,6 @@ pub struct Package {
     pub transportation: Transportation,
     pub activities: Vec<Activity>,
     pub policies: PackagePolicies,
-    #[serde(default)]
     pub notes: Option<String>,
     pub managed_by_agents: Vec<String>,
 }
@@ -226,11 +216,9 @@ pub struct Booking {
     pub travelers: Vec<BookingTraveler>,
     pub rooming: Rooming,
     pub add_ons: Vec<AddOn>,
-    #[serde(default)]
     pub insurance: Option<String>,
     pub payment_history: Vec<BookingPayment>,
     pub total_price: f64,
-    #[serde(default)]
     pub notes: Option<String>,
 }
 
@@ -247,9 +235,7 @@ pub struct Traveler {
     pub address: PostalAddress,
     pub contact: ContactInfo,
     pub dob: String,
-    #[serde(default)]
     pub passport: Option<Passport>,
-    #[serde(default)]
     pub preferences: Option<Preferences>,
     pub payment_methods: PyDict<PaymentMethod>,
     pub saved_companions: Vec<Companion>,
@@ -286,7 +272,6 @@ pub struct Agent {
     pub bookings_handled: Vec<String>,
     /// `YY-MM-DD` -> open meeting slots.
     pub availability: PyDict<AvailabilityDay>,
-    #[serde(default)]
     pub notes: Option<String>,
 }
 
