@@ -21,14 +21,14 @@
 use super::db::{BasketballDb, Club, Game, Player, ScoringEvent};
 use crate::domain::kit::pyjson::{Py, dumps};
 use crate::domain::kit::python::py_str_repr;
-use crate::domain::kit::{generic, specs, tau2_generic};
+use crate::domain::kit::specs;
 use crate::domain::{Args, Tool, ToolFn};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 crate::domain::kit::glue::tool_list!(BasketballDb);
 
-/// Each tool function by name, in `tools.toml`'s order, between the kit's generic tools;
+/// Each tool function by name, in `tools.toml`'s order (it places the kit's tools too);
 /// `tools.toml` describes them.
 fn build() -> Vec<Tool<BasketballDb>> {
     let runs: [(&str, ToolFn<BasketballDb>); 17] = [
@@ -134,13 +134,7 @@ fn build() -> Vec<Tool<BasketballDb>> {
         ("update_game_status", update_game_status),
         ("record_scoring_event", record_scoring_event),
     ];
-    let mut tools = vec![
-        tau2_generic::calculate(),
-        generic::transfer_to_human_agents(),
-    ];
-    tools.extend(specs::builtin(include_str!("tools.toml"), &runs));
-    tools.push(generic::think());
-    tools
+    specs::builtin(include_str!("tools.toml"), &runs)
 }
 
 pub fn club<'a>(db: &'a BasketballDb, id: &str) -> Result<&'a Club, String> {

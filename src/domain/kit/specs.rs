@@ -10,6 +10,9 @@
 //!   { name = "amount", type = "number", description = "Dollars charged to it." },
 //! ]
 //!
+//! [[tool]]                           # one of the kit's generic tools, in its place
+//! kit = "think"                      # think | transfer_to_human_agents | calculate (tau2's)
+//!
 //! [[tool]]                           # in the order the tools are listed to a model
 //! name = "schedule_appointment"
 //! kind = "write"                     # read | write
@@ -60,8 +63,14 @@ struct ShapeEntry {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ToolEntry {
+    /// One of the kit's generic tools ([`kit_tool`]), which brings its own spec and
+    /// function: the entry names nothing else.
+    kit: Option<String>,
+    #[serde(default)]
     name: String,
+    #[serde(default)]
     kind: String,
+    #[serde(default)]
     description: String,
     #[serde(default)]
     intent: Option<Intent>,
@@ -172,6 +181,19 @@ pub fn parse<D>(source: &str, runs: &[(&str, ToolFn<D>)]) -> Result<Vec<Tool<D>>
     }
     let mut tools = Vec::with_capacity(file.tool.len());
     for spec in file.tool {
+        if let Some(kit) = &spec.kit {
+            let bare = spec.name.is_empty() && spec.kind.is_empty() && spec.description.is_empty();
+            if !bare || spec.intent.is_some() || !spec.args.is_empty() {
+                return Err(format!(
+                    "tools.toml: the kit's tool '{kit}' takes no other keys"
+                ));
+            }
+            tools.push(kit_tool(kit).ok_or_else(|| format!("tools.toml: no kit tool '{kit}'"))?);
+            continue;
+        }
+        if spec.name.is_empty() {
+            return Err("tools.toml: a [[tool]] needs a name (or names a kit tool)".into());
+        }
         let name = spec.name;
         let kind = match spec.kind.as_str() {
             "read" => ToolKind::Read,
@@ -201,6 +223,17 @@ pub fn parse<D>(source: &str, runs: &[(&str, ToolFn<D>)]) -> Result<Vec<Tool<D>>
         return Err(format!("tools.toml: no spec for tool function '{missing}'"));
     }
     Ok(tools)
+}
+
+/// The kit's generic tool of this name: `think`, `transfer_to_human_agents` (both
+/// [`super::generic`]) or `calculate` (tau2's wording, [`super::tau2_generic`]).
+fn kit_tool<D>(name: &str) -> Option<Tool<D>> {
+    match name {
+        "think" => Some(super::generic::think()),
+        "transfer_to_human_agents" => Some(super::generic::transfer_to_human_agents()),
+        "calculate" => Some(super::tau2_generic::calculate()),
+        _ => None,
+    }
 }
 
 /// Parse a domain's built-in `tools.toml`; a broken built-in file is a bug the domain's

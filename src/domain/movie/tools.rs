@@ -32,12 +32,10 @@ use super::db::{
 };
 use crate::domain::ToolFn;
 use crate::domain::kit::calc::py_round;
-use crate::domain::kit::generic;
 use crate::domain::kit::ids::first_free_slot;
 use crate::domain::kit::pyjson::{Py, py_float_repr};
 use crate::domain::kit::python::py_repr;
 use crate::domain::kit::specs;
-use crate::domain::kit::tau2_generic;
 use crate::domain::{Args, Tool};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -126,12 +124,7 @@ fn build() -> Vec<Tool<MovieDb>> {
             Ok(Py::model(booking(db, a.str("booking_id")?)?).to_json_str())
         }),
     ];
-    let mut tools = vec![];
-    tools.extend(specs::builtin(include_str!("tools.toml"), &runs));
-    tools.push(tau2_generic::calculate());
-    tools.push(generic::transfer_to_human_agents());
-    tools.push(generic::think());
-    tools
+    specs::builtin(include_str!("tools.toml"), &runs)
 }
 
 pub fn theater<'a>(db: &'a MovieDb, id: &str) -> Result<&'a Theater, String> {

@@ -25,9 +25,7 @@ use super::db::{
     TableInfo, TicketCharge,
 };
 use crate::domain::kit::calc::py_round;
-use crate::domain::kit::generic;
 use crate::domain::kit::pyjson::{Py, dumps};
-use crate::domain::kit::tau2_generic;
 use crate::domain::kit::{specs, text::arg_list};
 use crate::domain::{Args, Tool, ToolFn};
 use serde_json::Value;
@@ -35,7 +33,7 @@ use std::collections::BTreeMap;
 
 crate::domain::kit::glue::tool_list!(RestaurantDb);
 
-/// Each tool function by name, in `tools.toml`'s order, between the kit's generic tools;
+/// Each tool function by name, in `tools.toml`'s order (it places the kit's tools too);
 /// `tools.toml` describes them.
 fn build() -> Vec<Tool<RestaurantDb>> {
     let runs: [(&str, ToolFn<RestaurantDb>); 12] = [
@@ -78,13 +76,7 @@ fn build() -> Vec<Tool<RestaurantDb>> {
         ("modify_placed_ticket_instrument", modify_instrument),
         ("add_tip_to_ticket", add_tip),
     ];
-    let mut tools = vec![
-        tau2_generic::calculate(),
-        generic::transfer_to_human_agents(),
-    ];
-    tools.extend(specs::builtin(include_str!("tools.toml"), &runs));
-    tools.push(generic::think());
-    tools
+    specs::builtin(include_str!("tools.toml"), &runs)
 }
 
 pub fn ticket<'a>(db: &'a RestaurantDb, id: &str) -> Result<&'a ServiceTicket, String> {

@@ -25,7 +25,6 @@ use super::db::{
 };
 use crate::domain::ToolFn;
 use crate::domain::kit::clock::SimClock;
-use crate::domain::kit::generic;
 use crate::domain::kit::ids::{first_free_slot, slot_list};
 use crate::domain::kit::pyjson::Py;
 use crate::domain::kit::specs;
@@ -80,11 +79,7 @@ fn build() -> Vec<Tool<SchoolDb>> {
         ("cancel_registration", cancel_registration),
         ("pay_registration", pay_registration),
     ];
-    let mut tools = vec![];
-    tools.extend(specs::builtin(include_str!("tools.toml"), &runs));
-    tools.push(generic::think());
-    tools.push(generic::transfer_to_human_agents());
-    tools
+    specs::builtin(include_str!("tools.toml"), &runs)
 }
 
 /// A term's courses as the reference lists them: plain dicts (key order course_id,

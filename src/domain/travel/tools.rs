@@ -32,7 +32,6 @@ use crate::domain::kit::clock::SimClock;
 use crate::domain::kit::ids::{first_free_slot, slot_list};
 use crate::domain::kit::pyjson::{Py, py_float_repr};
 use crate::domain::kit::specs;
-use crate::domain::kit::{generic, tau2_generic};
 use crate::domain::{Args, Tool};
 use serde_json::{Value, json};
 
@@ -87,12 +86,7 @@ fn build() -> Vec<Tool<TravelDb>> {
         ("update_booking_rooming", update_booking_rooming),
         ("schedule_agent_meeting", schedule_agent_meeting),
     ];
-    let mut tools = vec![];
-    tools.extend(specs::builtin(include_str!("tools.toml"), &runs));
-    tools.push(generic::transfer_to_human_agents());
-    tools.push(tau2_generic::calculate());
-    tools.push(generic::think());
-    tools
+    specs::builtin(include_str!("tools.toml"), &runs)
 }
 
 pub fn traveler<'a>(db: &'a TravelDb, id: &str) -> Result<&'a Traveler, String> {

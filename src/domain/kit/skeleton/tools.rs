@@ -7,7 +7,7 @@
 
 use super::db::{ACTIVE, Book, Loan, Member, SkeletonDb};
 use crate::domain::kit::clock::{civil_from_days, parse_date};
-use crate::domain::kit::{generic, ids, specs};
+use crate::domain::kit::{ids, specs};
 use crate::domain::{Tool, ToolFn};
 use serde::Serialize;
 use serde_json::json;
@@ -99,10 +99,7 @@ fn build() -> Vec<Tool<SkeletonDb>> {
             show(&l)
         }),
     ];
-    let mut tools = vec![generic::transfer_to_human_agents()];
-    tools.extend(specs::builtin(include_str!("tools.toml"), &runs));
-    tools.push(generic::think());
-    tools
+    specs::builtin(include_str!("tools.toml"), &runs)
 }
 
 fn show<T: Serialize + ?Sized>(row: &T) -> Result<String, String> {
