@@ -48,9 +48,5 @@ impl Database for AirlineDb {
 }
 
 impl Hooks for AirlineDb {
-    crate::domain::kit::glue::database_hooks!();
-
-    fn customers(&self) -> Vec<String> {
-        self.users.keys().map(str::to_string).collect()
-    }
+    crate::domain::kit::glue::database_hooks!(customers: users);
 }

@@ -39,8 +39,23 @@ macro_rules! tau2_database {
 /// delegates to the function of the same name and the one signature set — `ground::{propose_calls, observe}`, `policy::RULES` (checked by
 /// [`super::policy::check_rules`]), `hooks::{user_facts, describe_request, internal_ids,
 /// required_outputs, customer_records}`, each taking the database first where the trait
-/// method takes `&self`.
+/// method takes `&self`. Where a domain's customers are the keys of one table, and its
+/// internal id fields one list, it names them and the macro writes those two hooks too:
+/// `database_hooks!(customers: students, internal_id_fields: hooks::INTERNAL_ID_FIELDS)`.
 macro_rules! database_hooks {
+    (customers: $table:ident $(, internal_id_fields: $fields:path)? $(,)?) => {
+        $crate::domain::kit::glue::database_hooks!();
+
+        fn customers(&self) -> Vec<String> {
+            self.$table.keys().map(str::to_string).collect()
+        }
+
+        $(
+            fn internal_id_fields(&self) -> &'static [&'static str] {
+                $fields
+            }
+        )?
+    };
     () => {
         fn propose_calls(
             &self,

@@ -26,6 +26,8 @@
 //! - [`glue`]: the `Domain` impl and the `Database` glue as one-line macros.
 //! - [`tau2`]: what the ToolOrchestra tau2-style domains share (`db.json` tables in
 //!   `model_dump()` form, `YY-MM-DD` dates, Python's `int()`, saved payment methods).
+//! - [`rows`]: row shapes several domains share (a name, a postal address, a saved
+//!   payment method).
 //! - [`tau2_generic`]: the generic tools in tau2's wording (`calculate`'s refusal).
 //!
 //! The conformance suite (`domain::conformance`, tests only) runs over every registered
@@ -46,6 +48,7 @@ pub mod propose;
 pub mod pyjson;
 pub mod pytext;
 pub mod python;
+pub mod rows;
 pub mod schema;
 /// The domain `tracer scaffold domain` copies; compiled in tests, where the conformance
 /// suite runs over it.

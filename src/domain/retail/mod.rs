@@ -64,11 +64,7 @@ impl crate::domain::Database for RetailDb {
 }
 
 impl crate::domain::Hooks for RetailDb {
-    crate::domain::kit::glue::database_hooks!();
-
-    fn customers(&self) -> Vec<String> {
-        self.users.keys().map(str::to_string).collect()
-    }
+    crate::domain::kit::glue::database_hooks!(customers: users);
 
     fn ruleset(&self) -> Option<&'static str> {
         Some(self.lifecycle.name())

@@ -51,13 +51,8 @@ impl crate::domain::Database for SchoolDb {
 }
 
 impl crate::domain::Hooks for SchoolDb {
-    crate::domain::kit::glue::database_hooks!();
-
-    fn customers(&self) -> Vec<String> {
-        self.students.keys().map(str::to_string).collect()
-    }
-
-    fn internal_id_fields(&self) -> &'static [&'static str] {
-        hooks::INTERNAL_ID_FIELDS
-    }
+    crate::domain::kit::glue::database_hooks!(
+        customers: students,
+        internal_id_fields: hooks::INTERNAL_ID_FIELDS,
+    );
 }

@@ -47,9 +47,5 @@ impl crate::domain::Database for TelecomDb {
 }
 
 impl crate::domain::Hooks for TelecomDb {
-    crate::domain::kit::glue::database_hooks!();
-
-    fn customers(&self) -> Vec<String> {
-        self.customers.keys().map(str::to_string).collect()
-    }
+    crate::domain::kit::glue::database_hooks!(customers: customers);
 }

@@ -75,9 +75,5 @@ impl Database for TelehealthDb {
 }
 
 impl Hooks for TelehealthDb {
-    crate::domain::kit::glue::database_hooks!();
-
-    fn customers(&self) -> Vec<String> {
-        self.patients.keys().map(str::to_string).collect()
-    }
+    crate::domain::kit::glue::database_hooks!(customers: patients);
 }

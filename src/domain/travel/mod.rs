@@ -49,13 +49,8 @@ impl crate::domain::Database for TravelDb {
 }
 
 impl crate::domain::Hooks for TravelDb {
-    crate::domain::kit::glue::database_hooks!();
-
-    fn customers(&self) -> Vec<String> {
-        self.travelers.keys().map(str::to_string).collect()
-    }
-
-    fn internal_id_fields(&self) -> &'static [&'static str] {
-        hooks::INTERNAL_ID_FIELDS
-    }
+    crate::domain::kit::glue::database_hooks!(
+        customers: travelers,
+        internal_id_fields: hooks::INTERNAL_ID_FIELDS,
+    );
 }
