@@ -41,6 +41,15 @@ pub fn arg_list<'a>(args: &'a Value, key: &str) -> Vec<&'a str> {
         .unwrap_or_default()
 }
 
+/// The items of a list argument (e.g. the payment objects of `payment_methods`); none when
+/// it is absent or not a list.
+pub fn arg_items<'a>(args: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
+    args.get(key)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+}
+
 /// The non-empty ones of `ids`, each once, in first-seen order (a hook's internal ids).
 pub fn distinct_ids<'a>(ids: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();

@@ -24,7 +24,7 @@ use crate::domain::kit::pyjson::Py;
 use crate::domain::kit::tau2::{long_date, parse_short_date};
 use crate::domain::kit::templates::Templates;
 use crate::domain::kit::text::{
-    arg_list, arg_str, distinct_ids, filter_clauses, join_and, output_strings,
+    arg_items, arg_list, arg_str, distinct_ids, filter_clauses, join_and, output_strings,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -201,11 +201,7 @@ pub fn describe_request(db: &SchoolDb, tool: &str, args: &Value, output: &str) -
                     "saying no to the school health insurance".into()
                 },
             );
-            let payments: Vec<(String, i64)> = args
-                .get("payment_methods")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
+            let payments: Vec<(String, i64)> = arg_items(args, "payment_methods")
                 .map(|p| {
                     (
                         method_phrase(student, arg_str(p, "payment_id")),
@@ -329,11 +325,7 @@ pub fn describe_request(db: &SchoolDb, tool: &str, args: &Value, output: &str) -
 
 pub fn internal_ids(tool: &str, args: &Value) -> Vec<String> {
     let ids: Vec<&str> = match tool {
-        "register_courses" => args
-            .get("payment_methods")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
+        "register_courses" => arg_items(args, "payment_methods")
             .map(|p| arg_str(p, "payment_id"))
             .collect(),
         "update_registration_courses" => vec![arg_str(args, "payment_id")],

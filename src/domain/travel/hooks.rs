@@ -20,7 +20,8 @@ use crate::domain::kit::facts;
 use crate::domain::kit::tau2::{long_date, parse_short_date};
 use crate::domain::kit::templates::Templates;
 use crate::domain::kit::text::{
-    arg_str, count_word, distinct_ids, filter_clauses, join_and, money_in, output_strings, words,
+    arg_items, arg_str, count_word, distinct_ids, filter_clauses, join_and, money_in,
+    output_strings, words,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -210,11 +211,7 @@ pub fn describe_request(db: &TravelDb, tool: &str, args: &Value, output: &str) -
                     None => "without travel insurance".into(),
                 },
             );
-            let payments: Vec<(String, f64)> = args
-                .get("payment_methods")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
+            let payments: Vec<(String, f64)> = arg_items(args, "payment_methods")
                 .map(|p| {
                     (
                         method_phrase(t, arg_str(p, "payment_id")),
@@ -372,11 +369,7 @@ pub fn describe_request(db: &TravelDb, tool: &str, args: &Value, output: &str) -
 
 pub fn internal_ids(tool: &str, args: &Value) -> Vec<String> {
     let ids: Vec<&str> = match tool {
-        "book_package" => args
-            .get("payment_methods")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
+        "book_package" => arg_items(args, "payment_methods")
             .map(|p| arg_str(p, "payment_id"))
             .collect(),
         "update_booking_add_ons" | "update_booking_departure_date" => {
