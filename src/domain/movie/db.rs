@@ -12,6 +12,8 @@
 //! Architecture invariant: data and the `Database` glue only; tool behaviour lives in
 //! `tools.rs`, grounding in `ground.rs`, refinement hooks in `hooks.rs`.
 
+pub use crate::domain::kit::rows::{MethodInfo, Name, PaymentMethod, PostalAddress};
+
 use crate::domain::DomainError;
 use crate::domain::kit::python::PyDict;
 use crate::domain::kit::tau2;
@@ -49,15 +51,6 @@ pub struct Movie {
     pub cast: Vec<CastMember>,
     pub crew: Crew,
     pub synopsis: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TheaterAddress {
-    pub street: String,
-    pub city: String,
-    pub state: String,
-    pub country: String,
-    pub zip: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -162,7 +155,7 @@ pub struct DaySchedule {
 pub struct Theater {
     pub theater_id: String,
     pub name: String,
-    pub address: TheaterAddress,
+    pub address: PostalAddress,
     pub contact: TheaterContact,
     pub amenities: Vec<String>,
     pub auditoriums: PyDict<Auditorium>,
@@ -184,14 +177,8 @@ impl Theater {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CustomerName {
-    pub first_name: String,
-    pub last_name: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Customer {
-    pub name: CustomerName,
+    pub name: Name,
     pub email: String,
     pub phone: String,
     pub loyalty_id: Option<String>,
@@ -222,19 +209,6 @@ pub struct PromotionApplied {
     pub code: String,
     pub description: String,
     pub discount_amount: f64,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PaymentExtraInfo {
-    pub brand: Option<String>,
-    pub last_four: Option<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PaymentMethod {
-    pub source: String,
-    pub payment_method_id: String,
-    pub extra_info: Option<PaymentExtraInfo>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -24,9 +24,9 @@
 
 use super::db::{
     Auditorium, BookedSeat, Booking, BookingPayment, BookingTotals, CONFIRMED, CastMember, Crew,
-    Customer, CustomerName, DaySchedule, Delivery, Movie, MovieDb, PaymentExtraInfo, PaymentMethod,
-    PriceFees, PriceSchema, PricingBase, PricingRules, SCHEDULED, Seat, SeatMap, Show, Theater,
-    TheaterAddress, TheaterContact, TheaterFees, TicketDelivery, TimeBasedPricing,
+    Customer, DaySchedule, Delivery, MethodInfo, Movie, MovieDb, Name, PaymentMethod,
+    PostalAddress, PriceFees, PriceSchema, PricingBase, PricingRules, SCHEDULED, Seat, SeatMap,
+    Show, Theater, TheaterContact, TheaterFees, TicketDelivery, TimeBasedPricing,
 };
 use super::tools::{ConcessionSpec, SeatSpec, quote};
 use crate::domain::Split;
@@ -328,7 +328,7 @@ fn generate_theaters(
             Theater {
                 theater_id: code(rng, used, "-T"),
                 name,
-                address: TheaterAddress {
+                address: PostalAddress {
                     street: format!("{} {}", rng.random_range(1..300), pick(rng, &v.streets)),
                     city: place.0.clone(),
                     state: place.1.clone(),
@@ -373,7 +373,7 @@ fn generate_customers(
         let domain = pick(rng, &v.email_domains);
         let email = unique_email(&mut emails, &base, domain);
         out.push(Customer {
-            name: CustomerName {
+            name: Name {
                 first_name: first,
                 last_name: last,
             },
@@ -395,21 +395,21 @@ fn payment_method(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> PaymentM
     let (suffix, extra) = match source {
         "card" => (
             "-CARD",
-            Some(PaymentExtraInfo {
+            Some(MethodInfo {
                 brand: Some(pick(rng, &v.card_brands).clone()),
                 last_four: Some(digits(rng, 4)),
             }),
         ),
         "wallet" => (
             "-WALLET",
-            Some(PaymentExtraInfo {
+            Some(MethodInfo {
                 brand: Some(pick(rng, &v.wallet_brands).clone()),
                 last_four: None,
             }),
         ),
         "gift_card" => (
             "-GIFT",
-            Some(PaymentExtraInfo {
+            Some(MethodInfo {
                 brand: None,
                 last_four: Some(digits(rng, 4)),
             }),

@@ -12,6 +12,8 @@
 //! Architecture invariant: data and the `Database` glue only; tool behaviour lives in
 //! `tools.rs`, grounding in `ground.rs`, refinement hooks in `hooks.rs`.
 
+pub use crate::domain::kit::rows::{MethodInfo, Name};
+
 use crate::domain::DomainError;
 use crate::domain::kit::tau2;
 use serde::{Deserialize, Serialize};
@@ -177,12 +179,6 @@ pub const HEALTH_INSURANCE_FEE: i64 = 300;
 pub const STANDARD_LOAD: i64 = 18;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Person {
-    pub first_name: String,
-    pub last_name: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Contact {
     pub first_name: String,
     pub last_name: String,
@@ -273,12 +269,6 @@ pub struct Address {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MethodInfo {
-    pub brand: Option<String>,
-    pub last_four: Option<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PaymentMethod {
     pub source: String,
     pub payment_method_id: String,
@@ -318,7 +308,7 @@ pub struct Program {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Student {
     pub student_id: String,
-    pub name: Person,
+    pub name: Name,
     pub address: Address,
     pub email: String,
     /// `YY-MM-DD`.

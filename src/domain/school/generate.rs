@@ -23,8 +23,8 @@
 //! clock, no I/O.
 
 use super::db::{
-    Address, Contact, Course, EnrollmentStatus, FinancialAid, GradingOption, MethodInfo, Payment,
-    PaymentMethod, Person, Program, RegisteredCourse, Registration, STANDARD_LOAD, SavedContact,
+    Address, Contact, Course, EnrollmentStatus, FinancialAid, GradingOption, MethodInfo, Name,
+    Payment, PaymentMethod, Program, RegisteredCourse, Registration, STANDARD_LOAD, SavedContact,
     SchoolDb, Student, StudyLevel, YesNo,
 };
 use super::generate_courses::generate_courses;
@@ -229,7 +229,7 @@ fn generate_student(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> Studen
             v.university_domain
         ),
         student_id,
-        name: Person {
+        name: Name {
             first_name: first,
             last_name: last,
         },

@@ -14,6 +14,8 @@
 //! Architecture invariant: data and the `Database` glue only; tool behaviour lives in
 //! `tools.rs`, grounding in `ground.rs`, refinement hooks in `hooks.rs`.
 
+pub use crate::domain::kit::rows::{MethodInfo, Name, PaymentMethod, PostalAddress};
+
 use crate::domain::kit::python::PyDict;
 use crate::domain::kit::tau2;
 use crate::domain::{DomainError, Table};
@@ -22,21 +24,6 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PersonName {
-    pub first_name: String,
-    pub last_name: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PostalAddress {
-    pub street: String,
-    pub city: String,
-    pub state: String,
-    pub country: String,
-    pub zip: String,
-}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ContactInfo {
@@ -58,31 +45,6 @@ pub struct Preferences {
     pub room_type: Option<String>,
     pub bed_preference: Option<String>,
     pub other: Option<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MethodInfo {
-    pub brand: Option<String>,
-    pub last_four: Option<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PaymentMethod {
-    pub source: String,
-    pub payment_method_id: String,
-    pub extra_info: Option<MethodInfo>,
-}
-
-impl PaymentMethod {
-    /// How the traveler names it, and the strings that reveals.
-    pub fn phrase(&self) -> (String, Vec<String>) {
-        let info = self.extra_info.as_ref();
-        tau2::saved_method(
-            &self.source,
-            info.and_then(|i| i.brand.as_deref()),
-            info.and_then(|i| i.last_four.as_deref()),
-        )
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -231,7 +193,7 @@ impl Booking {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Traveler {
     pub traveler_id: String,
-    pub name: PersonName,
+    pub name: Name,
     pub address: PostalAddress,
     pub contact: ContactInfo,
     pub dob: String,
@@ -259,7 +221,7 @@ pub struct AvailabilityDay {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Agent {
     pub agent_id: String,
-    pub name: PersonName,
+    pub name: Name,
     pub contact: ContactInfo,
     pub agency: Agency,
     pub certifications: Vec<String>,

@@ -25,8 +25,8 @@
 
 use super::db::{
     AddOn, Agency, Agent, AvailabilityDay, Booking, BookingPayment, BookingTraveler, Companion,
-    ContactInfo, MethodInfo, Package, Passport, PaymentMethod, PersonName, PostalAddress,
-    Preferences, Rooming, TravelDb, Traveler,
+    ContactInfo, MethodInfo, Name, Package, Passport, PaymentMethod, PostalAddress, Preferences,
+    Rooming, TravelDb, Traveler,
 };
 use super::generate_packages::generate_package;
 use super::generate_vocab::{VOCABULARY, fresh_id, sample};
@@ -139,9 +139,9 @@ pub fn generate(seed: u64, split: Split) -> TravelDb {
     )
 }
 
-fn person(rng: &mut ChaCha8Rng) -> PersonName {
+fn person(rng: &mut ChaCha8Rng) -> Name {
     let v = &*VOCABULARY;
-    PersonName {
+    Name {
         first_name: pick(rng, &v.first_names).clone(),
         last_name: pick(rng, &v.last_names).clone(),
     }
