@@ -11,14 +11,17 @@ use super::db::{
 };
 use super::generate_vocab::{VOCABULARY, fresh_id, sample};
 use crate::domain::kit::draw::{pick, weighted};
+use crate::domain::kit::pytext;
 use crate::domain::kit::python::PyDict;
 use crate::domain::kit::tau2::{day_of, short_date};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
+use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
 pub(super) fn generate_package(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> Package {
     let v = &*VOCABULARY;
+    let t = &v.package_text;
     let c = pick(rng, &v.countries);
     let loc = |city: &str| Location {
         city: city.to_string(),
@@ -80,9 +83,9 @@ pub(super) fn generate_package(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>
         .map(|day| ItineraryItem {
             day,
             title: pick(rng, &v.day_titles).clone(),
-            description: format!(
-                "A day in {} at an easy pace, with time of your own in the afternoon.",
-                stops[(day as usize - 1) % stops.len()]
+            description: fill(
+                &t.day,
+                json!({"city": stops[(day as usize - 1) % stops.len()]}),
             ),
             location: loc(&stops[(day as usize - 1) % stops.len()]),
             included_meals: sample(&v.meals, rng.random_range(1..=2), rng),
@@ -95,11 +98,7 @@ pub(super) fn generate_package(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>
         .take(2)
         .enumerate()
         .map(|(i, s)| Accommodation {
-            name: format!(
-                "{} {}",
-                s,
-                ["Courtyard House", "Riverside Inn", "Ridge Lodge"][i % 3]
-            ),
+            name: format!("{s} {}", t.stays[i % t.stays.len()]),
             kind: pick(rng, &v.accommodation_kinds).clone(),
             location: loc(s),
             nights: if i == 0 {
@@ -120,11 +119,11 @@ pub(super) fn generate_package(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>
         .collect();
     let free = *pick(rng, &[21i64, 30, 30, 45, 45, 60]);
     let cancellation_policy = if rng.random_bool(0.05) {
-        "Cancellation terms are agreed case by case with the local operator.".to_string()
+        t.cancellation_by_operator.clone()
     } else {
-        format!(
-            "Free cancellation up to {free} days before departure; a {}% fee from then until 7 days before; no refund in the last week.",
-            pick(rng, &[25, 50])
+        fill(
+            &t.cancellation,
+            json!({"free": free, "fee": pick(rng, &[25, 50])}),
         )
     };
     let change = *pick(rng, &[14i64, 21, 30]);
@@ -132,23 +131,18 @@ pub(super) fn generate_package(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>
         package_id: fresh_id(rng, used),
         name: format!("{} {}", c.country, pick(rng, &c.themes)),
         category,
-        description: format!(
-            "{} days through {}, with guided visits and free time.",
-            duration,
-            stops.join(", ")
+        description: fill(
+            &t.description,
+            json!({"days": duration, "stops": stops.join(", ")}),
         ),
         destinations,
         duration_days: duration,
         departure_points: {
-            let hubs: Vec<String> = ["London", "Frankfurt", "New York", "Toronto"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
             let mut points = vec![loc(&c.cities[0])];
             if rng.random_bool(0.5) {
                 points.push(Location {
-                    city: pick(rng, &hubs).clone(),
-                    country: "International hub".into(),
+                    city: pick(rng, &t.hubs).clone(),
+                    country: t.hub_country.clone(),
                 });
             }
             points
@@ -159,27 +153,24 @@ pub(super) fn generate_package(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>
         exclusions: sample(&v.exclusions, 3, rng),
         accommodations,
         transportation: Transportation {
-            international: "Flights to the starting city are not included.".into(),
-            domestic: format!(
-                "Travel between {} by coach or train is included.",
-                stops.join(" and ")
-            ),
-            ground: "Arrival and departure transfers are included.".into(),
+            international: t.international.clone(),
+            domestic: fill(&t.domestic, json!({"stops": stops.join(" and ")})),
+            ground: t.ground.clone(),
         },
         activities,
         policies: PackagePolicies {
             cancellation_policy,
-            change_policy: format!(
-                "Date changes allowed up to {change} days before departure, subject to availability."
-            ),
-            refund_policy: format!(
-                "Refunds go back to the original payment method within {} business days.",
-                pick(rng, &[5, 7, 10])
-            ),
+            change_policy: fill(&t.change, json!({"change": change})),
+            refund_policy: fill(&t.refund, json!({"days": pick(rng, &[5, 7, 10])})),
         },
         notes: rng
             .random_bool(0.6)
             .then(|| pick(rng, &v.package_notes).clone()),
         managed_by_agents: Vec::new(),
     }
+}
+
+/// A sentence of [`super::generate_vocab::PackageText`] with its `{...}` filled from `values`.
+fn fill(template: &str, values: Value) -> String {
+    pytext::render(template, &values).unwrap_or_default()
 }

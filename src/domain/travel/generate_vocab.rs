@@ -53,6 +53,24 @@ pub(super) struct Vocabulary {
     pub(super) day_titles: Vec<String>,
     pub(super) activity_names: Vec<(String, String)>,
     pub(super) countries: Vec<Country>,
+    pub(super) package_text: PackageText,
+}
+
+/// A package's sentences, `{...}` filled by the generator ([`super::generate_packages`]).
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct PackageText {
+    pub(super) description: String,
+    pub(super) day: String,
+    pub(super) stays: Vec<String>,
+    pub(super) hubs: Vec<String>,
+    pub(super) hub_country: String,
+    pub(super) international: String,
+    pub(super) domestic: String,
+    pub(super) ground: String,
+    pub(super) cancellation_by_operator: String,
+    pub(super) cancellation: String,
+    pub(super) change: String,
+    pub(super) refund: String,
 }
 
 /// The built-in vocabulary; a broken file generates an empty database, which the generator
