@@ -36,7 +36,6 @@ pub struct BankAddress {
 pub struct ClientName {
     pub first_name: String,
     pub last_name: String,
-    #[serde(default)]
     pub middle_name: Option<String>,
 }
 
@@ -72,9 +71,7 @@ pub struct Account {
     pub account_number_masked: String,
     pub routing_number: String,
     pub balance: AccountBalance,
-    #[serde(default)]
     pub interest_rate_apr: Option<f64>,
-    #[serde(default)]
     pub overdraft_limit: Option<f64>,
     pub opened_at: String,
     pub features: AccountFeatures,
@@ -156,9 +153,7 @@ pub struct TransactionFee {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TransactionHold {
     pub is_hold: bool,
-    #[serde(default)]
     pub release_at: Option<String>,
-    #[serde(default)]
     pub reason: Option<String>,
 }
 
@@ -174,23 +169,17 @@ pub struct Transaction {
     pub direction: String,
     pub amount: f64,
     pub currency: String,
-    #[serde(default)]
     pub description: Option<String>,
     /// ACH, Wire, Card, ATM, Internal.
     pub method: String,
     /// pending, posted, reversed.
     pub status: String,
-    #[serde(default)]
     pub merchant: Option<MerchantInfo>,
-    #[serde(default)]
     pub related_transaction_id: Option<String>,
-    #[serde(default)]
     pub exchange: Option<ExchangeInfo>,
     #[serde(default)]
     pub fees: Vec<TransactionFee>,
-    #[serde(default)]
     pub hold: Option<TransactionHold>,
-    #[serde(default)]
     pub balance_after: Option<f64>,
 }
 
@@ -210,7 +199,6 @@ pub struct ScheduleEntry {
     pub currency: String,
     /// due, paid, late, deferred.
     pub status: String,
-    #[serde(default)]
     pub transaction_id: Option<String>,
 }
 
@@ -250,11 +238,9 @@ pub struct Loan {
     pub first_payment_date: String,
     pub maturity_date: String,
     pub status: String,
-    #[serde(default)]
     pub collateral: Option<Collateral>,
     pub payment_schedule: Vec<ScheduleEntry>,
     pub repayment_history: Vec<RepaymentEntry>,
-    #[serde(default)]
     pub escrow: Option<EscrowAccount>,
 }
 
@@ -284,13 +270,9 @@ impl Loan {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BeneficiaryName {
-    #[serde(default)]
     pub display_name: Option<String>,
-    #[serde(default)]
     pub first_name: Option<String>,
-    #[serde(default)]
     pub last_name: Option<String>,
-    #[serde(default)]
     pub business_name: Option<String>,
 }
 
@@ -320,11 +302,8 @@ impl BeneficiaryName {
 pub struct BankDetails {
     pub bank_name: String,
     pub account_number_masked: String,
-    #[serde(default)]
     pub routing_number: Option<String>,
-    #[serde(default)]
     pub iban: Option<String>,
-    #[serde(default)]
     pub swift_bic: Option<String>,
 }
 
@@ -340,7 +319,6 @@ pub struct Verification {
     pub status: String,
     /// micro_deposits, document, instant.
     pub method: String,
-    #[serde(default)]
     pub verified_at: Option<String>,
 }
 
@@ -360,7 +338,6 @@ pub struct Beneficiary {
     /// active, suspended, revoked.
     pub status: String,
     pub created_at: String,
-    #[serde(default)]
     pub notes: Option<String>,
 }
 

@@ -33,7 +33,6 @@ use crate::domain::kit::clock::SimClock;
 use crate::domain::kit::ids::counter_id;
 use crate::domain::kit::pyjson::{Py, dumps};
 use crate::domain::kit::specs;
-use crate::domain::kit::{generic, tau2_generic};
 use crate::domain::{Args, Tool};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -108,13 +107,7 @@ fn build() -> Vec<Tool<BankDb>> {
         }),
         ("make_loan_payment", loan_payment),
     ];
-    let mut tools = vec![
-        tau2_generic::calculate(),
-        generic::transfer_to_human_agents(),
-    ];
-    tools.extend(specs::builtin(include_str!("tools.toml"), &runs));
-    tools.push(generic::think());
-    tools
+    specs::builtin(include_str!("tools.toml"), &runs)
 }
 
 pub fn client<'a>(db: &'a BankDb, id: &str) -> Result<&'a Client, String> {
