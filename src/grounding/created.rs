@@ -67,7 +67,17 @@ pub(super) fn name_created_in_words(env: &dyn Environment, user: &str, steps: &m
 /// both words are the noun; elsewhere the first of two is taken for a verb ("cancel
 /// reservation R1").
 const BEFORE_A_NOUN: [&str; 11] = [
-    "of", "on", "about", "with", "in", "from", "regarding", "want", "need", "wants", "needs",
+    "of",
+    "on",
+    "about",
+    "with",
+    "in",
+    "from",
+    "regarding",
+    "want",
+    "need",
+    "wants",
+    "needs",
 ];
 
 /// `text` with the noun phrase ending in `id` ("your booking BKG001", "ticket TICKET241")

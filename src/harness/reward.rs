@@ -1,6 +1,7 @@
 //! The reward of an episode (PAPER_FACTS, "Harness and reward"): -1 when the user ended
 //! with `###UNSATISFIED###`; otherwise 1 iff the final database state equals the state the
-//! reference actions produce and every required output was told to the user; else 0. An
+//! reference actions produce and every required output was told to the user (found in the
+//! agent's messages as tau-bench looks: ignoring case and commas); else 0. An
 //! episode cut short by an error (the agent's malformed output, or an endpoint failure) is
 //! never a success, whatever state it reached: it did not finish the conversation.
 
@@ -30,10 +31,14 @@ pub fn score(
         .filter_map(|m| m.content.as_deref())
         .collect::<Vec<_>>()
         .join("\n")
-        .to_lowercase();
+        .to_lowercase()
+        .replace(',', "");
+    // As tau-bench: case and thousands separators aside ("4,100.00" tells "4100.0"). An
+    // output with a comma of its own is compared without it too (tau-bench could never
+    // find one).
     let told = required_outputs
         .iter()
-        .filter(|o| said.contains(&o.to_lowercase()))
+        .filter(|o| said.contains(&o.to_lowercase().replace(',', "")))
         .count();
     let state_match = episode.final_hash == reference_hash;
     let unsatisfied = episode.termination == Termination::UserUnsatisfied;
@@ -94,6 +99,18 @@ mod tests {
             &outputs,
         );
         assert_eq!((untold.reward, untold.outputs_told), (0, 0));
+        // Thousands separators are not part of what is compared.
+        let amounts = vec!["4100.0".to_string(), "Paris, Texas".to_string()];
+        let grouped = score(
+            &episode(
+                Termination::UserStop,
+                "h",
+                "You sent 4,100.00 EUR to Paris Texas.",
+            ),
+            "h",
+            &amounts,
+        );
+        assert_eq!((grouped.reward, grouped.outputs_told), (1, 2));
         let left = score(
             &episode(Termination::UserUnsatisfied, "h", "HAT030"),
             "h",
