@@ -14,7 +14,9 @@
 //! - [`project`]: the project's data outside a stage's own code: the generated databases,
 //!   a domain's policy text, the shard response caches.
 //! - [`config`]: stage TOML files -> typed settings; environment variable names.
-//! - [`split`]: train or eval, the database a task runs against.
+//! - [`split`]: train or eval, the database a task runs against; [`task`]: a task's
+//!   reference actions and user facts; [`message`]: the chat message a role sends and a
+//!   transcript holds (leaves every layer may use).
 //! - [`seed`]: per-item seed derivation; [`parallel`]: order-preserving parallel map.
 //! - [`grounding`]: the grounding search and the LLM grounder (trace -> reference calls).
 //! - [`roles`]: the grounder, refiner and task judge as traits, scripted and endpoint
@@ -57,6 +59,7 @@ pub mod grounding;
 pub mod harness;
 pub mod http;
 pub mod llm;
+pub mod message;
 pub mod parallel;
 pub mod pipeline;
 pub mod project;

@@ -38,24 +38,23 @@ pub struct TauTask {
 impl TauTask {
     /// The tau-bench shape of a verified task. The instruction is what the user simulator
     /// reads: the emotion instruction, when present, follows as its own section.
-    pub fn from_record(t: &crate::artifact::TaskRecord) -> Result<TauTask, String> {
-        let actions = crate::task::actions(t)?;
+    pub fn from_record(t: &crate::artifact::TaskRecord) -> TauTask {
         let mut instruction = t.instruction.clone().unwrap_or_default();
         if let Some(e) = &t.emotion_instruction {
             instruction.push_str("\n\n## How you feel and communicate\n");
             instruction.push_str(e);
         }
-        Ok(TauTask {
+        TauTask {
             user_id: t.user_id.clone(),
             instruction,
-            actions,
+            actions: t.actions.clone(),
             outputs: t.outputs.clone(),
             emotion_family: t.emotion_family.clone(),
             emotion_leaf: t.emotion.clone(),
             dimension_politeness: t.politeness.clone(),
             dimension_urgency: t.urgency.clone(),
             dimension_trust_in_agent: t.trust.clone(),
-        })
+        }
     }
 }
 
@@ -212,11 +211,6 @@ pub fn tasks_from_tau_bench(
             };
             let mut requests: Vec<Option<String>> = vec![None; t.actions.len().max(1)];
             requests[0] = Some(t.instruction.clone());
-            let actions: Vec<serde_json::Value> = t
-                .actions
-                .iter()
-                .map(|a| serde_json::json!({"name": a.name, "kwargs": a.kwargs}))
-                .collect();
             crate::artifact::TaskRecord {
                 task_id: format!("{domain}-{i:04}"),
                 domain: domain.to_string(),
@@ -224,11 +218,11 @@ pub fn tasks_from_tau_bench(
                 trace_id: String::new(),
                 user_id: t.user_id.clone(),
                 intents: vec![t.actions.iter().map(|a| a.name.clone()).collect()],
-                actions: serde_json::to_string(&actions).unwrap_or_default(),
+                actions: t.actions.clone(),
                 action_intents: vec![0; t.actions.len()],
                 outputs: t.outputs.clone(),
-                user_facts: serde_json::to_string(&[identity]).unwrap_or_default(),
-                requests: serde_json::to_string(&requests).unwrap_or_default(),
+                user_facts: vec![identity],
+                requests,
                 reference_hash: outcome.state_hash,
                 grounder: "imported".into(),
                 instruction: Some(t.instruction.clone()),

@@ -162,10 +162,12 @@ impl State {
 
 /// The hash of what a reviewer judges: everything a decision is about. 16 hex digits.
 pub fn content_hash(t: &TaskRecord) -> String {
+    use crate::artifact::JsonText;
     let material = serde_json::json!({
         "task_id": t.task_id,
         "user_id": t.user_id,
-        "actions": t.actions,
+        // The actions as their column stores them (the text reviewers' hashes were made of).
+        "actions": t.actions.to_json(),
         "outputs": t.outputs,
         "instruction": t.instruction,
         "feeling": t.feeling,
@@ -285,7 +287,7 @@ pub fn apply_edit(
             .collect();
     }
     if let Some(args) = &edit.arguments {
-        let mut actions = crate::task::actions(task)?;
+        let actions = &mut out.actions;
         if args.len() != actions.len() {
             return Err(format!(
                 "arguments: {} entries for {} reference actions (an edit changes arguments, not the actions)",
@@ -302,11 +304,10 @@ pub fn apply_edit(
             }
             a.kwargs = v.clone();
         }
-        out.actions = serde_json::to_string(&actions).map_err(|e| e.to_string())?;
     }
     // The new reference state: the edited calls on a fresh fork, each succeeding.
     let mut state = env.fork();
-    for (i, a) in crate::task::actions(&out)?.iter().enumerate() {
+    for (i, a) in out.actions.iter().enumerate() {
         let r = state.invoke(&a.name, &a.kwargs);
         if r.is_error {
             return Err(format!("action {i} ({}) fails: {}", a.name, r.text));
@@ -394,11 +395,7 @@ fn string_leaves(v: &Value, path: String, out: &mut BTreeMap<String, Value>) {
 pub fn edit_kinds(before: &TaskRecord, after: &TaskRecord) -> EditKinds {
     let leaves = |t: &TaskRecord| {
         let mut out = BTreeMap::new();
-        for (i, a) in crate::task::actions(t)
-            .unwrap_or_default()
-            .iter()
-            .enumerate()
-        {
+        for (i, a) in t.actions.iter().enumerate() {
             string_leaves(&a.kwargs, format!("{i}"), &mut out);
         }
         out
@@ -490,7 +487,11 @@ mod tests {
         TaskRecord {
             task_id: "t1".into(),
             user_id: "u1".into(),
-            actions: r##"[{"name":"get_order","kwargs":{"order_id":"#W100"}},{"name":"cancel","kwargs":{"order_id":"#W100","reason":"no longer needed"}}]"##.into(),
+            actions: serde_json::from_value(serde_json::json!([
+                {"name": "get_order", "kwargs": {"order_id": "#W100"}},
+                {"name": "cancel", "kwargs": {"order_id": "#W100", "reason": "no longer needed"}},
+            ]))
+            .unwrap(),
             instruction: Some("You want to cancel order #W100.".into()),
             emotion_instruction: Some("You are calm.".into()),
             ..Default::default()
@@ -568,7 +569,8 @@ mod tests {
     fn edits_are_classified_like_the_papers_review() {
         let before = task();
         let mut after = before.clone();
-        after.actions = before.actions.replace("#W100", "#W200");
+        after.actions[0].kwargs["order_id"] = "#W200".into();
+        after.actions[1].kwargs["order_id"] = "#W200".into();
         after.instruction = Some("You want to cancel order #W200.".into());
         let k = edit_kinds(&before, &after);
         assert!(
@@ -577,9 +579,7 @@ mod tests {
         );
 
         let mut after = before.clone();
-        after.actions = before
-            .actions
-            .replace("no longer needed", "ordered by mistake");
+        after.actions[1].kwargs["reason"] = "ordered by mistake".into();
         let k = edit_kinds(&before, &after);
         assert!(k.gold_edit && !k.id_swap && !k.rewrite, "{k:?}");
 

@@ -1,96 +1,37 @@
-//! The task model: the typed view of a task row's JSON columns (`actions`, `requests`,
-//! `user_facts`), decoded once and checked, for every reader of tasks — verification, the
-//! harness's scripted roles, refinement, replay.
+//! The parts of a task that are more than text: its reference actions ([`Action`]) and
+//! what the customer knows ([`UserFact`]). `artifact::TaskRecord` holds them typed; its
+//! `actions` and `user_facts` columns store them as JSON text, encoded and decoded only in
+//! `artifact` (a damaged column is an error naming the file, the column and the row, never
+//! an empty plan).
 //!
-//! `artifact::TaskRecord` stores these columns as JSON text (what users read in the Parquet
-//! files). A reader that decoded them with silent defaults would turn a damaged column into
-//! an empty plan and a wrong episode; here a column that does not decode is an error naming
-//! the task and the column.
-//!
-//! Architecture invariant: knows tasks through `artifact::TaskRecord` and the domain's
-//! `Action` / `UserFact`; nothing of stages, roles or environments.
+//! Architecture invariant: a leaf: depends on nothing in the crate, so domains (which
+//! produce facts), artifacts (which store them) and every reader of tasks share one type.
 
-use crate::artifact::TaskRecord;
-pub use crate::domain::{Action, UserFact};
-use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-/// A task's decoded JSON columns.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct TaskParts {
-    /// The reference actions, in order.
-    pub actions: Vec<Action>,
-    /// Per action, the customer's request sentence (`None` for the rest of an intent).
-    pub requests: Vec<Option<String>>,
-    /// What the customer knows and can say (identity first).
-    pub user_facts: Vec<UserFact>,
+/// One tool call of a task: the tool's name and its arguments (tau-bench's `{name, kwargs}`;
+/// missing `kwargs` reads as null).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Action {
+    pub name: String,
+    #[serde(default)]
+    pub kwargs: Value,
 }
 
-impl TaskParts {
-    /// Decode every JSON column of `task`; the error names the task and the column.
-    pub fn decode(task: &TaskRecord) -> Result<TaskParts, String> {
-        Ok(TaskParts {
-            actions: actions(task)?,
-            requests: column(task, "requests", &task.requests)?,
-            user_facts: column(task, "user_facts", &task.user_facts)?,
-        })
-    }
-}
-
-/// The reference actions of `task`.
-pub fn actions(task: &TaskRecord) -> Result<Vec<Action>, String> {
-    column(task, "actions", &task.actions)
-}
-
-fn column<T: DeserializeOwned>(task: &TaskRecord, name: &str, text: &str) -> Result<T, String> {
-    serde_json::from_str(text).map_err(|e| format!("task {}: column '{name}': {e}", task.task_id))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn task() -> TaskRecord {
-        TaskRecord {
-            task_id: "t1".into(),
-            actions: r#"[{"name":"get_user_details","kwargs":{"user_id":"u"}},{"name":"think"}]"#
-                .into(),
-            requests: r#"["I need my details.",null]"#.into(),
-            user_facts: r#"[{"kind":"identity","text":"Your id is u.","values":["u"]}]"#.into(),
-            ..TaskRecord::default()
-        }
-    }
-
-    #[test]
-    fn decodes_every_column_and_defaults_missing_kwargs_to_null() {
-        let parts = TaskParts::decode(&task()).unwrap();
-        assert_eq!(parts.actions.len(), 2);
-        assert_eq!(parts.actions[0].kwargs["user_id"], "u");
-        assert!(parts.actions[1].kwargs.is_null());
-        assert_eq!(
-            parts.requests,
-            vec![Some("I need my details.".into()), None]
-        );
-        assert_eq!(parts.user_facts[0].ids, Vec::<String>::new());
-    }
-
-    #[test]
-    fn a_damaged_column_is_an_error_naming_task_and_column() {
-        for (column, edit) in [
-            (
-                "actions",
-                (|t: &mut TaskRecord| t.actions = "[{\"kwargs\":{}}]".into())
-                    as fn(&mut TaskRecord),
-            ),
-            ("requests", |t| t.requests = "{".into()),
-            ("user_facts", |t| t.user_facts = String::new()),
-        ] {
-            let mut t = task();
-            edit(&mut t);
-            let err = TaskParts::decode(&t).unwrap_err();
-            assert!(
-                err.starts_with(&format!("task t1: column '{column}': ")),
-                "{err}"
-            );
-        }
-    }
+/// Something a customer knows and can say: who they are, how they pay, what they own.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserFact {
+    /// "identity" (how the customer authenticates; first), "name", "payment", "entity",
+    /// "address", ...
+    pub kind: String,
+    /// A complete second-person sentence for an instruction, e.g. "Your user id is
+    /// nora_quill_4821." or "You pay with your Visa card ending in 3303."
+    pub text: String,
+    /// The literal strings the sentence reveals ("nora_quill_4821", "3303").
+    pub values: Vec<String>,
+    /// Internal ids this fact lets an agent resolve (e.g. "credit_card_7815826"): a task may
+    /// use such an id only if the instruction states this fact.
+    #[serde(default)]
+    pub ids: Vec<String>,
 }

@@ -8,7 +8,6 @@
 
 use crate::artifact::TaskRecord;
 use crate::domain::{Environment, UserFact};
-use crate::task::actions as parse_actions;
 use serde_json::Value;
 
 /// The kinds of verification failure (the `reason_kind` column of `tasks/_rejects.parquet`).
@@ -83,7 +82,7 @@ pub fn reject(kind: RejectKind, reason: impl Into<String>) -> Rejection {
 
 /// Replay with policy checks; returns each call's output.
 pub fn replay_checked(env: &dyn Environment, task: &TaskRecord) -> Result<Vec<String>, Rejection> {
-    let actions = parse_actions(task).map_err(|e| reject(RejectKind::Malformed, e))?;
+    let actions = &task.actions;
     let mut state = env.fork();
     let mut outputs = Vec::with_capacity(actions.len());
     for (
@@ -157,9 +156,9 @@ pub fn check_no_internal_ids(
     for crate::task::Action {
         name: tool,
         kwargs: args,
-    } in parse_actions(task)?
+    } in &task.actions
     {
-        for id in env.internal_ids(&tool, &args) {
+        for id in env.internal_ids(tool, args) {
             if !id.is_empty() && instruction.contains(&id) {
                 return Err(format!(
                     "the instruction reveals internal id '{id}' (an argument of {tool})"
@@ -199,8 +198,7 @@ pub enum Gaps {
 /// The output of each reference call, replayed in order on a fresh fork (no checks).
 pub fn reference_outputs(env: &dyn Environment, task: &TaskRecord) -> Vec<String> {
     let mut state = env.fork();
-    parse_actions(task)
-        .unwrap_or_default()
+    task.actions
         .iter()
         .map(|a| state.invoke(&a.name, &a.kwargs).text)
         .collect()
@@ -225,10 +223,7 @@ pub fn information_gaps(
     {
         return Gaps::Hard("the instruction does not say how the customer authenticates".into());
     }
-    let actions = match parse_actions(task) {
-        Ok(a) => a,
-        Err(e) => return Gaps::Hard(e),
-    };
+    let actions = &task.actions;
     let mut knowledge = env.customer_records(&task.user_id).join("\n");
     let mut soft: Option<String> = None;
     for (
@@ -318,8 +313,7 @@ pub fn check_quality(
     instruction: &str,
     gates: &Gates,
 ) -> Result<(), Rejection> {
-    let m = crate::quality::coherence::replay_steps(env, task)
-        .map_err(|e| reject(RejectKind::Malformed, e))?;
+    let m = crate::quality::coherence::replay_steps(env, task);
     if gates.coherence {
         let ids = crate::quality::coherence::customer_ids(task);
         let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
@@ -333,14 +327,10 @@ pub fn check_quality(
     }
     if gates.knowable {
         let records = env.customer_records(&task.user_id).join("\n");
-        let requests = crate::task::TaskParts::decode(task)
-            .map(|p| p.requests)
-            .unwrap_or_default();
+        let requests = &task.requests;
         if let Some(f) =
             crate::quality::knowable::check(instruction, &m, &records, env.internal_id_fields())
-                .or_else(|| {
-                    crate::quality::knowable::check_made_references(&requests, &m, &records)
-                })
+                .or_else(|| crate::quality::knowable::check_made_references(requests, &m, &records))
         {
             return Err(with_rule(RejectKind::Unknowable, f.kind.as_str(), f.detail));
         }
@@ -401,10 +391,7 @@ pub fn verify_task_with(
     check_no_internal_ids(env, task, instruction)
         .map_err(|e| reject(RejectKind::ForbiddenId, e))?;
     check_quality(env, task, instruction, gates)?;
-    let facts = crate::task::TaskParts::decode(task)
-        .map_err(|e| reject(RejectKind::Malformed, e))?
-        .user_facts;
-    match information_gaps(env, task, &facts, instruction, &outputs) {
+    match information_gaps(env, task, &task.user_facts, instruction, &outputs) {
         Gaps::None => Ok(()),
         Gaps::Hard(e) => Err(reject(RejectKind::Information, e)),
         Gaps::Inconclusive(e) => Err(reject(RejectKind::Inconclusive, e)),
@@ -456,7 +443,7 @@ mod tests {
                 &["search_direct_flight", "book_reservation"],
             ],
         );
-        let actions = parse_actions(&task).unwrap();
+        let actions = task.actions.clone();
         assert_eq!(actions.len(), 4);
         assert_eq!(task.action_intents, vec![0, 0, 1, 1]);
         assert_eq!(actions[0].kwargs["user_id"], task.user_id);
@@ -474,7 +461,7 @@ mod tests {
             env.as_ref(),
             &[&["get_reservation_details", "cancel_reservation"]],
         );
-        let actions = parse_actions(&task).unwrap();
+        let actions = task.actions.clone();
         let rid = actions[1].kwargs["reservation_id"]
             .as_str()
             .unwrap()
@@ -488,7 +475,11 @@ mod tests {
             RejectKind::Replay
         );
         let mut missing = task.clone();
-        missing.actions = task.actions.replace(&rid, "NOSUCH");
+        for a in &mut missing.actions {
+            if a.kwargs.get("reservation_id") == Some(&Value::from(rid.as_str())) {
+                a.kwargs["reservation_id"] = "NOSUCH".into();
+            }
+        }
         assert_eq!(
             replay_checked(env.as_ref(), &missing).unwrap_err().kind,
             RejectKind::Replay
@@ -514,7 +505,10 @@ mod tests {
             })
             .expect("some reservation is not cancellable under the policy");
         let mut breach = task.clone();
-        breach.actions = serde_json::json!([{"name": "cancel_reservation", "kwargs": {"reservation_id": blocked}}]).to_string();
+        breach.actions = vec![crate::task::Action {
+            name: "cancel_reservation".into(),
+            kwargs: serde_json::json!({"reservation_id": blocked}),
+        }];
         let mut after = env.fork();
         after.invoke(
             "cancel_reservation",
@@ -555,14 +549,11 @@ mod tests {
             let out = state.invoke(a["name"].as_str().unwrap(), &a["kwargs"]);
             assert!(!out.is_error, "{}", out.text);
         }
+        let n = actions.as_array().unwrap().len();
         TaskRecord {
-            actions: actions.to_string(),
-            action_intents: vec![0; actions.as_array().unwrap().len()],
-            requests: serde_json::to_string(&vec![
-                None::<String>;
-                actions.as_array().unwrap().len()
-            ])
-            .unwrap(),
+            actions: serde_json::from_value(actions).unwrap(),
+            action_intents: vec![0; n],
+            requests: vec![None; n],
             reference_hash: state.state_hash().to_hex(),
             ..task.clone()
         }
@@ -649,7 +640,7 @@ mod tests {
             &[&["get_reservation_details", "cancel_reservation"]],
         );
         task.instruction = Some("You want to cancel a trip.".into());
-        let actions = parse_actions(&task).unwrap();
+        let actions = task.actions.clone();
         let rid = actions[1].kwargs["reservation_id"]
             .as_str()
             .unwrap()
@@ -709,7 +700,7 @@ mod tests {
             &task,
             serde_json::json!([{"name": "get_reservation_details", "kwargs": {"reservation_id": rid}}]),
         );
-        asked.requests = r#"["You want to hear which flights it covers."]"#.into();
+        asked.requests = vec![Some("You want to hear which flights it covers.".into())];
         asked.outputs = vec![];
         let r = check_quality(
             env.as_ref(),
@@ -728,7 +719,7 @@ mod tests {
             env.as_ref(),
             &[&["search_direct_flight", "book_reservation"]],
         );
-        let actions = parse_actions(&task).unwrap();
+        let actions = task.actions.clone();
         let payment = actions[1].kwargs["payment_methods"][0]["payment_id"]
             .as_str()
             .unwrap()

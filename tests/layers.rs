@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 /// Top-level module -> the modules it may use. `cli` (the binary's edge) may use all.
 const ALLOWED: &[(&str, &[&str])] = &[
     ("split", &[]),
+    ("task", &[]),
+    ("message", &[]),
     ("cost", &[]),
     ("http", &[]),
     ("artifact", &[]),
@@ -26,25 +28,19 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "harness",
-        &[
-            "artifact", "config", "domain", "llm", "seed", "parallel", "task",
-        ],
+        &["artifact", "config", "domain", "llm", "seed", "parallel"],
     ),
-    ("task", &["artifact", "domain"]),
     (
         "analysis",
         &[
-            "artifact", "config", "domain", "harness", "llm", "parallel", "seed", "task", "verify",
+            "artifact", "config", "domain", "harness", "llm", "parallel", "seed", "verify",
             "quality",
         ],
     ),
-    ("replay", &["artifact", "domain", "task"]),
-    (
-        "review",
-        &["artifact", "config", "domain", "task", "verify"],
-    ),
-    ("verify", &["artifact", "domain", "task", "quality"]),
-    ("quality", &["artifact", "domain", "task"]),
+    ("replay", &["artifact", "domain"]),
+    ("review", &["artifact", "config", "domain", "verify"]),
+    ("verify", &["artifact", "domain", "quality"]),
+    ("quality", &["artifact", "domain"]),
     (
         "grounding",
         &["artifact", "domain", "llm", "seed", "parallel", "quality"],
@@ -58,7 +54,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "llm",
             "parallel",
             "seed",
-            "task",
             "verify",
         ],
     ),
@@ -68,7 +63,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "rollout",
         &[
             "analysis", "artifact", "config", "domain", "harness", "llm", "pipeline", "project",
-            "replay", "split", "task",
+            "replay", "split",
         ],
     ),
     (
@@ -89,7 +84,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "seed",
             "grounding",
             "roles",
-            "task",
             "verify",
             "analysis",
             "quality",
@@ -108,14 +102,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "review_app",
         &[
             "artifact", "config", "domain", "graph", "pipeline", "project", "review", "split",
-            "task",
         ],
     ),
     (
         "serve",
         &[
             "artifact", "config", "domain", "harness", "llm", "pipeline", "project", "rollout",
-            "seed", "split", "task",
+            "seed", "split",
         ],
     ),
     (
@@ -131,10 +124,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
 const KNOWN_VIOLATIONS: &[(&str, &str)] = &[];
 
 /// Leaf modules with no dependencies of their own that every layer may use: vocabulary
-/// types shared by all (the train/eval `Split`; token usage and prices, `cost`, which the
-/// LLM layer counts, the pipeline records with a run and the reports price; the small
-/// HTTP/1.1 server the review app and `tracer serve` answer on).
-const LEAVES: &[&str] = &["split", "cost", "http"];
+/// types shared by all (the train/eval `Split`; a task's `Action`s and `UserFact`s, which
+/// domains make, artifacts store and every reader of tasks takes; the chat message, which
+/// roles send and transcripts hold; token usage and prices, `cost`, which the LLM layer
+/// counts, the pipeline records with a run and the reports price; the small HTTP/1.1
+/// server the review app and `tracer serve` answer on).
+const LEAVES: &[&str] = &["split", "task", "message", "cost", "http"];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap().flatten() {

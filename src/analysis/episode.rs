@@ -176,14 +176,7 @@ impl Episode {
         task: &TaskRecord,
         rollout: &RolloutRecord,
     ) -> Result<Episode, AnalysisError> {
-        let malformed = |field: &'static str, message: String| AnalysisError::Malformed {
-            task_id: rollout.task_id.clone(),
-            trial: rollout.trial,
-            field,
-            message,
-        };
-        let mut messages: Vec<ChatMessage> = serde_json::from_str(&rollout.messages)
-            .map_err(|e| malformed("messages", e.to_string()))?;
+        let mut messages: Vec<ChatMessage> = rollout.messages.clone();
         for m in &mut messages {
             m.reasoning_content = None;
         }
@@ -191,20 +184,19 @@ impl Episode {
         let spec = |name: &str| -> Option<&'static ToolSpec> {
             specs.iter().copied().find(|s| s.name == name)
         };
-        let parts = crate::task::TaskParts::decode(task).map_err(|e| malformed("task", e))?;
-        let reference = parts
+        let reference = task
             .actions
-            .into_iter()
+            .iter()
             .enumerate()
-            .map(|(j, crate::task::Action { name, kwargs: args })| {
-                let s = spec(&name);
+            .map(|(j, crate::task::Action { name, kwargs })| {
+                let s = spec(name);
                 ReferenceAction {
                     write: s
                         .is_some_and(|s| s.kind == ToolKind::Write && is_action(Some(s.intent))),
                     transfer: s.is_some_and(|s| s.intent == Intent::Transfer),
                     intent: task.action_intents.get(j).copied().unwrap_or(0),
-                    name,
-                    args,
+                    name: name.clone(),
+                    args: kwargs.clone(),
                 }
             })
             .collect();
@@ -247,7 +239,7 @@ impl Episode {
                 c.policy = before;
             }
         }
-        let mut identity_values: Vec<String> = parts
+        let mut identity_values: Vec<String> = task
             .user_facts
             .iter()
             .filter(|f| f.kind == "identity")

@@ -119,23 +119,21 @@ impl Fixture {
             domain: "airline".into(),
             split: crate::split::Split::Eval,
             user_id: self.user_id.clone(),
-            actions: serde_json::to_string(
-                &actions
-                    .iter()
-                    .map(|(n, a)| json!({"name": n, "kwargs": a}))
-                    .collect::<Vec<_>>(),
-            )
-            .unwrap(),
+            actions: actions
+                .iter()
+                .map(|(name, kwargs)| crate::task::Action {
+                    name: name.clone(),
+                    kwargs: kwargs.clone(),
+                })
+                .collect(),
             action_intents: vec![0; actions.len()],
             intents: vec![actions.iter().map(|a| a.0.clone()).collect()],
-            user_facts: serde_json::to_string(&[UserFact {
+            user_facts: vec![UserFact {
                 kind: "identity".into(),
                 text: format!("Your user id is {}.", self.user_id),
                 values: vec![self.user_id.clone()],
                 ids: vec![],
-            }])
-            .unwrap(),
-            requests: "[]".into(),
+            }],
             ..Default::default()
         };
         Script {
@@ -196,7 +194,7 @@ impl Script {
             split: crate::split::Split::Eval,
             agent_model: "fixture-agent".into(),
             user_model: "fixture-user".into(),
-            messages: serde_json::to_string(&self.messages).unwrap(),
+            messages: self.messages.clone(),
             reward,
             termination: termination.into(),
             ..Default::default()

@@ -14,7 +14,7 @@ pub mod records;
 pub mod sft;
 
 pub use records::{
-    EdgeRecord, FaultRecord, Record, RejectRecord, RolloutRecord, TaskRecord, TraceRecord,
+    EdgeRecord, FaultRecord, JsonText, Record, RejectRecord, RolloutRecord, TaskRecord, TraceRecord,
 };
 
 use arrow_array::RecordBatch;

@@ -2,13 +2,18 @@
 //!
 //! Each record type is declared once, with `record!`: its fields, in declaration order, are
 //! its columns, and each field's type says how its column is typed, encoded and decoded
-//! (`Column`). The generated `to_batch` and `from_batch` are the only encoders. Decoding
-//! errors name the column and the row, so a reader can say which file, column and row is bad.
+//! (`Column`). A field declared `as Json` is a typed value stored as JSON text in a string
+//! column (`JsonText`: a task's actions, user facts and requests, an episode's messages).
+//! The generated `to_batch` and `from_batch` are the only encoders. Decoding errors name the
+//! column and the row, so a reader can say which file, column and row is bad.
 //!
 //! Architecture invariant: the Arrow layout of a field type is decided here once, by its
-//! `Column` impl; a record never lists its columns a second time.
+//! `Column` impl (or `JsonText`, for `as Json`); a record never lists its columns a second
+//! time, and no reader of records decodes a column's JSON itself.
 
+use crate::message::ChatMessage;
 use crate::split::Split;
+use crate::task::{Action, UserFact};
 use arrow_array::builder::{BooleanBuilder, Int32Builder, Int64Builder, StringBuilder};
 use arrow_array::{
     Array, ArrayRef, BooleanArray, Int32Array, Int64Array, ListArray, RecordBatch, StringArray,
@@ -100,17 +105,17 @@ fn downcast<A: Array + 'static, C: Column>(array: &dyn Array) -> Result<&A, Cell
     })
 }
 
-/// The schema field of a column named `name` holding `C`.
-fn field<C: Column>(name: &str) -> Field {
-    Field::new(name, C::data_type(), C::NULLABLE)
+/// The schema field of a column named `name` holding `T` encoded by `E`.
+fn field<E: Encoding<T>, T>(name: &str) -> Field {
+    Field::new(name, E::data_type(), E::NULLABLE)
 }
 
 /// Decode the column `name` of `batch`, naming the column in any error.
-fn decode<C: Column>(batch: &RecordBatch, name: &str) -> Result<Vec<C>, ColumnError> {
+fn decode<E: Encoding<T>, T>(batch: &RecordBatch, name: &str) -> Result<Vec<T>, ColumnError> {
     let array = batch
         .column_by_name(name)
         .ok_or_else(|| (name.to_string(), "missing".to_string()))?;
-    C::from_array(array.as_ref()).map_err(|e| (name.to_string(), e.to_string()))
+    E::from_array(array.as_ref()).map_err(|e| (name.to_string(), e.to_string()))
 }
 
 /// `Column` for scalar types and their `Option`s, one line each: the type, its Arrow type,
@@ -270,13 +275,223 @@ fn item_field<T: Column>() -> FieldRef {
     Arc::new(Field::new("item", T::data_type(), true))
 }
 
+/// How a field's values become its column: `Native`, by the field type's own [`Column`]
+/// (the default), or `Json`, as the JSON text of each value in a string column.
+trait Encoding<T> {
+    const NULLABLE: bool;
+    fn data_type() -> DataType;
+    fn to_array<'a>(values: impl Iterator<Item = &'a T>) -> ArrayRef
+    where
+        T: 'a;
+    fn from_array(array: &dyn Array) -> Result<Vec<T>, CellError>;
+    fn encoded_bytes(value: &T) -> usize;
+}
+
+/// The field type's own column.
+struct Native;
+
+impl<T: Column> Encoding<T> for Native {
+    const NULLABLE: bool = T::NULLABLE;
+    fn data_type() -> DataType {
+        T::data_type()
+    }
+    fn to_array<'a>(values: impl Iterator<Item = &'a T>) -> ArrayRef
+    where
+        T: 'a,
+    {
+        T::to_array(values)
+    }
+    fn from_array(array: &dyn Array) -> Result<Vec<T>, CellError> {
+        T::from_array(array)
+    }
+    fn encoded_bytes(value: &T) -> usize {
+        value.encoded_bytes()
+    }
+}
+
+/// A value stored as JSON text: its one encoding (what the Parquet column holds, byte for
+/// byte) and its decoding.
+pub trait JsonText: Sized {
+    fn to_json(&self) -> String;
+    fn from_json(text: &str) -> Result<Self, serde_json::Error>;
+}
+
+/// `JsonText` as serde writes the type (struct fields in declaration order).
+macro_rules! serde_json_text {
+    ($($t:ty),*) => {$(
+        impl JsonText for $t {
+            fn to_json(&self) -> String {
+                // Strings, lists and derived structs always serialise.
+                serde_json::to_string(self).expect("a JSON column value serialises")
+            }
+            fn from_json(text: &str) -> Result<Self, serde_json::Error> {
+                serde_json::from_str(text)
+            }
+        }
+    )*};
+}
+
+serde_json_text!(
+    Vec<UserFact>,
+    Vec<Option<String>>,
+    Vec<String>,
+    Vec<ChatMessage>
+);
+
+/// A task's actions are written `{"kwargs": ..., "name": ...}`, keys in sorted order: the
+/// form the `actions` column has always held (the grounder wrote each action as a JSON
+/// object), while `Action` itself serialises name first, as tau-bench task files do.
+impl JsonText for Vec<Action> {
+    fn to_json(&self) -> String {
+        #[derive(serde::Serialize)]
+        struct Stored<'a> {
+            kwargs: &'a serde_json::Value,
+            name: &'a str,
+        }
+        let stored: Vec<Stored> = self
+            .iter()
+            .map(|a| Stored {
+                kwargs: &a.kwargs,
+                name: &a.name,
+            })
+            .collect();
+        serde_json::to_string(&stored).expect("actions serialise")
+    }
+    fn from_json(text: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+}
+
+/// JSON text in a string column (`as Json` in `record!`; an `Option` is a nullable column).
+struct Json;
+
+impl Json {
+    fn encode<'a, T: JsonText + 'a>(values: impl Iterator<Item = Option<&'a T>>) -> ArrayRef {
+        let mut b = StringBuilder::new();
+        for v in values {
+            match v {
+                Some(v) => b.append_value(v.to_json()),
+                None => b.append_null(),
+            }
+        }
+        Arc::new(b.finish())
+    }
+
+    fn decode<T: JsonText>(array: &dyn Array) -> Result<Vec<Option<T>>, CellError> {
+        let a = downcast::<StringArray, Option<String>>(array)?;
+        (0..a.len())
+            .map(|i| {
+                if a.is_null(i) {
+                    return Ok(None);
+                }
+                T::from_json(a.value(i))
+                    .map(Some)
+                    .map_err(|e| CellError::row(i, e.to_string()))
+            })
+            .collect()
+    }
+}
+
+impl<T: JsonText> Encoding<T> for Json {
+    const NULLABLE: bool = false;
+    fn data_type() -> DataType {
+        DataType::Utf8
+    }
+    fn to_array<'a>(values: impl Iterator<Item = &'a T>) -> ArrayRef
+    where
+        T: 'a,
+    {
+        Json::encode(values.map(Some))
+    }
+    fn from_array(array: &dyn Array) -> Result<Vec<T>, CellError> {
+        Json::decode(array)?
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| v.ok_or_else(|| CellError::row(i, "null")))
+            .collect()
+    }
+    fn encoded_bytes(value: &T) -> usize {
+        8 + value.to_json().len()
+    }
+}
+
+impl<T: JsonText> Encoding<Option<T>> for Json {
+    const NULLABLE: bool = true;
+    fn data_type() -> DataType {
+        DataType::Utf8
+    }
+    fn to_array<'a>(values: impl Iterator<Item = &'a Option<T>>) -> ArrayRef
+    where
+        T: 'a,
+    {
+        Json::encode(values.map(Option::as_ref))
+    }
+    fn from_array(array: &dyn Array) -> Result<Vec<Option<T>>, CellError> {
+        Json::decode(array)
+    }
+    fn encoded_bytes(value: &Option<T>) -> usize {
+        8 + value.as_ref().map_or(0, |v| v.to_json().len())
+    }
+}
+
+/// Serde for a `JsonText` field (`#[serde(with = "json_text")]`): the same text as its
+/// column, so a record's JSON (a journal line) holds the row as the Parquet file does.
+pub mod json_text {
+    use super::JsonText;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<T: JsonText, S: Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&value.to_json())
+    }
+
+    pub fn deserialize<'de, T: JsonText, D: Deserializer<'de>>(d: D) -> Result<T, D::Error> {
+        let text = String::deserialize(d)?;
+        T::from_json(&text).map_err(serde::de::Error::custom)
+    }
+
+    /// The same for an `Option` field (`null` for `None`).
+    pub mod option {
+        use super::JsonText;
+        use serde::{Deserialize, Deserializer, Serializer};
+
+        pub fn serialize<T: JsonText, S: Serializer>(
+            value: &Option<T>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            match value {
+                Some(v) => s.serialize_some(&v.to_json()),
+                None => s.serialize_none(),
+            }
+        }
+
+        pub fn deserialize<'de, T: JsonText, D: Deserializer<'de>>(
+            d: D,
+        ) -> Result<Option<T>, D::Error> {
+            Option::<String>::deserialize(d)?
+                .map(|text| T::from_json(&text).map_err(serde::de::Error::custom))
+                .transpose()
+        }
+    }
+}
+
+/// The encoding a `record!` field names (`as Json`), or `Native`.
+macro_rules! encoding {
+    () => {
+        Native
+    };
+    ($enc:ident) => {
+        $enc
+    };
+}
+
 /// Declares a record type once: the struct as written (attributes and doc comments kept),
 /// and its `Record` impl with one column per field, in declaration order, named after it.
+/// A field written `name: Type as Json` is stored as JSON text (`JsonText`).
 macro_rules! record {
     (
         $(#[$meta:meta])*
         $vis:vis struct $name:ident {
-            $($(#[$field_meta:meta])* $field_vis:vis $field:ident: $ty:ty,)*
+            $($(#[$field_meta:meta])* $field_vis:vis $field:ident: $ty:ty $(as $enc:ident)?,)*
         }
     ) => {
         $(#[$meta])*
@@ -286,23 +501,25 @@ macro_rules! record {
 
         impl Record for $name {
             fn schema() -> SchemaRef {
-                Arc::new(Schema::new(vec![$(field::<$ty>(stringify!($field)),)*]))
+                Arc::new(Schema::new(vec![$(field::<encoding!($($enc)?), $ty>(stringify!($field)),)*]))
             }
 
             fn to_batch(rows: &[Self]) -> RecordBatch {
-                let columns = vec![$(<$ty as Column>::to_array(rows.iter().map(|r| &r.$field)),)*];
+                let columns = vec![$(
+                    <encoding!($($enc)?) as Encoding<$ty>>::to_array(rows.iter().map(|r| &r.$field)),
+                )*];
                 // Columns are built from the same rows in schema order; a mismatch is a bug here.
                 RecordBatch::try_new(Self::schema(), columns).expect("record columns match their schema")
             }
 
             fn from_batch(batch: &RecordBatch) -> Result<Vec<Self>, ColumnError> {
-                $(let mut $field = decode::<$ty>(batch, stringify!($field))?.into_iter();)*
+                $(let mut $field = decode::<encoding!($($enc)?), $ty>(batch, stringify!($field))?.into_iter();)*
                 // Every column holds one value per row of the batch.
                 Ok(std::iter::from_fn(|| Some($name { $($field: $field.next()?,)* })).collect())
             }
 
             fn encoded_bytes(&self) -> usize {
-                0 $(+ <$ty as Column>::encoded_bytes(&self.$field))*
+                0 $(+ <encoding!($($enc)?) as Encoding<$ty>>::encoded_bytes(&self.$field))*
             }
         }
     };
@@ -353,16 +570,17 @@ record! {
         pub user_id: String,
         /// Tool names per intent, as sampled.
         pub intents: Vec<Vec<String>>,
-        /// JSON list of `{name, kwargs}`: the reference actions.
-        pub actions: String,
+        /// The reference actions (JSON list of `{kwargs, name}`).
+        pub actions: Vec<Action> as Json,
         /// Intent index of each action.
         pub action_intents: Vec<i32>,
         /// Values the agent must tell the user.
         pub outputs: Vec<String>,
-        /// JSON list of `UserFact`s.
-        pub user_facts: String,
-        /// JSON list, per action, of the customer's request sentence or null.
-        pub requests: String,
+        /// What the customer knows and can say, identity first (JSON list of `UserFact`s).
+        pub user_facts: Vec<UserFact> as Json,
+        /// Per action, the customer's request sentence, or none for the rest of an intent
+        /// (JSON list of strings and nulls).
+        pub requests: Vec<Option<String>> as Json,
         /// State hash after replaying the actions on a fresh fork.
         pub reference_hash: String,
         /// `scripted` or the model id that grounded the trace.
@@ -411,8 +629,10 @@ record! {
         pub trust: Option<String>,
         pub agent_model: String,
         pub user_model: String,
-        /// JSON list of OpenAI-format messages (tool calls, tool results, reasoning content).
-        pub messages: String,
+        /// The transcript: OpenAI-format messages (tool calls, tool results, reasoning
+        /// content), a JSON list in the column and in a journal line.
+        #[serde(with = "json_text")]
+        pub messages: Vec<ChatMessage> as Json,
         pub reward: i32,
         /// JSON of the reward breakdown.
         pub reward_breakdown: String,
@@ -436,12 +656,12 @@ record! {
         pub user_cached_prompt_tokens: i64,
         pub user_completion_tokens: i64,
         pub error: Option<String>,
-        /// JSON list of the mistakes the scripted oracle agent made on purpose in this episode
-        /// (`skip_confirmation`, `redundant_question`, `wrong_argument`, `premature_transfer`);
-        /// null for model agents. Ground truth for measuring the failure analysis, which must
-        /// never read it.
-        #[serde(default)]
-        pub injected_mistakes: Option<String>,
+        /// The mistakes the scripted oracle agent made on purpose in this episode
+        /// (`skip_confirmation`, `redundant_question`, `wrong_argument`, `premature_transfer`;
+        /// a JSON list); null for model agents. Ground truth for measuring the failure
+        /// analysis, which must never read it.
+        #[serde(default, with = "json_text::option")]
+        pub injected_mistakes: Option<Vec<String>> as Json,
     }
 }
 
@@ -570,7 +790,7 @@ mod tests {
             reward: -1,
             reasoning_chars: i64::MAX,
             emotion: Some("anger".into()),
-            injected_mistakes: Some("[]".into()),
+            injected_mistakes: Some(vec![]),
             ..Default::default()
         }];
         assert_eq!(
@@ -693,6 +913,134 @@ mod tests {
         assert_eq!(error(without_length), ("length".into(), "missing".into()));
     }
 
+    /// The text of column `name` at `row` of `batch`.
+    fn text(batch: &RecordBatch, name: &str, row: usize) -> String {
+        let column = batch.column_by_name(name).unwrap();
+        let strings = column.as_any().downcast_ref::<StringArray>().unwrap();
+        strings.value(row).to_string()
+    }
+
+    #[test]
+    fn json_columns_hold_the_text_tasks_and_episodes_have_always_had() {
+        use serde_json::json;
+        let task = TaskRecord {
+            task_id: "t1".into(),
+            actions: vec![
+                Action {
+                    name: "get_user_details".into(),
+                    kwargs: json!({"user_id": "u", "amount": 1.1, "n": 3}),
+                },
+                Action {
+                    name: "think".into(),
+                    kwargs: serde_json::Value::Null,
+                },
+            ],
+            user_facts: vec![UserFact {
+                kind: "identity".into(),
+                text: "Your id is u.".into(),
+                values: vec!["u".into()],
+                ids: vec![],
+            }],
+            requests: vec![Some("I need my details.".into()), None],
+            ..Default::default()
+        };
+        let batch = TaskRecord::to_batch(std::slice::from_ref(&task));
+        // What the grounder wrote before the columns were typed: each action a JSON object
+        // (keys sorted), the facts and requests as serde writes them.
+        let grounder: Vec<serde_json::Value> = task
+            .actions
+            .iter()
+            .map(|a| json!({"name": a.name, "kwargs": a.kwargs}))
+            .collect();
+        assert_eq!(
+            text(&batch, "actions", 0),
+            serde_json::to_string(&grounder).unwrap()
+        );
+        assert_eq!(
+            text(&batch, "actions", 0),
+            r#"[{"kwargs":{"amount":1.1,"n":3,"user_id":"u"},"name":"get_user_details"},{"kwargs":null,"name":"think"}]"#
+        );
+        assert_eq!(
+            text(&batch, "user_facts", 0),
+            r#"[{"kind":"identity","text":"Your id is u.","values":["u"],"ids":[]}]"#
+        );
+        assert_eq!(
+            text(&batch, "requests", 0),
+            r#"["I need my details.",null]"#
+        );
+        assert_eq!(TaskRecord::from_batch(&batch).unwrap(), [task]);
+
+        // A missing `kwargs` reads as null, a missing `ids` as none (older files).
+        let old: ArrayRef = Arc::new(StringArray::from(vec![r#"[{"name":"think"}]"#]));
+        let facts: ArrayRef = Arc::new(StringArray::from(vec![
+            r#"[{"kind":"name","text":"You are Ana.","values":["Ana"]}]"#,
+        ]));
+        let read = TaskRecord::from_batch(&with_column(
+            &with_column(&batch, "actions", old),
+            "user_facts",
+            facts,
+        ))
+        .unwrap();
+        assert!(read[0].actions[0].kwargs.is_null());
+        assert!(read[0].user_facts[0].ids.is_empty());
+
+        let message = crate::message::ChatMessage::assistant("Hello");
+        let rollout = RolloutRecord {
+            messages: vec![message.clone()],
+            injected_mistakes: Some(vec!["skip_confirmation".into()]),
+            ..Default::default()
+        };
+        let batch = RolloutRecord::to_batch(&[rollout.clone(), RolloutRecord::default()]);
+        assert_eq!(
+            text(&batch, "messages", 0),
+            serde_json::to_string(&[message]).unwrap()
+        );
+        assert_eq!(
+            text(&batch, "injected_mistakes", 0),
+            r#"["skip_confirmation"]"#
+        );
+        assert!(
+            batch
+                .column_by_name("injected_mistakes")
+                .unwrap()
+                .is_null(1)
+        );
+        assert_eq!(
+            RolloutRecord::from_batch(&batch).unwrap(),
+            [rollout.clone(), RolloutRecord::default()]
+        );
+        // A journal line holds the same text as the column, and reads back.
+        let line = serde_json::to_value(&rollout).unwrap();
+        assert_eq!(line["messages"], json!(text(&batch, "messages", 0)));
+        assert_eq!(line["injected_mistakes"], json!(r#"["skip_confirmation"]"#));
+        assert_eq!(
+            serde_json::from_value::<RolloutRecord>(line).unwrap(),
+            rollout
+        );
+    }
+
+    #[test]
+    fn a_damaged_json_column_is_an_error_naming_the_column_and_the_row() {
+        let batch = TaskRecord::to_batch(&[TaskRecord::default(), TaskRecord::default()]);
+        let error = |name: &str, values: Vec<Option<&str>>| {
+            let array: ArrayRef = Arc::new(StringArray::from(values));
+            TaskRecord::from_batch(&with_column(&batch, name, array)).unwrap_err()
+        };
+        let (column, message) = error("actions", vec![Some("[]"), Some(r#"[{"kwargs":{}}]"#)]);
+        assert_eq!(column, "actions");
+        assert!(
+            message.starts_with("row 1: missing field `name`"),
+            "{message}"
+        );
+        let (column, message) = error("requests", vec![Some("{"), Some("[]")]);
+        assert_eq!(column, "requests");
+        assert!(message.starts_with("row 0: "), "{message}");
+        assert_eq!(
+            error("user_facts", vec![Some("[]"), None]),
+            ("user_facts".into(), "row 1: null".into())
+        );
+    }
+
     #[test]
     fn arrow_schemas_are_stable() {
         // Snapshot of the artifact schemas: a change here is a format change for users.
@@ -712,6 +1060,25 @@ mod tests {
             fields(EdgeRecord::schema()),
             "domain:Utf8, source:Utf8, target:Utf8, source_kind:Utf8, target_kind:Utf8, \
              two_way:Boolean, demonstrated:Boolean, witness:Utf8"
+        );
+        // The typed JSON columns are text columns, nullable only where the field is an Option.
+        let nullable = |s: SchemaRef, name: &str| {
+            let f = s.field_with_name(name).unwrap().clone();
+            (f.data_type().clone(), f.is_nullable())
+        };
+        for name in ["actions", "user_facts", "requests"] {
+            assert_eq!(
+                nullable(TaskRecord::schema(), name),
+                (DataType::Utf8, false)
+            );
+        }
+        assert_eq!(
+            nullable(RolloutRecord::schema(), "messages"),
+            (DataType::Utf8, false)
+        );
+        assert_eq!(
+            nullable(RolloutRecord::schema(), "injected_mistakes"),
+            (DataType::Utf8, true)
         );
     }
 }

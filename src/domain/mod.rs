@@ -36,6 +36,7 @@ pub mod telecom;
 pub mod telehealth;
 pub mod travel;
 
+pub use crate::task::{Action, UserFact};
 pub use args::Args;
 pub use table::{StateHash, Table};
 
@@ -324,32 +325,6 @@ impl GroundingContext {
             _ => {}
         }
     }
-}
-
-/// One tool call of a task: the tool's name and its arguments (tau-bench's `{name, kwargs}`;
-/// missing `kwargs` reads as null).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Action {
-    pub name: String,
-    #[serde(default)]
-    pub kwargs: Value,
-}
-
-/// Something a customer knows and can say: who they are, how they pay, what they own.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct UserFact {
-    /// "identity" (how the customer authenticates; first), "name", "payment", "entity",
-    /// "address", ...
-    pub kind: String,
-    /// A complete second-person sentence for an instruction, e.g. "Your user id is
-    /// nora_quill_4821." or "You pay with your Visa card ending in 3303."
-    pub text: String,
-    /// The literal strings the sentence reveals ("nora_quill_4821", "3303").
-    pub values: Vec<String>,
-    /// Internal ids this fact lets an agent resolve (e.g. "credit_card_7815826"): a task may
-    /// use such an id only if the instruction states this fact.
-    #[serde(default)]
-    pub ids: Vec<String>,
 }
 
 /// A domain's typed database: its tools and its tables (the storage half, which the glue

@@ -17,12 +17,12 @@
 //! Architecture invariant: knows domains through `Environment`, models through
 //! `llm::ChatModel`; nothing of stages or the pipeline.
 
-use crate::artifact::{TaskRecord, TraceRecord, sha256_hex};
-use crate::domain::{Environment, GroundingContext, UserFact};
+use crate::artifact::{JsonText, TaskRecord, TraceRecord, sha256_hex};
+use crate::domain::{Action, Environment, GroundingContext, UserFact};
 use crate::seed::derive_rng;
 use rand::RngExt;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 mod created;
 mod llm;
@@ -443,21 +443,26 @@ fn said_again(env: &dyn Environment, tool: &str, request: &str, path: &[Grounded
 
 /// The task row of a grounded trace.
 pub fn task_record(trace: &TraceRecord, g: &Grounding) -> TaskRecord {
-    let actions: Vec<Value> = g
+    let actions: Vec<Action> = g
         .steps
         .iter()
-        .map(|s| json!({"name": s.tool, "kwargs": s.args}))
+        .map(|s| Action {
+            name: s.tool.clone(),
+            kwargs: s.args.clone(),
+        })
         .collect();
-    let actions_json = serde_json::to_string(&actions).unwrap_or_default();
+    // The id hashes the actions as their column stores them.
     let task_id = sha256_hex(
         format!(
             "{}\0{}\0{}\0{}",
-            trace.domain, trace.trace_id, g.user_id, actions_json
+            trace.domain,
+            trace.trace_id,
+            g.user_id,
+            actions.to_json()
         )
         .as_bytes(),
     )[..16]
         .to_string();
-    let requests: Vec<&Option<String>> = g.steps.iter().map(|s| &s.request).collect();
     // The intents the task acts on, in order (a walk's intent made only of redundant reads
     // is left out with them).
     let mut used: Vec<usize> = g.steps.iter().map(|s| s.intent).collect();
@@ -473,7 +478,7 @@ pub fn task_record(trace: &TraceRecord, g: &Grounding) -> TaskRecord {
             .iter()
             .filter_map(|&i| trace.intents.get(i).cloned())
             .collect(),
-        actions: actions_json,
+        actions,
         action_intents: g
             .steps
             .iter()
@@ -484,8 +489,8 @@ pub fn task_record(trace: &TraceRecord, g: &Grounding) -> TaskRecord {
             .iter()
             .flat_map(|s| s.required_outputs.iter().cloned())
             .collect(),
-        user_facts: serde_json::to_string(&g.facts).unwrap_or_default(),
-        requests: serde_json::to_string(&requests).unwrap_or_default(),
+        user_facts: g.facts.clone(),
+        requests: g.steps.iter().map(|s| s.request.clone()).collect(),
         reference_hash: g.final_hash.clone(),
         grounder: crate::llm::scripted_model_id(crate::llm::Role::Grounder),
         ..Default::default()

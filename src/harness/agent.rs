@@ -17,7 +17,6 @@ use super::readback::{Heard, customer_words, field_of, summarise_write_as, tell,
 use super::{Agent, BoxFuture, ChatMessage, HarnessError, ToolCall, Usage};
 use crate::artifact::TaskRecord;
 use crate::seed::derive_rng;
-use crate::task::TaskParts;
 use rand::RngExt;
 use serde::Deserialize;
 use serde_json::Value;
@@ -125,7 +124,6 @@ impl OracleAgent {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         task: &TaskRecord,
-        parts: &TaskParts,
         rates: &ErrorRates,
         transfer_tool: Option<String>,
         identify: Option<(String, Value)>,
@@ -143,7 +141,7 @@ impl OracleAgent {
                 })
                 .unwrap_or(false)
         };
-        let mut actions: Vec<(String, Value, bool)> = parts
+        let mut actions: Vec<(String, Value, bool)> = task
             .actions
             .iter()
             .map(|a| (a.name.clone(), a.kwargs.clone(), is_write(&a.name)))
@@ -167,7 +165,7 @@ impl OracleAgent {
         OracleAgent {
             actions,
             action_intents: task.action_intents.clone(),
-            requests: parts.requests.clone(),
+            requests: task.requests.clone(),
             outputs: task.outputs.clone(),
             found: Vec::new(),
             labels: Vec::new(),
@@ -179,15 +177,14 @@ impl OracleAgent {
             discovering: false,
             customer: std::iter::once(task.user_id.clone())
                 .chain(
-                    parts
-                        .user_facts
+                    task.user_facts
                         .iter()
                         .filter(|f| f.kind == "identity")
                         .flat_map(|f| f.values.iter().cloned()),
                 )
                 .filter(|v| !v.is_empty())
                 .collect(),
-            known_as: parts
+            known_as: task
                 .user_facts
                 .iter()
                 .filter_map(|f| match f.ids.as_slice() {
@@ -606,30 +603,27 @@ mod tests {
     use super::{ErrorRates, OracleAgent, acknowledge};
     use crate::artifact::TaskRecord;
     use crate::harness::{Agent, ChatMessage, MessageRole};
-    use crate::task::TaskParts;
     use serde_json::json;
 
     fn agent_for(actions: &str, intents: Vec<i32>, outputs: &[&str]) -> OracleAgent {
+        use crate::artifact::JsonText;
         let task = TaskRecord {
             task_id: "t".into(),
             domain: "telecom".into(),
             user_id: "c1".into(),
-            actions: actions.into(),
+            actions: JsonText::from_json(actions).unwrap(),
             action_intents: intents,
             outputs: outputs.iter().map(|o| o.to_string()).collect(),
-            requests: "[]".into(),
-            user_facts: "[]".into(),
             ..TaskRecord::default()
         };
-        let parts = TaskParts::decode(&task).unwrap();
         let none = ErrorRates {
             skip_confirmation: 0.0,
             redundant_question: 0.0,
             wrong_argument: 0.0,
             premature_transfer: 0.0,
         };
-        let discover = vec![Vec::new(); parts.actions.len()];
-        let mut agent = OracleAgent::new(&task, &parts, &none, None, None, discover, 1, 0);
+        let discover = vec![Vec::new(); task.actions.len()];
+        let mut agent = OracleAgent::new(&task, &none, None, None, discover, 1, 0);
         agent.asked_identity = true;
         agent.authenticated = true;
         agent

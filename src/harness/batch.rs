@@ -17,7 +17,6 @@ use crate::artifact::{RolloutRecord, TaskRecord};
 use crate::config::ENV_EPISODE_DELAY_MS;
 use crate::domain::Environment;
 use crate::llm::{Role, RoleModel, RolesConfig};
-use crate::task::TaskParts;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
@@ -73,7 +72,7 @@ pub fn rollout_record(
         .filter_map(|m| m.reasoning_content.as_ref())
         .map(|r| r.chars().count() as i64)
         .sum();
-    let gold_actions = crate::task::actions(task).map_or(0, |a| a.len() as i32);
+    let gold_actions = task.actions.len() as i32;
     let labels = |v: &Option<String>| if emotion { v.clone() } else { None };
     RolloutRecord {
         task_id: task.task_id.clone(),
@@ -87,7 +86,7 @@ pub fn rollout_record(
         trust: labels(&task.trust),
         agent_model,
         user_model,
-        messages: serde_json::to_string(&ep.messages).unwrap_or_default(),
+        messages: ep.messages.clone(),
         reward: breakdown.reward,
         reward_breakdown: serde_json::to_string(&breakdown).unwrap_or_default(),
         termination: ep.termination.as_str().into(),
@@ -108,7 +107,7 @@ pub fn rollout_record(
         user_cached_prompt_tokens: ep.user_usage.cached_prompt_tokens as i64,
         user_completion_tokens: ep.user_usage.completion_tokens as i64,
         error: ep.error.clone(),
-        injected_mistakes: injected_mistakes.map(|m| serde_json::to_string(&m).unwrap_or_default()),
+        injected_mistakes,
     }
 }
 
@@ -175,7 +174,6 @@ pub fn open_roles(
 fn episode_players(
     roles: &EpisodeRoles,
     task: &TaskRecord,
-    parts: &TaskParts,
     trial: u32,
     cfg: &BatchConfig,
     tools: &Arc<[serde_json::Value]>,
@@ -192,20 +190,19 @@ fn episode_players(
             seed: episode_seed,
         }),
         RoleModel::Scripted(_) => {
-            let identify = super::discovery::identify_call(env, task, parts);
+            let identify = super::discovery::identify_call(env, task);
             Box::new(OracleAgent::new(
                 task,
-                parts,
                 &cfg.agent_errors,
                 transfer,
                 identify.clone(),
-                super::discovery::discovery_plan(env, task, parts, identify.as_ref()),
+                super::discovery::discovery_plan(env, task, identify.as_ref()),
                 seed,
                 trial,
             ))
         }
     };
-    let user = episode_user(&roles.user, task, parts, trial, cfg.emotion, seed);
+    let user = episode_user(&roles.user, task, trial, cfg.emotion, seed);
     (agent, user)
 }
 
@@ -215,7 +212,6 @@ fn episode_players(
 pub fn episode_user(
     model: &RoleModel,
     task: &TaskRecord,
-    parts: &TaskParts,
     trial: u32,
     emotion: bool,
     seed: u64,
@@ -236,7 +232,7 @@ pub fn episode_user(
                 episode_seed,
             ))
         }
-        RoleModel::Scripted(_) => Box::new(ScriptedUser::new(task, parts, emotion, seed, trial)),
+        RoleModel::Scripted(_) => Box::new(ScriptedUser::new(task, emotion, seed, trial)),
     }
 }
 
@@ -257,14 +253,11 @@ pub fn roll_out(
 ) -> Result<Vec<RolloutRecord>, String> {
     let finished: HashSet<(String, i32)> =
         done.iter().map(|r| (r.task_id.clone(), r.trial)).collect();
-    // Every task's JSON columns are decoded before the first episode: a damaged task stops
-    // the batch with its id and column instead of becoming an empty, wrongly scored episode.
     let mut todo = Vec::new();
     for task in tasks {
-        let parts = Arc::new(TaskParts::decode(task)?);
         for trial in 0..cfg.trials {
             if !finished.contains(&(task.task_id.clone(), trial as i32)) {
-                todo.push((task.clone(), Arc::clone(&parts), trial));
+                todo.push((task.clone(), trial));
             }
         }
     }
@@ -324,7 +317,7 @@ pub fn roll_out(
     runtime.block_on(async {
         let limit = Arc::new(tokio::sync::Semaphore::new(cfg.concurrency));
         let mut set = tokio::task::JoinSet::new();
-        for (task, parts, trial) in todo {
+        for (task, trial) in todo {
             let permit = Arc::clone(&limit)
                 .acquire_owned()
                 .await
@@ -342,7 +335,6 @@ pub fn roll_out(
                 let (mut agent, mut user) = episode_players(
                     &roles,
                     &task,
-                    &parts,
                     trial,
                     &ecfg,
                     &tools,
@@ -465,24 +457,6 @@ mod tests {
         )
     }
 
-    #[test]
-    fn a_task_whose_json_column_is_damaged_stops_the_batch_naming_task_and_column() {
-        let task = TaskRecord {
-            task_id: "damaged".into(),
-            domain: "airline".into(),
-            actions: "[{\"name\": \"think\"".into(),
-            requests: "[]".into(),
-            user_facts: "[]".into(),
-            ..TaskRecord::default()
-        };
-        let mut journal = Vec::new();
-        let err =
-            airline_batch(task, 1, RoleModel::Scripted(Role::Agent), &mut journal).unwrap_err();
-        let journaled = journal.len();
-        assert!(err.starts_with("task damaged: column 'actions': "), "{err}");
-        assert_eq!(journaled, 0, "no episode may run for a damaged task");
-    }
-
     /// An agent endpoint that answers every call with a short text and whose response
     /// cache cannot commit (a full disk).
     struct UnstorableAgent;
@@ -529,9 +503,6 @@ mod tests {
             task_id: "t1".into(),
             domain: "airline".into(),
             instruction: Some("You want to know your reservations.".into()),
-            actions: "[]".into(),
-            requests: "[]".into(),
-            user_facts: "[]".into(),
             ..TaskRecord::default()
         };
         let agent = RoleModel::Endpoint(Arc::new(UnstorableAgent));

@@ -7,7 +7,6 @@
 //! nothing to the customer.
 
 use crate::artifact::TaskRecord;
-use crate::task::TaskParts;
 use serde_json::Value;
 
 /// The lookup that identifies the customer before the first write, when the reference
@@ -18,12 +17,11 @@ use serde_json::Value;
 pub fn identify_call(
     env: &dyn crate::domain::Environment,
     task: &TaskRecord,
-    parts: &TaskParts,
 ) -> Option<(String, Value)> {
     use crate::domain::ToolKind;
     let specs = env.tool_specs();
     let kind = |name: &str| specs.iter().find(|s| s.name == name).map(|s| s.kind);
-    let identity: Vec<String> = parts
+    let identity: Vec<String> = task
         .user_facts
         .iter()
         .filter(|f| f.kind == "identity")
@@ -39,7 +37,7 @@ pub fn identify_call(
     let needs_identity = |a: &crate::task::Action| {
         kind(&a.name) == Some(ToolKind::Write) || internal_id && quoted(&a.kwargs, &task.user_id)
     };
-    for a in &parts.actions {
+    for a in &task.actions {
         if kind(&a.name) == Some(ToolKind::Read) && carries(&a.kwargs) {
             return None;
         }
@@ -47,7 +45,7 @@ pub fn identify_call(
             break;
         }
     }
-    if !parts.actions.iter().any(needs_identity) {
+    if !task.actions.iter().any(needs_identity) {
         return None;
     }
     let by_id = identity.iter().any(|v| v == &task.user_id);
@@ -112,7 +110,6 @@ pub fn identify_call(
 pub fn discovery_plan(
     env: &dyn crate::domain::Environment,
     task: &TaskRecord,
-    parts: &TaskParts,
     identify: Option<&(String, Value)>,
 ) -> Vec<Vec<(String, Value)>> {
     use crate::domain::ToolKind;
@@ -121,7 +118,7 @@ pub fn discovery_plan(
     let mut state = env.fork();
     let mut known = Known::default();
     known.add_text(task.instruction.as_deref().unwrap_or_default());
-    for f in &parts.user_facts {
+    for f in &task.user_facts {
         known.add_text(&f.text);
         for v in &f.values {
             known.add_value("", v);
@@ -134,8 +131,8 @@ pub fn discovery_plan(
         let out = state.invoke(name, args);
         known.add_output(&out.text);
     }
-    let mut plan = vec![Vec::new(); parts.actions.len()];
-    for (i, action) in parts.actions.iter().enumerate() {
+    let mut plan = vec![Vec::new(); task.actions.len()];
+    for (i, action) in task.actions.iter().enumerate() {
         let mut leaves = Vec::new();
         leaf_values("", &action.kwargs, &mut leaves);
         // What the customer states for this request (dates, places, cabins) fills a
@@ -411,19 +408,16 @@ mod tests {
             .as_str()
             .expect("a patron has an email")
             .to_string();
-        let task = crate::artifact::TaskRecord {
+        let task = |actions: Vec<Action>, identity: &str| crate::artifact::TaskRecord {
             user_id: guest.clone(),
-            ..Default::default()
-        };
-        let parts = |actions: Vec<Action>, identity: &str| crate::task::TaskParts {
             actions,
-            requests: vec![],
             user_facts: vec![UserFact {
                 kind: "identity".into(),
                 text: String::new(),
                 values: vec![identity.to_string()],
                 ids: vec![guest.clone()],
             }],
+            ..Default::default()
         };
         let read = Action {
             name: "get_patron_details".into(),
@@ -431,15 +425,12 @@ mod tests {
         };
         // Read-only, and the reference goes straight to the internal reference: the agent
         // finds it by the email the customer gives.
-        let (tool, args) = identify_call(env.as_ref(), &task, &parts(vec![read.clone()], &email))
+        let (tool, args) = identify_call(env.as_ref(), &task(vec![read.clone()], &email))
             .expect("an identifying lookup");
         assert_eq!(tool, "find_patron_ref_by_email");
         assert_eq!(args, json!({"email": email}));
         // A customer who quotes the reference themself needs no lookup.
-        assert_eq!(
-            identify_call(env.as_ref(), &task, &parts(vec![read], &guest)),
-            None
-        );
+        assert_eq!(identify_call(env.as_ref(), &task(vec![read], &guest)), None);
     }
     #[test]
     fn an_id_the_customer_never_says_is_looked_up_before_the_call_that_uses_it() {
@@ -475,25 +466,22 @@ mod tests {
         let task = crate::artifact::TaskRecord {
             user_id: guest.clone(),
             instruction: Some("You want to hear the status of your last order.".into()),
-            ..Default::default()
-        };
-        let parts = crate::task::TaskParts {
             actions: vec![Action {
                 name: "get_ticket_details".into(),
                 kwargs: json!({"ticket_ref": ticket}),
             }],
-            requests: vec![],
             user_facts: vec![UserFact {
                 kind: "identity".into(),
                 text: format!("Your email address is {email}."),
                 values: vec![email.clone()],
                 ids: vec![guest.clone()],
             }],
+            ..Default::default()
         };
         // A read-only task needs no identifying lookup of its own; the ticket is found by
         // the email (which gives the patron's reference) and the patron's record.
-        assert_eq!(identify_call(env.as_ref(), &task, &parts), None);
-        let plan = super::discovery_plan(env.as_ref(), &task, &parts, None);
+        assert_eq!(identify_call(env.as_ref(), &task), None);
+        let plan = super::discovery_plan(env.as_ref(), &task, None);
         assert_eq!(
             plan,
             vec![vec![
@@ -512,7 +500,7 @@ mod tests {
             instruction: Some(format!("You want to hear the status of order {ticket}.")),
             ..task.clone()
         };
-        let plan = super::discovery_plan(env.as_ref(), &said, &parts, None);
+        let plan = super::discovery_plan(env.as_ref(), &said, None);
         assert_eq!(plan, vec![Vec::new()]);
     }
 

@@ -32,7 +32,6 @@ use super::{BoxFuture, GREETING, HarnessError, STOP, UNSATISFIED, Usage, User, f
 use crate::artifact::TaskRecord;
 use crate::domain::{Intent, ToolKind};
 use crate::seed::derive_rng;
-use crate::task::TaskParts;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
@@ -97,18 +96,13 @@ fn continue_with(text: &str) -> String {
 
 impl ScriptedUser {
     /// Build from a task; `with_emotion = false` is the no-emotion variant.
-    pub fn new(
-        task: &TaskRecord,
-        parts: &TaskParts,
-        with_emotion: bool,
-        seed: u64,
-        trial: u32,
-    ) -> ScriptedUser {
-        let TaskParts {
+    pub fn new(task: &TaskRecord, with_emotion: bool, seed: u64, trial: u32) -> ScriptedUser {
+        let TaskRecord {
             actions,
             requests,
             user_facts: facts,
-        } = parts;
+            ..
+        } = task;
         let specs = crate::domain::find(&task.domain)
             .map(|d| d.tool_specs())
             .unwrap_or_default();

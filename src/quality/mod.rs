@@ -56,12 +56,10 @@ pub fn task_texts(task: &TaskRecord) -> Vec<&str> {
 
 /// Measure one task on `env` (the database of its split).
 pub fn measure_task(env: &dyn Environment, task: &TaskRecord) -> TaskQuality {
-    let steps = coherence::replay_steps(env, task).unwrap_or_default();
+    let steps = coherence::replay_steps(env, task);
     let ids = coherence::customer_ids(task);
     let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-    let requests = crate::task::TaskParts::decode(task)
-        .map(|p| p.requests)
-        .unwrap_or_default();
+    let requests = &task.requests;
     let mut asks = false;
     let mut unanswered = 0;
     let mut state = env.fork();
@@ -94,7 +92,7 @@ pub fn measure_task(env: &dyn Environment, task: &TaskRecord) -> TaskQuality {
         asks,
         unanswered,
         unknowable: knowable::check(instruction, &steps, &records, env.internal_id_fields())
-            .or_else(|| knowable::check_made_references(&requests, &steps, &records))
+            .or_else(|| knowable::check_made_references(requests, &steps, &records))
             .map(|f| f.kind),
         words: instruction.split_whitespace().count(),
         actions: steps.len(),

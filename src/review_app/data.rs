@@ -244,11 +244,8 @@ impl DomainData {
         let Some(env) = self.env(task.split) else {
             return Vec::new();
         };
-        let Ok(actions) = crate::task::actions(task) else {
-            return Vec::new();
-        };
         let mut state = env.fork();
-        actions
+        task.actions
             .iter()
             .map(|a| {
                 let r = state.invoke(&a.name, &a.kwargs);

@@ -708,7 +708,6 @@ pub fn feeler(model: &crate::llm::RoleModel, seed: u64) -> Box<dyn Feeler> {
 /// The feeler's view of a task: its instruction and its actions' tools and intents.
 /// A tool its domain does not list is an error naming the task and the tool.
 pub fn feeler_input(task: &crate::artifact::TaskRecord) -> Result<FeelerInput, String> {
-    let actions = crate::task::actions(task)?;
     let domain = crate::domain::find(&task.domain).map_err(|e| e.to_string())?;
     let specs = domain.tool_specs();
     let mut input = FeelerInput {
@@ -716,7 +715,7 @@ pub fn feeler_input(task: &crate::artifact::TaskRecord) -> Result<FeelerInput, S
         requested_tools: Vec::new(),
         intents: Vec::new(),
     };
-    for a in &actions {
+    for a in &task.actions {
         let name = a.name.as_str();
         let spec = specs.iter().find(|s| s.name == name).ok_or_else(|| {
             format!(

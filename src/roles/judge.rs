@@ -20,7 +20,7 @@ of reason.";
 pub struct JudgeJob {
     pub verdict: Result<(), Rejection>,
     pub instruction: String,
-    /// The reference actions as recorded (JSON text).
+    /// The reference actions as their column stores them (JSON text).
     pub actions: String,
     pub seed: u64,
 }

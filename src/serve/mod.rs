@@ -28,7 +28,6 @@ use crate::harness::session::Session;
 use crate::http::{Request, Response};
 use crate::llm::RoleModel;
 use crate::split::Split;
-use crate::task::TaskParts;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::AtomicU64;
@@ -60,16 +59,10 @@ pub struct Settings {
     pub cache: std::path::PathBuf,
 }
 
-/// A task the server offers, its JSON columns decoded once.
-pub struct ServedTask {
-    pub task: TaskRecord,
-    pub parts: TaskParts,
-}
-
 /// One domain's tasks, databases, policy and tools, read at start.
 pub struct DomainData {
     pub domain: &'static dyn Domain,
-    pub tasks: Vec<Arc<ServedTask>>,
+    pub tasks: Vec<Arc<TaskRecord>>,
     eval: Arc<dyn Environment>,
     train: Arc<dyn Environment>,
     eval_policy: Arc<String>,
@@ -87,13 +80,7 @@ impl DomainData {
         train: Box<dyn Environment>,
         policy: impl Fn(&dyn Environment) -> Result<String, String>,
     ) -> Result<DomainData, String> {
-        let tasks = tasks
-            .into_iter()
-            .map(|task| {
-                let parts = TaskParts::decode(&task)?;
-                Ok(Arc::new(ServedTask { task, parts }))
-            })
-            .collect::<Result<Vec<_>, String>>()?;
+        let tasks = tasks.into_iter().map(Arc::new).collect();
         let tools = eval.tool_specs().iter().map(|s| s.openai()).collect();
         Ok(DomainData {
             domain,
@@ -141,7 +128,7 @@ pub struct Open {
     user_model: String,
     agent_model: String,
     pub domain: usize,
-    pub task: Arc<ServedTask>,
+    pub task: Arc<TaskRecord>,
     play: Play,
     last_used: Instant,
     /// Tool calls made over MCP (they get ids of their own).
@@ -177,10 +164,10 @@ impl Server {
         let mut by_task = HashMap::new();
         for (di, d) in domains.iter().enumerate() {
             for (ti, t) in d.tasks.iter().enumerate() {
-                if let Some((other, _)) = by_task.insert(t.task.task_id.clone(), (di, ti)) {
+                if let Some((other, _)) = by_task.insert(t.task_id.clone(), (di, ti)) {
                     return Err(format!(
                         "task id '{}' is in both {} and {}",
-                        t.task.task_id,
+                        t.task_id,
                         domains[other].domain.name(),
                         d.domain.name()
                     ));
@@ -213,7 +200,7 @@ impl Server {
         self.sessions.lock().map(|s| s.len()).unwrap_or(0)
     }
 
-    pub fn find_task(&self, task_id: &str) -> Result<(usize, Arc<ServedTask>), ServeError> {
+    pub fn find_task(&self, task_id: &str) -> Result<(usize, Arc<TaskRecord>), ServeError> {
         let &(d, t) = self.by_task.get(task_id).ok_or_else(|| {
             ServeError::new(
                 404,
@@ -254,7 +241,7 @@ impl Server {
         if let Some(id) = path.strip_prefix("/tasks/") {
             expect(method, "GET")?;
             let (_, t) = self.find_task(id)?;
-            return Ok(Response::json(200, &task_json(&t.task)));
+            return Ok(Response::json(200, &task_json(&t)));
         }
         let ok = |v: Value| Ok(Response::json(200, &v));
         match path {
@@ -351,7 +338,7 @@ impl Server {
             .domains
             .iter()
             .filter(|d| domain.is_none_or(|n| d.domain.name() == n))
-            .flat_map(|d| d.tasks.iter().map(|t| &t.task))
+            .flat_map(|d| d.tasks.iter().map(|t| t.as_ref()))
             .filter(|t| split.is_none_or(|s| t.split == s))
             .filter(|t| family.is_none_or(|f| t.emotion_family.as_deref() == Some(f)))
             .collect();

@@ -3,7 +3,8 @@
 //! caller's endpoint.
 
 use super::wire::{Verdict, check_assistant, field, opt_bool, opt_u64, str_field, usage_field};
-use super::{MAX_ARGUMENTS, Open, Play, REMEMBERED_EXPIRED, ServeError, ServedTask, Server};
+use super::{MAX_ARGUMENTS, Open, Play, REMEMBERED_EXPIRED, ServeError, Server};
+use crate::artifact::TaskRecord;
 use crate::harness::session::Session;
 use crate::harness::{ChatMessage, MessageRole, Usage, batch};
 use crate::llm::RoleModel;
@@ -104,15 +105,8 @@ impl Server {
     }
 
     /// The user simulator of one episode.
-    fn user(&self, task: &ServedTask, play: &Play) -> Box<dyn crate::harness::User> {
-        batch::episode_user(
-            &self.user_role,
-            &task.task,
-            &task.parts,
-            play.trial,
-            play.emotion,
-            play.seed,
-        )
+    fn user(&self, task: &TaskRecord, play: &Play) -> Box<dyn crate::harness::User> {
+        batch::episode_user(&self.user_role, task, play.trial, play.emotion, play.seed)
     }
 
     fn new_id(&self) -> String {
@@ -156,7 +150,7 @@ impl Server {
         if self.open_sessions() >= self.settings.max_sessions {
             return Err(self.full());
         }
-        let split = task.task.split;
+        let split = task.split;
         let base = data.env(split);
         let env = base.fork();
         let mut user = self.user(&task, &play);
@@ -166,7 +160,7 @@ impl Server {
         let reply = json!({
             "session": id,
             "observation": {
-                "task_id": task.task.task_id,
+                "task_id": task.task_id,
                 "domain": data.domain.name(),
                 "split": split.as_str(),
                 "emotion": play.emotion,
@@ -233,7 +227,7 @@ impl Server {
         let done = o.session.termination();
         // The reward only: the record is built when the client asks for it (`/verify`).
         let reward = done.map(|_| {
-            let task = &o.task.task;
+            let task = &o.task;
             let episode = o.session.snapshot(o.env.as_ref());
             crate::harness::reward::score(&episode, &task.reference_hash, &task.outputs).reward
         });
@@ -279,7 +273,7 @@ impl Server {
         let o = Self::lock(&open)?;
         Ok(json!({
             "session": id,
-            "task_id": o.task.task.task_id,
+            "task_id": o.task.task_id,
             "domain": self.domains[o.domain].domain.name(),
             "emotion": o.play.emotion,
             "seed": o.play.seed,
@@ -295,7 +289,7 @@ impl Server {
     fn score(&self, o: &Open) -> Verdict {
         let episode = o.session.snapshot(o.env.as_ref());
         Verdict::of(
-            &o.task.task,
+            &o.task,
             &o.play,
             &episode,
             o.agent_model.clone(),
@@ -354,7 +348,7 @@ impl Server {
         };
         let (d, task) = self.find_task(task_id)?;
         let data = &self.domains[d];
-        let split = task.task.split;
+        let split = task.split;
         let mut env = data.env(split).fork();
         let mut agent = crate::harness::endpoint::EndpointAgent {
             model,
@@ -373,7 +367,7 @@ impl Server {
             self.settings.max_steps,
         ));
         Ok(Verdict::of(
-            &task.task,
+            &task,
             play,
             &episode,
             crate::harness::Agent::model_id(&agent),

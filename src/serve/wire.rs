@@ -95,16 +95,7 @@ pub fn json_body(req: &Request) -> Result<Value, ServeError> {
 
 /// A task as `GET /tasks/<id>` shows it: its record, the JSON columns as JSON.
 pub fn task_json(task: &TaskRecord) -> Value {
-    let mut v = serde_json::to_value(task).unwrap_or(Value::Null);
-    if let Some(obj) = v.as_object_mut() {
-        for column in ["actions", "user_facts", "requests"] {
-            if let Some(Value::String(text)) = obj.get(column) {
-                let decoded = serde_json::from_str(text).unwrap_or(Value::Null);
-                obj.insert(column.into(), decoded);
-            }
-        }
-    }
-    v
+    serde_json::to_value(task).unwrap_or(Value::Null)
 }
 
 /// A task's line in `GET /tasks`.
@@ -262,9 +253,11 @@ mod tests {
     fn a_task_shows_its_json_columns_as_json() {
         let task = TaskRecord {
             task_id: "t1".into(),
-            actions: r#"[{"name": "think", "kwargs": {}}]"#.into(),
-            user_facts: "[]".into(),
-            requests: "[null]".into(),
+            actions: vec![crate::task::Action {
+                name: "think".into(),
+                kwargs: json!({}),
+            }],
+            requests: vec![None],
             ..TaskRecord::default()
         };
         let v = task_json(&task);

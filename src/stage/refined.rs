@@ -14,7 +14,6 @@
 
 use crate::artifact::{self, RejectRecord, TaskRecord};
 use crate::config::ConfigError;
-use crate::domain::UserFact;
 use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
 use crate::roles::RefineJob;
 use crate::seed::derive_rng;
@@ -230,7 +229,6 @@ fn lower_first(s: &str) -> String {
 /// The scripted instruction for a grounded task; `Err` when the task states no request.
 pub fn scripted_instruction(
     task: &TaskRecord,
-    facts: &[UserFact],
     is_read: &dyn Fn(&str) -> bool,
     rng: &mut ChaCha8Rng,
     cfg: &RefinedConfig,
@@ -243,7 +241,7 @@ pub fn scripted_instruction(
         .then(|| situation(&task.domain, &mut own))
         .flatten();
     let start = rng.clone();
-    let without = compose_instruction(task, facts, is_read, rng, cfg, None)?;
+    let without = compose_instruction(task, is_read, rng, cfg, None)?;
     // A long task tells who the customer is only while it stays within the word budget.
     match who {
         Some(who)
@@ -251,7 +249,7 @@ pub fn scripted_instruction(
                 <= WORD_BUDGET =>
         {
             *rng = start;
-            compose_instruction(task, facts, is_read, rng, cfg, Some(who))
+            compose_instruction(task, is_read, rng, cfg, Some(who))
         }
         _ => Ok(without),
     }
@@ -263,15 +261,17 @@ const WORD_BUDGET: usize = 235;
 
 fn compose_instruction(
     task: &TaskRecord,
-    facts: &[UserFact],
     is_read: &dyn Fn(&str) -> bool,
     rng: &mut ChaCha8Rng,
     cfg: &RefinedConfig,
     who: Option<String>,
 ) -> Result<String, String> {
-    let crate::task::TaskParts {
-        actions, requests, ..
-    } = crate::task::TaskParts::decode(task)?;
+    let TaskRecord {
+        actions,
+        requests,
+        user_facts: facts,
+        ..
+    } = task;
     let mut parts: Vec<String> = Vec::new();
     if let Some(name) = facts.iter().find(|f| f.kind == "name") {
         parts.push(name.text.clone());
@@ -283,7 +283,7 @@ fn compose_instruction(
     let mut stated_intents = 0;
     for intent in 0..task.intents.len() {
         let mut sentences: Vec<String> = Vec::new();
-        for (j, (i, request)) in task.action_intents.iter().zip(&requests).enumerate() {
+        for (j, (i, request)) in task.action_intents.iter().zip(requests).enumerate() {
             let Some(request) = request.as_deref() else {
                 continue;
             };
@@ -342,7 +342,8 @@ fn compose_instruction(
     // an id it resolves is not resolved already by a fact the requests state (retail's
     // orders resolve every variant of their products, so the order a return names already
     // resolves the item; another order holding the same product need not be described).
-    let action_text = task.actions.as_str();
+    // The actions as their column stores them: an id is used when it is a quoted value there.
+    let action_text = crate::artifact::JsonText::to_json(actions);
     let body = parts.join(" ");
     let used = |id: &String| action_text.contains(&format!("\"{id}\""));
     let candidates = || {
@@ -455,26 +456,20 @@ impl TypedStage for RefinedStage {
         };
         let model = super::roles::open_role(ctx, &cfg.roles, crate::llm::Role::Refiner)?;
         let refiner = crate::roles::refiner::refiner(&model);
-        let facts: Vec<Vec<UserFact>> = grounded
-            .iter()
-            .map(|t| crate::task::TaskParts::decode(t).map(|p| p.user_facts))
-            .collect::<Result<_, _>>()
-            .map_err(|e| ctx.fail(e))?;
         let drafts: Vec<Result<String, String>> = grounded
             .iter()
-            .zip(&facts)
-            .map(|(task, facts)| {
+            .map(|task| {
                 let mut rng = derive_rng(ctx.seed, &["refined", &task.domain, &task.task_id]);
-                scripted_instruction(task, facts, &is_read, &mut rng, cfg)
+                scripted_instruction(task, &is_read, &mut rng, cfg)
                     .map_err(|e| format!("no_request: {e}"))
             })
             .collect();
         let jobs = drafts
             .into_iter()
-            .zip(grounded.iter().zip(&facts))
-            .map(|(draft, (task, facts))| RefineJob {
+            .zip(&grounded)
+            .map(|(draft, task)| RefineJob {
                 draft,
-                facts: facts.clone(),
+                facts: task.user_facts.clone(),
                 seed: crate::seed::derive_seed(ctx.seed, &["refined", &task.task_id]),
             })
             .collect();
@@ -482,12 +477,12 @@ impl TypedStage for RefinedStage {
         let refiner_id = refiner.model_id();
         let mut kept = Vec::new();
         let mut rejects = Vec::new();
-        for ((task, facts), instruction) in grounded.into_iter().zip(&facts).zip(instructions) {
+        for (task, instruction) in grounded.into_iter().zip(instructions) {
             let env = envs.for_split(task.split);
             let checked = instruction.and_then(|instruction| {
                 crate::verify::check_no_internal_ids(env, &task, &instruction)
                     .map_err(|e| format!("forbidden_id: {e}"))?;
-                crate::verify::check_information(env, &task, facts, &instruction)
+                crate::verify::check_information(env, &task, &task.user_facts, &instruction)
                     .map_err(|e| format!("information: {e}"))?;
                 Ok(instruction)
             });

@@ -103,7 +103,7 @@ impl TypedStage for TasksStage {
             .map(|(task, verdict)| JudgeJob {
                 verdict,
                 instruction: task.instruction.clone().unwrap_or_default(),
-                actions: task.actions.clone(),
+                actions: crate::artifact::JsonText::to_json(&task.actions),
                 seed: crate::seed::derive_seed(ctx.seed, &["judge", &task.task_id]),
             })
             .collect();

@@ -16,7 +16,6 @@
 
 use crate::artifact::{self, RejectRecord, RolloutRecord, TaskRecord, sha256_hex};
 use crate::config::ConfigError;
-use crate::harness::ChatMessage;
 use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -93,20 +92,10 @@ pub fn select_successes(rows: &[RolloutRecord], cap: usize, seed: u64) -> Vec<Ro
     keep.into_iter().map(|i| wins[i].clone()).collect()
 }
 
-/// One SFT row: `{"messages": [...], "tools": [...]}` with structured tool calls. A
-/// transcript that does not decode is an error naming the episode, never an empty row.
-pub fn sft_row(
-    rollout: &RolloutRecord,
-    tools: &[Value],
-    keep_reasoning: bool,
-) -> Result<Value, String> {
-    let messages: Vec<ChatMessage> = serde_json::from_str(&rollout.messages).map_err(|e| {
-        format!(
-            "rollout {} trial {}: column 'messages': {e}",
-            rollout.task_id, rollout.trial
-        )
-    })?;
-    let out: Vec<Value> = messages
+/// One SFT row: `{"messages": [...], "tools": [...]}` with structured tool calls.
+pub fn sft_row(rollout: &RolloutRecord, tools: &[Value], keep_reasoning: bool) -> Value {
+    let out: Vec<Value> = rollout
+        .messages
         .iter()
         .map(|m| {
             let mut o = serde_json::Map::new();
@@ -118,7 +107,7 @@ pub fn sft_row(
                 .tool_calls
                 .iter()
                 .map(|c| {
-                    let args: Value = serde_json::from_str(&c.arguments).unwrap_or(Value::Object(Default::default()));
+                    let args = c.arguments_json().unwrap_or(Value::Object(Default::default()));
                     json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": args}})
                 })
                 .collect();
@@ -131,11 +120,11 @@ pub fn sft_row(
             Value::Object(o)
         })
         .collect();
-    Ok(json!({
+    json!({
         "messages": out, "tools": tools, "task_id": rollout.task_id, "domain": rollout.domain,
         "agent_model": rollout.agent_model, "user_model": rollout.user_model,
         "scripted": is_scripted(rollout),
-    }))
+    })
 }
 
 /// Whether a scripted (offline) agent or user made this episode.
@@ -251,8 +240,7 @@ impl TypedStage for TrajectoriesStage {
         let sft: Vec<Value> = exported
             .iter()
             .map(|r| sft_row(r, &tools, cfg.keep_reasoning))
-            .collect::<Result<_, _>>()
-            .map_err(|e| ctx.fail(e))?;
+            .collect();
         let mut jsonl = String::new();
         for row in &sft {
             jsonl.push_str(&row.to_string());

@@ -23,7 +23,7 @@ fn pretty_text(s: &str) -> String {
 }
 
 fn conversation(ep: &RolloutRecord, faults: &[FaultRecord]) -> String {
-    let messages: Vec<Value> = serde_json::from_str(&ep.messages).unwrap_or_default();
+    let messages = &ep.messages;
     let mut out = String::new();
     let unplaced: Vec<&FaultRecord> = faults
         .iter()
@@ -43,7 +43,7 @@ fn conversation(ep: &RolloutRecord, faults: &[FaultRecord]) -> String {
     }
     out.push_str("<ol class=\"conversation\">");
     for (i, m) in messages.iter().enumerate() {
-        let role = m["role"].as_str().unwrap_or("?");
+        let role = m.role.as_str();
         let mut marks = String::new();
         for f in faults.iter().filter(|f| f.step == Some(i as i32)) {
             let _ = write!(
@@ -58,7 +58,7 @@ fn conversation(ep: &RolloutRecord, faults: &[FaultRecord]) -> String {
             out,
             "<li class=\"msg {role}{class}\" id=\"m{i}\">{marks}<div class=\"who\">{role}</div>"
         );
-        if let Some(r) = m["reasoning_content"].as_str().filter(|r| !r.is_empty()) {
+        if let Some(r) = m.reasoning_content.as_deref().filter(|r| !r.is_empty()) {
             let _ = write!(
                 out,
                 "<details class=\"reasoning\"><summary>reasoning ({} chars)</summary><pre>{}</pre></details>",
@@ -68,7 +68,7 @@ fn conversation(ep: &RolloutRecord, faults: &[FaultRecord]) -> String {
         }
         match role {
             "system" => {
-                let text = m["content"].as_str().unwrap_or("");
+                let text = m.content.as_deref().unwrap_or("");
                 let _ = write!(
                     out,
                     "<details class=\"system\"><summary>system prompt ({} chars)</summary><pre>{}</pre></details>",
@@ -77,8 +77,8 @@ fn conversation(ep: &RolloutRecord, faults: &[FaultRecord]) -> String {
                 );
             }
             "tool" => {
-                let text = m["content"].as_str().unwrap_or("");
-                let name = m["name"].as_str().unwrap_or("result");
+                let text = m.content.as_deref().unwrap_or("");
+                let name = m.name.as_deref().unwrap_or("result");
                 let _ = write!(
                     out,
                     "<details class=\"tool\"><summary>{} → {} chars</summary><pre>{}</pre></details>",
@@ -88,21 +88,18 @@ fn conversation(ep: &RolloutRecord, faults: &[FaultRecord]) -> String {
                 );
             }
             _ => {
-                if let Some(text) = m["content"].as_str().filter(|t| !t.is_empty()) {
+                if let Some(text) = m.content.as_deref().filter(|t| !t.is_empty()) {
                     let _ = write!(out, "<div class=\"content\">{}</div>", esc(text));
                 }
             }
         }
-        if let Some(calls) = m["tool_calls"].as_array() {
-            for call in calls {
-                let f = &call["function"];
-                let _ = write!(
-                    out,
-                    "<details class=\"call\"><summary>call <code>{}</code></summary><pre>{}</pre></details>",
-                    esc(f["name"].as_str().unwrap_or("?")),
-                    esc(&pretty_text(f["arguments"].as_str().unwrap_or("")))
-                );
-            }
+        for call in &m.tool_calls {
+            let _ = write!(
+                out,
+                "<details class=\"call\"><summary>call <code>{}</code></summary><pre>{}</pre></details>",
+                esc(&call.name),
+                esc(&pretty_text(&call.arguments))
+            );
         }
         out.push_str("</li>");
     }
@@ -187,7 +184,7 @@ pub fn task_page(
                 }
                 _ => t.clone(),
             };
-            let actions = crate::task::actions(&shown).unwrap_or_default();
+            let actions = &shown.actions;
             let mut args = String::new();
             for (i, a) in actions.iter().enumerate() {
                 let _ = write!(
@@ -249,7 +246,7 @@ pub fn task_page(
         esc(t.emotion_instruction.as_deref().unwrap_or("(none)")),
         esc(t.feeling.as_deref().unwrap_or("(none)"))
     );
-    let actions = crate::task::actions(t).unwrap_or_default();
+    let actions = &t.actions;
     let replayed = data.replayed_outputs(t);
     body.push_str("<section><h2>Gold actions</h2><table class=\"grid actions\"><thead><tr><th>#</th><th>tool</th><th>arguments</th><th>replayed output</th></tr></thead><tbody>");
     for (i, a) in actions.iter().enumerate() {
