@@ -147,14 +147,23 @@ pub fn read_table(path: &Path) -> Result<toml::Table, ConfigError> {
     })
 }
 
-/// Deserialize a table into a typed config, naming the file and field on error.
+/// Deserialize a table into a typed config, naming the file and field on error: `field:
+/// message`, as [`Check`] writes its errors (toml names a nested value's field on a last
+/// line, ``in `a.b` ``).
 pub fn parse_typed<T: DeserializeOwned>(
     path: &Path,
     table: &toml::Table,
 ) -> Result<T, ConfigError> {
-    T::deserialize(toml::Value::Table(table.clone())).map_err(|e| ConfigError::File {
-        path: path.display().to_string(),
-        message: one_line(&e.to_string()),
+    T::deserialize(toml::Value::Table(table.clone())).map_err(|e| {
+        let text = e.to_string();
+        let message = match text.trim_end().rsplit_once("\nin `") {
+            Some((message, field)) => format!("{}: {message}", field.trim_end_matches('`')),
+            None => text,
+        };
+        ConfigError::File {
+            path: path.display().to_string(),
+            message: one_line(&message),
+        }
     })
 }
 

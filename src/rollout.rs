@@ -28,7 +28,7 @@ pub struct RolloutsConfig {
     /// Episodes per task.
     pub trials: u32,
     /// Which tasks: `train` or `eval`.
-    pub split: String,
+    pub split: Split,
     /// Interaction steps (agent or user messages) before an episode is cut.
     pub max_steps: usize,
     /// Episodes in flight at once.
@@ -53,7 +53,7 @@ impl Default for RolloutsConfig {
     fn default() -> Self {
         RolloutsConfig {
             trials: 1,
-            split: "train".into(),
+            split: Split::Train,
             max_steps: 50,
             concurrency: 32,
             emotion: true,
@@ -86,22 +86,11 @@ impl RolloutsConfig {
         Ok(cfg)
     }
 
-    /// The split [`Self::check`] accepted (a config that failed it reads as `train`).
-    pub fn split(&self) -> Split {
-        self.split.parse().unwrap_or_default()
-    }
-
     /// Ranges and roles; `path` names the file in errors. Also run on a config whose
     /// `trials` a command line overrode.
     pub fn check(&self, path: &Path) -> Result<(), ConfigError> {
         use crate::config::{Check, MAX_CONCURRENCY, MAX_RESAMPLES, MAX_STEPS, MAX_TRIALS};
         let c = Check::new(path);
-        if self.split.parse::<Split>().is_err() {
-            return Err(c.error(
-                "split",
-                format!("must be 'train' or 'eval', not '{}'", self.split),
-            ));
-        }
         c.count("trials", self.trials as usize, 1, MAX_TRIALS)?;
         c.count("max_steps", self.max_steps, 1, MAX_STEPS)?;
         c.count("concurrency", self.concurrency, 1, MAX_CONCURRENCY)?;

@@ -700,7 +700,7 @@ const BAD_CONFIGS: &[(&str, &str, &str)] = &[
     (
         "rollouts",
         "split = \"test\"\n",
-        "split: must be 'train' or 'eval'",
+        "split: unknown variant `test`, expected `train` or `eval`",
     ),
     ("eval", "trials = 0\n", "trials: 0 is outside 1..=1000"),
     (

@@ -8,6 +8,7 @@ use crate::domain::{self, Environment};
 use crate::harness::metrics;
 use crate::replay;
 use crate::rollout;
+use crate::split::Split;
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
 
@@ -59,7 +60,7 @@ pub enum ExportCommand {
         format: Format,
         /// `train`, `eval` or `all`.
         #[arg(long, default_value = "all")]
-        split: String,
+        split: Splits,
         /// Output JSON file.
         #[arg(long)]
         out: PathBuf,
@@ -281,7 +282,7 @@ pub fn export(paths: &Paths, cmd: ExportCommand) -> Result<(), CliError> {
             out,
             allow_stale,
             seed,
-        } => return export_tasks(paths, &domain, &split, &out, allow_stale, seed),
+        } => return export_tasks(paths, &domain, split, &out, allow_stale, seed),
     };
     artifact::check_output_dir(&out)?;
     let d = domain::find(&domain)?;
@@ -361,21 +362,36 @@ pub fn replay(paths: &Paths, args: ReplayArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// `--split`: one split's tasks, or both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Splits {
+    Only(Split),
+    All,
+}
+
+impl std::str::FromStr for Splits {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Splits, String> {
+        match s {
+            "all" => Ok(Splits::All),
+            s => s
+                .parse()
+                .map(Splits::Only)
+                .map_err(|e| format!("{e} (or 'all')")),
+        }
+    }
+}
+
 fn export_tasks(
     paths: &Paths,
     domain: &str,
-    split: &str,
+    split: Splits,
     out: &Path,
     allow_stale: bool,
     seed: Option<u64>,
 ) -> Result<(), CliError> {
     artifact::check_output_file(out)?;
     let d = domain::find(domain)?;
-    if !["train", "eval", "all"].contains(&split) {
-        return Err(CliError::Failed(format!(
-            "--split must be train, eval or all, not '{split}'"
-        )));
-    }
     // Hand on only what the pipeline vouches for: the file as its manifest records it,
     // from a stage that is fresh all the way up.
     let runner =
@@ -384,7 +400,7 @@ fn export_tasks(
     let (rows, _) = artifact::read_records::<artifact::TaskRecord>(&path)?;
     let tasks: Vec<replay::TauTask> = rows
         .iter()
-        .filter(|t| split == "all" || t.split.as_str() == split)
+        .filter(|t| split == Splits::All || split == Splits::Only(t.split))
         .map(replay::TauTask::from_record)
         .collect();
     let json = serde_json::to_vec_pretty(&tasks).unwrap_or_default();

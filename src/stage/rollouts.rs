@@ -93,7 +93,7 @@ fn read_tasks(
         artifact::read_records::<TaskRecord>(&ctx.input_dir(from).join("part-00000.parquet"))?;
     Ok(tasks
         .into_iter()
-        .filter(|t| t.split == cfg.split())
+        .filter(|t| t.split == cfg.split)
         .collect())
 }
 
@@ -108,7 +108,7 @@ pub fn run_stage(
         .into_iter()
         .filter(|t| ctx.owns(&t.task_id))
         .collect();
-    let split = cfg.split();
+    let split = cfg.split;
     let base: Arc<dyn Environment> = Arc::from(crate::project::load_db(
         &ctx.input_dir("db"),
         ctx.domain,
@@ -393,6 +393,22 @@ mod tests {
         );
         let (kept, _) = screen(&tasks, &rows, 2);
         assert_eq!(kept.len(), 1, "only c is solved twice");
+    }
+
+    #[test]
+    fn the_split_is_parsed_as_a_split_and_a_bad_one_names_file_and_field() {
+        let path = Path::new("stages/eval.toml");
+        let table: toml::Table = "split = \"eval\"".parse().unwrap();
+        assert_eq!(
+            RolloutsConfig::load(path, &table).unwrap().split,
+            crate::split::Split::Eval
+        );
+        let table: toml::Table = "split = \"test\"".parse().unwrap();
+        let e = RolloutsConfig::load(path, &table).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "stages/eval.toml: split: unknown variant `test`, expected `train` or `eval`"
+        );
     }
 
     #[test]
