@@ -9,12 +9,14 @@
 //! Architecture invariant: this is the only module that encodes or decodes artifact files;
 //! it knows record types, not stages or domains' internals.
 
+mod json_column;
 pub mod json_table;
 pub mod records;
 pub mod sft;
 
+pub use json_column::JsonText;
 pub use records::{
-    EdgeRecord, FaultRecord, JsonText, Record, RejectRecord, RolloutRecord, TaskRecord, TraceRecord,
+    EdgeRecord, FaultRecord, Record, RejectRecord, RolloutRecord, TaskRecord, TraceRecord,
 };
 
 use arrow_array::RecordBatch;

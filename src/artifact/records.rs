@@ -3,7 +3,8 @@
 //! Each record type is declared once, with `record!`: its fields, in declaration order, are
 //! its columns, and each field's type says how its column is typed, encoded and decoded
 //! (`Column`). A field declared `as Json` is a typed value stored as JSON text in a string
-//! column (`JsonText`: a task's actions, user facts and requests, an episode's messages).
+//! column (`json_column.rs`, `JsonText`: a task's actions, user facts and requests, an
+//! episode's messages and injected mistakes).
 //! The generated `to_batch` and `from_batch` are the only encoders. Decoding errors name the
 //! column and the row, so a reader can say which file, column and row is bad.
 //!
@@ -11,6 +12,7 @@
 //! `Column` impl (or `JsonText`, for `as Json`); a record never lists its columns a second
 //! time, and no reader of records decodes a column's JSON itself.
 
+use super::json_column::{Json, json_text};
 use crate::message::ChatMessage;
 use crate::split::Split;
 use crate::task::{Action, UserFact};
@@ -37,7 +39,7 @@ pub trait Record: Sized {
 
 /// A field type that can be an artifact column: its Arrow type and nullability, and the
 /// encoding of the rows' values as one Arrow array and back.
-trait Column: Sized {
+pub(super) trait Column: Sized {
     /// Whether the column may hold nulls (the `Option` types).
     const NULLABLE: bool = false;
     fn data_type() -> DataType;
@@ -53,7 +55,7 @@ trait Column: Sized {
 
 /// Why a column's values could not be decoded: where (the row, then the item within each
 /// level of list; empty for the whole column) and what was wrong.
-struct CellError {
+pub(super) struct CellError {
     at: Vec<usize>,
     message: String,
 }
@@ -66,7 +68,7 @@ impl CellError {
         }
     }
 
-    fn row(row: usize, message: impl Into<String>) -> Self {
+    pub(super) fn row(row: usize, message: impl Into<String>) -> Self {
         CellError {
             at: vec![row],
             message: message.into(),
@@ -95,7 +97,7 @@ impl std::fmt::Display for CellError {
 }
 
 /// The array as `A`, or an error naming the type the column `C` expected and the one found.
-fn downcast<A: Array + 'static, C: Column>(array: &dyn Array) -> Result<&A, CellError> {
+pub(super) fn downcast<A: Array + 'static, C: Column>(array: &dyn Array) -> Result<&A, CellError> {
     array.as_any().downcast_ref::<A>().ok_or_else(|| {
         CellError::column(format!(
             "expected {}, found {}",
@@ -277,7 +279,7 @@ fn item_field<T: Column>() -> FieldRef {
 
 /// How a field's values become its column: `Native`, by the field type's own [`Column`]
 /// (the default), or `Json`, as the JSON text of each value in a string column.
-trait Encoding<T> {
+pub(super) trait Encoding<T> {
     const NULLABLE: bool;
     fn data_type() -> DataType;
     fn to_array<'a>(values: impl Iterator<Item = &'a T>) -> ArrayRef
@@ -306,171 +308,6 @@ impl<T: Column> Encoding<T> for Native {
     }
     fn encoded_bytes(value: &T) -> usize {
         value.encoded_bytes()
-    }
-}
-
-/// A value stored as JSON text: its one encoding (what the Parquet column holds, byte for
-/// byte) and its decoding.
-pub trait JsonText: Sized {
-    fn to_json(&self) -> String;
-    fn from_json(text: &str) -> Result<Self, serde_json::Error>;
-}
-
-/// `JsonText` as serde writes the type (struct fields in declaration order).
-macro_rules! serde_json_text {
-    ($($t:ty),*) => {$(
-        impl JsonText for $t {
-            fn to_json(&self) -> String {
-                // Strings, lists and derived structs always serialise.
-                serde_json::to_string(self).expect("a JSON column value serialises")
-            }
-            fn from_json(text: &str) -> Result<Self, serde_json::Error> {
-                serde_json::from_str(text)
-            }
-        }
-    )*};
-}
-
-serde_json_text!(
-    Vec<UserFact>,
-    Vec<Option<String>>,
-    Vec<String>,
-    Vec<ChatMessage>
-);
-
-/// A task's actions are written `{"kwargs": ..., "name": ...}`, keys in sorted order: the
-/// form the `actions` column has always held (the grounder wrote each action as a JSON
-/// object), while `Action` itself serialises name first, as tau-bench task files do.
-impl JsonText for Vec<Action> {
-    fn to_json(&self) -> String {
-        #[derive(serde::Serialize)]
-        struct Stored<'a> {
-            kwargs: &'a serde_json::Value,
-            name: &'a str,
-        }
-        let stored: Vec<Stored> = self
-            .iter()
-            .map(|a| Stored {
-                kwargs: &a.kwargs,
-                name: &a.name,
-            })
-            .collect();
-        serde_json::to_string(&stored).expect("actions serialise")
-    }
-    fn from_json(text: &str) -> Result<Self, serde_json::Error> {
-        serde_json::from_str(text)
-    }
-}
-
-/// JSON text in a string column (`as Json` in `record!`; an `Option` is a nullable column).
-struct Json;
-
-impl Json {
-    fn encode<'a, T: JsonText + 'a>(values: impl Iterator<Item = Option<&'a T>>) -> ArrayRef {
-        let mut b = StringBuilder::new();
-        for v in values {
-            match v {
-                Some(v) => b.append_value(v.to_json()),
-                None => b.append_null(),
-            }
-        }
-        Arc::new(b.finish())
-    }
-
-    fn decode<T: JsonText>(array: &dyn Array) -> Result<Vec<Option<T>>, CellError> {
-        let a = downcast::<StringArray, Option<String>>(array)?;
-        (0..a.len())
-            .map(|i| {
-                if a.is_null(i) {
-                    return Ok(None);
-                }
-                T::from_json(a.value(i))
-                    .map(Some)
-                    .map_err(|e| CellError::row(i, e.to_string()))
-            })
-            .collect()
-    }
-}
-
-impl<T: JsonText> Encoding<T> for Json {
-    const NULLABLE: bool = false;
-    fn data_type() -> DataType {
-        DataType::Utf8
-    }
-    fn to_array<'a>(values: impl Iterator<Item = &'a T>) -> ArrayRef
-    where
-        T: 'a,
-    {
-        Json::encode(values.map(Some))
-    }
-    fn from_array(array: &dyn Array) -> Result<Vec<T>, CellError> {
-        Json::decode(array)?
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| v.ok_or_else(|| CellError::row(i, "null")))
-            .collect()
-    }
-    fn encoded_bytes(value: &T) -> usize {
-        8 + value.to_json().len()
-    }
-}
-
-impl<T: JsonText> Encoding<Option<T>> for Json {
-    const NULLABLE: bool = true;
-    fn data_type() -> DataType {
-        DataType::Utf8
-    }
-    fn to_array<'a>(values: impl Iterator<Item = &'a Option<T>>) -> ArrayRef
-    where
-        T: 'a,
-    {
-        Json::encode(values.map(Option::as_ref))
-    }
-    fn from_array(array: &dyn Array) -> Result<Vec<Option<T>>, CellError> {
-        Json::decode(array)
-    }
-    fn encoded_bytes(value: &Option<T>) -> usize {
-        8 + value.as_ref().map_or(0, |v| v.to_json().len())
-    }
-}
-
-/// Serde for a `JsonText` field (`#[serde(with = "json_text")]`): the same text as its
-/// column, so a record's JSON (a journal line) holds the row as the Parquet file does.
-pub mod json_text {
-    use super::JsonText;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<T: JsonText, S: Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&value.to_json())
-    }
-
-    pub fn deserialize<'de, T: JsonText, D: Deserializer<'de>>(d: D) -> Result<T, D::Error> {
-        let text = String::deserialize(d)?;
-        T::from_json(&text).map_err(serde::de::Error::custom)
-    }
-
-    /// The same for an `Option` field (`null` for `None`).
-    pub mod option {
-        use super::JsonText;
-        use serde::{Deserialize, Deserializer, Serializer};
-
-        pub fn serialize<T: JsonText, S: Serializer>(
-            value: &Option<T>,
-            s: S,
-        ) -> Result<S::Ok, S::Error> {
-            match value {
-                Some(v) => s.serialize_some(&v.to_json()),
-                None => s.serialize_none(),
-            }
-        }
-
-        pub fn deserialize<'de, T: JsonText, D: Deserializer<'de>>(
-            d: D,
-        ) -> Result<Option<T>, D::Error> {
-            Option::<String>::deserialize(d)?
-                .map(|text| T::from_json(&text).map_err(serde::de::Error::custom))
-                .transpose()
-        }
     }
 }
 
@@ -699,6 +536,7 @@ record! {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::artifact::JsonText;
 
     #[test]
     fn trace_rows_round_trip_through_arrow() {
@@ -967,6 +805,12 @@ mod tests {
         assert_eq!(
             text(&batch, "requests", 0),
             r#"["I need my details.",null]"#
+        );
+        // The batch writer sizes rows by these lengths.
+        assert_eq!(task.actions.json_len(), text(&batch, "actions", 0).len());
+        assert_eq!(
+            task.user_facts.json_len(),
+            text(&batch, "user_facts", 0).len()
         );
         assert_eq!(TaskRecord::from_batch(&batch).unwrap(), [task]);
 
