@@ -171,7 +171,7 @@ pub fn roll_out_journaled(
     resumed: Resumed<RolloutRecord>,
     max_errored_share: f64,
     voice: &Voice<'_>,
-) -> Result<Vec<RolloutRecord>, String> {
+) -> Result<Vec<RolloutRecord>, EpisodesError> {
     let Resumed {
         mut journal,
         done,
@@ -195,9 +195,14 @@ pub fn roll_out_journaled(
         episodes.seed,
         done,
         &mut |rec| journal.append(rec).map_err(|e| e.to_string()),
-    )?;
-    metrics::check_errored(&rows, max_errored_share)
-        .map_err(|e| format!("{e}; finished episodes are in {}", journal_path.display()))?;
+    )
+    .map_err(EpisodesError::Failed)?;
+    metrics::check_errored(&rows, max_errored_share).map_err(|e| {
+        EpisodesError::TooManyErrored(format!(
+            "{e}; finished episodes are in {}",
+            journal_path.display()
+        ))
+    })?;
     warn_tolerated(&rows, max_errored_share, voice);
     Ok(rows)
 }
@@ -210,6 +215,27 @@ pub fn warn_tolerated(rows: &[RolloutRecord], max_errored_share: f64, voice: &Vo
             "tracer: warning: {}{w}; {} (finished episodes are replayed from the response cache)",
             voice.who, voice.retry
         );
+    }
+}
+
+/// Why a batch of episodes failed ([`roll_out_journaled`]).
+#[derive(Debug, thiserror::Error)]
+pub enum EpisodesError {
+    /// More episodes ended on infrastructure failures (endpoints) than the config tolerates.
+    #[error("{0}")]
+    TooManyErrored(String),
+    /// The batch could not run or journal its episodes.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl EpisodesError {
+    /// Whose failure it is: the endpoints', or this machine's.
+    pub fn kind(&self) -> crate::pipeline::ErrorKind {
+        match self {
+            EpisodesError::TooManyErrored(_) => crate::pipeline::ErrorKind::Endpoint,
+            EpisodesError::Failed(_) => crate::pipeline::ErrorKind::Environment,
+        }
     }
 }
 
@@ -325,8 +351,8 @@ pub fn run_task_file(paths: &Paths, run: TaskFileRun<'_>) -> Result<EvalReport, 
         who: "",
         retry: "rerun with --fresh to retry them",
     };
-    let rows =
-        roll_out_journaled(episodes, resumed, cfg.max_errored_share, &voice).map_err(failed)?;
+    let rows = roll_out_journaled(episodes, resumed, cfg.max_errored_share, &voice)
+        .map_err(|e| failed(e.to_string()))?;
     let prov = Provenance {
         version: env!("CARGO_PKG_VERSION").into(),
         stage: "rollout".into(),

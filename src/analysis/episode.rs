@@ -19,6 +19,9 @@ use serde_json::Value;
 /// Why an episode could not be analysed (names the episode and what was wrong).
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum AnalysisError {
+    /// The judge (an endpoint) failed.
+    #[error("{0}")]
+    Judge(String),
     #[error("episode {task_id} trial {trial}: {field}: {message}")]
     Malformed {
         task_id: String,

@@ -52,10 +52,10 @@ pub fn analyse_source(
     all: bool,
     judge: &crate::llm::RoleModel,
     seed: u64,
-) -> Result<(Vec<FaultRecord>, usize), String> {
-    let mut analysed =
-        super::analyse_rollouts(starts, tasks, rollouts, all).map_err(|e| e.to_string())?;
-    let unreadable = super::add_judge_labels(judge, &mut analysed, seed)?;
+) -> Result<(Vec<FaultRecord>, usize), super::AnalysisError> {
+    let mut analysed = super::analyse_rollouts(starts, tasks, rollouts, all)?;
+    let unreadable =
+        super::add_judge_labels(judge, &mut analysed, seed).map_err(super::AnalysisError::Judge)?;
     Ok((super::fault_records(source, rollouts, analysed), unreadable))
 }
 

@@ -8,7 +8,7 @@
 
 use super::journal::JournalKey;
 use super::shard::{self, Shard};
-use super::{PipelineError, journal_path, stage_dir};
+use super::{ErrorKind, PipelineError, journal_path, stage_dir};
 use crate::artifact::{Provenance, sha256_hex};
 use crate::config::{self, Paths};
 use crate::cost::{RoleUsage, sum_usage};
@@ -129,11 +129,8 @@ impl StageContext<'_> {
         .collect()
     }
 
-    pub fn fail(&self, message: impl Into<String>) -> PipelineError {
-        PipelineError::Stage {
-            stage: self.stage.to_string(),
-            domain: self.domain.name().to_string(),
-            message: message.into(),
-        }
+    /// This stage's failure of `kind` for this domain.
+    pub fn fail(&self, kind: ErrorKind, message: impl Into<String>) -> PipelineError {
+        PipelineError::stage(self.stage, self.domain.name(), kind, message)
     }
 }

@@ -37,6 +37,7 @@
 
 mod context;
 mod dag;
+mod error;
 pub mod failpoint;
 mod fingerprint;
 pub mod journal;
@@ -54,14 +55,15 @@ pub use stage::{Stage, StageConfig, TypedStage};
 
 pub use context::{StageContext, UsageSource};
 pub use dag::{Dag, Freshness};
+pub use error::{ErrorKind, PipelineError};
 pub use fingerprint::code_hash;
 use fingerprint::{collect_inputs, fingerprint, fingerprint_material, hash_outputs};
 use swap::{is_complete, recover_slot, swap_into_place};
 
 use crate::artifact::{ArtifactError, sha256_file, sha256_hex, write_atomic};
-use crate::config::{self, ConfigError, Paths};
+use crate::config::{self, Paths};
 use crate::cost::{RoleUsage, sum_usage};
-use crate::domain::{self, Domain, DomainError};
+use crate::domain::{self, Domain};
 use petgraph::graphmap::DiGraphMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -69,31 +71,6 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 pub const MANIFEST: &str = "_manifest.json";
-
-#[derive(Debug, thiserror::Error)]
-pub enum PipelineError {
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    #[error(transparent)]
-    Artifact(#[from] ArtifactError),
-    #[error(transparent)]
-    Domain(#[from] DomainError),
-    #[error("unknown stage '{name}' (stages: {known})")]
-    UnknownStage { name: String, known: String },
-    #[error("stage '{stage}', domain '{domain}': {message}")]
-    Stage {
-        stage: String,
-        domain: String,
-        message: String,
-    },
-    #[error(transparent)]
-    Journal(#[from] JournalError),
-    #[error(transparent)]
-    Lock(#[from] LockError),
-    /// The shared validation found problems: the first, and how many more.
-    #[error("{0}")]
-    Invalid(String),
-}
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Manifest {
@@ -318,11 +295,8 @@ impl<'a> Runner<'a> {
         file: &str,
         allow_stale: bool,
     ) -> Result<PathBuf, PipelineError> {
-        let fail = |message: String| PipelineError::Stage {
-            stage: stage.to_string(),
-            domain: domain.name().to_string(),
-            message,
-        };
+        let fail =
+            |message: String| PipelineError::stage(stage, domain.name(), ErrorKind::Input, message);
         let dir = stage_dir(&self.paths.output, stage, domain.name());
         let path = dir.join(file);
         let manifest = read_manifest(&dir)
@@ -400,13 +374,9 @@ impl<'a> Runner<'a> {
             if stale {
                 may_run.push(stage.name());
                 let (path, table) = self.stage_config(*stage)?;
-                stage
-                    .preflight(&path, &table)
-                    .map_err(|message| PipelineError::Stage {
-                        stage: stage.name().to_string(),
-                        domain: "*".to_string(),
-                        message,
-                    })?;
+                stage.preflight(&path, &table).map_err(|message| {
+                    PipelineError::stage(stage.name(), "*", ErrorKind::Endpoint, message)
+                })?;
             }
         }
         let mut reports = Vec::new();
@@ -495,11 +465,7 @@ impl<'a> Runner<'a> {
     ) -> Result<BTreeMap<String, String>, PipelineError> {
         collect_inputs(self.paths, stage, domain.name(), table).map_err(|e| match e {
             Ok(err) => err,
-            Err(why) => PipelineError::Stage {
-                stage: stage.name().into(),
-                domain: domain.name().into(),
-                message: why,
-            },
+            Err(why) => PipelineError::stage(stage.name(), domain.name(), ErrorKind::Input, why),
         })
     }
 

@@ -55,14 +55,15 @@ impl Runner<'_> {
             .last();
         match stale {
             None => Ok(()),
-            Some((name, domain, why)) => Err(PipelineError::Stage {
-                stage: stage.name().to_string(),
-                domain: domain.to_string(),
-                message: format!(
+            Some((name, domain, why)) => Err(PipelineError::stage(
+                stage.name(),
+                domain,
+                ErrorKind::Input,
+                format!(
                     "{what}: input '{name}' is not fresh ({why}); run `tracer run {name}` (or `tracer run {} --upstream`) first",
                     stage.name()
                 ),
-            }),
+            )),
         }
     }
 
@@ -79,13 +80,9 @@ impl Runner<'_> {
         self.validate(target)?;
         self.require_fresh_inputs(stage, &format!("--shard {shard}"))?;
         let (path, table) = self.stage_config(stage)?;
-        stage
-            .preflight(&path, &table)
-            .map_err(|message| PipelineError::Stage {
-                stage: stage.name().to_string(),
-                domain: "*".to_string(),
-                message,
-            })?;
+        stage.preflight(&path, &table).map_err(|message| {
+            PipelineError::stage(stage.name(), "*", ErrorKind::Endpoint, message)
+        })?;
         let mut reports = Vec::new();
         for &domain in &self.domains {
             let report = self.run_one_shard(stage, domain, shard)?;
@@ -229,10 +226,8 @@ impl Runner<'_> {
                 shard::check_complete(&scan, &parts_dir, stage.name(), domain.name(), &fp, |p| {
                     hash_outputs(p).ok()
                 })
-                .map_err(|message| PipelineError::Stage {
-                    stage: stage.name().to_string(),
-                    domain: domain.name().to_string(),
-                    message,
+                .map_err(|message| {
+                    PipelineError::stage(stage.name(), domain.name(), ErrorKind::Input, message)
                 })?;
             ready.push((domain, Some(((config_path, table), inputs, parts))));
         }

@@ -3,7 +3,7 @@
 //! checks and preflight, and [`Stage`], the erased face the runner and the registry hold
 //! (every `TypedStage` is one).
 
-use super::{PipelineError, StageContext};
+use super::{ErrorKind, PipelineError, StageContext};
 use crate::config::{self, ConfigError, Paths};
 use crate::domain::Domain;
 use std::path::{Path, PathBuf};
@@ -74,7 +74,10 @@ pub trait TypedStage: Sync {
         _cfg: &Self::Config,
         _parts: &[PathBuf],
     ) -> Result<String, PipelineError> {
-        Err(ctx.fail("this stage is not item-parallel; it has no shards to merge"))
+        Err(ctx.fail(
+            ErrorKind::Internal,
+            "this stage is not item-parallel; it has no shards to merge",
+        ))
     }
 }
 

@@ -9,7 +9,7 @@ use crate::analysis::{self, AnalysisConfig, analyse_source, summary};
 use crate::artifact::{self, RolloutRecord, TaskRecord};
 use crate::config::ConfigError;
 use crate::llm::Role;
-use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
+use crate::pipeline::{ErrorKind, PipelineError, StageConfig, StageContext, TypedStage};
 use crate::split::Split;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -71,7 +71,13 @@ impl TypedStage for AnalysisStage {
                 &judge,
                 ctx.seed,
             )
-            .map_err(|e| ctx.fail(format!("{source}: {e}")))?;
+            .map_err(|e| {
+                let kind = match e {
+                    analysis::AnalysisError::Judge(_) => ErrorKind::Endpoint,
+                    _ => ErrorKind::Input,
+                };
+                ctx.fail(kind, format!("{source}: {e}"))
+            })?;
             rows.extend(r);
             unreadable += u;
         }

@@ -16,7 +16,7 @@
 use crate::artifact::{self, json_table::json_rows_to_batch};
 use crate::config::ConfigError;
 use crate::domain::Split;
-use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
+use crate::pipeline::{ErrorKind, PipelineError, StageConfig, StageContext, TypedStage};
 use crate::project::{DbConfig, RULESET_FILE, db_splits, eval_db_path};
 use std::path::Path;
 
@@ -74,7 +74,8 @@ impl TypedStage for DbStage {
         let mut summary = Vec::new();
         if let Some(r) = ruleset {
             let json = serde_json::json!({"domain": ctx.domain.name(), "ruleset": r});
-            let bytes = serde_json::to_vec_pretty(&json).map_err(|e| ctx.fail(e.to_string()))?;
+            let bytes = serde_json::to_vec_pretty(&json)
+                .map_err(|e| ctx.fail(ErrorKind::Internal, e.to_string()))?;
             artifact::write_atomic(&ctx.out(RULESET_FILE), &bytes)?;
             summary.push(format!("ruleset {r}"));
         }
@@ -92,8 +93,8 @@ impl TypedStage for DbStage {
             let dir = ctx.out(split.as_str());
             for (stem, value) in env.to_tau_bench() {
                 let path = dir.join("tau_bench").join(format!("{stem}.json"));
-                let bytes =
-                    serde_json::to_vec_pretty(&value).map_err(|e| ctx.fail(e.to_string()))?;
+                let bytes = serde_json::to_vec_pretty(&value)
+                    .map_err(|e| ctx.fail(ErrorKind::Internal, e.to_string()))?;
                 artifact::write_atomic(&path, &bytes)?;
             }
             let mut sizes = Vec::new();

@@ -16,7 +16,7 @@ use crate::artifact::{self, TaskRecord};
 use crate::config::ConfigError;
 use crate::emotion::mapper::Mapper;
 use crate::emotion::settings::EmotionsConfig;
-use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
+use crate::pipeline::{ErrorKind, PipelineError, StageConfig, StageContext, TypedStage};
 use crate::seed::derive_rng;
 use std::path::{Path, PathBuf};
 
@@ -146,7 +146,17 @@ impl TypedStage for EmotionsStage {
         let mapper_cfg = cfg.mapper_config();
         let embedder =
             crate::emotion::endpoint::from_config(cfg.embedder.as_ref(), &ctx.response_cache())
-                .map_err(|e| ctx.fail(e))?;
+                .map_err(|e| ctx.fail(ErrorKind::Endpoint, e))?;
+        // The embedder's failures are the endpoint's when it is one; anchors, the local
+        // encoder and the classifier are this machine's.
+        let endpoint = embedder.is_some();
+        let failed = |e: crate::emotion::EmotionError| {
+            let kind = match e {
+                crate::emotion::EmotionError::Embed(_) if endpoint => ErrorKind::Endpoint,
+                _ => ErrorKind::Environment,
+            };
+            ctx.fail(kind, e.to_string())
+        };
         // The offline view's mapper is built once per run and shared by every domain; an
         // endpoint embedder gets its own (it carries this stage's response cache).
         let mapper = match embedder {
@@ -154,14 +164,12 @@ impl TypedStage for EmotionsStage {
             Some(e) => Mapper::load_or_train_with(&ctx.paths.root, &mapper_cfg, Some(e))
                 .map(|(m, _)| std::sync::Arc::new(m)),
         }
-        .map_err(|e| ctx.fail(e.to_string()))?;
+        .map_err(failed)?;
         let feelings: Vec<String> = tasks
             .iter()
             .map(|t| t.feeling.clone().unwrap_or_default())
             .collect();
-        let votes = mapper
-            .votes(&feelings)
-            .map_err(|e| ctx.fail(e.to_string()))?;
+        let votes = mapper.votes(&feelings).map_err(failed)?;
         let mut families = std::collections::BTreeMap::<String, usize>::new();
         let rows: Vec<TaskRecord> = tasks
             .into_iter()

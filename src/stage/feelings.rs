@@ -12,7 +12,7 @@
 use crate::artifact::{self, TaskRecord};
 use crate::config::ConfigError;
 use crate::llm::{Role, RolesConfig};
-use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
+use crate::pipeline::{ErrorKind, PipelineError, StageConfig, StageContext, TypedStage};
 use crate::roles::feeler::{FeelJob, feeler, feeler_input};
 use serde::Deserialize;
 use std::path::Path;
@@ -60,14 +60,20 @@ impl TypedStage for FeelingsStage {
                 })
             })
             .collect::<Result<_, String>>()
-            .map_err(|e| ctx.fail(e))?;
+            .map_err(|e| ctx.fail(ErrorKind::Input, e))?;
         let model = super::roles::open_role(ctx, &cfg.roles, Role::Feeler)?;
         let feeler = feeler(&model, ctx.seed);
-        let feelings = feeler.feel(jobs).map_err(|e| ctx.fail(e))?;
+        let feelings = feeler
+            .feel(jobs)
+            .map_err(|e| ctx.fail(ErrorKind::Endpoint, e))?;
         let mut rows = Vec::with_capacity(tasks.len());
         for (task, feeling) in tasks.into_iter().zip(feelings) {
-            let feeling =
-                feeling.map_err(|e| ctx.fail(format!("feeler for task {}: {e}", task.task_id)))?;
+            let feeling = feeling.map_err(|e| {
+                ctx.fail(
+                    ErrorKind::Endpoint,
+                    format!("feeler for task {}: {e}", task.task_id),
+                )
+            })?;
             rows.push(TaskRecord {
                 feeling: Some(feeling),
                 ..task

@@ -9,7 +9,7 @@ use crate::artifact::{self, EdgeRecord};
 use crate::config::ConfigError;
 use crate::graph::demonstrate::{EdgeDemo, GraphsConfig, demonstrate_edges};
 use crate::graph::{self, ToolGraph};
-use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
+use crate::pipeline::{ErrorKind, PipelineError, StageConfig, StageContext, TypedStage};
 use std::path::{Path, PathBuf};
 
 pub struct GraphsStage;
@@ -72,7 +72,7 @@ impl TypedStage for GraphsStage {
     }
     fn run(&self, ctx: &StageContext, cfg: &GraphsConfig) -> Result<String, PipelineError> {
         let graph = graph::load(&ctx.paths.graph_file(ctx.domain.name()), ctx.domain)
-            .map_err(|e| ctx.fail(e.to_string()))?;
+            .map_err(|e| ctx.fail(ErrorKind::Input, e.to_string()))?;
         let env =
             crate::project::load_db(&ctx.input_dir("db"), ctx.domain, ctx.domain.graph_split())?;
         let demos = demonstrate_edges(&graph, env.as_ref(), ctx.seed, cfg.limits());
@@ -82,12 +82,15 @@ impl TypedStage for GraphsStage {
             .map(|d| format!("{} -> {}", d.from, d.to))
             .collect();
         if cfg.require_all_demonstrated && !missing.is_empty() {
-            return Err(ctx.fail(format!(
-                "{}: {} edge(s) could not be demonstrated by execution: {}",
-                ctx.paths.graph_file(ctx.domain.name()).display(),
-                missing.len(),
-                missing.join(", ")
-            )));
+            return Err(ctx.fail(
+                ErrorKind::Environment,
+                format!(
+                    "{}: {} edge(s) could not be demonstrated by execution: {}",
+                    ctx.paths.graph_file(ctx.domain.name()).display(),
+                    missing.len(),
+                    missing.join(", ")
+                ),
+            ));
         }
         let prov = ctx.provenance();
         artifact::write_records(

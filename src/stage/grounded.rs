@@ -7,7 +7,7 @@ use crate::artifact::{self, RejectRecord, TaskRecord, TraceRecord};
 use crate::config::ConfigError;
 use crate::domain::{Environment, Split};
 use crate::grounding::{SearchLimits, task_record};
-use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
+use crate::pipeline::{ErrorKind, PipelineError, StageConfig, StageContext, TypedStage};
 use crate::roles::GroundJob;
 use crate::seed::derive_seed;
 use serde::Deserialize;
@@ -230,7 +230,9 @@ impl TypedStage for GroundedStage {
                 intents: t.intents.clone(),
             })
             .collect();
-        let results = grounder.ground(&jobs, seed).map_err(|e| ctx.fail(e))?;
+        let results = grounder
+            .ground(&jobs, seed)
+            .map_err(|e| ctx.fail(ErrorKind::Endpoint, e))?;
         let grounder_id = grounder.model_id();
         let mut tasks = Vec::new();
         let mut rejects = Vec::new();

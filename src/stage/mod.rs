@@ -73,10 +73,13 @@ fn merge_rows<R: Record, K: Ord>(
         let (rows, _) = crate::artifact::read_records::<R>(&path)?;
         for row in rows {
             let k = key(&row).ok_or_else(|| {
-                ctx.fail(format!(
-                    "{}: a row for an item this run's input does not have (a foreign part)",
-                    path.display()
-                ))
+                ctx.fail(
+                    crate::pipeline::ErrorKind::Input,
+                    format!(
+                        "{}: a row for an item this run's input does not have (a foreign part)",
+                        path.display()
+                    ),
+                )
             })?;
             keyed.push((k, row));
         }

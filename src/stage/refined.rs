@@ -14,7 +14,7 @@
 
 use crate::artifact::{self, RejectRecord, TaskRecord};
 use crate::config::ConfigError;
-use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
+use crate::pipeline::{ErrorKind, PipelineError, StageConfig, StageContext, TypedStage};
 use crate::roles::RefineJob;
 use crate::seed::derive_rng;
 use rand::RngExt;
@@ -473,7 +473,9 @@ impl TypedStage for RefinedStage {
                 seed: crate::seed::derive_seed(ctx.seed, &["refined", &task.task_id]),
             })
             .collect();
-        let instructions = refiner.refine(jobs).map_err(|e| ctx.fail(e))?;
+        let instructions = refiner
+            .refine(jobs)
+            .map_err(|e| ctx.fail(ErrorKind::Endpoint, e))?;
         let refiner_id = refiner.model_id();
         let mut kept = Vec::new();
         let mut rejects = Vec::new();

@@ -12,7 +12,7 @@
 
 use crate::artifact::{self, RejectRecord, TaskRecord};
 use crate::config::ConfigError;
-use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
+use crate::pipeline::{ErrorKind, PipelineError, StageConfig, StageContext, TypedStage};
 use crate::review::{ReviewCounts, ReviewedConfig, Reviews, State};
 use std::path::{Path, PathBuf};
 
@@ -133,7 +133,7 @@ impl TypedStage for ReviewedStage {
         )?;
         let path =
             crate::review::reviews_path(&ctx.paths.root, &cfg.reviews_dir, ctx.domain.name());
-        let reviews = Reviews::read(&path).map_err(|e| ctx.fail(e))?;
+        let reviews = Reviews::read(&path).map_err(|e| ctx.fail(ErrorKind::Input, e))?;
         let envs = crate::project::SplitEnvs::load(&ctx.input_dir("db"), ctx.domain)?;
         let env = envs.for_split(crate::split::Split::Eval);
         let (kept, rejects, counts) = apply_reviews(env, tasks, &reviews, cfg);

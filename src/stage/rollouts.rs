@@ -20,7 +20,7 @@ use crate::domain::Environment;
 use crate::harness::batch::{self, BatchConfig};
 use crate::harness::metrics::{self, percent_with_interval, report, report_table, reward_mix};
 use crate::llm::Role;
-use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
+use crate::pipeline::{ErrorKind, PipelineError, StageConfig, StageContext, TypedStage};
 use crate::rollout::{self, RolloutsConfig};
 use std::path::Path;
 use std::sync::Arc;
@@ -91,10 +91,7 @@ fn read_tasks(
 ) -> Result<Vec<TaskRecord>, PipelineError> {
     let (tasks, _) =
         artifact::read_records::<TaskRecord>(&ctx.input_dir(from).join("part-00000.parquet"))?;
-    Ok(tasks
-        .into_iter()
-        .filter(|t| t.split == cfg.split)
-        .collect())
+    Ok(tasks.into_iter().filter(|t| t.split == cfg.split).collect())
 }
 
 /// Run the configured rollouts for one domain (the tasks of stage `from` that `ctx` owns);
@@ -115,9 +112,9 @@ pub fn run_stage(
         split,
     )?);
     let policy = crate::project::read_policy(ctx.paths, ctx.domain, base.as_ref())
-        .map_err(|e| ctx.fail(e))?;
+        .map_err(|e| ctx.fail(ErrorKind::Environment, e))?;
     let roles = batch::open_roles(&cfg.roles, cfg.concurrency, &ctx.response_cache())
-        .map_err(|e| ctx.fail(e.to_string()))?;
+        .map_err(|e| ctx.fail(ErrorKind::Endpoint, e.to_string()))?;
     let resumed = rollout::open_journal(
         &ctx.journal_path(),
         &ctx.journal_key(),
@@ -151,7 +148,7 @@ pub fn run_stage(
             retry: &retry,
         },
     )
-    .map_err(|e| ctx.fail(e))?;
+    .map_err(|e| ctx.fail(e.kind(), e.to_string()))?;
     // The cost of the episodes written, journaled ones included: from the rows, not from
     // the endpoints' counters (a resumed run never asks again for what the journal holds).
     let (agent, user) = batch::episode_usage(&rows);
@@ -205,7 +202,8 @@ impl TypedStage for RolloutsStage {
         let rows = super::merge_rows(ctx, parts, episodes_file(self.name), |r: &RolloutRecord| {
             Some((*order.get(&r.task_id)?, r.trial))
         })?;
-        metrics::check_errored(&rows, cfg.max_errored_share).map_err(|e| ctx.fail(e))?;
+        metrics::check_errored(&rows, cfg.max_errored_share)
+            .map_err(|e| ctx.fail(ErrorKind::Endpoint, e))?;
         let (who, retry) = voice_parts(ctx);
         rollout::warn_tolerated(
             &rows,

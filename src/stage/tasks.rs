@@ -17,7 +17,7 @@
 
 use crate::artifact::{self, RejectRecord, TaskRecord};
 use crate::config::ConfigError;
-use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
+use crate::pipeline::{ErrorKind, PipelineError, StageConfig, StageContext, TypedStage};
 use crate::roles::JudgeJob;
 use crate::split::Split;
 use crate::verify::verify_task_with;
@@ -109,7 +109,7 @@ impl TypedStage for TasksStage {
             .collect();
         let verdicts = crate::roles::judge::task_judge(&model)
             .settle(jobs)
-            .map_err(|e| ctx.fail(e))?;
+            .map_err(|e| ctx.fail(ErrorKind::Endpoint, e))?;
         let mut kept = Vec::new();
         let mut rejects = Vec::new();
         for (task, verdict) in refined.into_iter().zip(verdicts) {

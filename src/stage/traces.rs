@@ -4,7 +4,7 @@
 use crate::artifact::{self, TraceRecord};
 use crate::config::ConfigError;
 use crate::graph::sample::{SamplingRecipe, sample_traces};
-use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
+use crate::pipeline::{ErrorKind, PipelineError, StageConfig, StageContext, TypedStage};
 use crate::split::Split;
 use std::path::Path;
 
@@ -42,7 +42,7 @@ impl TypedStage for TracesStage {
     }
     fn run(&self, ctx: &StageContext, cfg: &TracesConfig) -> Result<String, PipelineError> {
         let graph = crate::graph::load(&ctx.input_dir("graphs").join("graph.json"), ctx.domain)
-            .map_err(|e| ctx.fail(e.to_string()))?;
+            .map_err(|e| ctx.fail(ErrorKind::Input, e.to_string()))?;
         let target = cfg.target(ctx.domain.name());
         let (traces, report) = sample_traces(&graph, ctx.seed, &cfg.sample(), target);
         let rows: Vec<TraceRecord> = traces

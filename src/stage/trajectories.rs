@@ -16,7 +16,7 @@
 
 use crate::artifact::{self, RejectRecord, RolloutRecord, TaskRecord, sha256_hex};
 use crate::config::ConfigError;
-use crate::pipeline::{PipelineError, StageConfig, StageContext, TypedStage};
+use crate::pipeline::{ErrorKind, PipelineError, StageConfig, StageContext, TypedStage};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -156,7 +156,7 @@ fn clean_successes(
         eval: envs.for_split(crate::split::Split::Eval),
     };
     let analysed = crate::analysis::analyse_rollouts(starts, &tasks, &wins, true)
-        .map_err(|e| ctx.fail(e.to_string()))?;
+        .map_err(|e| ctx.fail(ErrorKind::Input, e.to_string()))?;
     // Identity first only where the domain's policy has the agent identify the customer.
     let identity_first = cfg.identity_first && starts.train.identifies_customer();
     let mut verdicts: Vec<Vec<crate::analysis::clean::Unclean>> = vec![Vec::new(); wins.len()];
@@ -247,8 +247,8 @@ impl TypedStage for TrajectoriesStage {
             jsonl.push('\n');
         }
         artifact::write_atomic(&ctx.out("_sft.jsonl"), jsonl.as_bytes())?;
-        let batches =
-            artifact::sft::sft_batches(&sft).map_err(|e| ctx.fail(format!("_sft.parquet: {e}")))?;
+        let batches = artifact::sft::sft_batches(&sft)
+            .map_err(|e| ctx.fail(ErrorKind::Internal, format!("_sft.parquet: {e}")))?;
         artifact::write_batches(
             &ctx.out("_sft.parquet"),
             artifact::sft::sft_schema(),
