@@ -48,17 +48,17 @@ pub fn process_cpu(pid: &str) -> Option<f64> {
     Some(ticks as f64 / TICKS_PER_SEC)
 }
 
-/// A `kB` line of `/proc/self/status` (`VmRSS`, `VmHWM`), in bytes.
-pub fn status_bytes(field: &str) -> Option<u64> {
+/// The number on a line of `/proc/self/status` (`Threads`; `VmRSS`, `VmHWM` in kB).
+fn status_number(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with(field))?;
-    let kb: u64 = line[field.len() + 1..]
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kb * 1024)
+    let value = line[field.len() + 1..].trim().trim_end_matches("kB");
+    value.trim().parse().ok()
+}
+
+/// A `kB` line of `/proc/self/status` (`VmRSS`, `VmHWM`), in bytes.
+pub fn status_bytes(field: &str) -> Option<u64> {
+    status_number(field).map(|kb| kb * 1024)
 }
 
 /// Reset the peak RSS (`VmHWM`) to the current RSS; false where the kernel refuses.
@@ -408,13 +408,7 @@ impl HarnessBench {
         }
         load.rss_before = rss_before;
         load.rss_peak = if peak_ok { status_bytes("VmHWM") } else { None };
-        load.threads = std::fs::read_to_string("/proc/self/status")
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("Threads:"))
-                    .and_then(|n| n.trim().parse().ok())
-            });
+        load.threads = status_number("Threads");
         load.cache_hits = agent.stats().cache_hits + user.stats().cache_hits;
         drop((agent, user));
         let _ = std::fs::remove_dir_all(&dir);
@@ -471,14 +465,6 @@ fn memory_cache_root() -> PathBuf {
     } else {
         std::env::temp_dir()
     }
-}
-
-/// Where a latency run keeps its response cache, and whether it counts a steady window.
-enum Where {
-    Ram,
-    Disk,
-    Steady,
-    SteadyDisk,
 }
 
 /// The harness section of the report (Markdown). `quick` shortens every run.
@@ -547,55 +533,56 @@ pub fn run(
         cache_root: std::env::temp_dir(),
         ..s
     };
+    // Each run's row label: its concurrency, and where its cache was when not in memory.
+    let in_tmp = format!(", cache in `{}`", std::env::temp_dir().display());
     let mut zero = Vec::new();
     for c in [1usize, 32, 256, 1024] {
         eprintln!("bench: harness throughput, concurrency {c}, no latency");
-        zero.push((c, b.run(&spec(c, 0, usize::MAX, Some(zero_secs)))?));
+        zero.push((
+            c.to_string(),
+            b.run(&spec(c, 0, usize::MAX, Some(zero_secs)))?,
+        ));
     }
-    let mut disk = Vec::new();
     for c in [32usize, 256] {
         eprintln!("bench: harness throughput, concurrency {c}, cache on disk");
-        disk.push((c, b.run(&on_disk(spec(c, 0, usize::MAX, Some(zero_secs))))?));
+        let load = b.run(&on_disk(spec(c, 0, usize::MAX, Some(zero_secs))))?;
+        zero.push((format!("{c}{in_tmp}"), load));
     }
     let mut lat = Vec::new();
     for c in [1usize, 32, 256, 1024] {
         let episodes = if quick { c.max(2) } else { (2 * c).max(4) };
         eprintln!("bench: harness throughput, concurrency {c}, {LATENCY_MS} ms latency");
-        lat.push((c, Where::Ram, b.run(&spec(c, LATENCY_MS, episodes, None))?));
+        lat.push((
+            c,
+            c.to_string(),
+            b.run(&spec(c, LATENCY_MS, episodes, None))?,
+        ));
     }
     let c = 1024;
     let episodes = if quick { c } else { 2 * c };
     eprintln!("bench: harness throughput, concurrency {c}, {LATENCY_MS} ms latency, cache on disk");
-    lat.push((
-        c,
-        Where::Disk,
-        b.run(&on_disk(spec(c, LATENCY_MS, episodes, None)))?,
-    ));
+    let load = b.run(&on_disk(spec(c, LATENCY_MS, episodes, None)))?;
+    lat.push((c, format!("{c}{in_tmp}"), load));
     // A long run's pace: C episodes kept in flight, counted from the C-th episode's end to
     // the end of the next 2C (C in a quick run). The runs above start every episode at once
     // and wait for the last, so they include the ramp and the drain; a window by count, not
     // by time, since episodes of equal latency finish in waves.
     let waves = if quick { 1 } else { 2 };
-    for on_disk in [false, true] {
+    for disk in [false, true] {
+        let (said, label) = if disk {
+            (", cache on disk", in_tmp.as_str())
+        } else {
+            ("", "")
+        };
         eprintln!(
-            "bench: harness throughput, concurrency {c}, {LATENCY_MS} ms latency, steady state{}",
-            if on_disk { ", cache on disk" } else { "" }
+            "bench: harness throughput, concurrency {c}, {LATENCY_MS} ms latency, steady state{said}"
         );
         let steady = Spec {
             counted: Some((c, waves * c)),
-            cache_root: if on_disk {
-                std::env::temp_dir()
-            } else {
-                cache_root.clone()
-            },
             ..spec(c, LATENCY_MS, usize::MAX, None)
         };
-        let place = if on_disk {
-            Where::SteadyDisk
-        } else {
-            Where::Steady
-        };
-        lat.push((c, place, b.run(&steady)?));
+        let steady = if disk { on_disk(steady) } else { steady };
+        lat.push((c, format!("{c}, steady state{label}"), b.run(&steady)?));
     }
 
     out.push_str(
@@ -604,7 +591,7 @@ pub fn run(
          CPU/episode (harness) | CPU/episode (server) | harness CPU use |\n\
          |---|---|---|---|---|---|---|---|\n",
     );
-    let row = |label: String, l: &Load| {
+    let row = |label: &str, l: &Load| {
         format!(
             "| {label} | {} ({}) | {} | {:.0} | {:.0} | {:.2} ms | {} | {:.0}% |\n",
             l.episodes,
@@ -620,12 +607,8 @@ pub fn run(
             l.cpu / l.wall.max(1e-9) * 100.0
         )
     };
-    for (c, l) in &zero {
-        out.push_str(&row(c.to_string(), l));
-    }
-    let tmp = std::env::temp_dir().display().to_string();
-    for (c, l) in &disk {
-        out.push_str(&row(format!("{c}, cache in `{tmp}`"), l));
+    for (label, l) in &zero {
+        out.push_str(&row(label, l));
     }
 
     out.push_str(&format!(
@@ -635,14 +618,8 @@ pub fn run(
          calls/episode | achieved episodes/s | ideal C / (calls x {LATENCY_MS} ms) | ratio | \
          harness CPU use |\n|---|---|---|---|---|---|---|---|\n",
     ));
-    for (c, place, l) in &lat {
+    for (c, label, l) in &lat {
         let ideal = *c as f64 / (l.calls_per_episode().max(1.0) * LATENCY_MS as f64 / 1e3);
-        let label = match place {
-            Where::Ram => c.to_string(),
-            Where::Disk => format!("{c}, cache in `{tmp}`"),
-            Where::Steady => format!("{c}, steady state"),
-            Where::SteadyDisk => format!("{c}, steady state, cache in `{tmp}`"),
-        };
         out.push_str(&format!(
             "| {label} | {} | {} | {:.1} | {:.1} | {:.1} | {:.2} | {:.0}% |\n",
             l.episodes,
@@ -689,9 +666,8 @@ pub fn run(
     }
     let loads: Vec<&Load> = mem
         .iter()
-        .chain(&zero)
-        .chain(&disk)
         .map(|(_, l)| l)
+        .chain(zero.iter().map(|(_, l)| l))
         .chain(lat.iter().map(|(_, _, l)| l))
         .collect();
     let errs: usize = loads.iter().map(|l| l.errors).sum();
