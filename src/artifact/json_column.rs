@@ -1,15 +1,10 @@
 //! JSON text columns: a typed record field declared `as Json` in `record!` is stored as
-//! the JSON text of its value in a string column, encoded and decoded here only
-//! ([`JsonText`]: the text, byte for byte, that the column holds), and a record's serde form
+//! the JSON text of its value in a string column (`records.rs` builds the column); the
+//! text, byte for byte, and its decoding are here ([`JsonText`]), and a record's serde form
 //! keeps the same text ([`json_text`]).
 
-use super::records::{CellError, Encoding, downcast};
 use crate::message::ChatMessage;
 use crate::task::{Action, UserFact};
-use arrow_array::builder::StringBuilder;
-use arrow_array::{Array, ArrayRef, StringArray};
-use arrow_schema::DataType;
-use std::sync::Arc;
 
 /// A value stored as JSON text: its one encoding (what the Parquet column holds, byte for
 /// byte) and its decoding.
@@ -91,78 +86,6 @@ impl JsonText for Vec<Action> {
     }
     fn from_json(text: &str) -> Result<Self, serde_json::Error> {
         serde_json::from_str(text)
-    }
-}
-
-/// JSON text in a string column (`as Json` in `record!`; an `Option` is a nullable column).
-pub(super) struct Json;
-
-impl Json {
-    fn encode<'a, T: JsonText + 'a>(values: impl Iterator<Item = Option<&'a T>>) -> ArrayRef {
-        let mut b = StringBuilder::new();
-        for v in values {
-            match v {
-                Some(v) => b.append_value(v.to_json()),
-                None => b.append_null(),
-            }
-        }
-        Arc::new(b.finish())
-    }
-
-    fn decode<T: JsonText>(array: &dyn Array) -> Result<Vec<Option<T>>, CellError> {
-        let a = downcast::<StringArray, Option<String>>(array)?;
-        (0..a.len())
-            .map(|i| {
-                if a.is_null(i) {
-                    return Ok(None);
-                }
-                T::from_json(a.value(i))
-                    .map(Some)
-                    .map_err(|e| CellError::row(i, e.to_string()))
-            })
-            .collect()
-    }
-}
-
-impl<T: JsonText> Encoding<T> for Json {
-    const NULLABLE: bool = false;
-    fn data_type() -> DataType {
-        DataType::Utf8
-    }
-    fn to_array<'a>(values: impl Iterator<Item = &'a T>) -> ArrayRef
-    where
-        T: 'a,
-    {
-        Json::encode(values.map(Some))
-    }
-    fn from_array(array: &dyn Array) -> Result<Vec<T>, CellError> {
-        Json::decode(array)?
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| v.ok_or_else(|| CellError::row(i, "null")))
-            .collect()
-    }
-    fn encoded_bytes(value: &T) -> usize {
-        8 + value.json_len()
-    }
-}
-
-impl<T: JsonText> Encoding<Option<T>> for Json {
-    const NULLABLE: bool = true;
-    fn data_type() -> DataType {
-        DataType::Utf8
-    }
-    fn to_array<'a>(values: impl Iterator<Item = &'a Option<T>>) -> ArrayRef
-    where
-        T: 'a,
-    {
-        Json::encode(values.map(Option::as_ref))
-    }
-    fn from_array(array: &dyn Array) -> Result<Vec<Option<T>>, CellError> {
-        Json::decode(array)
-    }
-    fn encoded_bytes(value: &Option<T>) -> usize {
-        8 + value.as_ref().map_or(0, JsonText::json_len)
     }
 }
 

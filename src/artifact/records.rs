@@ -12,7 +12,7 @@
 //! `Column` impl (or `JsonText`, for `as Json`); a record never lists its columns a second
 //! time, and no reader of records decodes a column's JSON itself.
 
-use super::json_column::{Json, json_text};
+use super::json_column::{JsonText, json_text};
 use crate::message::ChatMessage;
 use crate::split::Split;
 use crate::task::{Action, UserFact};
@@ -39,7 +39,7 @@ pub trait Record: Sized {
 
 /// A field type that can be an artifact column: its Arrow type and nullability, and the
 /// encoding of the rows' values as one Arrow array and back.
-pub(super) trait Column: Sized {
+trait Column: Sized {
     /// Whether the column may hold nulls (the `Option` types).
     const NULLABLE: bool = false;
     fn data_type() -> DataType;
@@ -55,7 +55,7 @@ pub(super) trait Column: Sized {
 
 /// Why a column's values could not be decoded: where (the row, then the item within each
 /// level of list; empty for the whole column) and what was wrong.
-pub(super) struct CellError {
+struct CellError {
     at: Vec<usize>,
     message: String,
 }
@@ -68,7 +68,7 @@ impl CellError {
         }
     }
 
-    pub(super) fn row(row: usize, message: impl Into<String>) -> Self {
+    fn row(row: usize, message: impl Into<String>) -> Self {
         CellError {
             at: vec![row],
             message: message.into(),
@@ -97,7 +97,7 @@ impl std::fmt::Display for CellError {
 }
 
 /// The array as `A`, or an error naming the type the column `C` expected and the one found.
-pub(super) fn downcast<A: Array + 'static, C: Column>(array: &dyn Array) -> Result<&A, CellError> {
+fn downcast<A: Array + 'static, C: Column>(array: &dyn Array) -> Result<&A, CellError> {
     array.as_any().downcast_ref::<A>().ok_or_else(|| {
         CellError::column(format!(
             "expected {}, found {}",
@@ -279,7 +279,7 @@ fn item_field<T: Column>() -> FieldRef {
 
 /// How a field's values become its column: `Native`, by the field type's own [`Column`]
 /// (the default), or `Json`, as the JSON text of each value in a string column.
-pub(super) trait Encoding<T> {
+trait Encoding<T> {
     const NULLABLE: bool;
     fn data_type() -> DataType;
     fn to_array<'a>(values: impl Iterator<Item = &'a T>) -> ArrayRef
@@ -308,6 +308,78 @@ impl<T: Column> Encoding<T> for Native {
     }
     fn encoded_bytes(value: &T) -> usize {
         value.encoded_bytes()
+    }
+}
+
+/// JSON text in a string column (`as Json` in `record!`; an `Option` is a nullable column).
+struct Json;
+
+impl Json {
+    fn encode<'a, T: JsonText + 'a>(values: impl Iterator<Item = Option<&'a T>>) -> ArrayRef {
+        let mut b = StringBuilder::new();
+        for v in values {
+            match v {
+                Some(v) => b.append_value(v.to_json()),
+                None => b.append_null(),
+            }
+        }
+        Arc::new(b.finish())
+    }
+
+    fn decode<T: JsonText>(array: &dyn Array) -> Result<Vec<Option<T>>, CellError> {
+        let a = downcast::<StringArray, Option<String>>(array)?;
+        (0..a.len())
+            .map(|i| {
+                if a.is_null(i) {
+                    return Ok(None);
+                }
+                T::from_json(a.value(i))
+                    .map(Some)
+                    .map_err(|e| CellError::row(i, e.to_string()))
+            })
+            .collect()
+    }
+}
+
+impl<T: JsonText> Encoding<T> for Json {
+    const NULLABLE: bool = false;
+    fn data_type() -> DataType {
+        DataType::Utf8
+    }
+    fn to_array<'a>(values: impl Iterator<Item = &'a T>) -> ArrayRef
+    where
+        T: 'a,
+    {
+        Json::encode(values.map(Some))
+    }
+    fn from_array(array: &dyn Array) -> Result<Vec<T>, CellError> {
+        Json::decode(array)?
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| v.ok_or_else(|| CellError::row(i, "null")))
+            .collect()
+    }
+    fn encoded_bytes(value: &T) -> usize {
+        8 + value.json_len()
+    }
+}
+
+impl<T: JsonText> Encoding<Option<T>> for Json {
+    const NULLABLE: bool = true;
+    fn data_type() -> DataType {
+        DataType::Utf8
+    }
+    fn to_array<'a>(values: impl Iterator<Item = &'a Option<T>>) -> ArrayRef
+    where
+        T: 'a,
+    {
+        Json::encode(values.map(Option::as_ref))
+    }
+    fn from_array(array: &dyn Array) -> Result<Vec<Option<T>>, CellError> {
+        Json::decode(array)
+    }
+    fn encoded_bytes(value: &Option<T>) -> usize {
+        8 + value.as_ref().map_or(0, JsonText::json_len)
     }
 }
 
@@ -536,7 +608,6 @@ record! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::artifact::JsonText;
 
     #[test]
     fn trace_rows_round_trip_through_arrow() {
