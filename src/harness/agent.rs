@@ -417,17 +417,18 @@ impl OracleAgent {
         let last = transcript.last();
         let last_output = last.and_then(|m| m.content.clone()).unwrap_or_default();
         let tool = last.and_then(|m| m.name.as_deref()).unwrap_or_default();
-        let json = serde_json::from_str::<Value>(&last_output).is_ok();
+        let json = serde_json::from_str::<Value>(&last_output).ok();
         for o in &self.outputs {
             if last_output.contains(o.as_str()) && !self.found.iter().any(|(f, _)| f == o) {
                 // A value a change's result merely echoes (the payee's name after adding
-                // it), or a short one inside another ("3" in "PIXQ9Q1") with no field, is
-                // not this result's answer: it is told where a read holds it.
+                // it), or one only inside another value ("delivered" in "delivered
+                // (exchange requested)", "3" in "PIXQ9Q1"), is not this result's answer:
+                // it is told where a read holds it.
                 let wrote = self.actions.get(self.next - 1).is_some_and(|a| a.2);
-                let label = field_of(&last_output, o);
-                if wrote || label.is_none() && json && o.chars().count() <= 3 {
+                if wrote || json.as_ref().is_some_and(|v| !holds_value(v, o)) {
                     continue;
                 }
+                let label = field_of(&last_output, o);
                 // A value no field or heading names is what the tool reports ("the senior
                 // discount is 130.0").
                 let label = label.or_else(|| tool_words(tool));
@@ -598,9 +599,37 @@ pub fn acknowledge(text: &str) -> Option<&'static str> {
     }
 }
 
+/// Whether a JSON result holds `value` as one of its strings or numbers (a map key too:
+/// a name -> id map's names), not only inside a longer one.
+fn holds_value(v: &Value, value: &str) -> bool {
+    match v {
+        Value::Object(m) => m.iter().any(|(k, x)| k == value || holds_value(x, value)),
+        Value::Array(items) => items.iter().any(|x| holds_value(x, value)),
+        Value::String(s) => s == value,
+        Value::Number(n) => n.to_string() == value,
+        Value::Bool(b) => b.to_string() == value,
+        Value::Null => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{ErrorRates, OracleAgent, acknowledge};
+
+    #[test]
+    fn a_value_only_inside_another_is_not_held() {
+        let order: serde_json::Value = serde_json::from_str(
+            r#"{"status": "delivered (exchange requested)", "total": 12.5, "items": [{"id": "PIXQ9Q1"}]}"#,
+        )
+        .unwrap();
+        assert!(super::holds_value(&order, "delivered (exchange requested)"));
+        assert!(super::holds_value(&order, "12.5"));
+        assert!(!super::holds_value(&order, "delivered"));
+        assert!(!super::holds_value(&order, "3"));
+        let by_name: serde_json::Value =
+            serde_json::from_str(r#"{"Harbor Hawks": "CLB001"}"#).unwrap();
+        assert!(super::holds_value(&by_name, "Harbor Hawks"));
+    }
     use crate::artifact::TaskRecord;
     use crate::harness::{Agent, ChatMessage, MessageRole};
     use serde_json::json;
