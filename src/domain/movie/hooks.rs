@@ -289,12 +289,31 @@ pub fn customer_records(db: &MovieDb, email: &str) -> Vec<String> {
 /// What the agent must tell after a read the customer asked for, where the request's words
 /// do not name the field (`quality::answers` reads the rest): the grand total of a price
 /// preview ("what it would cost in total"), the status of a cancelled booking ("is it now
-/// cancelled?").
-pub fn required_outputs(_db: &MovieDb, tool: &str, _args: &Value, output: &str) -> Vec<String> {
+/// cancelled?"), a theater's street and amenities, and the titles of the films a theater shows that day ("what is on?": the
+/// shows carry movie ids only, so the agent looks the titles up; every show's status,
+/// `scheduled`, was what the shared default recorded).
+pub fn required_outputs(db: &MovieDb, tool: &str, _args: &Value, output: &str) -> Vec<String> {
     let Ok(v) = serde_json::from_str::<Value>(output) else {
         return Vec::new();
     };
     match tool {
+        // Every request asks where it is and what it offers.
+        "get_theater_details" => std::iter::once(&v["address"]["street"])
+            .chain(v["amenities"].as_array().into_iter().flatten())
+            .filter_map(|x| x.as_str().map(str::to_string))
+            .collect(),
+        "list_shows" => {
+            let mut titles: Vec<String> = Vec::new();
+            for show in v.as_array().into_iter().flatten() {
+                let movie = show["movie_id"].as_str().and_then(|id| db.movies.get(id));
+                if let Some(m) = movie
+                    && !titles.contains(&m.title)
+                {
+                    titles.push(m.title.clone());
+                }
+            }
+            titles
+        }
         "get_booking_details" if v.get("status").and_then(Value::as_str) == Some("canceled") => {
             vec!["canceled".to_string()]
         }

@@ -614,3 +614,55 @@ fn facts_start_with_the_booking_ids_and_requests_hide_internal_ids() {
         "{request}"
     );
 }
+
+#[test]
+fn a_day_at_a_theater_is_answered_with_the_titles_of_its_films() {
+    let mut db = eval();
+    let (tid, sid, _) = open_show(&db, 1);
+    let (show, _) = call(
+        &mut db,
+        "get_show_details",
+        json!({"theater_id": tid, "show_id": sid}),
+    );
+    let date = json_of(&show)["start_time_local"].as_str().unwrap()[..8].to_string();
+    let (shows, _) = call(
+        &mut db,
+        "list_shows",
+        json!({"theater_id": tid, "date": date}),
+    );
+    let told = db.required_outputs("list_shows", &json!({}), &shows);
+    let mut want: Vec<String> = Vec::new();
+    for s in json_of(&shows).as_array().unwrap() {
+        let title = &db
+            .movies
+            .get(s["movie_id"].as_str().unwrap())
+            .unwrap()
+            .title;
+        if !want.contains(title) {
+            want.push(title.clone());
+        }
+    }
+    assert!(!want.is_empty());
+    assert_eq!(told, want);
+    assert!(!told.iter().any(|t| t == SCHEDULED));
+}
+
+#[test]
+fn a_theater_is_answered_with_its_street_and_amenities() {
+    let mut db = eval();
+    let (tid, _, _) = open_show(&db, 1);
+    let (out, _) = call(&mut db, "get_theater_details", json!({"theater_id": tid}));
+    let t = json_of(&out);
+    let mut want = vec![t["address"]["street"].as_str().unwrap().to_string()];
+    want.extend(
+        t["amenities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string()),
+    );
+    assert_eq!(
+        db.required_outputs("get_theater_details", &json!({}), &out),
+        want
+    );
+}
