@@ -108,19 +108,22 @@ pub(super) fn tell(items: &[(String, Option<String>)]) -> String {
         .iter()
         .map(|(label, values)| {
             let values: Vec<String> = values.iter().map(|v| v.to_string()).collect();
-            let plural = |l: &str| l.ends_with('s') && !l.ends_with("ss") && !l.ends_with("us");
+            // "analysis", "status", "address" are singular.
+            let plural =
+                |l: &str| l.ends_with('s') && !["ss", "us", "is"].iter().any(|e| l.ends_with(e));
             match (label, values.len()) {
                 // A field named by a participle or an adjective ("booked", "available")
                 // is no noun to say "the booked is" of: "booked: R5-04".
                 (Some(l), _) if ["ed", "able", "ible"].iter().any(|e| l.ends_with(e)) => {
                     format!("{l}: {}", list(&values))
                 }
-                // A plural field ("payees", "games") with one value: "the payees entry is".
-                (Some(l), 1) if plural(l) => format!("the {l} entry is {}", values[0]),
+                // A plural field ("payees", "subtitles") with one value: "payees: Elif
+                // Iyer" (neither "the payees is" nor "the payees are" one name).
+                (Some(l), 1) if plural(l) => format!("{l}: {}", values[0]),
                 (Some(l), 1) => format!("the {l} is {}", values[0]),
                 // Several values: "the games are ...", "the names are ...".
                 (Some(l), _) if plural(l) => format!("the {l} are {}", list(&values)),
-                (Some(l), _) if l.ends_with("ss") || l.ends_with("us") => {
+                (Some(l), _) if ["ss", "us", "is"].iter().any(|e| l.ends_with(e)) => {
                     format!("the {l} values are {}", list(&values))
                 }
                 (Some(l), _) => format!("the {l}s are {}", list(&values)),
@@ -730,7 +733,14 @@ mod tests {
         );
         assert_eq!(
             tell(&[("Elif Iyer".into(), Some("payees".into()))]),
-            "The payees entry is Elif Iyer."
+            "Payees: Elif Iyer."
+        );
+        assert_eq!(
+            tell(&[(
+                "none found".into(),
+                Some("drug interaction analysis".into())
+            )]),
+            "The drug interaction analysis is none found."
         );
         assert_eq!(
             tell(&[("open".into(), Some("status".into()))]),
