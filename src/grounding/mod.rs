@@ -437,8 +437,8 @@ fn said_again(env: &dyn Environment, tool: &str, request: &str, path: &[Grounded
     if !crate::quality::answers::is_read(env, tool) {
         return request.to_string();
     }
-    let earlier: Vec<Option<String>> = path.iter().map(|s| s.request.clone()).collect();
-    crate::quality::coherence::as_recheck(request, &earlier)
+    let earlier = path.iter().map(|s| s.request.as_deref());
+    crate::quality::coherence::as_recheck(request, earlier)
 }
 
 /// The task row of a grounded trace.

@@ -441,33 +441,23 @@ pub fn summarise_write_as(
                 continue;
             }
             let ids = id_values(k, v);
-            // A list of ids the customer knows by words ("allowed from accounts").
-            if let Some(words) = ids
-                .iter()
-                .map(|id| {
-                    known_as
-                        .iter()
-                        .find(|(k, _)| k == id)
-                        .map(|(_, w)| w.clone())
-                })
-                .collect::<Option<Vec<String>>>()
-                .filter(|w| !w.is_empty() && v.is_array())
-            {
-                details.push(format!(
-                    "{}: {}",
-                    key_words_for(k, words.len()),
-                    crate::domain::kit::text::join_and(&words)
-                ));
-                continue;
-            }
-            if let Some(heard) = heard
-                && !ids.is_empty()
-                && ids.iter().all(|id| !heard.said(id))
-                && let Some(words) = ids
+            // Ids the customer knows by words: a list of them ("allowed from accounts"),
+            // or ids the conversation showed but nobody said.
+            let known = |id: &String| {
+                known_as
                     .iter()
-                    .map(|id| heard.words_for(id))
-                    .collect::<Option<Vec<String>>>()
-            {
+                    .find(|(k, _)| k == id)
+                    .map(|(_, w)| w.clone())
+            };
+            let listed = (v.is_array() && !ids.is_empty())
+                .then(|| ids.iter().map(known).collect::<Option<Vec<String>>>())
+                .flatten();
+            let in_words = listed.or_else(|| {
+                let heard =
+                    heard.filter(|h| !ids.is_empty() && ids.iter().all(|id| !h.said(id)))?;
+                ids.iter().map(|id| heard.words_for(id)).collect()
+            });
+            if let Some(words) = in_words {
                 details.push(format!(
                     "{}: {}",
                     key_words_for(k, words.len()),

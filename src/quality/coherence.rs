@@ -115,8 +115,8 @@ pub fn as_change_of_mind(request: &str, opener: usize) -> String {
 /// A read asked for again after changes that alter its answer, said as such: the same
 /// sentence twice in one task reads like a slip ("You want the status of order #W1. ...
 /// You want the status of order #W1."). `earlier` are the task's requests so far.
-pub fn as_recheck(request: &str, earlier: &[Option<String>]) -> String {
-    if !earlier.iter().flatten().any(|e| e == request) {
+pub fn as_recheck<'a>(request: &str, mut earlier: impl Iterator<Item = Option<&'a str>>) -> String {
+    if !earlier.any(|e| e == Some(request)) {
         return request.to_string();
     }
     let body = request.trim_end().trim_end_matches('.');
@@ -502,16 +502,19 @@ mod tests {
     #[test]
     fn a_read_asked_again_says_so() {
         let first = "You want the status of order #W1 (the lamp).";
-        let earlier = vec![Some(first.to_string()), None];
+        let earlier = [Some(first.to_string()), None];
         assert_eq!(
-            as_recheck(first, &earlier),
+            as_recheck(first, earlier.iter().map(Option::as_deref)),
             "You want the status of order #W1 (the lamp), now that those changes are made."
         );
         assert_eq!(
-            as_recheck("You want the status of order #W2.", &earlier),
+            as_recheck(
+                "You want the status of order #W2.",
+                earlier.iter().map(Option::as_deref)
+            ),
             "You want the status of order #W2."
         );
-        assert_eq!(as_recheck(first, &[]), first);
+        assert_eq!(as_recheck(first, std::iter::empty()), first);
     }
 
     #[test]

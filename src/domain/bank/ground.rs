@@ -223,13 +223,14 @@ pub fn propose_calls(
             }
         }
         "make_loan_payment" => {
+            let now = super::CLOCK.utc_stamp();
             for l in ranked("loan_id", c.loan_ids.clone(), rng) {
                 let Some(loan) = db.loans.get(&l) else {
                     continue;
                 };
                 // The installment due, or after a payment in this conversation the
                 // following one (no client pays one installment twice).
-                let Some((_, due)) = loan.due_at(&super::CLOCK.utc_stamp()) else {
+                let Some((_, due)) = loan.due_at(&now) else {
                     continue;
                 };
                 for a in accounts(c, ctx, rng, |a| {
