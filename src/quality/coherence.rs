@@ -30,6 +30,9 @@ pub enum Incoherence {
     /// Something this task changed is cancelled later in it (the change was wasted: the
     /// customer would have cancelled straight away).
     ChangeCancel,
+    /// Something created in this task is changed later in it (booked, then moved): the
+    /// customer would have made it that way to begin with.
+    CreateChange,
     /// An entity is used (read or written) after the task cancelled it.
     UseAfterCancel,
     /// A write that changes nothing.
@@ -40,12 +43,13 @@ pub enum Incoherence {
 }
 
 impl Incoherence {
-    pub const ALL: [Incoherence; 8] = [
+    pub const ALL: [Incoherence; 9] = [
         Incoherence::RepeatWrite,
         Incoherence::Overwrite,
         Incoherence::Undo,
         Incoherence::CreateCancel,
         Incoherence::ChangeCancel,
+        Incoherence::CreateChange,
         Incoherence::UseAfterCancel,
         Incoherence::NoOp,
         Incoherence::RepeatRead,
@@ -58,6 +62,7 @@ impl Incoherence {
             Incoherence::Undo => "undo",
             Incoherence::CreateCancel => "create_cancel",
             Incoherence::ChangeCancel => "change_cancel",
+            Incoherence::CreateChange => "create_change",
             Incoherence::UseAfterCancel => "use_after_cancel",
             Incoherence::NoOp => "no_op",
             Incoherence::RepeatRead => "repeat_read",
@@ -68,11 +73,12 @@ impl Incoherence {
 /// The kinds a customer may deliberately do as a change of mind (take a change back,
 /// cancel what they just booked or changed, change a value a second time) when the task
 /// says so; repeats, no-ops and uses of cancelled things never read as one.
-pub const CHANGE_OF_MIND: [Incoherence; 4] = [
+pub const CHANGE_OF_MIND: [Incoherence; 5] = [
     Incoherence::Undo,
     Incoherence::Overwrite,
     Incoherence::CreateCancel,
     Incoherence::ChangeCancel,
+    Incoherence::CreateChange,
 ];
 
 /// How a scripted request states a change of mind (each matched by
@@ -365,6 +371,18 @@ pub fn check_next(prev: &[Step], next: &Step, customer: &[&str]) -> Option<Findi
                 return finding(
                     Incoherence::ChangeCancel,
                     format!("{} cancels what action {j} ({}) changed", next.tool, p.tool),
+                );
+            }
+        }
+        if next.intent == Intent::Change && matches!(p.intent, Intent::Book | Intent::Report) {
+            let made = created_ids(p, &seen);
+            if let Some(e) = here.iter().find(|e| made.contains(e)) {
+                return finding(
+                    Incoherence::CreateChange,
+                    format!(
+                        "{} changes {e}, which action {j} ({}) created",
+                        next.tool, p.tool
+                    ),
                 );
             }
         }
@@ -724,6 +742,33 @@ mod tests {
             ])
             .is_empty(),
             "cancelling another booking is coherent"
+        );
+        let booked = step(
+            "create_booking",
+            json!({"show_id": "S1", "seats": ["A1"]}),
+            r#"{"booking_id": "BKG007", "show_id": "S1"}"#,
+            Intent::Book,
+            1,
+            2,
+        );
+        let reseat = |id: &str| {
+            step(
+                "update_booking_seats",
+                json!({"booking_id": id, "seats": ["B2"]}),
+                "ok",
+                Intent::Change,
+                2,
+                3,
+            )
+        };
+        assert_eq!(
+            kinds(&[booked.clone(), reseat("BKG007")]),
+            [Incoherence::CreateChange],
+            "booked, then changed: the customer would have booked it that way"
+        );
+        assert!(
+            kinds(&[booked, reseat("BKG001")]).is_empty(),
+            "changing an older booking after making a new one is coherent"
         );
         assert_eq!(
             kinds(&[
