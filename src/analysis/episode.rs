@@ -126,7 +126,8 @@ pub struct Episode {
 }
 
 /// Keys whose values identify a person or their own records, wherever a domain puts them;
-/// catalogue ids (flights, products, items, plans, services, devices) are public.
+/// catalogue ids (flights, products, items, plans, services, devices; a cinema's movies,
+/// theaters, auditoriums, shows and seats) are public.
 fn customer_key(key: &str) -> bool {
     const PERSONAL: &[&str] = &[
         "email",
@@ -139,7 +140,19 @@ fn customer_key(key: &str) -> bool {
         "address2",
         "last_four",
     ];
-    const PUBLIC_IDS: &[&str] = &["flight", "product", "item", "plan", "service", "device"];
+    const PUBLIC_IDS: &[&str] = &[
+        "flight",
+        "product",
+        "item",
+        "plan",
+        "service",
+        "device",
+        "movie",
+        "theater",
+        "auditorium",
+        "show",
+        "seat",
+    ];
     PERSONAL.contains(&key) || (key.ends_with("_id") && !PUBLIC_IDS.iter().any(|p| key.contains(p)))
 }
 
@@ -401,4 +414,21 @@ pub fn argument_diff(got: &Value, want: &Value) -> String {
         })
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_cinemas_catalogue_is_public_a_customers_contact_is_not() {
+        let records = [
+            r#"{"show_id": "78WCHPC-S", "seat_id": "R1-07", "theater_id": "8EA7Z6K-T"}"#
+                .to_string(),
+            r#"{"booking_id": "4W4B1CI-B", "email": "pablo@mail.example", "last_four": "7970"}"#
+                .to_string(),
+        ];
+        assert_eq!(
+            super::customer_facts(&records),
+            ["4W4B1CI-B", "7970", "pablo@mail.example"]
+        );
+    }
 }

@@ -307,6 +307,20 @@ impl Search<'_> {
                 other => other.map(|r| said_again(env, tool, &r, &self.path)),
             };
             let required_outputs = answer(env, tool, &args, &out.text, request.as_deref());
+            if self.limits.coherent
+                && !change_of_mind
+                && tells_again(&self.path, tool, &args, &required_outputs)
+                && crate::quality::answers::is_read(env, tool)
+            {
+                // Asked again after writes that left what the customer is told as it was
+                // (a loan's next installment after a payment the schedule does not record):
+                // no new answer, so it is a repeat like an identical read.
+                redundant = true;
+                if let Some(d) = self.dead_end.at(pos) {
+                    *d.incoherent.entry("repeat_read").or_default() += 1;
+                }
+                continue;
+            }
             if self.limits.answerable
                 && request.is_some()
                 && required_outputs.is_empty()
@@ -431,6 +445,15 @@ pub fn ground_trace(
     })
 }
 
+/// Whether a read of `tool` with `args` would tell the customer exactly what an earlier
+/// step of `path` with the same call already told them (`required` non-empty).
+fn tells_again(path: &[GroundedStep], tool: &str, args: &Value, required: &[String]) -> bool {
+    !required.is_empty()
+        && path
+            .iter()
+            .any(|s| s.tool == tool && s.args == *args && s.required_outputs == required)
+}
+
 /// A request as said: when it is a read whose sentence an earlier step of `path` already
 /// said, as a re-check (`coherence::as_recheck`).
 fn said_again(env: &dyn Environment, tool: &str, request: &str, path: &[GroundedStep]) -> String {
@@ -500,6 +523,7 @@ pub fn task_record(trace: &TraceRecord, g: &Grounding) -> TaskRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn a_dead_end_names_the_deepest_step_and_the_dominant_rule() {
@@ -521,6 +545,31 @@ mod tests {
         // Tool errors and empty proposal lists outnumbering refusals: no rule to blame.
         d.at(1).unwrap().no_proposals += 3;
         assert_eq!(d.rule(), None);
+    }
+
+    #[test]
+    fn a_read_that_would_tell_the_same_values_again_is_a_repeat() {
+        let loan = json!({"loan_id": "L1"});
+        let read = |out: &str, told: &[&str]| GroundedStep {
+            intent: 0,
+            tool: "get_loan_details".into(),
+            args: loan.clone(),
+            output: out.into(),
+            request: Some("You want the next installment of your mortgage.".into()),
+            required_outputs: told.iter().map(|t| t.to_string()).collect(),
+        };
+        let path = [read(
+            "{\"history\": []}",
+            &["active", "2025-10-04", "311.22"],
+        )];
+        // The output changed (a payment in the history), what is told did not.
+        let same = ["active", "2025-10-04", "311.22"].map(String::from);
+        assert!(tells_again(&path, "get_loan_details", &loan, &same));
+        let later = ["active", "2025-11-04", "311.22"].map(String::from);
+        assert!(!tells_again(&path, "get_loan_details", &loan, &later));
+        let other = json!({"loan_id": "L2"});
+        assert!(!tells_again(&path, "get_loan_details", &other, &same));
+        assert!(!tells_again(&path, "get_loan_details", &loan, &[]));
     }
 
     #[test]

@@ -504,6 +504,13 @@ impl Agent for OracleAgent {
                                     .customer
                                     .first()
                                     .is_some_and(|id| t.contains(id.as_str()))
+                                // With no lookup to identify them by, any id they
+                                // identify with (one of a moviegoer's bookings) is enough.
+                                || (self.identify.is_none()
+                                    && identity.iter().any(|v| {
+                                        crate::domain::kit::text::id_like(v)
+                                            && t.contains(v.as_str())
+                                    }))
                         })
                 })
             {

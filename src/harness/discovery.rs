@@ -234,7 +234,17 @@ impl Known {
             .flat_map(|(_, vs)| vs.iter().map(String::as_str))
             .collect();
         if !keyed.is_empty() {
-            return keyed;
+            // The ids the customer identifies with (a moviegoer's booking ids) fill an id
+            // parameter too, after those seen under its key.
+            let mut out = keyed;
+            if stem.len() < p.len() {
+                for v in &self.identity {
+                    if crate::domain::kit::text::id_like(v) && !out.contains(&v.as_str()) {
+                        out.push(v);
+                    }
+                }
+            }
+            return out;
         }
         // A name with a zip code or birth date, as the customer identifies.
         let part = if p.contains("first") || p.contains("given") {
@@ -502,6 +512,19 @@ mod tests {
         };
         let plan = super::discovery_plan(env.as_ref(), &said, None);
         assert_eq!(plan, vec![Vec::new()]);
+    }
+
+    #[test]
+    fn the_ids_a_customer_identifies_with_fill_an_id_parameter_after_the_keyed_ones() {
+        // A moviegoer proves who they are with their booking ids; a booking shown by a
+        // result must not hide the others from a lookup.
+        let mut k = super::Known {
+            identity: vec!["4W4B1CI-B".into(), "T0B4CCO-B".into()],
+            ..Default::default()
+        };
+        k.add_output(r#"{"booking_id": "4W4B1CI-B", "date": "24-06-14"}"#);
+        assert_eq!(k.candidates("booking_id"), ["4W4B1CI-B", "T0B4CCO-B"]);
+        assert_eq!(k.candidates("date"), ["24-06-14"]);
     }
 
     #[test]

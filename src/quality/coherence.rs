@@ -125,8 +125,14 @@ pub fn as_recheck<'a>(request: &str, mut earlier: impl Iterator<Item = Option<&'
     if !earlier.any(|e| e == Some(request)) {
         return request.to_string();
     }
-    let body = request.trim_end().trim_end_matches('.');
-    format!("{body}, now that those changes are made.")
+    // A question keeps its question mark at the end.
+    let text = request.trim_end();
+    let end = match text.chars().last() {
+        Some(c @ ('?' | '!')) => c,
+        _ => '.',
+    };
+    let body = text.trim_end_matches(['.', '?', '!']);
+    format!("{body}, now that those changes are made{end}")
 }
 
 /// Whether a task's incoherences are one deliberate change of mind: a single finding, of a
@@ -212,29 +218,48 @@ fn entity_key(key: &str) -> bool {
         && !key.contains("instrument")
 }
 
-/// The entity values of a call's arguments (sorted, without the customer's own ids).
+/// Argument keys that name who the customer is (`user_id`, `client_id`, `patient_id`, ...):
+/// under them the customer's own ids say whose records a call touches, not which entity.
+fn names_the_customer(key: &str) -> bool {
+    [
+        "user", "customer", "client", "student", "patient", "traveler", "member", "holder",
+        "guest", "email", "phone",
+    ]
+    .iter()
+    .any(|w| key.contains(w))
+}
+
+/// The entity values of a call's arguments (sorted). The customer's own ids count only
+/// where they name something else than the customer: a booking id a moviegoer proves who
+/// they are with is still the booking a change and a cancel both touch.
 pub fn entities(args: &Value, customer: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
-    collect(args, None, &mut out);
-    out.retain(|v| !customer.contains(&v.as_str()));
+    collect(args, None, customer, &mut out);
     out.sort();
     out.dedup();
     out
 }
 
-fn collect(v: &Value, key: Option<&str>, out: &mut Vec<String>) {
+fn collect(v: &Value, key: Option<&str>, customer: &[&str], out: &mut Vec<String>) {
     match v {
         Value::Object(m) => {
             for (k, x) in m {
-                collect(x, Some(k), out);
+                collect(x, Some(k), customer, out);
             }
         }
         Value::Array(items) => {
             for x in items {
-                collect(x, key, out);
+                collect(x, key, customer, out);
             }
         }
-        Value::String(s) if key.is_some_and(entity_key) && !s.is_empty() => out.push(s.clone()),
+        Value::String(s) if !s.is_empty() => {
+            let Some(k) = key.filter(|k| entity_key(k)) else {
+                return;
+            };
+            if !(customer.contains(&s.as_str()) && names_the_customer(k)) {
+                out.push(s.clone());
+            }
+        }
         _ => {}
     }
 }
@@ -248,7 +273,7 @@ pub fn created_ids(step: &Step, seen: &str) -> Vec<String> {
     }
     let mut found = Vec::new();
     match serde_json::from_str::<Value>(&step.output) {
-        Ok(v @ (Value::Object(_) | Value::Array(_))) => collect(&v, None, &mut found),
+        Ok(v @ (Value::Object(_) | Value::Array(_))) => collect(&v, None, &[], &mut found),
         _ => found.extend(id_words(&step.output)),
     }
     let args = step.args.to_string();
@@ -533,6 +558,11 @@ mod tests {
             "You want the status of order #W2."
         );
         assert_eq!(as_recheck(first, std::iter::empty()), first);
+        let asked = "Is your registration full-time or part-time?";
+        assert_eq!(
+            as_recheck(asked, [Some(asked)].into_iter()),
+            "Is your registration full-time or part-time, now that those changes are made?"
+        );
     }
 
     #[test]
@@ -863,6 +893,8 @@ mod tests {
             ),
             ["P1", "P2", "T1"]
         );
+        // A booking id the customer identifies with is still the booking a call is about.
+        assert_eq!(entities(&json!({"booking_id": "B1"}), &["B1"]), ["B1"]);
         // Setting a ticket's tip twice, paid from two instruments, is one overwrite.
         assert_eq!(
             kinds(&[

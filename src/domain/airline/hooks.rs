@@ -415,7 +415,7 @@ pub fn internal_ids(_tool: &str, args: &Value) -> Vec<String> {
 }
 
 /// What the agent must tell the customer after a read that ends a read-only intent:
-/// a reservation's flight numbers (or that it is cancelled), a search's flight numbers, or
+/// a reservation's flight numbers and dates (or that it is cancelled), a search's flight numbers, or
 /// the cheapest option's flight numbers and economy fare (as [`describe_request`] asks).
 pub fn required_outputs(_db: &AirlineDb, tool: &str, _args: &Value, output: &str) -> Vec<String> {
     match tool {
@@ -426,11 +426,14 @@ pub fn required_outputs(_db: &AirlineDb, tool: &str, _args: &Value, output: &str
             if arg_str(&v, "status") == "cancelled" {
                 return vec!["cancelled".into()];
             }
+            // Each flight's number and date: the sentences ask which flights, on which days.
             let mut out: Vec<String> = Vec::new();
             for f in list_arg(&v, "flights") {
-                let n = arg_str(&f, "flight_number").to_string();
-                if !n.is_empty() && !out.contains(&n) {
-                    out.push(n);
+                for key in ["flight_number", "date"] {
+                    let x = arg_str(&f, key).to_string();
+                    if !x.is_empty() && !out.contains(&x) {
+                        out.push(x);
+                    }
                 }
             }
             out

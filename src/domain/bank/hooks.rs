@@ -125,7 +125,7 @@ pub fn user_facts(db: &BankDb, client_id: &str) -> Vec<UserFact> {
     out
 }
 
-pub fn describe_request(db: &BankDb, tool: &str, args: &Value, _output: &str) -> Option<String> {
+pub fn describe_request(db: &BankDb, tool: &str, args: &Value, output: &str) -> Option<String> {
     let mut vars: BTreeMap<&str, String> = BTreeMap::new();
     let mut table = tool.to_string();
     let amount = args.get("amount").and_then(Value::as_f64);
@@ -225,6 +225,13 @@ pub fn describe_request(db: &BankDb, tool: &str, args: &Value, _output: &str) ->
         "get_account_details" | "get_recent_transactions" => {
             let id = arg_str(args, "account_id");
             vars.insert("account", account_text(db.holder_of(id)?.accounts.get(id)?));
+            // A newest entry whose description carries an id is asked about by amount only.
+            let newest = serde_json::from_str::<Value>(output).ok();
+            if tool == "get_recent_transactions" {
+                let described = newest.is_some_and(|v| told_description(&v).is_some());
+                let case = if described { "described" } else { "amount" };
+                table = format!("{tool}.{case}");
+            }
         }
         "get_card_details" => {
             let id = arg_str(args, "card_id");
@@ -279,6 +286,16 @@ pub fn internal_ids(_tool: &str, args: &Value) -> Vec<String> {
     out
 }
 
+/// The newest transaction's description as a customer is told it: it names what the entry
+/// was ("Card purchase at Nordlys Café"), unless it carries an id ("Internal transfer to
+/// 3ADT79A5", "Loan payment IWH5PSK9"); then the request asks for the amount alone.
+fn told_description(recent: &Value) -> Option<&str> {
+    recent
+        .pointer("/0/description")
+        .and_then(Value::as_str)
+        .filter(|d| !d.chars().any(|c| c.is_ascii_digit()))
+}
+
 /// What each lookup's request sentences (`requests.toml`) all ask for, read from the
 /// output: an account's status and current balance; the newest transaction's description
 /// (when it names no account id) and amount; a card's status and both daily limits; a loan's status and the next
@@ -292,13 +309,10 @@ pub fn required_outputs(_db: &BankDb, tool: &str, _args: &Value, output: &str) -
     let pointers: &[&str] = match tool {
         "get_account_details" => &["/status", "/balance/current"],
         "get_recent_transactions" => {
-            // The description names what it was ("Card purchase at Nordlys Café"), unless it
-            // carries an account id ("Internal transfer to 3ADT79A5"): then the amount alone.
-            let said = v
-                .pointer("/0/description")
-                .and_then(Value::as_str)
-                .filter(|d| !d.chars().any(|c| c.is_ascii_digit()));
-            let mut out: Vec<String> = said.map(str::to_string).into_iter().collect();
+            let mut out: Vec<String> = told_description(&v)
+                .map(str::to_string)
+                .into_iter()
+                .collect();
             out.extend(values(&v, &["/0/amount"]));
             return out;
         }

@@ -657,6 +657,22 @@ fn lookups_make_the_agent_tell_what_every_request_asks() {
         db.required_outputs("get_recent_transactions", &json!({}), &recent),
         vec!["25.5".to_string()]
     );
+    // ... and the request asks for the amount alone, never a description it will not hear.
+    let asked = Hooks::describe_request(
+        &db,
+        "get_recent_transactions",
+        &json!({"account_id": from}),
+        &recent,
+    )
+    .unwrap();
+    assert!(
+        asked.contains("amount") || asked.contains("how much") || asked.contains("how large"),
+        "{asked}"
+    );
+    assert!(
+        !asked.contains("description") && !asked.contains("what"),
+        "{asked}"
+    );
     let purchase = r#"[{"description": "Card purchase at Nordlys Cafe", "amount": 12.0}]"#;
     assert_eq!(
         db.required_outputs("get_recent_transactions", &json!({}), purchase),

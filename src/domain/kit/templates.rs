@@ -64,6 +64,12 @@ impl Templates {
                             .map(|(case, e)| (format!("{tool}.{case}"), e.clone())),
                     );
                 }
+                Some(t) if t.contains_key("say") && t.values().any(toml::Value::is_table) => {
+                    return Err(format!(
+                        "requests.toml: [{tool}] mixes a `say` list with case tables; \
+                         give every case its own table"
+                    ));
+                }
                 _ => entries.push((tool, entry)),
             }
         }
@@ -341,5 +347,8 @@ mod tests {
                 .unwrap_err()
                 .contains("`say`")
         );
+        // A case table beside a `say` list would never be read.
+        let mixed = Templates::parse("[t]\nsay = [\"a\"]\n[t.other]\nsay = [\"b\"]").unwrap_err();
+        assert!(mixed.contains("[t] mixes"), "{mixed}");
     }
 }

@@ -380,10 +380,14 @@ pub fn internal_ids(tool: &str, args: &Value) -> Vec<String> {
     distinct_ids(ids)
 }
 
+/// What each lookup's request sentences (`requests.toml`) all ask for: a booking's status,
+/// an agent's email address, a package's cancellation policy. Other reads fall to the
+/// shared default (the fields a sentence names).
 pub fn required_outputs(_db: &TravelDb, tool: &str, _args: &Value, output: &str) -> Vec<String> {
     match tool {
         "get_booking_details" => output_strings(output, &["/status"]),
         "get_agent_details" => output_strings(output, &["/contact/email"]),
+        "get_package_details" => output_strings(output, &["/policies/cancellation_policy"]),
         _ => Vec::new(),
     }
 }

@@ -886,3 +886,23 @@ fn bookings_made_in_the_conversation_are_named_so_the_words_point_at_one() {
     assert!(!said.contains("just made"), "{said}");
     assert!(ask(&db, &second).contains("the booking you just made for the "));
 }
+
+#[test]
+fn a_package_lookup_asks_for_and_tells_its_cancellation_policy() {
+    let mut db = db();
+    let p = db.packages.in_order().next().unwrap().clone();
+    let args = json!({"package_id": p.package_id});
+    let (out, err) = call(&mut db, "get_package_details", args.clone());
+    assert!(!err, "{out}");
+    assert_eq!(
+        Hooks::required_outputs(&db, "get_package_details", &args, &out),
+        vec![p.policies.cancellation_policy.clone()]
+    );
+    for salt in ["a", "b", "c", "d", "e", "f", "g"] {
+        let asked = crate::domain::kit::templates::with_salt(salt, || {
+            Hooks::describe_request(&db, "get_package_details", &args, &out)
+        })
+        .unwrap();
+        assert!(asked.contains("cancel"), "{asked}");
+    }
+}
