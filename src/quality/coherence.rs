@@ -127,10 +127,11 @@ pub fn as_recheck<'a>(request: &str, mut earlier: impl Iterator<Item = Option<&'
     }
     // A question keeps its question mark at the end.
     let text = request.trim_end();
-    let end = match text.chars().last() {
-        Some(c @ ('?' | '!')) => c,
-        _ => '.',
-    };
+    let end = text
+        .chars()
+        .last()
+        .filter(|c| matches!(c, '?' | '!'))
+        .unwrap_or('.');
     let body = text.trim_end_matches(['.', '?', '!']);
     format!("{body}, now that those changes are made{end}")
 }
