@@ -288,7 +288,7 @@ pub fn customer_records(db: &MovieDb, email: &str) -> Vec<String> {
 
 /// What the agent must tell after a read the customer asked for, where the request's words
 /// do not name the field (`quality::answers` reads the rest): the grand total of a price
-/// preview ("what it would cost in total"), the status of a cancelled booking ("is it now
+/// preview ("what it would cost in total"), a film's rating and running time, the status of a cancelled booking ("is it now
 /// cancelled?"), a theater's street and amenities, and the titles of the films a theater shows that day ("what is on?": the
 /// shows carry movie ids only, so the agent looks the titles up; every show's status,
 /// `scheduled`, was what the shared default recorded).
@@ -301,6 +301,15 @@ pub fn required_outputs(db: &MovieDb, tool: &str, _args: &Value, output: &str) -
         "get_theater_details" => std::iter::once(&v["address"]["street"])
             .chain(v["amenities"].as_array().into_iter().flatten())
             .filter_map(|x| x.as_str().map(str::to_string))
+            .collect(),
+        // Every request asks how it is rated and how long it runs.
+        "get_movie_details" => ["mpaa_rating", "runtime_minutes"]
+            .iter()
+            .filter_map(|k| match &v[*k] {
+                Value::String(s) => Some(s.clone()),
+                Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            })
             .collect(),
         "list_shows" => {
             let mut titles: Vec<String> = Vec::new();

@@ -648,7 +648,7 @@ fn a_day_at_a_theater_is_answered_with_the_titles_of_its_films() {
 }
 
 #[test]
-fn a_theater_is_answered_with_its_street_and_amenities() {
+fn a_theater_and_a_film_are_answered_with_what_every_request_asks() {
     let mut db = eval();
     let (tid, _, _) = open_show(&db, 1);
     let (out, _) = call(&mut db, "get_theater_details", json!({"theater_id": tid}));
@@ -664,5 +664,17 @@ fn a_theater_is_answered_with_its_street_and_amenities() {
     assert_eq!(
         db.required_outputs("get_theater_details", &json!({}), &out),
         want
+    );
+    // A film: its rating and running time, as every request asks.
+    let m = db.movies.in_order().next().unwrap().clone();
+    let args = json!({"movie_id": m.movie_id});
+    let (out, _) = call(&mut db, "get_movie_details", args.clone());
+    let f = json_of(&out);
+    assert_eq!(
+        db.required_outputs("get_movie_details", &args, &out),
+        [
+            f["mpaa_rating"].as_str().unwrap().to_string(),
+            f["runtime_minutes"].to_string()
+        ]
     );
 }
