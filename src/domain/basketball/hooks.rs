@@ -142,6 +142,9 @@ pub fn internal_ids(tool: &str, args: &Value) -> Vec<String> {
     }
 }
 
+/// What each lookup's request sentences (`requests.toml`) all ask for: a game's score or
+/// its status and venue street, a club's record or its arena's name and street, a player's
+/// points, and the player's own street on file and contract end date.
 pub fn required_outputs(
     _db: &BasketballDb,
     tool: &str,
@@ -152,6 +155,21 @@ pub fn required_outputs(
         "get_game_score" => output_strings(output, &["/home/score", "/away/score"]),
         "get_club_record" => output_strings(output, &["/wins", "/losses"]),
         "get_player_total_points" => output_strings(output, &[""]),
+        "get_club_details" => output_strings(output, &["/arena/name", "/arena/address/street"]),
+        "get_game_details" => output_strings(output, &["/status", "/venue/street"]),
+        "get_player_details" => {
+            // The street on file and when the contract ends (the latest end of those held).
+            let mut out = output_strings(output, &["/address/street"]);
+            let v: Value = serde_json::from_str(output).unwrap_or_default();
+            let end = v["contracts"]
+                .as_object()
+                .into_iter()
+                .flat_map(|c| c.values())
+                .filter_map(|c| c["end_date"].as_str())
+                .max();
+            out.extend(end.map(str::to_string));
+            out
+        }
         _ => Vec::new(),
     }
 }

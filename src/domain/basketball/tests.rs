@@ -570,4 +570,16 @@ fn identity_comes_first_and_records_hold_the_ids_a_request_needs() {
         db.required_outputs("get_game_score", &json!({}), &out),
         [g.clubs.home.score.to_string(), "7".to_string()]
     );
+    // A player's own record: the street on file and the latest contract end, never its ids.
+    let record = r#"{"address": {"street": "327 Foundry Road"}, "games": ["T4MV5LR"],
+        "contracts": {"A1": {"end_date": "2024-06-30"}, "B2": {"end_date": "2026-06-30"}}}"#;
+    assert_eq!(
+        db.required_outputs("get_player_details", &json!({}), record),
+        ["327 Foundry Road", "2026-06-30"]
+    );
+    let club = r#"{"arena": {"name": "Northline Bank Garden", "address": {"street": "280 Parkside Terrace"}}, "roster": {"0JKVUE9": {}}}"#;
+    assert_eq!(
+        db.required_outputs("get_club_details", &json!({}), club),
+        ["Northline Bank Garden", "280 Parkside Terrace"]
+    );
 }
