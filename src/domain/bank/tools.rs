@@ -30,6 +30,7 @@ use super::db::{
 use crate::domain::ToolFn;
 use crate::domain::kit::calc::py_round;
 use crate::domain::kit::clock::SimClock;
+use crate::domain::kit::glue::read_tool;
 use crate::domain::kit::ids::counter_id;
 use crate::domain::kit::pyjson::{Py, dumps};
 use crate::domain::kit::specs;
@@ -57,21 +58,18 @@ fn build() -> Vec<Tool<BankDb>> {
                 .map(|c| c.client_id.clone())
                 .ok_or_else(|| "Client not found".to_string())
         }),
-        ("get_client_details", |db, a| {
-            Ok(Py::model(client(db, a.str("client_id")?)?).to_json_str())
-        }),
+        ("get_client_details", read_tool!(client, "client_id")),
         ("get_account_details", |db, a| {
             Ok(Py::model(account_anywhere(db, a.str("account_id")?)?.1).to_json_str())
         }),
         ("get_card_details", |db, a| {
             Ok(Py::model(card_anywhere(db, a.str("card_id")?)?.1).to_json_str())
         }),
-        ("get_loan_details", |db, a| {
-            Ok(Py::model(loan(db, a.str("loan_id")?)?).to_json_str())
-        }),
-        ("get_beneficiary_details", |db, a| {
-            Ok(Py::model(beneficiary(db, a.str("beneficiary_id")?)?).to_json_str())
-        }),
+        ("get_loan_details", read_tool!(loan, "loan_id")),
+        (
+            "get_beneficiary_details",
+            read_tool!(beneficiary, "beneficiary_id"),
+        ),
         ("list_client_accounts", |db, a| {
             Ok(account_listing(client(db, a.str("client_id")?)?))
         }),
@@ -110,9 +108,11 @@ fn build() -> Vec<Tool<BankDb>> {
     specs::builtin(include_str!("tools.toml"), &runs)
 }
 
-pub fn client<'a>(db: &'a BankDb, id: &str) -> Result<&'a Client, String> {
-    db.clients.get_or(id, "Client not found")
-}
+crate::domain::kit::glue::row_getters!(BankDb {
+    client: clients.get_or("Client not found") -> Client,
+    loan: loans.get_or("Loan not found") -> Loan,
+    beneficiary: beneficiaries.get_or("Beneficiary not found") -> Beneficiary,
+});
 
 /// The account with this id and its holder (the first client in scanning order).
 pub fn account_anywhere<'a>(db: &'a BankDb, id: &str) -> Result<(&'a Client, &'a Account), String> {
@@ -125,14 +125,6 @@ fn card_anywhere<'a>(db: &'a BankDb, id: &str) -> Result<(&'a Client, &'a Card),
     db.holder_of(id)
         .and_then(|c| Some((c, c.cards.get(id)?)))
         .ok_or_else(|| "Card not found".to_string())
-}
-
-pub fn loan<'a>(db: &'a BankDb, id: &str) -> Result<&'a Loan, String> {
-    db.loans.get_or(id, "Loan not found")
-}
-
-pub fn beneficiary<'a>(db: &'a BankDb, id: &str) -> Result<&'a Beneficiary, String> {
-    db.beneficiaries.get_or(id, "Beneficiary not found")
 }
 
 /// `{account_id: {currency, masked, status, type}}`, keys sorted at both levels.

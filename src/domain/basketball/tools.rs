@@ -19,12 +19,12 @@
 //! policy rules the tools do not enforce live in `policy.rs`.
 
 use super::db::{BasketballDb, Club, Game, Player, ScoringEvent};
-use crate::domain::kit::pyjson::{Py, dumps};
+use crate::domain::kit::glue::read_tool;
+use crate::domain::kit::pyjson::{Py, name_listing};
 use crate::domain::kit::python::py_str_repr;
 use crate::domain::kit::specs;
 use crate::domain::{Args, Tool, ToolFn};
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
 
 crate::domain::kit::glue::tool_list!(BasketballDb);
 
@@ -32,15 +32,9 @@ crate::domain::kit::glue::tool_list!(BasketballDb);
 /// `tools.toml` describes them.
 fn build() -> Vec<Tool<BasketballDb>> {
     let runs: [(&str, ToolFn<BasketballDb>); 17] = [
-        ("get_club_details", |db, a| {
-            Ok(Py::model(club(db, a.str("club_id")?)?).to_json_str())
-        }),
-        ("get_player_details", |db, a| {
-            Ok(Py::model(player(db, a.str("player_id")?)?).to_json_str())
-        }),
-        ("get_game_details", |db, a| {
-            Ok(Py::model(game(db, a.str("game_id")?)?).to_json_str())
-        }),
+        ("get_club_details", read_tool!(club, "club_id")),
+        ("get_player_details", read_tool!(player, "player_id")),
+        ("get_game_details", read_tool!(game, "game_id")),
         ("list_all_clubs", |db, _| {
             Ok(club_listing(db.clubs.in_order()))
         }),
@@ -137,36 +131,20 @@ fn build() -> Vec<Tool<BasketballDb>> {
     specs::builtin(include_str!("tools.toml"), &runs)
 }
 
-pub fn club<'a>(db: &'a BasketballDb, id: &str) -> Result<&'a Club, String> {
-    db.clubs.get_or(id, "Club not found")
-}
+crate::domain::kit::glue::row_getters!(BasketballDb {
+    club: clubs.get_or("Club not found") -> Club,
+    player: players.get_or("Player not found") -> Player,
+    game: games.get_or("Game not found") -> Game,
+});
 
-pub fn player<'a>(db: &'a BasketballDb, id: &str) -> Result<&'a Player, String> {
-    db.players.get_or(id, "Player not found")
-}
-
-pub fn game<'a>(db: &'a BasketballDb, id: &str) -> Result<&'a Game, String> {
-    db.games.get_or(id, "Game not found")
-}
-
-/// Clubs as `{name: club_id}` sorted by name; a repeated name keeps every club (a list of
-/// ids in the given order) where the reference keeps only the last.
+/// Clubs as `{name: club_id}` sorted by name ([`name_listing`]: a repeated name keeps
+/// every club).
 pub fn club_listing<'a>(clubs: impl IntoIterator<Item = &'a Club>) -> String {
-    let mut by_name: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for c in clubs {
-        by_name.entry(&c.name).or_default().push(&c.club_id);
-    }
-    let listing: BTreeMap<&str, Value> = by_name
-        .into_iter()
-        .map(|(name, ids)| {
-            let value = match ids.as_slice() {
-                [one] => Value::from(*one),
-                many => Value::from(many.to_vec()),
-            };
-            (name, value)
-        })
-        .collect();
-    dumps(&listing)
+    name_listing(
+        clubs
+            .into_iter()
+            .map(|c| (c.name.as_str(), c.club_id.as_str())),
+    )
 }
 
 fn club_schedule(db: &mut BasketballDb, a: &Args) -> Result<String, String> {

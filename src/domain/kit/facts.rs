@@ -13,6 +13,11 @@ pub enum Identity<'a> {
     Email(&'a str),
     Phone(&'a str),
     UserId(&'a str),
+    /// The domain's own customer id: "Your {noun} id is {id}."
+    Id {
+        noun: &'a str,
+        id: &'a str,
+    },
     NameZip {
         first: &'a str,
         last: &'a str,
@@ -32,6 +37,7 @@ pub fn identity(id: Identity<'_>, ids: &[&str]) -> UserFact {
         Identity::Email(e) => (format!("Your email address is {e}."), vec![e.to_string()]),
         Identity::Phone(p) => (format!("Your phone number is {p}."), vec![p.to_string()]),
         Identity::UserId(u) => (format!("Your user id is {u}."), vec![u.to_string()]),
+        Identity::Id { noun, id } => (format!("Your {noun} id is {id}."), vec![id.to_string()]),
         Identity::NameZip { first, last, zip } => (
             name_zip_text(first, last, zip, "address"),
             vec![first.to_string(), last.to_string(), zip.to_string()],

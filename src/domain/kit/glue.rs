@@ -136,6 +136,41 @@ macro_rules! tool_list {
 
 pub(crate) use tool_list;
 
+/// A domain's row getters in its `tools.rs`, each with its tools' "not found" error:
+/// `get_named` gives tau2's "`{Noun} {id} not found`", `get_or` the message as written.
+///
+/// ```ignore
+/// kit::glue::row_getters!(TravelDb {
+///     traveler: travelers.get_named("Traveler") -> Traveler,
+///     ticket: service_tickets.get_or("Ticket not found") -> ServiceTicket,
+/// });
+/// ```
+///
+/// writes `pub fn traveler<'a>(db: &'a TravelDb, id: &str) -> Result<&'a Traveler, String>`
+/// and the like.
+macro_rules! row_getters {
+    ($db:ty { $($name:ident: $table:ident.$lookup:ident($text:literal) -> $row:ty),+ $(,)? }) => {
+        $(
+            pub fn $name<'a>(db: &'a $db, id: &str) -> Result<&'a $row, String> {
+                db.$table.$lookup(id, $text)
+            }
+        )+
+    };
+}
+
+pub(crate) use row_getters;
+
+/// A read tool's function in a domain's tool table: look the row up with a getter (see
+/// [`row_getters!`]) by one string argument and print it as a model
+/// ([`super::pyjson::model_json`]): `("get_traveler_details", read_tool!(traveler, "traveler_id"))`.
+macro_rules! read_tool {
+    ($getter:ident, $key:literal) => {
+        |db, a| $crate::domain::kit::pyjson::model_json($getter(db, a.str($key)?))
+    };
+}
+
+pub(crate) use read_tool;
+
 /// A domain's database struct in its `db.rs`: one public `Table` field per table, named as
 /// the table is (its `db.json` key), and `new`, taking each table's rows as a map, in field
 /// order. Fields after a `;` are not tables: they start at their `Default` (retail's

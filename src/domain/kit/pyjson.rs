@@ -17,6 +17,7 @@
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::ser::Formatter;
+use std::collections::BTreeMap;
 use std::io;
 
 /// Python's `repr(float)`: shortest round-trip digits, fixed notation for decimal exponents
@@ -122,6 +123,32 @@ pub fn dumps<T: Serialize + ?Sized>(value: &T) -> String {
         return "null".into();
     }
     String::from_utf8(out).unwrap_or_default()
+}
+
+/// A `{name: id}` listing as `json.dumps` prints it, sorted by name; a repeated name keeps
+/// every id (a list, in the given order) where the references' dict keeps only the last.
+pub fn name_listing<'a>(entries: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    let mut by_name: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (name, id) in entries {
+        by_name.entry(name).or_default().push(id);
+    }
+    let listing: BTreeMap<&str, Value> = by_name
+        .into_iter()
+        .map(|(name, ids)| {
+            let value = match ids.as_slice() {
+                [one] => Value::from(*one),
+                many => Value::from(many.to_vec()),
+            };
+            (name, value)
+        })
+        .collect();
+    dumps(&listing)
+}
+
+/// What a read tool prints for a row it looked up: the row as a model (tau2's
+/// `to_json_str` of its `model_dump()`), or the lookup's error.
+pub fn model_json<T: Serialize + ?Sized>(row: Result<&T, String>) -> Result<String, String> {
+    row.map(|r| Py::model(r).to_json_str())
 }
 
 /// A value as tau2's `to_json_str` sees it.

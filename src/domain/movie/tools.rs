@@ -32,6 +32,7 @@ use super::db::{
 };
 use crate::domain::ToolFn;
 use crate::domain::kit::calc::py_round;
+use crate::domain::kit::glue::read_tool;
 use crate::domain::kit::ids::first_free_slot;
 use crate::domain::kit::pyjson::{Py, py_float_repr};
 use crate::domain::kit::python::py_repr;
@@ -75,9 +76,7 @@ fn build() -> Vec<Tool<MovieDb>> {
             let m = db.movies.get_named(a.str("movie_id")?, "Movie")?;
             Ok(Py::model(m).to_json_str())
         }),
-        ("get_theater_details", |db, a| {
-            Ok(Py::model(theater(db, a.str("theater_id")?)?).to_json_str())
-        }),
+        ("get_theater_details", read_tool!(theater, "theater_id")),
         ("list_shows", |db, a| {
             let t = theater(db, a.str("theater_id")?)?;
             let Some(day) = t.dates.get(a.str("date")?) else {
@@ -120,20 +119,15 @@ fn build() -> Vec<Tool<MovieDb>> {
         ("create_booking", create_booking),
         ("cancel_booking", cancel_booking),
         ("update_booking_seats", update_booking_seats),
-        ("get_booking_details", |db, a| {
-            Ok(Py::model(booking(db, a.str("booking_id")?)?).to_json_str())
-        }),
+        ("get_booking_details", read_tool!(booking, "booking_id")),
     ];
     specs::builtin(include_str!("tools.toml"), &runs)
 }
 
-pub fn theater<'a>(db: &'a MovieDb, id: &str) -> Result<&'a Theater, String> {
-    db.theaters.get_named(id, "Theater")
-}
-
-pub fn booking<'a>(db: &'a MovieDb, id: &str) -> Result<&'a Booking, String> {
-    db.bookings.get_named(id, "Booking")
-}
+crate::domain::kit::glue::row_getters!(MovieDb {
+    theater: theaters.get_named("Theater") -> Theater,
+    booking: bookings.get_named("Booking") -> Booking,
+});
 
 /// A show of a theater and its date, with the reference's errors.
 pub fn show<'a>(

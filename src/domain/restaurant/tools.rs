@@ -25,7 +25,8 @@ use super::db::{
     TableInfo, TicketCharge,
 };
 use crate::domain::kit::calc::py_round;
-use crate::domain::kit::pyjson::{Py, dumps};
+use crate::domain::kit::glue::read_tool;
+use crate::domain::kit::pyjson::{Py, name_listing};
 use crate::domain::kit::{specs, text::arg_list};
 use crate::domain::{Args, Tool, ToolFn};
 use serde_json::Value;
@@ -37,15 +38,9 @@ crate::domain::kit::glue::tool_list!(RestaurantDb);
 /// `tools.toml` describes them.
 fn build() -> Vec<Tool<RestaurantDb>> {
     let runs: [(&str, ToolFn<RestaurantDb>); 12] = [
-        ("get_ticket_details", |db, a| {
-            Ok(Py::model(ticket(db, a.str("ticket_ref")?)?).to_json_str())
-        }),
-        ("get_dish_details", |db, a| {
-            Ok(Py::model(dish(db, a.str("dish_ref")?)?).to_json_str())
-        }),
-        ("get_patron_details", |db, a| {
-            Ok(Py::model(patron(db, a.str("guest_ref")?)?).to_json_str())
-        }),
+        ("get_ticket_details", read_tool!(ticket, "ticket_ref")),
+        ("get_dish_details", read_tool!(dish, "dish_ref")),
+        ("get_patron_details", read_tool!(patron, "guest_ref")),
         ("list_all_dishes", |db, _| Ok(dish_listing(db))),
         ("find_patron_ref_by_email", |db, a| {
             let email = a.str("email")?.to_lowercase();
@@ -79,17 +74,11 @@ fn build() -> Vec<Tool<RestaurantDb>> {
     specs::builtin(include_str!("tools.toml"), &runs)
 }
 
-pub fn ticket<'a>(db: &'a RestaurantDb, id: &str) -> Result<&'a ServiceTicket, String> {
-    db.service_tickets.get_or(id, "Ticket not found")
-}
-
-pub fn dish<'a>(db: &'a RestaurantDb, id: &str) -> Result<&'a Dish, String> {
-    db.menu_board.get_or(id, "Dish not found")
-}
-
-pub fn patron<'a>(db: &'a RestaurantDb, id: &str) -> Result<&'a super::db::Patron, String> {
-    db.patron_registry.get_or(id, "Patron not found")
-}
+crate::domain::kit::glue::row_getters!(RestaurantDb {
+    ticket: service_tickets.get_or("Ticket not found") -> ServiceTicket,
+    dish: menu_board.get_or("Dish not found") -> Dish,
+    patron: patron_registry.get_or("Patron not found") -> super::db::Patron,
+});
 
 /// The patron's saved instrument, with the reference's two errors.
 pub fn instrument<'a>(
@@ -103,24 +92,14 @@ pub fn instrument<'a>(
         .ok_or_else(|| "Payment instrument not found".to_string())
 }
 
-/// The menu as `{title: dish_ref}` sorted by title; a repeated title keeps every dish
-/// (a list of refs in menu order) where the reference keeps only the last.
+/// The menu as `{title: dish_ref}` sorted by title ([`name_listing`]: a repeated title
+/// keeps every dish, in menu order).
 pub fn dish_listing(db: &RestaurantDb) -> String {
-    let mut by_title: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for d in db.menu_board.in_order() {
-        by_title.entry(&d.title).or_default().push(&d.dish_ref);
-    }
-    let listing: BTreeMap<&str, Value> = by_title
-        .into_iter()
-        .map(|(title, refs)| {
-            let value = match refs.as_slice() {
-                [one] => Value::from(*one),
-                many => Value::from(many.to_vec()),
-            };
-            (title, value)
-        })
-        .collect();
-    dumps(&listing)
+    name_listing(
+        db.menu_board
+            .in_order()
+            .map(|d| (d.title.as_str(), d.dish_ref.as_str())),
+    )
 }
 
 fn placed<'a>(db: &'a RestaurantDb, a: &Args) -> Result<&'a ServiceTicket, String> {

@@ -19,7 +19,7 @@ use super::db::{Course, GradingOption, Registration, SchoolDb, Student, StudyLev
 use super::policy::difference;
 use super::tools::term_listing;
 use crate::domain::UserFact;
-use crate::domain::kit::facts;
+use crate::domain::kit::facts::{self, Identity};
 use crate::domain::kit::pyjson::Py;
 use crate::domain::kit::tau2::{long_date, parse_short_date};
 use crate::domain::kit::templates::Templates;
@@ -132,10 +132,11 @@ pub fn user_facts(db: &SchoolDb, student_id: &str) -> Vec<UserFact> {
         return Vec::new();
     };
     let mut out = vec![
-        facts::fact(
-            "identity",
-            format!("Your student id is {student_id}."),
-            vec![student_id.to_string()],
+        facts::identity(
+            Identity::Id {
+                noun: "student",
+                id: student_id,
+            },
             &[student_id],
         ),
         facts::name(&s.name.first_name, &s.name.last_name),

@@ -25,6 +25,7 @@ use super::db::{
 };
 use crate::domain::ToolFn;
 use crate::domain::kit::clock::SimClock;
+use crate::domain::kit::glue::read_tool;
 use crate::domain::kit::ids::{first_free_slot, slot_list};
 use crate::domain::kit::pyjson::Py;
 use crate::domain::kit::specs;
@@ -42,15 +43,12 @@ crate::domain::kit::glue::tool_list!(SchoolDb);
 
 fn build() -> Vec<Tool<SchoolDb>> {
     let runs: [(&str, ToolFn<SchoolDb>); 11] = [
-        ("get_student_details", |db, a| {
-            Ok(Py::model(student(db, a.str("student_id")?)?).to_json_str())
-        }),
-        ("get_course_details", |db, a| {
-            Ok(Py::model(course(db, a.str("course_id")?)?).to_json_str())
-        }),
-        ("get_registration_details", |db, a| {
-            Ok(Py::model(registration(db, a.str("registration_id")?)?).to_json_str())
-        }),
+        ("get_student_details", read_tool!(student, "student_id")),
+        ("get_course_details", read_tool!(course, "course_id")),
+        (
+            "get_registration_details",
+            read_tool!(registration, "registration_id"),
+        ),
         ("list_departments", |db, _| {
             let mut names: Vec<&str> = db
                 .courses
@@ -101,17 +99,11 @@ pub fn term_listing(db: &SchoolDb, term: &str) -> Py {
     )
 }
 
-pub fn student<'a>(db: &'a SchoolDb, id: &str) -> Result<&'a Student, String> {
-    db.students.get_named(id, "Student")
-}
-
-pub fn course<'a>(db: &'a SchoolDb, id: &str) -> Result<&'a Course, String> {
-    db.courses.get_named(id, "Course")
-}
-
-pub fn registration<'a>(db: &'a SchoolDb, id: &str) -> Result<&'a Registration, String> {
-    db.registrations.get_named(id, "Registration")
-}
+crate::domain::kit::glue::row_getters!(SchoolDb {
+    student: students.get_named("Student") -> Student,
+    course: courses.get_named("Course") -> Course,
+    registration: registrations.get_named("Registration") -> Registration,
+});
 
 /// `HH-MM` -> minutes since midnight, with the reference's errors.
 pub fn minutes(hhmm: &str) -> Result<i64, String> {

@@ -16,7 +16,7 @@
 
 use super::db::{AddOn, Booking, BookingTraveler, TravelDb, Traveler};
 use crate::domain::UserFact;
-use crate::domain::kit::facts;
+use crate::domain::kit::facts::{self, Identity};
 use crate::domain::kit::tau2::{long_date, parse_short_date};
 use crate::domain::kit::templates::Templates;
 use crate::domain::kit::text::{
@@ -140,10 +140,11 @@ pub fn user_facts(db: &TravelDb, traveler_id: &str) -> Vec<UserFact> {
         return Vec::new();
     };
     let mut out = vec![
-        facts::fact(
-            "identity",
-            format!("Your traveler id is {traveler_id}."),
-            vec![traveler_id.to_string()],
+        facts::identity(
+            Identity::Id {
+                noun: "traveler",
+                id: traveler_id,
+            },
             &[traveler_id],
         ),
         facts::name(&t.name.first_name, &t.name.last_name),

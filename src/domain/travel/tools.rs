@@ -29,6 +29,7 @@ use super::db::{
 use crate::domain::ToolFn;
 use crate::domain::kit::calc::py_round;
 use crate::domain::kit::clock::SimClock;
+use crate::domain::kit::glue::read_tool;
 use crate::domain::kit::ids::{first_free_slot, slot_list};
 use crate::domain::kit::pyjson::{Py, py_float_repr};
 use crate::domain::kit::specs;
@@ -46,15 +47,9 @@ crate::domain::kit::glue::tool_list!(TravelDb);
 
 fn build() -> Vec<Tool<TravelDb>> {
     let runs: [(&str, ToolFn<TravelDb>); 13] = [
-        ("get_traveler_details", |db, a| {
-            Ok(Py::model(traveler(db, a.str("traveler_id")?)?).to_json_str())
-        }),
-        ("get_agent_details", |db, a| {
-            Ok(Py::model(agent(db, a.str("agent_id")?)?).to_json_str())
-        }),
-        ("get_package_details", |db, a| {
-            Ok(Py::model(package(db, a.str("package_id")?)?).to_json_str())
-        }),
+        ("get_traveler_details", read_tool!(traveler, "traveler_id")),
+        ("get_agent_details", read_tool!(agent, "agent_id")),
+        ("get_package_details", read_tool!(package, "package_id")),
         ("get_booking_details", |db, a| {
             let id = a.str("booking_id")?;
             let (_, b) = db
@@ -89,17 +84,11 @@ fn build() -> Vec<Tool<TravelDb>> {
     specs::builtin(include_str!("tools.toml"), &runs)
 }
 
-pub fn traveler<'a>(db: &'a TravelDb, id: &str) -> Result<&'a Traveler, String> {
-    db.travelers.get_named(id, "Traveler")
-}
-
-pub fn agent<'a>(db: &'a TravelDb, id: &str) -> Result<&'a Agent, String> {
-    db.agents.get_named(id, "Agent")
-}
-
-pub fn package<'a>(db: &'a TravelDb, id: &str) -> Result<&'a Package, String> {
-    db.packages.get_named(id, "Package")
-}
+crate::domain::kit::glue::row_getters!(TravelDb {
+    traveler: travelers.get_named("Traveler") -> Traveler,
+    agent: agents.get_named("Agent") -> Agent,
+    package: packages.get_named("Package") -> Package,
+});
 
 /// The booking and the id of the traveler holding it (cloned: the caller mutates later).
 fn booking(db: &TravelDb, id: &str) -> Result<(String, Booking), String> {
