@@ -86,6 +86,19 @@ struct Vocabulary {
     special_requests: Vec<String>,
     card_brands: Vec<String>,
     wallet_brands: Vec<String>,
+    extra_formats: Vec<(String, f64)>,
+    format_surcharges: Vec<(String, f64)>,
+    convenience_fees: Vec<f64>,
+    booking_fees: Vec<f64>,
+    show_starts: Vec<i64>,
+    show_statuses: Vec<(String, u32)>,
+    payment_sources: Vec<(String, u32)>,
+    seats_per_booking: Vec<(usize, u32)>,
+    ticket_types: Vec<(String, u32)>,
+    concession_lines: Vec<(usize, u32)>,
+    concession_quantities: Vec<(i64, u32)>,
+    booking_statuses: Vec<(String, u32)>,
+    delivery_methods: Vec<(String, u32)>,
 }
 
 static VOCABULARY: LazyLock<Vocabulary> =
@@ -145,9 +158,9 @@ fn generate_movies(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>, n: usize) 
                 subtitles.push("Spanish".into());
             }
             let mut formats = vec!["2D".to_string()];
-            for (f, p) in [("3D", 0.15), ("IMAX", 0.2), ("Dolby", 0.45)] {
-                if rng.random_bool(p) {
-                    formats.push(f.into());
+            for (f, p) in &v.extra_formats {
+                if rng.random_bool(*p) {
+                    formats.push(f.clone());
                 }
             }
             let roles: Vec<&String> = v.roles.sample(rng, 3).collect();
@@ -222,15 +235,6 @@ fn auditorium(
     }
 }
 
-const STARTS: [i64; 6] = [
-    11 * 60,
-    13 * 60 + 30,
-    16 * 60,
-    18 * 60 + 30,
-    19 * 60 + 30,
-    21 * 60,
-];
-
 fn generate_theaters(
     rng: &mut ChaCha8Rng,
     used: &mut BTreeSet<String>,
@@ -261,12 +265,10 @@ fn generate_theaters(
                 child: adult - f64::from(rng.random_range(4..=6u32)) / 2.0,
                 senior: adult - f64::from(rng.random_range(2..=4u32)) / 2.0,
             };
-            let surcharges: PyDict<f64> = [("3D", 2.5), ("IMAX", 5.0), ("Dolby", 2.0)]
-                .into_iter()
-                .collect();
+            let surcharges: PyDict<f64> = v.format_surcharges.iter().cloned().collect();
             let fees = TheaterFees {
-                convenience_fee: *pick(rng, &[0.75, 1.0, 1.0, 1.2, 1.25, 1.5, 1.5, 2.0]),
-                booking_fee: *pick(rng, &[0.0, 0.5, 1.0, 1.0, 1.25, 1.5, 1.5, 2.0]),
+                convenience_fee: *pick(rng, &v.convenience_fees),
+                booking_fee: *pick(rng, &v.booking_fees),
             };
             let mut auditoriums = PyDict::new();
             for k in 1..=span(rng, s.auditoriums) {
@@ -282,7 +284,7 @@ fn generate_theaters(
             let mut dates = PyDict::new();
             for day in days {
                 let n = span(rng, s.shows_per_date);
-                let mut starts: Vec<i64> = STARTS.sample(rng, n).copied().collect();
+                let mut starts: Vec<i64> = v.show_starts.sample(rng, n).copied().collect();
                 starts.sort();
                 let shows = starts
                     .into_iter()
@@ -293,9 +295,9 @@ fn generate_theaters(
                         let peak = if start >= 19 * 60 { 1.5 } else { 0.0 };
                         let end = start + m.runtime_minutes + 15;
                         let status = if odd_shows {
-                            weighted(rng, &[(SCHEDULED, 92), ("canceled", 4), ("completed", 4)])
+                            weighted(rng, &v.show_statuses)
                         } else {
-                            SCHEDULED
+                            SCHEDULED.to_string()
                         };
                         Show {
                             show_id: code(rng, used, "-S"),
@@ -306,7 +308,7 @@ fn generate_theaters(
                             format,
                             language: m.languages_audio[0].clone(),
                             subtitles: m.subtitles[0].clone(),
-                            status: status.into(),
+                            status,
                             price_schema: PriceSchema {
                                 adult: base.adult + extra + peak,
                                 child: base.child + extra + peak,
@@ -388,11 +390,8 @@ fn generate_customers(
 /// How a customer pays (the same method across their bookings).
 fn payment_method(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> PaymentMethod {
     let v = &*VOCABULARY;
-    let source = weighted(
-        rng,
-        &[("card", 60), ("wallet", 30), ("cash", 6), ("gift_card", 4)],
-    );
-    let (suffix, extra) = match source {
+    let source = weighted(rng, &v.payment_sources);
+    let (suffix, extra) = match source.as_str() {
         "card" => (
             "-CARD",
             Some(MethodInfo {
@@ -417,7 +416,7 @@ fn payment_method(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> PaymentM
         _ => ("-CASH", None),
     };
     PaymentMethod {
-        source: source.into(),
+        source,
         payment_method_id: code(rng, used, suffix),
         extra_info: extra,
     }
@@ -461,7 +460,7 @@ pub fn generate(seed: u64, split: Split) -> MovieDb {
                 continue;
             };
             let taken = held.entry(s.show_id.clone()).or_default();
-            let count = weighted(rng, &[(1usize, 12), (2, 68), (3, 20)]);
+            let count = weighted(rng, &v.seats_per_booking);
             // Adjacent free seats of one row, accessible seats left for those who ask.
             let rows: Vec<&Vec<Seat>> = aud.seat_map.rows.values().collect();
             let row = pick(rng, &rows);
@@ -477,11 +476,10 @@ pub fn generate(seed: u64, split: Split) -> MovieDb {
                 .iter()
                 .map(|x| SeatSpec {
                     seat_id: x.seat_id.clone(),
-                    ticket_type: weighted(rng, &[("adult", 58), ("senior", 22), ("child", 20)])
-                        .into(),
+                    ticket_type: weighted(rng, &v.ticket_types),
                 })
                 .collect();
-            let lines = weighted(rng, &[(0usize, 14), (1, 56), (2, 30)]);
+            let lines = weighted(rng, &v.concession_lines);
             let concessions: Vec<ConcessionSpec> = v
                 .concessions
                 .sample(rng, lines)
@@ -489,7 +487,7 @@ pub fn generate(seed: u64, split: Split) -> MovieDb {
                     item_id: code(rng, &mut used, "-C"),
                     name: name.clone(),
                     size: size.clone(),
-                    quantity: weighted(rng, &[(1, 70), (2, 30)]),
+                    quantity: weighted(rng, &v.concession_quantities),
                     price_each: *price,
                 })
                 .collect();
@@ -498,20 +496,12 @@ pub fn generate(seed: u64, split: Split) -> MovieDb {
             };
             let status = if s.status != SCHEDULED {
                 if s.status == "canceled" {
-                    "canceled"
+                    "canceled".to_string()
                 } else {
-                    CONFIRMED
+                    CONFIRMED.to_string()
                 }
             } else {
-                weighted(
-                    rng,
-                    &[
-                        (CONFIRMED, 88),
-                        ("pending", 4),
-                        ("canceled", 5),
-                        ("refunded", 3),
-                    ],
-                )
+                weighted(rng, &v.booking_statuses)
             };
             if status == CONFIRMED {
                 taken.extend(seats.iter().map(|x| x.seat_id.clone()));
@@ -563,7 +553,7 @@ pub fn generate(seed: u64, split: Split) -> MovieDb {
                     show_id: s.show_id.clone(),
                     date: date.to_string(),
                     start_time_local: s.start_time_local.clone(),
-                    status: status.into(),
+                    status,
                     created_at: created,
                     canceled_at,
                     customer: customers[owner].clone(),
@@ -581,11 +571,7 @@ pub fn generate(seed: u64, split: Split) -> MovieDb {
                         amount_due: py_round(q.grand_total - paid, 2),
                     },
                     delivery: Delivery {
-                        method: weighted(
-                            rng,
-                            &[("e-ticket", 67), ("kiosk", 20), ("box-office", 13)],
-                        )
-                        .into(),
+                        method: weighted(rng, &v.delivery_methods),
                         tickets,
                     },
                     special_requests: rng
