@@ -304,6 +304,25 @@ impl GroundingContext {
         self.known.get(key).map(Vec::as_slice).unwrap_or(&[])
     }
 
+    /// Learn, as `key`, each id string of the list at `field` of a JSON output: the ids a
+    /// record lists under a plural name (a profile's `orders`, `reservations`), which
+    /// [`Self::learn_from_json`] does not take for `*_id` values.
+    pub fn learn_listed(&mut self, output: &Value, field: &str, key: &str) {
+        let listed = output.get(field).and_then(Value::as_array);
+        for id in listed.into_iter().flatten().filter_map(Value::as_str) {
+            self.learn(key, id);
+        }
+    }
+
+    /// Learn, as `key`, each key of the object at `field` of a JSON output (saved payment
+    /// methods keyed by their id).
+    pub fn learn_keys(&mut self, output: &Value, field: &str, key: &str) {
+        let map = output.get(field).and_then(Value::as_object);
+        for id in map.into_iter().flat_map(|m| m.keys()) {
+            self.learn(key, id);
+        }
+    }
+
     /// Learn every `*_id` string (and the listed extra keys) found anywhere in a JSON output.
     pub fn learn_from_json(&mut self, output: &Value, extra_keys: &[&str]) {
         match output {

@@ -40,20 +40,8 @@ pub fn observe(
     };
     ctx.learn_from_json(&v, &["flight_number", "date", "origin", "destination"]);
     if tool == "get_user_details" {
-        for id in v
-            .get("reservations")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-        {
-            ctx.learn("reservation_id", id);
-        }
-        if let Some(methods) = v.get("payment_methods").and_then(Value::as_object) {
-            for id in methods.keys() {
-                ctx.learn("payment_id", id);
-            }
-        }
+        ctx.learn_listed(&v, "reservations", "reservation_id");
+        ctx.learn_keys(&v, "payment_methods", "payment_id");
         if let Some(uid) = args.get("user_id").and_then(Value::as_str) {
             ctx.learn("user_id", uid);
         }

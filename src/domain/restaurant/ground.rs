@@ -286,14 +286,6 @@ pub fn observe(
     };
     ctx.learn_from_json(&value, &REFS);
     if tool == "get_patron_details" {
-        for id in value
-            .get("ticket_log")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-        {
-            ctx.learn("ticket_ref", id);
-        }
+        ctx.learn_listed(&value, "ticket_log", "ticket_ref");
     }
 }

@@ -76,11 +76,7 @@ fn swaps(db: &RetailDb, order: &Order, rng: &mut ChaCha8Rng) -> Vec<(String, Str
         let Some(product) = db.products.get(&item.product_id) else {
             continue;
         };
-        let options: Vec<_> = product
-            .variants
-            .values()
-            .filter(|v| v.available && v.item_id != item.item_id)
-            .collect();
+        let options = product.alternatives(&item.item_id);
         if options.is_empty() {
             continue;
         }
@@ -312,20 +308,8 @@ pub fn observe(_db: &RetailDb, tool: &str, args: &Value, output: &str, ctx: &mut
     ctx.learn_from_json(&value, &[]);
     match tool {
         "get_user_details" | "modify_user_address" => {
-            for id in value
-                .get("orders")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-            {
-                ctx.learn("order_id", id);
-            }
-            if let Some(methods) = value.get("payment_methods").and_then(Value::as_object) {
-                for id in methods.keys() {
-                    ctx.learn("payment_method_id", id);
-                }
-            }
+            ctx.learn_listed(&value, "orders", "order_id");
+            ctx.learn_keys(&value, "payment_methods", "payment_method_id");
         }
         "list_all_product_types" => {
             if let Some(map) = value.as_object() {

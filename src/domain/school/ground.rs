@@ -473,14 +473,6 @@ pub fn observe(_db: &SchoolDb, tool: &str, args: &Value, output: &str, ctx: &mut
     };
     ctx.learn_from_json(&value, &["term"]);
     if tool == "get_student_details" {
-        for id in value
-            .get("registrations")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-        {
-            ctx.learn("registration_id", id);
-        }
+        ctx.learn_listed(&value, "registrations", "registration_id");
     }
 }

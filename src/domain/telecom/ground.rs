@@ -255,14 +255,7 @@ pub fn observe(db: &TelecomDb, tool: &str, args: &Value, output: &str, ctx: &mut
     };
     ctx.learn_from_json(&value, &[]);
     if tool == "get_customer_details" {
-        for s in value["services"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-        {
-            ctx.learn("service_id", s);
-        }
+        ctx.learn_listed(&value, "services", "service_id");
         for d in value["devices"].as_array().into_iter().flatten() {
             ctx.learn("device_name", d["name"].as_str().unwrap_or_default());
         }

@@ -444,14 +444,6 @@ pub fn observe(_db: &TravelDb, tool: &str, args: &Value, output: &str, ctx: &mut
     };
     ctx.learn_from_json(&value, &[]);
     if tool == "get_package_details" {
-        for id in value
-            .get("managed_by_agents")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-        {
-            ctx.learn("agent_id", id);
-        }
+        ctx.learn_listed(&value, "managed_by_agents", "agent_id");
     }
 }
