@@ -166,6 +166,14 @@ pub struct Product {
     pub variants: BTreeMap<String, Variant>,
 }
 
+impl Product {
+    /// The available variants other than `item_id`: what that item can be swapped for.
+    pub fn alternatives(&self, item_id: &str) -> Vec<&Variant> {
+        let other = |v: &&Variant| v.available && v.item_id != item_id;
+        self.variants.values().filter(other).collect()
+    }
+}
+
 /// An item line of an order (a snapshot of the variant at purchase time).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OrderItem {

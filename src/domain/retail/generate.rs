@@ -21,7 +21,7 @@ use super::db::{
     Address, CANCEL_REASONS, Fulfillment, Money, Name, Order, OrderItem, PaymentMethod, Product,
     RetailDb, Transaction, User, Variant, round2, status,
 };
-use crate::domain::kit::draw::digits;
+use crate::domain::kit::draw::{digits, pick};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
@@ -55,11 +55,6 @@ struct CatalogueEntry {
 /// vocabulary generates nothing), so this never panics at run time.
 static VOCABULARY: LazyLock<Vocabulary> =
     LazyLock::new(|| toml::from_str(include_str!("vocabulary.toml")).unwrap_or_default());
-
-fn pick<'a, T>(rng: &mut ChaCha8Rng, items: &'a [T]) -> &'a T {
-    // Every list passed here is a non-empty constant or checked by the caller.
-    &items[rng.random_range(0..items.len())]
-}
 
 /// A fresh id `prefix + n digits` not yet in `used` (first digit non-zero).
 fn unique_id(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>, prefix: &str, n: usize) -> String {
@@ -398,11 +393,7 @@ fn request_exchange(
         let Some(product) = products.iter().find(|p| p.product_id == item.product_id) else {
             continue;
         };
-        let options: Vec<&Variant> = product
-            .variants
-            .values()
-            .filter(|v| v.available && v.item_id != item.item_id)
-            .collect();
+        let options = product.alternatives(&item.item_id);
         if options.is_empty() {
             continue;
         }

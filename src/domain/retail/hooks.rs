@@ -163,31 +163,17 @@ fn swaps_text(db: &RetailDb, order: &Order, old: &[&str], new: &[&str]) -> Strin
     join_and(&parts)
 }
 
-/// "12 Elm Street, Apt 4, Austin, TX 78701, USA" from address fields.
-fn address_text(
-    address1: &str,
-    address2: &str,
-    city: &str,
-    state_zip: String,
-    country: &str,
-) -> String {
-    let mut parts = vec![address1.to_string()];
-    if !address2.trim().is_empty() {
-        parts.push(address2.to_string());
+/// "12 Elm Street, Apt 4, Austin, TX 78701, USA" from address fields: a call's arguments
+/// or a stored address, which name them alike.
+fn address_text(fields: &Value) -> String {
+    let s = |k| arg_str(fields, k);
+    let mut parts = vec![s("address1")];
+    if !s("address2").trim().is_empty() {
+        parts.push(s("address2"));
     }
-    parts.extend([city.to_string(), state_zip, country.to_string()]);
+    let state_zip = format!("{} {}", s("state"), s("zip"));
+    parts.extend([s("city"), &state_zip, s("country")]);
     parts.join(", ")
-}
-
-fn address_arg_text(args: &Value) -> String {
-    let s = |k| arg_str(args, k);
-    address_text(
-        s("address1"),
-        s("address2"),
-        s("city"),
-        format!("{} {}", s("state"), s("zip")),
-        s("country"),
-    )
 }
 
 /// The payment phrase for a method id of the order's owner.
@@ -265,13 +251,7 @@ pub fn user_facts(db: &RetailDb, user_id: &str) -> Vec<UserFact> {
         ));
     }
     let a = &user.address;
-    let address = address_text(
-        &a.address1,
-        &a.address2,
-        &a.city,
-        format!("{} {}", a.state, a.zip),
-        &a.country,
-    );
+    let address = address_text(&serde_json::to_value(a).unwrap_or_default());
     out.push(facts::fact(
         "address",
         format!("Your default address is {address}."),
@@ -330,7 +310,7 @@ pub fn describe_request(db: &RetailDb, tool: &str, args: &Value, output: &str) -
             vars.insert("reason", reason);
         }
         "modify_pending_order_address" | "modify_user_address" => {
-            vars.insert("address", address_arg_text(args));
+            vars.insert("address", address_text(args));
         }
         "modify_pending_order_items" | "exchange_delivered_order_items" => {
             let order = order?;

@@ -108,15 +108,14 @@ fn list_all_product_types(db: &mut RetailDb, _args: &Args) -> Result<String, Str
     to_json(&by_name)
 }
 
-/// The order, which must exist and have exactly `required` as its status.
-fn order_in_status<'a>(
+/// The order, which must exist and be pending.
+fn pending_order<'a>(
     db: &'a RetailDb,
     order_id: &str,
-    required: &str,
     wrong_status: &str,
 ) -> Result<&'a Order, String> {
     let order = db.orders.get(order_id).ok_or("order not found")?;
-    if order.status != required {
+    if order.status != status::PENDING {
         return Err(wrong_status.to_string());
     }
     Ok(order)
@@ -137,12 +136,7 @@ fn delivered_order<'a>(
 
 fn cancel_pending_order(db: &mut RetailDb, args: &Args) -> Result<String, String> {
     let order_id = args.str("order_id")?;
-    let order = order_in_status(
-        db,
-        order_id,
-        status::PENDING,
-        "non-pending order cannot be cancelled",
-    )?;
+    let order = pending_order(db, order_id, "non-pending order cannot be cancelled")?;
     let reason = args.str("reason")?;
     if !CANCEL_REASONS.contains(&reason) {
         return Err("invalid reason".into());
@@ -267,12 +261,7 @@ fn exchange_delivered_order_items(db: &mut RetailDb, args: &Args) -> Result<Stri
 
 fn modify_pending_order_address(db: &mut RetailDb, args: &Args) -> Result<String, String> {
     let order_id = args.str("order_id")?;
-    order_in_status(
-        db,
-        order_id,
-        status::PENDING,
-        "non-pending order cannot be modified",
-    )?;
+    pending_order(db, order_id, "non-pending order cannot be modified")?;
     let address = read_address(args)?;
     let order = db.orders.get_mut(order_id).ok_or("order not found")?;
     order.address = address;
@@ -284,12 +273,7 @@ fn modify_pending_order_items(db: &mut RetailDb, args: &Args) -> Result<String, 
     let item_ids = args.str_list("item_ids")?;
     let new_item_ids = args.str_list("new_item_ids")?;
     let payment_method_id = args.str("payment_method_id")?;
-    let order = order_in_status(
-        db,
-        order_id,
-        status::PENDING,
-        "non-pending order cannot be modified",
-    )?;
+    let order = pending_order(db, order_id, "non-pending order cannot be modified")?;
     check_items_present(order, &item_ids, |id| format!("{id} not found"))?;
     let diff = price_difference(db, order, &item_ids, &new_item_ids)?;
     let user_id = order.user_id.clone();
@@ -342,12 +326,7 @@ fn modify_pending_order_items(db: &mut RetailDb, args: &Args) -> Result<String, 
 fn modify_pending_order_payment(db: &mut RetailDb, args: &Args) -> Result<String, String> {
     let order_id = args.str("order_id")?;
     let payment_method_id = args.str("payment_method_id")?;
-    let order = order_in_status(
-        db,
-        order_id,
-        status::PENDING,
-        "non-pending order cannot be modified",
-    )?;
+    let order = pending_order(db, order_id, "non-pending order cannot be modified")?;
     let user_id = order.user_id.clone();
     let user = db.users.get(&user_id).ok_or("user not found")?;
     let method = user
