@@ -72,7 +72,7 @@ pub fn generate(seed: u64, split: Split) -> TravelDb {
     let mut packages = BTreeMap::new();
     for _ in 0..scale.packages {
         let mut p = generate_package(&mut rng, &mut used);
-        let managers = weighted(&mut rng, &[(1usize, 57), (2, 27), (3, 3)]);
+        let managers = weighted(&mut rng, &v.managers_per_package);
         for i in sample(&(0..agents.len()).collect::<Vec<_>>(), managers, &mut rng) {
             p.managed_by_agents.push(agents[i].agent_id.clone());
             agents[i].managed_packages.push(p.package_id.clone());
@@ -89,7 +89,7 @@ pub fn generate(seed: u64, split: Split) -> TravelDb {
         .collect();
     let mut counts: Vec<usize> = payers
         .iter()
-        .map(|_| weighted(&mut rng, &[(0usize, 4), (1, 86), (2, 6), (3, 4)]))
+        .map(|_| weighted(&mut rng, &v.bookings_per_traveler))
         .collect();
     let mut total: usize = counts.iter().sum();
     while total != scale.bookings && !counts.is_empty() {
@@ -159,9 +159,9 @@ fn generate_agent(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> Agent {
     // Meeting dates a few days to three months after the clock, sorted as the file holds
     // them.
     let mut availability = BTreeMap::new();
-    for _ in 0..weighted(rng, &[(2usize, 57), (3, 28), (1, 2)]) {
+    for _ in 0..weighted(rng, &v.meeting_days_per_agent) {
         let day = day_of(2024, 5, 16) + rng.random_range(0..100);
-        let n = weighted(rng, &[(2usize, 145), (1, 35), (3, 20)]);
+        let n = weighted(rng, &v.slots_per_meeting_day);
         let mut slots = sample(&v.meeting_slots, n, rng);
         slots.sort();
         availability.insert(
@@ -200,13 +200,7 @@ fn generate_agent(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> Agent {
             sample(&countries, rng.random_range(1..=3), rng)
         },
         commission_rate: f64::from(rng.random_range(8..=15u32)) / 100.0,
-        employment_status: weighted(
-            rng,
-            &[
-                ("full_time".to_string(), 57),
-                ("contractor".to_string(), 30),
-            ],
-        ),
+        employment_status: weighted(rng, &v.employment_statuses),
         assigned_travelers: Vec::new(),
         managed_packages: Vec::new(),
         bookings_handled: Vec::new(),
@@ -224,7 +218,7 @@ fn generate_traveler(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> Trave
     let born = day_of(1950, 1, 1) + rng.random_range(0..(52 * 365));
     let mut methods = BTreeMap::new();
     let mut lasts = BTreeSet::new();
-    for _ in 0..weighted(rng, &[(1usize, 58), (2, 19), (0, 6), (3, 4)]) {
+    for _ in 0..weighted(rng, &v.payment_methods_per_traveler) {
         let id = fresh_id(rng, used);
         let last = loop {
             let l = digits(rng, 4);
@@ -232,16 +226,8 @@ fn generate_traveler(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> Trave
                 break l;
             }
         };
-        let source = weighted(
-            rng,
-            &[
-                ("credit_card", 85),
-                ("debit_card", 6),
-                ("bank_transfer", 5),
-                ("paypal", 4),
-            ],
-        );
-        let extra_info = match source {
+        let source = weighted(rng, &v.payment_sources);
+        let extra_info = match source.as_str() {
             "paypal" => Some(MethodInfo {
                 brand: None,
                 last_four: None,
@@ -258,13 +244,13 @@ fn generate_traveler(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> Trave
         methods.insert(
             id.clone(),
             PaymentMethod {
-                source: source.to_string(),
+                source,
                 payment_method_id: id,
                 extra_info,
             },
         );
     }
-    let companions = (0..weighted(rng, &[(1usize, 77), (0, 4), (2, 3), (3, 3)]))
+    let companions = (0..weighted(rng, &v.companions_per_traveler))
         .map(|_| {
             let family = rng.random_bool(0.6);
             let mut p = person(rng);
@@ -316,7 +302,7 @@ fn generate_traveler(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>) -> Trave
         saved_companions: companions,
         memberships: sample(
             &v.memberships,
-            weighted(rng, &[(2usize, 46), (1, 33), (3, 8), (0, 5)]),
+            weighted(rng, &v.memberships_per_traveler),
             rng,
         ),
         bookings: Vec::new(),
@@ -359,7 +345,7 @@ fn generate_booking(
         last_name: holder.name.last_name.clone(),
         dob: holder.dob.clone(),
     }];
-    let party = weighted(rng, &[(2usize, 57), (1, 20), (3, 12)]);
+    let party = weighted(rng, &v.party_sizes);
     for c in sample(&holder.saved_companions, party - 1, rng) {
         // Now and then a companion's details were mistyped at booking time (a day off in
         // the date of birth): the case a traveler later asks to have corrected.
@@ -381,20 +367,15 @@ fn generate_booking(
     };
     let add_ons: Vec<AddOn> = sample(
         &add_on_catalogue(),
-        weighted(rng, &[(2usize, 38), (1, 36), (3, 15), (0, 10)]),
+        weighted(rng, &v.add_ons_per_booking),
         rng,
     );
     let free_label = pick(rng, &v.free_insurance).clone();
-    let insurance = weighted(
-        rng,
-        &[
-            (None, 20),
-            (Some("standard".to_string()), 25),
-            (Some("premium".to_string()), 12),
-            (Some(free_label), 30),
-            (Some("Standard".to_string()), 13),
-        ],
-    );
+    let insurance = match weighted(rng, &v.insurance_choices).as_str() {
+        "none" => None,
+        "free text" => Some(free_label),
+        label => Some(label.to_string()),
+    };
     let total = package_total(base, n, &add_ons, insurance.as_deref());
     let methods: Vec<&str> = holder.payment_methods.keys().collect();
     let payment_history = if methods.len() > 1 && rng.random_bool(0.3) && total >= 200.0 {

@@ -27,30 +27,14 @@ pub(super) fn generate_package(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>
         city: city.to_string(),
         country: c.country.clone(),
     };
-    let stops = sample(
-        &c.cities,
-        weighted(rng, &[(1usize, 3), (2, 5), (3, 2)]),
-        rng,
-    );
+    let stops = sample(&c.cities, weighted(rng, &v.stops_per_package), rng);
     let destinations: Vec<Location> = stops.iter().map(|s| loc(s)).collect();
-    let duration = weighted(
-        rng,
-        &[
-            (7i64, 24),
-            (8, 22),
-            (6, 17),
-            (10, 11),
-            (5, 5),
-            (4, 3),
-            (9, 3),
-            (12, 2),
-        ],
-    );
+    let duration = weighted(rng, &v.package_days);
     let category = weighted(rng, &v.categories);
     let (low, high) = c.price;
     let step = if high > 50_000 { 1000 } else { 50 };
     let mut dates = BTreeSet::new();
-    for _ in 0..weighted(rng, &[(3usize, 60), (2, 27)]) {
+    for _ in 0..weighted(rng, &v.departures_per_package) {
         // Mostly two months to a year after the clock; some within a few weeks of it.
         let day = if rng.random_bool(0.12) {
             day_of(2024, 5, 20) + rng.random_range(0..40)
@@ -63,14 +47,14 @@ pub(super) fn generate_package(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>
     for day in dates {
         let price = f64::from(rng.random_range(low / step..=high / step) * step)
             - if rng.random_bool(0.3) { 1.0 } else { 0.0 };
-        let status = weighted(rng, &[("available", 212), ("sold_out", 17), ("limited", 5)]);
+        let status = weighted(rng, &v.departure_statuses);
         departures.insert(
             short_date(day),
             Departure {
-                status: status.to_string(),
+                status: status.clone(),
                 base_price: price,
                 currency: c.currency.clone(),
-                available_slots: match status {
+                available_slots: match status.as_str() {
                     "sold_out" => 0,
                     "limited" => rng.random_range(1..=3),
                     _ => rng.random_range(3..=20),
@@ -117,16 +101,16 @@ pub(super) fn generate_package(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>
             day: i as i64 + 1,
         })
         .collect();
-    let free = *pick(rng, &[21i64, 30, 30, 45, 45, 60]);
+    let free = *pick(rng, &v.free_cancellation_days);
     let cancellation_policy = if rng.random_bool(0.05) {
         t.cancellation_by_operator.clone()
     } else {
         fill(
             &t.cancellation,
-            json!({"free": free, "fee": pick(rng, &[25, 50])}),
+            json!({"free": free, "fee": pick(rng, &v.cancellation_fees)}),
         )
     };
-    let change = *pick(rng, &[14i64, 21, 30]);
+    let change = *pick(rng, &v.change_days);
     Package {
         package_id: fresh_id(rng, used),
         name: format!("{} {}", c.country, pick(rng, &c.themes)),
@@ -161,7 +145,7 @@ pub(super) fn generate_package(rng: &mut ChaCha8Rng, used: &mut BTreeSet<String>
         policies: PackagePolicies {
             cancellation_policy,
             change_policy: fill(&t.change, json!({"change": change})),
-            refund_policy: fill(&t.refund, json!({"days": pick(rng, &[5, 7, 10])})),
+            refund_policy: fill(&t.refund, json!({"days": pick(rng, &v.refund_days)})),
         },
         notes: rng
             .random_bool(0.6)
