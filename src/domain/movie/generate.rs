@@ -23,14 +23,13 @@
 //! clock, no I/O.
 
 use super::db::{
-    Auditorium, BookedSeat, Booking, BookingPayment, BookingTotals, CONFIRMED, CastMember, Crew,
-    Customer, DaySchedule, Delivery, MethodInfo, Movie, MovieDb, Name, PaymentMethod,
-    PostalAddress, PriceFees, PriceSchema, PricingBase, PricingRules, SCHEDULED, Seat, SeatMap,
-    Show, Theater, TheaterContact, TheaterFees, TicketDelivery, TimeBasedPricing,
+    Auditorium, BookedSeat, Booking, BookingPayment, CONFIRMED, CastMember, Crew, Customer,
+    DaySchedule, Delivery, MethodInfo, Movie, MovieDb, Name, PaymentMethod, PostalAddress,
+    PriceFees, PriceSchema, PricingBase, PricingRules, SCHEDULED, Seat, SeatMap, Show, Theater,
+    TheaterContact, TheaterFees, TicketDelivery, TimeBasedPricing,
 };
-use super::tools::{ConcessionSpec, SeatSpec, quote};
+use super::tools::{ConcessionSpec, SeatSpec, quote, refund};
 use crate::domain::Split;
-use crate::domain::kit::calc::py_round;
 use crate::domain::kit::draw::{
     self, Scales, UPPER_ALPHANUMERIC, digits, pick, unique_email, weighted,
 };
@@ -523,16 +522,8 @@ pub fn generate(seed: u64, split: Split) -> MovieDb {
             }
             let mut canceled_at = None;
             if status == "canceled" || status == "refunded" {
-                history.push(BookingPayment {
-                    payment_id: format!("{id}-refund"),
-                    amount: -q.grand_total,
-                    method: PaymentMethod {
-                        source: "cash".into(),
-                        payment_method_id: "refund".into(),
-                        extra_info: None,
-                    },
-                    created_at: stamp(clock, 10 * 60),
-                });
+                let at = stamp(clock, 10 * 60);
+                history.push(refund(format!("{id}-refund"), -q.grand_total, &at));
                 paid = 0.0;
                 canceled_at = Some(stamp(clock, 10 * 60));
             }
@@ -543,6 +534,7 @@ pub fn generate(seed: u64, split: Split) -> MovieDb {
                     barcode: digits(rng, 12),
                 })
                 .collect();
+            let totals = q.totals(paid);
             let seats_out: Vec<BookedSeat> = q.seats;
             bookings.insert(
                 id.clone(),
@@ -561,15 +553,7 @@ pub fn generate(seed: u64, split: Split) -> MovieDb {
                     concessions: q.concessions,
                     promotions_applied: Vec::new(),
                     payment_history: history,
-                    totals: BookingTotals {
-                        tickets_subtotal: q.tickets_subtotal,
-                        concessions_subtotal: q.concessions_subtotal,
-                        fees_total: q.fees_total,
-                        tax_total: q.tax_total,
-                        grand_total: q.grand_total,
-                        amount_paid: paid,
-                        amount_due: py_round(q.grand_total - paid, 2),
-                    },
+                    totals,
                     delivery: Delivery {
                         method: weighted(rng, &v.delivery_methods),
                         tickets,

@@ -28,7 +28,7 @@
 
 use super::db::{
     Auditorium, BookedSeat, Booking, BookingPayment, BookingTotals, CONFIRMED, ConcessionItem,
-    Customer, Delivery, MovieDb, PaymentMethod, SCHEDULED, Show, Theater, TicketDelivery,
+    Customer, Delivery, Movie, MovieDb, PaymentMethod, SCHEDULED, Show, Theater, TicketDelivery,
 };
 use crate::domain::ToolFn;
 use crate::domain::kit::calc::py_round;
@@ -72,10 +72,7 @@ fn build() -> Vec<Tool<MovieDb>> {
                 .collect();
             Ok(Py::Plain(Value::Array(rows)).to_json_str())
         }),
-        ("get_movie_details", |db, a| {
-            let m = db.movies.get_named(a.str("movie_id")?, "Movie")?;
-            Ok(Py::model(m).to_json_str())
-        }),
+        ("get_movie_details", read_tool!(movie, "movie_id")),
         ("get_theater_details", read_tool!(theater, "theater_id")),
         ("list_shows", |db, a| {
             let t = theater(db, a.str("theater_id")?)?;
@@ -125,6 +122,7 @@ fn build() -> Vec<Tool<MovieDb>> {
 }
 
 crate::domain::kit::glue::row_getters!(MovieDb {
+    movie: movies.get_named("Movie") -> Movie,
     theater: theaters.get_named("Theater") -> Theater,
     booking: bookings.get_named("Booking") -> Booking,
 });
@@ -207,6 +205,21 @@ pub struct Quote {
     pub tax_total: f64,
     pub grand_total: f64,
     pub booking_fee: f64,
+}
+
+impl Quote {
+    /// A booking's totals at this price, `paid` of it paid.
+    pub fn totals(&self, paid: f64) -> BookingTotals {
+        BookingTotals {
+            tickets_subtotal: self.tickets_subtotal,
+            concessions_subtotal: self.concessions_subtotal,
+            fees_total: self.fees_total,
+            tax_total: self.tax_total,
+            grand_total: self.grand_total,
+            amount_paid: paid,
+            amount_due: py_round(self.grand_total - paid, 2),
+        }
+    }
 }
 
 fn per_ticket_price(s: &Show, ticket_type: &str) -> Result<f64, String> {
@@ -425,6 +438,7 @@ fn create_booking(db: &mut MovieDb, a: &Args) -> Result<String, String> {
             }
         })
         .collect();
+    let totals = q.totals(paid);
     let b = Booking {
         booking_id: id.clone(),
         theater_id: a.str("theater_id")?.to_string(),
@@ -440,15 +454,7 @@ fn create_booking(db: &mut MovieDb, a: &Args) -> Result<String, String> {
         concessions: q.concessions,
         promotions_applied: Vec::new(),
         payment_history: payments,
-        totals: BookingTotals {
-            tickets_subtotal: q.tickets_subtotal,
-            concessions_subtotal: q.concessions_subtotal,
-            fees_total: q.fees_total,
-            tax_total: q.tax_total,
-            grand_total: q.grand_total,
-            amount_paid: paid,
-            amount_due: py_round(q.grand_total - paid, 2),
-        },
+        totals,
         delivery: Delivery {
             method: a.str("delivery_method")?.to_string(),
             tickets,
@@ -460,8 +466,9 @@ fn create_booking(db: &mut MovieDb, a: &Args) -> Result<String, String> {
     Ok(out)
 }
 
-/// A refund entry as the reference records it (cash source, method id `refund`).
-fn refund(payment_id: String, amount: f64) -> BookingPayment {
+/// A refund entry as the reference records it (cash source, method id `refund`), made at
+/// `created_at` (the tools' [`NOW`]).
+pub fn refund(payment_id: String, amount: f64, created_at: &str) -> BookingPayment {
     BookingPayment {
         payment_id,
         amount,
@@ -470,7 +477,7 @@ fn refund(payment_id: String, amount: f64) -> BookingPayment {
             payment_method_id: "refund".into(),
             extra_info: None,
         },
-        created_at: NOW.into(),
+        created_at: created_at.into(),
     }
 }
 
@@ -483,8 +490,11 @@ fn cancel_booking(db: &mut MovieDb, a: &Args) -> Result<String, String> {
     let b = db.bookings.get_mut(id).ok_or("Booking not found")?;
     let refund_amount = -b.totals.amount_paid;
     if refund_amount != 0.0 {
-        b.payment_history
-            .push(refund(format!("{id}-refund"), py_round(refund_amount, 2)));
+        b.payment_history.push(refund(
+            format!("{id}-refund"),
+            py_round(refund_amount, 2),
+            NOW,
+        ));
         b.totals.amount_paid = py_round(b.totals.amount_paid + refund_amount, 2);
         b.totals.amount_due = py_round(b.totals.grand_total - b.totals.amount_paid, 2);
     }
@@ -546,7 +556,7 @@ fn update_booking_seats(db: &mut MovieDb, a: &Args) -> Result<String, String> {
         b.totals.amount_paid = py_round(b.totals.amount_paid + diff, 2);
     } else if diff < 0.0 {
         b.payment_history
-            .push(refund(format!("{id}-adj-refund"), diff));
+            .push(refund(format!("{id}-adj-refund"), diff, NOW));
         b.totals.amount_paid = py_round(b.totals.amount_paid + diff, 2);
     }
     b.seats = q.seats;
