@@ -4,6 +4,7 @@
 //!
 //! Architecture invariant: builds [`UserFact`]s from strings; knows no domain.
 
+use super::rows::Name;
 use super::text::join_and;
 use crate::domain::UserFact;
 
@@ -78,6 +79,15 @@ pub fn email_or_name_zip(
     let mut fallback = identity(Identity::NameZip { first, last, zip }, ids);
     fallback.kind = "name".into();
     vec![identity(Identity::Email(email), ids), fallback]
+}
+
+/// The first facts of a customer who identifies by their own id: "Your traveler id is X."
+/// (resolving X), then their name.
+pub fn id_and_name(noun: &str, id: &str, name: &Name) -> Vec<UserFact> {
+    vec![
+        identity(Identity::Id { noun, id }, &[id]),
+        self::name(&name.first_name, &name.last_name),
+    ]
 }
 
 /// "Your name is First Last."

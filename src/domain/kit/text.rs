@@ -98,6 +98,22 @@ pub fn join_and(parts: &[String]) -> String {
     }
 }
 
+/// How a customer says they pay, given each payment as (method as they name it, amount):
+/// "with your Visa card ending in 1234", or split, "by putting $100.00 on your Visa card
+/// ending in 1234 and $50.00 on your PayPal account" (`amount` says an amount).
+pub fn payments_phrase<A: Copy>(payments: &[(String, A)], amount: impl Fn(A) -> String) -> String {
+    match payments {
+        [(one, _)] => format!("with {one}"),
+        many => {
+            let parts: Vec<String> = many
+                .iter()
+                .map(|(m, a)| format!("{} on {m}", amount(*a)))
+                .collect();
+            format!("by putting {}", join_and(&parts))
+        }
+    }
+}
+
 /// "a", "a and b", "a, b, and c" (with the serial comma).
 pub fn join_and_serial(parts: &[String]) -> String {
     match parts {

@@ -19,12 +19,13 @@ use super::db::{Course, GradingOption, Registration, SchoolDb, Student, StudyLev
 use super::policy::difference;
 use super::tools::term_listing;
 use crate::domain::UserFact;
-use crate::domain::kit::facts::{self, Identity};
+use crate::domain::kit::facts;
 use crate::domain::kit::pyjson::Py;
 use crate::domain::kit::tau2::{long_date, parse_short_date};
 use crate::domain::kit::templates::Templates;
 use crate::domain::kit::text::{
     arg_items, arg_list, arg_str, distinct_ids, filter_clauses, join_and, output_strings,
+    payments_phrase,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -131,25 +132,16 @@ pub fn user_facts(db: &SchoolDb, student_id: &str) -> Vec<UserFact> {
     let Some(s) = db.students.get(student_id) else {
         return Vec::new();
     };
-    let mut out = vec![
-        facts::identity(
-            Identity::Id {
-                noun: "student",
-                id: student_id,
-            },
-            &[student_id],
+    let mut out = facts::id_and_name("student", student_id, &s.name);
+    out.push(facts::fact(
+        "program",
+        format!(
+            "You are enrolled in the {} {} program.",
+            s.program.degree, s.program.major
         ),
-        facts::name(&s.name.first_name, &s.name.last_name),
-        facts::fact(
-            "program",
-            format!(
-                "You are enrolled in the {} {} program.",
-                s.program.degree, s.program.major
-            ),
-            vec![s.program.degree.clone(), s.program.major.clone()],
-            &[],
-        ),
-    ];
+        vec![s.program.degree.clone(), s.program.major.clone()],
+        &[],
+    ));
     for m in s.payment_methods.values() {
         let (phrase, values) = m.phrase();
         out.push(facts::fact(
@@ -211,19 +203,7 @@ pub fn describe_request(db: &SchoolDb, tool: &str, args: &Value, output: &str) -
                 })
                 .collect();
             vars.insert("total", usd(payments.iter().map(|(_, a)| a).sum()));
-            vars.insert(
-                "pay",
-                match payments.as_slice() {
-                    [(one, _)] => format!("with {one}"),
-                    many => {
-                        let parts: Vec<String> = many
-                            .iter()
-                            .map(|(m, a)| format!("{} on {m}", usd(*a)))
-                            .collect();
-                        format!("by putting {}", join_and(&parts))
-                    }
-                },
-            );
+            vars.insert("pay", payments_phrase(&payments, usd));
         }
         "update_registration_courses" => {
             let (reg, owner) = (reg?, owner?);

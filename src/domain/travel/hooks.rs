@@ -16,12 +16,12 @@
 
 use super::db::{AddOn, Booking, BookingTraveler, TravelDb, Traveler};
 use crate::domain::UserFact;
-use crate::domain::kit::facts::{self, Identity};
+use crate::domain::kit::facts;
 use crate::domain::kit::tau2::{long_date, parse_short_date};
 use crate::domain::kit::templates::Templates;
 use crate::domain::kit::text::{
     arg_items, arg_str, count_word, distinct_ids, filter_clauses, join_and, money_in,
-    output_strings, words,
+    output_strings, payments_phrase, words,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -139,16 +139,7 @@ pub fn user_facts(db: &TravelDb, traveler_id: &str) -> Vec<UserFact> {
     let Some(t) = db.travelers.get(traveler_id) else {
         return Vec::new();
     };
-    let mut out = vec![
-        facts::identity(
-            Identity::Id {
-                noun: "traveler",
-                id: traveler_id,
-            },
-            &[traveler_id],
-        ),
-        facts::name(&t.name.first_name, &t.name.last_name),
-    ];
+    let mut out = facts::id_and_name("traveler", traveler_id, &t.name);
     for m in t.payment_methods.values() {
         let (phrase, values) = m.phrase();
         out.push(facts::fact(
@@ -229,21 +220,8 @@ pub fn describe_request(db: &TravelDb, tool: &str, args: &Value, output: &str) -
                 "total",
                 money_in(payments.iter().map(|(_, a)| a).sum(), currency),
             );
-            vars.insert(
-                "pay",
-                match payments.as_slice() {
-                    [(one, _)] => format!("with {one}"),
-                    many => format!(
-                        "by putting {}",
-                        join_and(
-                            &many
-                                .iter()
-                                .map(|(m, a)| format!("{} on {m}", money_in(*a, currency)))
-                                .collect::<Vec<_>>()
-                        )
-                    ),
-                },
-            );
+            let pay = payments_phrase(&payments, |a| money_in(a, currency));
+            vars.insert("pay", pay);
             table = match args.get("agent_id").and_then(Value::as_str) {
                 Some(a) => {
                     vars.insert("agent", agent_text(db, a)?);
