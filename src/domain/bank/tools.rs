@@ -31,7 +31,7 @@ use crate::domain::ToolFn;
 use crate::domain::kit::calc::py_round;
 use crate::domain::kit::clock::SimClock;
 use crate::domain::kit::glue::read_tool;
-use crate::domain::kit::ids::counter_id;
+use crate::domain::kit::ids::{counter_id, id_by_email};
 use crate::domain::kit::pyjson::{Py, dumps};
 use crate::domain::kit::specs;
 use crate::domain::{Args, Tool};
@@ -51,12 +51,11 @@ crate::domain::kit::glue::tool_list!(BankDb);
 fn build() -> Vec<Tool<BankDb>> {
     let runs: [(&str, ToolFn<BankDb>); 19] = [
         ("find_client_id_by_email", |db, a| {
-            let email = a.str("email")?.to_lowercase();
-            db.clients
+            let rows = db
+                .clients
                 .in_order()
-                .find(|c| c.contact.email.to_lowercase() == email)
-                .map(|c| c.client_id.clone())
-                .ok_or_else(|| "Client not found".to_string())
+                .map(|c| (&*c.client_id, &*c.contact.email));
+            id_by_email(rows, a.str("email")?).ok_or_else(|| "Client not found".to_string())
         }),
         ("get_client_details", read_tool!(client, "client_id")),
         ("get_account_details", |db, a| {

@@ -20,6 +20,7 @@
 
 use super::db::{BasketballDb, Club, Game, Player, ScoringEvent};
 use crate::domain::kit::glue::read_tool;
+use crate::domain::kit::ids::id_by_email;
 use crate::domain::kit::pyjson::{Py, name_listing};
 use crate::domain::kit::python::py_str_repr;
 use crate::domain::kit::specs;
@@ -51,12 +52,8 @@ fn build() -> Vec<Tool<BasketballDb>> {
             Ok(club_listing(clubs))
         }),
         ("find_player_id_by_email", |db, a| {
-            let email = a.str("email")?.to_lowercase();
-            db.players
-                .in_order()
-                .find(|p| p.email.to_lowercase() == email)
-                .map(|p| p.player_id.clone())
-                .ok_or_else(|| "Player not found".to_string())
+            let rows = db.players.in_order().map(|p| (&*p.player_id, &*p.email));
+            id_by_email(rows, a.str("email")?).ok_or_else(|| "Player not found".to_string())
         }),
         ("find_player_id_by_name", |db, a| {
             let first = a.str("first_name")?.to_lowercase();

@@ -1,8 +1,21 @@
 //! Minting new ids the way the reference tools do (DOMAINS.md section 10.2): a counter over
 //! a table's length (`TICKET{len+1:03d}`), max+1 over the numeric suffixes of existing keys
-//! (`APPT{max+1:03d}`), or the first free slot of a fixed list (`BKG001..BKG003`).
+//! (`APPT{max+1:03d}`), or the first free slot of a fixed list (`BKG001..BKG003`); and
+//! finding a customer's id by email, as the find-by-email tools do.
 //!
 //! Architecture invariant: pure functions of the state's keys; no clock, no global counter.
+
+/// The id of the first `(id, email)` row whose email is `email`, compared case-blind (the
+/// rows in the order the tool scans them).
+pub fn id_by_email<'a>(
+    rows: impl IntoIterator<Item = (&'a str, &'a str)>,
+    email: &str,
+) -> Option<String> {
+    let wanted = email.to_lowercase();
+    let mut rows = rows.into_iter();
+    rows.find(|(_, e)| e.to_lowercase() == wanted)
+        .map(|(id, _)| id.to_string())
+}
 
 /// `prefix` followed by `n` zero-padded to `width` digits (`counter_id("TICKET", 3, 241)`
 /// = `TICKET241`; wider numbers are not truncated).

@@ -26,6 +26,7 @@ use super::db::{
 };
 use crate::domain::kit::calc::py_round;
 use crate::domain::kit::glue::read_tool;
+use crate::domain::kit::ids::id_by_email;
 use crate::domain::kit::pyjson::{Py, name_listing};
 use crate::domain::kit::{specs, text::arg_list};
 use crate::domain::{Args, Tool, ToolFn};
@@ -43,12 +44,9 @@ fn build() -> Vec<Tool<RestaurantDb>> {
         ("get_patron_details", read_tool!(patron, "guest_ref")),
         ("list_all_dishes", |db, _| Ok(dish_listing(db))),
         ("find_patron_ref_by_email", |db, a| {
-            let email = a.str("email")?.to_lowercase();
-            db.patron_registry
-                .in_order()
-                .find(|p| p.contact_email.to_lowercase() == email)
-                .map(|p| p.guest_ref.clone())
-                .ok_or_else(|| "Patron not found".to_string())
+            let rows = db.patron_registry.in_order();
+            let rows = rows.map(|p| (&*p.guest_ref, &*p.contact_email));
+            id_by_email(rows, a.str("email")?).ok_or_else(|| "Patron not found".to_string())
         }),
         ("find_patron_ref_by_name_zip", |db, a| {
             let given = a.str("given")?.to_lowercase();

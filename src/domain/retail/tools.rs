@@ -16,6 +16,7 @@
 use super::db::{Address, CANCEL_REASONS, Order, RetailDb, Transaction, round2, status};
 use crate::domain::ToolFn;
 use crate::domain::kit::calc;
+use crate::domain::kit::ids::id_by_email;
 use crate::domain::kit::specs;
 use crate::domain::{Args, Tool};
 use std::collections::BTreeMap;
@@ -75,12 +76,8 @@ fn read_address(args: &Args) -> Result<Address, String> {
 }
 
 fn find_user_id_by_email(db: &mut RetailDb, args: &Args) -> Result<String, String> {
-    let email = args.str("email")?.to_lowercase();
-    db.users
-        .iter()
-        .find(|(_, u)| u.email.to_lowercase() == email)
-        .map(|(id, _)| id.to_string())
-        .ok_or_else(|| "user not found".to_string())
+    let rows = db.users.iter().map(|(id, u)| (id, u.email.as_str()));
+    id_by_email(rows, args.str("email")?).ok_or_else(|| "user not found".to_string())
 }
 
 fn find_user_id_by_name_zip(db: &mut RetailDb, args: &Args) -> Result<String, String> {

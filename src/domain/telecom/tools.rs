@@ -105,11 +105,11 @@ fn customer<'a>(db: &'a TelecomDb, id: &str) -> Result<&'a Customer, String> {
 
 fn find_customer_by_email(db: &mut TelecomDb, a: &Args) -> Result<String, String> {
     let email = a.str("email")?;
-    let wanted = email.to_lowercase();
-    db.customers
+    let rows = db
+        .customers
         .iter()
-        .find(|(_, c)| c.demographics.email.to_lowercase() == wanted)
-        .map(|(id, _)| id.to_string())
+        .map(|(id, c)| (id, &*c.demographics.email));
+    ids::id_by_email(rows, email)
         .ok_or_else(|| format!("No customer found with email address: {email}"))
 }
 
