@@ -21,22 +21,14 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
 
-fn player_of<'a>(db: &'a BasketballDb, ctx: &GroundingContext) -> Option<&'a Player> {
-    propose::customer(ctx, "player_id", &db.players)
-}
-
-/// The player's games matching `keep`: known ones first, the rest shuffled.
-fn ranked_games<'a>(
-    db: &'a BasketballDb,
-    ctx: &GroundingContext,
-    player: Option<&Player>,
-    rng: &mut ChaCha8Rng,
-    keep: impl Fn(&Game) -> bool,
-) -> Vec<&'a Game> {
-    let own = player.map(|p| p.games.clone()).unwrap_or_default();
-    let row = |id: &str| db.games.get(id).filter(|g| keep(g));
-    propose::ranked_rows(ctx, "game_id", own, row, rng)
-}
+/// The player's games (`GAMES.ranked`: known ones first, the rest shuffled); any game
+/// may be theirs to ask about.
+const GAMES: propose::Owned<BasketballDb, Player, Game> = propose::Owned {
+    key: "game_id",
+    table: |db| &db.games,
+    own: |p| p.games.clone(),
+    mine: |_, _| true,
+};
 
 /// The player's club first, then clubs the conversation revealed, then the opponents of
 /// the player's games.
@@ -89,7 +81,7 @@ pub fn propose_calls(
     ctx: &GroundingContext,
     rng: &mut ChaCha8Rng,
 ) -> Vec<Value> {
-    let player = player_of(db, ctx);
+    let player = propose::customer(ctx, "player_id", &db.players);
     let own_club = player.and_then(|p| db.club_of(&p.player_id));
     let mut out: Vec<Value> = Vec::new();
     let season = |g: &Game| g.season.clone();
@@ -168,12 +160,13 @@ pub fn propose_calls(
                 !matches!(tool, "get_game_box_score" | "get_game_timeline")
                     || !g.scoring_history.is_empty()
             };
-            for g in ranked_games(db, ctx, player, rng, played) {
+            for g in GAMES.ranked(db, ctx, player, rng, played) {
                 out.push(json!({"game_id": g.game_id}));
             }
         }
         "calculate" => {
-            for g in ranked_games(db, ctx, player, rng, |g| g.box_score.len() >= 2)
+            for g in GAMES
+                .ranked(db, ctx, player, rng, |g| g.box_score.len() >= 2)
                 .into_iter()
                 .take(2)
             {
@@ -198,7 +191,7 @@ pub fn propose_calls(
         }
         "update_game_status" => {
             let open = |g: &Game| !next_statuses(&g.status).is_empty();
-            for g in ranked_games(db, ctx, player, rng, open) {
+            for g in GAMES.ranked(db, ctx, player, rng, open) {
                 for s in next_statuses(&g.status) {
                     out.push(json!({"game_id": g.game_id, "new_status": s}));
                 }
@@ -206,7 +199,7 @@ pub fn propose_calls(
         }
         "record_scoring_event" => {
             let live = |g: &Game| g.status == "in_progress";
-            for g in ranked_games(db, ctx, player, rng, live) {
+            for g in GAMES.ranked(db, ctx, player, rng, live) {
                 score_proposals(db, player, g, rng, &mut out);
                 if out.len() >= MAX_PROPOSALS {
                     break;

@@ -71,6 +71,37 @@ pub fn ranked_rows<'a, T>(
     ids.iter().filter_map(|id| row(id)).collect()
 }
 
+/// A customer's rows of one table, as grounding proposes them: the id argument they go by,
+/// the table, the ids the customer lists, and whether a row is theirs. A domain states one
+/// as a constant and ranks with [`Owned::ranked`].
+pub struct Owned<D, C, T> {
+    pub key: &'static str,
+    pub table: fn(&D) -> &Table<T>,
+    pub own: fn(&C) -> Vec<String>,
+    pub mine: fn(&C, &T) -> bool,
+}
+
+impl<D, C, T: Clone + Serialize> Owned<D, C, T> {
+    /// The customer's rows matching `keep` ([`ranked_rows`]): those the conversation
+    /// revealed first, then their own, shuffled; with no customer, anyone's.
+    pub fn ranked<'a>(
+        &self,
+        db: &'a D,
+        ctx: &GroundingContext,
+        customer: Option<&C>,
+        rng: &mut ChaCha8Rng,
+        keep: impl Fn(&T) -> bool,
+    ) -> Vec<&'a T> {
+        let own = customer.map(self.own).unwrap_or_default();
+        let table = (self.table)(db);
+        let row = |id: &str| {
+            let r = table.get(id)?;
+            (customer.is_none_or(|c| (self.mine)(c, r)) && keep(r)).then_some(r)
+        };
+        ranked_rows(ctx, self.key, own, row, rng)
+    }
+}
+
 /// Values for an argument in tiers: those the context already knows first (in the order
 /// learnt), then each tier in a seeded order (e.g. the customer's own entities, then the
 /// rest of the catalogue); `keep` filters every tier, and no value repeats.

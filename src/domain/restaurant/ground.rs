@@ -26,25 +26,13 @@ pub const REASONS: [&str; 4] = [
     "the wait is too long",
 ];
 
-fn patron_of<'a>(db: &'a RestaurantDb, ctx: &GroundingContext) -> Option<&'a Patron> {
-    propose::customer(ctx, "guest_ref", &db.patron_registry)
-}
-
-/// The patron's tickets matching `keep`: known ones first, the rest shuffled.
-fn ranked_tickets<'a>(
-    db: &'a RestaurantDb,
-    ctx: &GroundingContext,
-    patron: Option<&Patron>,
-    rng: &mut ChaCha8Rng,
-    keep: impl Fn(&ServiceTicket) -> bool,
-) -> Vec<&'a ServiceTicket> {
-    let own = patron.map(|p| p.ticket_log.clone()).unwrap_or_default();
-    let row = |id: &str| {
-        let t = db.service_tickets.get(id)?;
-        (patron.is_none_or(|p| t.guest_ref == p.guest_ref) && keep(t)).then_some(t)
-    };
-    propose::ranked_rows(ctx, "ticket_ref", own, row, rng)
-}
+/// The patron's tickets (`TICKETS.ranked`: known ones first, the rest shuffled).
+const TICKETS: propose::Owned<RestaurantDb, Patron, ServiceTicket> = propose::Owned {
+    key: "ticket_ref",
+    table: |db| &db.service_tickets,
+    own: |p| p.ticket_log.clone(),
+    mine: |p, t| t.guest_ref == p.guest_ref,
+};
 
 /// The instrument a patron would pay a ticket's extras with: the one that paid it, then
 /// the others they saved.
@@ -75,7 +63,7 @@ pub fn propose_calls(
     ctx: &GroundingContext,
     rng: &mut ChaCha8Rng,
 ) -> Vec<Value> {
-    let patron = patron_of(db, ctx);
+    let patron = propose::customer(ctx, "guest_ref", &db.patron_registry);
     let owner = |t: &ServiceTicket| db.patron_registry.get(&t.guest_ref);
     let placed = |t: &ServiceTicket| t.is_placed();
     let mut out: Vec<Value> = Vec::new();
@@ -99,12 +87,13 @@ pub fn propose_calls(
             }
         }
         "get_ticket_details" => {
-            for t in ranked_tickets(db, ctx, patron, rng, |_| true) {
+            for t in TICKETS.ranked(db, ctx, patron, rng, |_| true) {
                 out.push(json!({"ticket_ref": t.ticket_ref}));
             }
         }
         "get_dish_details" => {
-            let own: Vec<String> = ranked_tickets(db, ctx, patron, rng, |_| true)
+            let own: Vec<String> = TICKETS
+                .ranked(db, ctx, patron, rng, |_| true)
                 .iter()
                 .flat_map(|t| t.line_entries.iter().map(|e| e.dish_ref.clone()))
                 .collect();
@@ -118,7 +107,8 @@ pub fn propose_calls(
         }
         "list_all_dishes" => out.push(json!({})),
         "calculate" => {
-            for t in ranked_tickets(db, ctx, patron, rng, |_| true)
+            for t in TICKETS
+                .ranked(db, ctx, patron, rng, |_| true)
                 .into_iter()
                 .take(2)
             {
@@ -136,7 +126,7 @@ pub fn propose_calls(
             "Patron {} asks for help the ticket tools cannot give.",
             patron.map_or("(not identified)", |p| p.guest_ref.as_str()))})),
         "cancel_placed_ticket" => {
-            for t in ranked_tickets(db, ctx, patron, rng, placed) {
+            for t in TICKETS.ranked(db, ctx, patron, rng, placed) {
                 let reason = REASONS[rng.random_range(0..REASONS.len())];
                 out.push(json!({"ticket_ref": t.ticket_ref, "reason": reason}));
             }
@@ -144,7 +134,7 @@ pub fn propose_calls(
         "modify_placed_ticket_dropoff" => {
             let delivery =
                 |t: &ServiceTicket| t.is_placed() && t.service_mode == ServiceMode::Delivery;
-            for t in ranked_tickets(db, ctx, patron, rng, delivery) {
+            for t in TICKETS.ranked(db, ctx, patron, rng, delivery) {
                 let mut addresses = Vec::new();
                 if let Some(p) = owner(t)
                     && t.dropoff.as_ref() != Some(&p.location)
@@ -162,7 +152,7 @@ pub fn propose_calls(
         "modify_placed_ticket_table" => {
             let dine_in =
                 |t: &ServiceTicket| t.is_placed() && t.service_mode == ServiceMode::DineIn;
-            for t in ranked_tickets(db, ctx, patron, rng, dine_in) {
+            for t in TICKETS.ranked(db, ctx, patron, rng, dine_in) {
                 let seats = t.table_info.as_ref().map_or(2, |i| i.seat_count);
                 let zone = t
                     .table_info
@@ -177,7 +167,7 @@ pub fn propose_calls(
             }
         }
         "modify_placed_ticket_items" => {
-            for t in ranked_tickets(db, ctx, patron, rng, placed) {
+            for t in TICKETS.ranked(db, ctx, patron, rng, placed) {
                 let Some(p) = owner(t) else { continue };
                 swap_proposals(db, p, t, rng, &mut out);
                 if out.len() >= MAX_PROPOSALS {
@@ -187,7 +177,7 @@ pub fn propose_calls(
         }
         "modify_placed_ticket_instrument" => {
             let single = |t: &ServiceTicket| t.is_placed() && t.payments().len() == 1;
-            for t in ranked_tickets(db, ctx, patron, rng, single) {
+            for t in TICKETS.ranked(db, ctx, patron, rng, single) {
                 let Some(p) = owner(t) else { continue };
                 let paid = &t.payments()[0].instrument_ref;
                 for i in p.saved_instruments.keys().filter(|i| *i != paid) {
@@ -197,7 +187,7 @@ pub fn propose_calls(
         }
         "add_tip_to_ticket" => {
             let open = |t: &ServiceTicket| t.state != CANCELLED;
-            for t in ranked_tickets(db, ctx, patron, rng, open) {
+            for t in TICKETS.ranked(db, ctx, patron, rng, open) {
                 let Some(p) = owner(t) else { continue };
                 let instruments = instruments_for(p, t);
                 if instruments.is_empty() {

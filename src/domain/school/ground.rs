@@ -22,25 +22,14 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value, json};
 
-fn student_of<'a>(db: &'a SchoolDb, ctx: &GroundingContext) -> Option<&'a Student> {
-    propose::customer(ctx, "student_id", &db.students)
-}
-
-/// The student's registrations matching `keep`: known ones first, the rest shuffled.
-fn ranked_registrations<'a>(
-    db: &'a SchoolDb,
-    ctx: &GroundingContext,
-    student: Option<&Student>,
-    rng: &mut ChaCha8Rng,
-    keep: impl Fn(&Registration) -> bool,
-) -> Vec<&'a Registration> {
-    let own = student.map(|s| s.registrations.clone()).unwrap_or_default();
-    let row = |id: &str| {
-        let r = db.registrations.get(id)?;
-        (student.is_none_or(|s| r.student_id == s.student_id) && keep(r)).then_some(r)
-    };
-    propose::ranked_rows(ctx, "registration_id", own, row, rng)
-}
+/// The student's registrations (`REGISTRATIONS.ranked`: known ones first, the rest
+/// shuffled).
+const REGISTRATIONS: propose::Owned<SchoolDb, Student, Registration> = propose::Owned {
+    key: "registration_id",
+    table: |db| &db.registrations,
+    own: |s| s.registrations.clone(),
+    mine: |s, r| r.student_id == s.student_id,
+};
 
 /// Courses matching `keep`: those the conversation revealed first, then `own`, then the
 /// rest of the catalogue, each group shuffled.
@@ -138,7 +127,7 @@ pub fn propose_calls(
     ctx: &GroundingContext,
     rng: &mut ChaCha8Rng,
 ) -> Vec<Value> {
-    let student = student_of(db, ctx);
+    let student = propose::customer(ctx, "student_id", &db.students);
     let own_courses: Vec<String> = student
         .into_iter()
         .flat_map(|s| db.registrations_of(s))
@@ -146,15 +135,14 @@ pub fn propose_calls(
         .collect();
     let mut out: Vec<Value> = Vec::new();
     match tool {
-        "get_student_details" => {
-            if let Some(s) = student {
-                out.push(json!({"student_id": s.student_id}));
-            }
-        }
+        "get_student_details" => out.extend(student.map(|s| json!({"student_id": s.student_id}))),
         "get_registration_details" => {
-            for r in ranked_registrations(db, ctx, student, rng, |_| true) {
-                out.push(json!({"registration_id": r.registration_id}));
-            }
+            let found = REGISTRATIONS.ranked(db, ctx, student, rng, |_| true);
+            out.extend(
+                found
+                    .iter()
+                    .map(|r| json!({"registration_id": r.registration_id})),
+            );
         }
         "get_course_details" => {
             for c in ranked_courses(db, ctx, own_courses, rng, |_| true)
@@ -193,7 +181,7 @@ pub fn propose_calls(
             }
         }
         "update_registration_courses" => {
-            for r in ranked_registrations(db, ctx, student, rng, Registration::is_active) {
+            for r in REGISTRATIONS.ranked(db, ctx, student, rng, Registration::is_active) {
                 update_proposals(db, ctx, r, rng, &mut out);
                 if out.len() >= MAX_PROPOSALS {
                     break;
@@ -201,13 +189,13 @@ pub fn propose_calls(
             }
         }
         "cancel_registration" => {
-            for r in ranked_registrations(db, ctx, student, rng, Registration::is_active) {
+            for r in REGISTRATIONS.ranked(db, ctx, student, rng, Registration::is_active) {
                 out.push(json!({"registration_id": r.registration_id}));
             }
         }
         "pay_registration" => {
             let owing = |r: &Registration| r.is_active() && r.balance_due() > 0;
-            for r in ranked_registrations(db, ctx, student, rng, owing) {
+            for r in REGISTRATIONS.ranked(db, ctx, student, rng, owing) {
                 let Some(owner) = db.students.get(&r.student_id) else {
                     continue;
                 };

@@ -177,14 +177,11 @@ pub fn propose_calls(
     let mut out: Vec<Value> = Vec::new();
     match tool {
         "get_traveler_details" => {
-            if let Some(t) = traveler {
-                out.push(json!({"traveler_id": t.traveler_id}));
-            }
+            out.extend(traveler.map(|t| json!({"traveler_id": t.traveler_id})));
         }
         "get_booking_details" => {
-            for b in ranked_bookings(db, ctx, traveler, rng, |_| true) {
-                out.push(json!({"booking_id": b.booking_id}));
-            }
+            let found = ranked_bookings(db, ctx, traveler, rng, |_| true);
+            out.extend(found.iter().map(|b| json!({"booking_id": b.booking_id})));
         }
         "get_package_details" => {
             for p in ranked_packages(db, ctx, traveler, rng, |_| true)
