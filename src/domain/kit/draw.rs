@@ -62,6 +62,31 @@ pub fn weighted<T: Clone>(rng: &mut ChaCha8Rng, choices: &[(T, u32)]) -> T {
     choices[0].0.clone()
 }
 
+/// A count for each of `items` things, each drawn by `weights`, then moved by one at a time
+/// at seeded positions (never below zero nor above the largest weighted count) until they
+/// sum to `total`: how many bookings each customer holds in a database of an exact size.
+pub fn counts_summing_to(
+    rng: &mut ChaCha8Rng,
+    items: usize,
+    weights: &[(usize, u32)],
+    total: usize,
+) -> Vec<usize> {
+    let max = weights.iter().map(|(n, _)| *n).max().unwrap_or(1);
+    let mut counts: Vec<usize> = (0..items).map(|_| weighted(rng, weights)).collect();
+    let mut sum: usize = counts.iter().sum();
+    while sum != total && !counts.is_empty() {
+        let i = rng.random_range(0..counts.len());
+        if sum > total && counts[i] > 0 {
+            counts[i] -= 1;
+            sum -= 1;
+        } else if sum < total && counts[i] < max {
+            counts[i] += 1;
+            sum += 1;
+        }
+    }
+    counts
+}
+
 /// An index drawn by integer weights (`None` when they are all zero, which draws nothing).
 pub fn weighted_index(rng: &mut ChaCha8Rng, weights: &[u32]) -> Option<usize> {
     let total: u32 = weights.iter().sum();

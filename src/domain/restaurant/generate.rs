@@ -30,7 +30,7 @@ use super::db::{
 };
 use crate::domain::Split;
 use crate::domain::kit::calc::py_round;
-use crate::domain::kit::draw::{Scales, digits_in, fresh_code, pick, weighted};
+use crate::domain::kit::draw::{Scales, counts_summing_to, digits_in, fresh_code, pick, weighted};
 use crate::domain::kit::text::capitalize;
 use crate::seed::derive_rng;
 use rand::RngExt;
@@ -112,22 +112,7 @@ pub fn generate(seed: u64, split: Split) -> RestaurantDb {
     } else {
         &[(0, 55), (1, 20), (2, 10), (3, 8), (4, 7)]
     };
-    let max = weights.iter().map(|(n, _)| *n).max().unwrap_or(1);
-    let mut counts: Vec<usize> = patrons
-        .iter()
-        .map(|_| weighted(&mut rng, weights))
-        .collect();
-    let mut total: usize = counts.iter().sum();
-    while total != scale.tickets && !counts.is_empty() {
-        let i = rng.random_range(0..counts.len());
-        if total > scale.tickets && counts[i] > 0 {
-            counts[i] -= 1;
-            total -= 1;
-        } else if total < scale.tickets && counts[i] < max {
-            counts[i] += 1;
-            total += 1;
-        }
-    }
+    let counts = counts_summing_to(&mut rng, patrons.len(), weights, scale.tickets);
     let dishes: Vec<&Dish> = menu.values().collect();
     let mut tickets = BTreeMap::new();
     for (patron, &count) in patrons.iter_mut().zip(&counts) {

@@ -32,7 +32,7 @@ pub use super::generate_courses::{FALL, SPRING};
 use super::generate_vocab::{VOCABULARY, contact, fresh_id, random_day};
 use super::tools::{conflict, tuition};
 use crate::domain::Split;
-use crate::domain::kit::draw::{Scales, digits, pick, weighted};
+use crate::domain::kit::draw::{Scales, counts_summing_to, digits, pick, weighted};
 use crate::domain::kit::tau2::{day_of, short_date};
 use crate::seed::derive_rng;
 use rand::RngExt;
@@ -79,19 +79,7 @@ pub fn generate(seed: u64, split: Split) -> SchoolDb {
     } else {
         &[(0, 12), (1, 76), (2, 12)]
     };
-    let max = weights.iter().map(|(n, _)| *n).max().unwrap_or(1);
-    let mut counts: Vec<usize> = order.iter().map(|_| weighted(&mut rng, weights)).collect();
-    let mut total: usize = counts.iter().sum();
-    while total != scale.registrations && !counts.is_empty() {
-        let i = rng.random_range(0..counts.len());
-        if total > scale.registrations && counts[i] > 0 {
-            counts[i] -= 1;
-            total -= 1;
-        } else if total < scale.registrations && counts[i] < max {
-            counts[i] += 1;
-            total += 1;
-        }
-    }
+    let counts = counts_summing_to(&mut rng, order.len(), weights, scale.registrations);
     let mut registrations = BTreeMap::new();
     let mut lines_per_course: BTreeMap<String, i64> = BTreeMap::new();
     for (sid, &count) in order.iter().zip(&counts) {

@@ -33,7 +33,7 @@ use super::generate_vocab::{VOCABULARY, fresh_id, sample};
 pub use super::generate_vocab::{add_on_catalogue, room_types};
 use super::tools::package_total;
 use crate::domain::Split;
-use crate::domain::kit::draw::{Scales, digits, pick, weighted};
+use crate::domain::kit::draw::{Scales, counts_summing_to, digits, pick, weighted};
 use crate::domain::kit::tau2::{day_of, parse_short_date, short_date};
 use crate::seed::derive_rng;
 use rand::RngExt;
@@ -87,21 +87,12 @@ pub fn generate(seed: u64, split: Split) -> TravelDb {
     let payers: Vec<usize> = (0..travelers.len())
         .filter(|i| !travelers[*i].payment_methods.is_empty())
         .collect();
-    let mut counts: Vec<usize> = payers
-        .iter()
-        .map(|_| weighted(&mut rng, &v.bookings_per_traveler))
-        .collect();
-    let mut total: usize = counts.iter().sum();
-    while total != scale.bookings && !counts.is_empty() {
-        let i = rng.random_range(0..counts.len());
-        if total > scale.bookings && counts[i] > 0 {
-            counts[i] -= 1;
-            total -= 1;
-        } else if total < scale.bookings && counts[i] < 3 {
-            counts[i] += 1;
-            total += 1;
-        }
-    }
+    let counts = counts_summing_to(
+        &mut rng,
+        payers.len(),
+        &v.bookings_per_traveler,
+        scale.bookings,
+    );
     let package_ids: Vec<String> = packages.keys().cloned().collect();
     let mut booking_ids = BTreeSet::new();
     for (&i, &count) in payers.iter().zip(&counts) {
