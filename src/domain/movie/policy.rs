@@ -14,7 +14,7 @@
 
 use super::db::{CONFIRMED, MovieDb, SCHEDULED};
 use super::tools::{NOW, show};
-use crate::domain::kit::policy::{Rule, rule};
+use crate::domain::kit::policy::{Rule, refuse_if, rule};
 use crate::domain::kit::text::arg_str;
 use serde_json::Value;
 
@@ -34,11 +34,9 @@ pub static RULES: [Rule<MovieDb>; 9] = [
         ]
         .iter()
         .any(|v| v.is_none_or(|s| s.trim().is_empty()));
-        if missing {
-            Err("a booking names the customer: first and last name, email and phone".into())
-        } else {
-            Ok(())
-        }
+        refuse_if(missing, || {
+            "a booking names the customer: first and last name, email and phone".into()
+        })
     }),
     rule(CREATE, "no_accessible_seats", |db, a| {
         accessible_seats(db, arg_str(a, "theater_id"), arg_str(a, "show_id"), a, &[])
@@ -66,11 +64,9 @@ pub static RULES: [Rule<MovieDb>; 9] = [
             .map(|s| (s.seat_id.as_str(), s.ticket_type.as_str()))
             .collect();
         let asked: Vec<(&str, &str)> = seat_args(a);
-        if asked == now {
-            Err("the booking already has exactly these seats".into())
-        } else {
-            Ok(())
-        }
+        refuse_if(asked == now, || {
+            "the booking already has exactly these seats".into()
+        })
     }),
     rule(UPDATE, "payments_follow_policy", |_, a| {
         match a.get("payment") {

@@ -57,20 +57,12 @@ crate::domain::kit::glue::tool_list!(MovieDb);
 fn build() -> Vec<Tool<MovieDb>> {
     let runs: [(&str, ToolFn<MovieDb>); 13] = [
         ("list_movies", |db, _| {
-            let rows: Vec<Value> = db
-                .movies
-                .in_order()
-                .map(|m| json!({"movie_id": m.movie_id, "title": m.title}))
-                .collect();
-            Ok(Py::Plain(Value::Array(rows)).to_json_str())
+            let entry = |m: &Movie| json!({"movie_id": m.movie_id, "title": m.title});
+            Ok(plain_list(db.movies.in_order().map(entry)))
         }),
         ("list_theaters", |db, _| {
-            let rows: Vec<Value> = db
-                .theaters
-                .in_order()
-                .map(|t| json!({"theater_id": t.theater_id, "name": t.name}))
-                .collect();
-            Ok(Py::Plain(Value::Array(rows)).to_json_str())
+            let entry = |t: &Theater| json!({"theater_id": t.theater_id, "name": t.name});
+            Ok(plain_list(db.theaters.in_order().map(entry)))
         }),
         ("get_movie_details", read_tool!(movie, "movie_id")),
         ("get_theater_details", read_tool!(theater, "theater_id")),
@@ -126,6 +118,11 @@ crate::domain::kit::glue::row_getters!(MovieDb {
     theater: theaters.get_named("Theater") -> Theater,
     booking: bookings.get_named("Booking") -> Booking,
 });
+
+/// A listing the reference returns as a plain list of dicts (values printed as strings).
+fn plain_list(entries: impl Iterator<Item = Value>) -> String {
+    Py::Plain(Value::Array(entries.collect())).to_json_str()
+}
 
 /// A show of a theater and its date, with the reference's errors.
 pub fn show<'a>(

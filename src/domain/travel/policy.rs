@@ -17,7 +17,7 @@
 use super::db::{Booking, BookingTraveler, TravelDb};
 use super::tools::CLOCK;
 use crate::domain::kit::clock::parse_date;
-use crate::domain::kit::policy::{Rule, positive_payments, rule};
+use crate::domain::kit::policy::{Rule, positive_payments, refuse_if, rule};
 use crate::domain::kit::tau2::parse_short_date;
 use crate::domain::kit::text::arg_str;
 use serde_json::Value;
@@ -79,23 +79,17 @@ pub static RULES: [Rule<TravelDb>; 17] = [
             .get("add_ons")
             .and_then(|v| serde_json::from_value(v.clone()).ok())
             .unwrap_or_default();
-        if new == b.add_ons {
-            Err("the new add-on list is the current one".into())
-        } else {
-            Ok(())
-        }
+        refuse_if(new == b.add_ons, || {
+            "the new add-on list is the current one".into()
+        })
     }),
     rule(DATE, "booking_is_active", |db, a| active(db, a).map(|_| ())),
     rule(DATE, "real_change", |db, a| {
         let b = active(db, a)?;
-        if arg_str(a, "new_departure_date") == b.departure_date {
-            Err(format!(
-                "the booking already departs on {}",
-                b.departure_date
-            ))
-        } else {
-            Ok(())
-        }
+        let date = &b.departure_date;
+        refuse_if(arg_str(a, "new_departure_date") == *date, || {
+            format!("the booking already departs on {date}")
+        })
     }),
     rule(DATE, "change_permitted", |db, a| {
         let b = active(db, a)?;
@@ -108,11 +102,9 @@ pub static RULES: [Rule<TravelDb>; 17] = [
         let b = active(db, a)?;
         let new = travelers(a, "travelers");
         named(&new)?;
-        if new == b.travelers {
-            Err("the traveler list is unchanged".into())
-        } else {
-            Ok(())
-        }
+        refuse_if(new == b.travelers, || {
+            "the traveler list is unchanged".into()
+        })
     }),
     rule(ROOMING, "booking_is_active", |db, a| {
         active(db, a).map(|_| ())
@@ -125,11 +117,7 @@ pub static RULES: [Rule<TravelDb>; 17] = [
         let same = a.pointer("/rooming/room_type").and_then(Value::as_str)
             == Some(b.rooming.room_type.as_str())
             && a.pointer("/rooming/occupancy").and_then(Value::as_i64) == Some(b.rooming.occupancy);
-        if same {
-            Err("the rooming is unchanged".into())
-        } else {
-            Ok(())
-        }
+        refuse_if(same, || "the rooming is unchanged".into())
     }),
 ];
 
