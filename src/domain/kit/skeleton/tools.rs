@@ -24,12 +24,8 @@ crate::domain::kit::glue::tool_list!(SkeletonDb);
 fn build() -> Vec<Tool<SkeletonDb>> {
     let runs: [(&str, ToolFn<SkeletonDb>); 7] = [
         ("find_member_id_by_email", |db, a| {
-            let email = a.str("email")?.to_lowercase();
-            db.members
-                .iter()
-                .find(|(_, m)| m.email.to_lowercase() == email)
-                .map(|(id, _)| id.to_string())
-                .ok_or_else(|| "Member not found".to_string())
+            let rows = db.members.iter().map(|(id, m)| (id, m.email.as_str()));
+            ids::id_by_email(rows, a.str("email")?).ok_or_else(|| "Member not found".to_string())
         }),
         ("get_member_details", |db, a| {
             show(member(db, a.str("member_id")?)?)
@@ -106,17 +102,11 @@ fn show<T: Serialize + ?Sized>(row: &T) -> Result<String, String> {
     serde_json::to_string(row).map_err(|e| e.to_string())
 }
 
-pub fn member<'a>(db: &'a SkeletonDb, id: &str) -> Result<&'a Member, String> {
-    db.members.get_or(id, "Member not found")
-}
-
-pub fn book<'a>(db: &'a SkeletonDb, id: &str) -> Result<&'a Book, String> {
-    db.books.get_or(id, "Book not found")
-}
-
-pub fn loan<'a>(db: &'a SkeletonDb, id: &str) -> Result<&'a Loan, String> {
-    db.loans.get_or(id, "Loan not found")
-}
+crate::domain::kit::glue::row_getters!(SkeletonDb {
+    member: members.get_or("Member not found") -> Member,
+    book: books.get_or("Book not found") -> Book,
+    loan: loans.get_or("Loan not found") -> Loan,
+});
 
 /// `date` (`YYYY-MM-DD`) moved by `days`.
 pub fn add_days(date: &str, days: i64) -> Result<String, String> {
