@@ -74,9 +74,14 @@ fn options_text(options: &BTreeMap<String, String>) -> String {
     join_and(&parts)
 }
 
-/// One option in words: "deluxe edition", "1080p resolution".
-fn option_words(key: &str, value: &str) -> String {
-    format!("{value} {}", key.replace('_', " "))
+/// One option in words: "deluxe edition", "1080p resolution"; a value that already ends in
+/// its option's name stands alone ("3-season", not "3-season season").
+pub(super) fn option_words(key: &str, value: &str) -> String {
+    let key = key.replace('_', " ");
+    if value.to_lowercase().ends_with(&key.to_lowercase()) {
+        return value.to_string();
+    }
+    format!("{value} {key}")
 }
 
 /// "board game with deluxe edition and party theme".

@@ -2159,3 +2159,11 @@ fn spec_cancel_reasons_match_the_database() {
         json!(super::db::CANCEL_REASONS)
     );
 }
+
+#[test]
+fn an_option_value_that_names_its_option_is_said_once() {
+    use super::hooks::option_words;
+    assert_eq!(option_words("resolution", "1080p"), "1080p resolution");
+    assert_eq!(option_words("season", "3-season"), "3-season");
+    assert_eq!(option_words("bowl_size", "5.5 qt"), "5.5 qt bowl size");
+}

@@ -156,6 +156,10 @@ pub fn describe_request(
                 .iter()
                 .find_map(|k| args.get(*k)?.as_str());
             match filter {
+                // A device status reads after "are": "in maintenance", "deployed".
+                Some("maintenance") => {
+                    vars.insert("filter", "in maintenance".into());
+                }
                 Some(f) => {
                     vars.insert("filter", words(f));
                 }
