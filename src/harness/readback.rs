@@ -6,7 +6,7 @@
 //! task.
 
 use super::{ChatMessage, MessageRole};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The field of a JSON tool result whose value is `output` (the innermost key), if any.
 pub(super) fn field_of(result: &str, output: &str) -> Option<String> {
@@ -309,7 +309,34 @@ impl Heard {
     /// that merely mentions it: a phone listed under a plan (`{"device_id": "1", "name":
     /// "Nokia G42", "service": "mobile_golden_years"}`) does not name the plan.
     fn words_for(&self, id: &str) -> Option<String> {
-        fn own_id(m: &serde_json::Map<String, Value>, id: &str) -> bool {
+        // A row holding two references (a box-score line: `club_id` and `player_id`)
+        // names one of them: the one whose fellow references are named by rows of their
+        // own (the club by the game's club entry), never both.
+        self.words_in(id).or_else(|| {
+            self.words_in_shared(id, &|m| {
+                refs_held(m)
+                    .filter(|v| *v != id)
+                    .all(|other| self.words_in(other).is_some())
+            })
+        })
+    }
+
+    /// [`Heard::words_for`] from rows that hold no other reference.
+    fn words_in(&self, id: &str) -> Option<String> {
+        self.words_where(id, &|m| refs_held(m).count() <= 1)
+    }
+
+    /// [`Heard::words_for`] from rows with other references that `others_named` accepts.
+    fn words_in_shared(
+        &self,
+        id: &str,
+        others_named: &dyn Fn(&Map<String, Value>) -> bool,
+    ) -> Option<String> {
+        self.words_where(id, &|m| refs_held(m).count() > 1 && others_named(m))
+    }
+
+    fn words_where(&self, id: &str, row: &dyn Fn(&Map<String, Value>) -> bool) -> Option<String> {
+        fn own_id(m: &Map<String, Value>, id: &str) -> bool {
             let id_key = |k: &str| {
                 k == "id"
                     || k == "code"
@@ -319,11 +346,15 @@ impl Heard {
             };
             m.iter().any(|(k, v)| id_key(k) && v.as_str() == Some(id))
         }
-        fn find<'v>(v: &'v Value, id: &str) -> Option<&'v serde_json::Map<String, Value>> {
+        fn find<'v>(
+            v: &'v Value,
+            id: &str,
+            row: &dyn Fn(&Map<String, Value>) -> bool,
+        ) -> Option<&'v Map<String, Value>> {
             match v {
-                Value::Object(m) if own_id(m, id) => Some(m),
-                Value::Object(m) => m.values().find_map(|x| find(x, id)),
-                Value::Array(items) => items.iter().find_map(|x| find(x, id)),
+                Value::Object(m) if own_id(m, id) && row(m) => Some(m),
+                Value::Object(m) => m.values().find_map(|x| find(x, id, row)),
+                Value::Array(items) => items.iter().find_map(|x| find(x, id, row)),
                 _ => None,
             }
         }
@@ -334,7 +365,7 @@ impl Heard {
             let Ok(v) = serde_json::from_str::<Value>(r) else {
                 return text_words_for(r, id);
             };
-            let m = find(&v, id)?;
+            let m = find(&v, id, row)?;
             let text = |k: &str| m.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
             let code = m
                 .iter()
@@ -349,6 +380,15 @@ impl Heard {
             }
         })
     }
+}
+
+/// The reference values a row holds (`id`, `*_id`, `*_ref`, `*_number` strings).
+fn refs_held(m: &Map<String, Value>) -> impl Iterator<Item = &str> {
+    m.iter()
+        .filter(|(k, _)| {
+            k.as_str() == "id" || ["_id", "_ref", "_number"].iter().any(|s| k.ends_with(s))
+        })
+        .filter_map(|(_, v)| v.as_str())
 }
 
 /// The words a plain-text result gives the record it lists with `id`: the line's text
@@ -641,6 +681,32 @@ mod tests {
         heard.update(&transcript);
         let said = super::summarise_write_as("manage_service", &remove, &[], &[], Some(&heard));
         assert!(said.contains("service: Golden Years Mobile Plan"), "{said}");
+        // A box-score line names its player, not its club: the club is named by the game's
+        // own club entry, and without one it is read back as its id.
+        let line = r#"{"name": "Luka Abernathy", "club_id": "DVL5GUO", "player_id": "UNWCC3R"}"#;
+        let event = json!({"club_id": "DVL5GUO", "player_id": "UNWCC3R", "points": 2});
+        let mut heard = super::Heard::default();
+        let mut transcript = vec![crate::llm::ChatMessage::tool(
+            "call_1",
+            "get_game_box_score",
+            format!("[{line}]"),
+        )];
+        heard.update(&transcript);
+        let said =
+            super::summarise_write_as("record_scoring_event", &event, &[], &[], Some(&heard));
+        assert!(said.contains("club: DVL5GUO"), "{said}");
+        transcript.push(crate::llm::ChatMessage::tool(
+            "call_2",
+            "get_game_details",
+            format!(
+                r#"{{"clubs": {{"home": {{"name": "Stonebridge Glaciers", "club_id": "DVL5GUO"}}}}, "box_score": [{line}]}}"#
+            ),
+        ));
+        heard.update(&transcript);
+        let said =
+            super::summarise_write_as("record_scoring_event", &event, &[], &[], Some(&heard));
+        assert!(said.contains("club: Stonebridge Glaciers"), "{said}");
+        assert!(said.contains("player: Luka Abernathy"), "{said}");
     }
     #[test]
     fn values_no_field_names_are_named_by_their_line_or_tool() {
