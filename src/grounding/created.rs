@@ -27,6 +27,7 @@ pub(super) fn name_created_in_words(env: &dyn Environment, user: &str, steps: &m
                 intent: spec.map_or(crate::domain::Intent::Lookup, |x| x.intent),
                 before: Default::default(),
                 after: Default::default(),
+                told: Vec::new(),
             }
         })
         .collect();

@@ -263,6 +263,8 @@ impl Search<'_> {
                     intent: spec.map_or(crate::domain::Intent::Change, |s| s.intent),
                     before: *env_hash.get_or_insert_with(|| env.state_hash()),
                     after: next.state_hash(),
+                    // The search asks `tells_again` once the request is known.
+                    told: Vec::new(),
                 }
             });
             let next_hash = step.as_ref().map(|s| s.after);

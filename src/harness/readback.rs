@@ -309,33 +309,6 @@ impl Heard {
     /// that merely mentions it: a phone listed under a plan (`{"device_id": "1", "name":
     /// "Nokia G42", "service": "mobile_golden_years"}`) does not name the plan.
     fn words_for(&self, id: &str) -> Option<String> {
-        // A row holding two references (a box-score line: `club_id` and `player_id`)
-        // names one of them: the one whose fellow references are named by rows of their
-        // own (the club by the game's club entry), never both.
-        self.words_in(id).or_else(|| {
-            self.words_in_shared(id, &|m| {
-                refs_held(m)
-                    .filter(|v| *v != id)
-                    .all(|other| self.words_in(other).is_some())
-            })
-        })
-    }
-
-    /// [`Heard::words_for`] from rows that hold no other reference.
-    fn words_in(&self, id: &str) -> Option<String> {
-        self.words_where(id, &|m| refs_held(m).count() <= 1)
-    }
-
-    /// [`Heard::words_for`] from rows with other references that `others_named` accepts.
-    fn words_in_shared(
-        &self,
-        id: &str,
-        others_named: &dyn Fn(&Map<String, Value>) -> bool,
-    ) -> Option<String> {
-        self.words_where(id, &|m| refs_held(m).count() > 1 && others_named(m))
-    }
-
-    fn words_where(&self, id: &str, row: &dyn Fn(&Map<String, Value>) -> bool) -> Option<String> {
         fn own_id(m: &Map<String, Value>, id: &str) -> bool {
             let id_key = |k: &str| {
                 k == "id"
@@ -346,15 +319,26 @@ impl Heard {
             };
             m.iter().any(|(k, v)| id_key(k) && v.as_str() == Some(id))
         }
-        fn find<'v>(
-            v: &'v Value,
-            id: &str,
-            row: &dyn Fn(&Map<String, Value>) -> bool,
-        ) -> Option<&'v Map<String, Value>> {
+        fn find<'v>(v: &'v Value, id: &str) -> Option<&'v Map<String, Value>> {
             match v {
-                Value::Object(m) if own_id(m, id) && row(m) => Some(m),
-                Value::Object(m) => m.values().find_map(|x| find(x, id, row)),
-                Value::Array(items) => items.iter().find_map(|x| find(x, id, row)),
+                Value::Object(m) if own_id(m, id) => Some(m),
+                Value::Object(m) => m.values().find_map(|x| find(x, id)),
+                Value::Array(items) => {
+                    // An id several rows of one list hold (the club on every line of a
+                    // box score) is a reference they share, not any one row's own id.
+                    let holders = items
+                        .iter()
+                        .filter(|x| x.as_object().is_some_and(|m| own_id(m, id)))
+                        .count();
+                    if holders > 1 {
+                        items
+                            .iter()
+                            .filter_map(Value::as_object)
+                            .find_map(|m| m.values().find_map(|x| find(x, id)))
+                    } else {
+                        items.iter().find_map(|x| find(x, id))
+                    }
+                }
                 _ => None,
             }
         }
@@ -365,7 +349,7 @@ impl Heard {
             let Ok(v) = serde_json::from_str::<Value>(r) else {
                 return text_words_for(r, id);
             };
-            let m = find(&v, id, row)?;
+            let m = find(&v, id)?;
             let text = |k: &str| m.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
             let code = m
                 .iter()
@@ -380,15 +364,6 @@ impl Heard {
             }
         })
     }
-}
-
-/// The reference values a row holds (`id`, `*_id`, `*_ref`, `*_number` strings).
-fn refs_held(m: &Map<String, Value>) -> impl Iterator<Item = &str> {
-    m.iter()
-        .filter(|(k, _)| {
-            k.as_str() == "id" || ["_id", "_ref", "_number"].iter().any(|s| k.ends_with(s))
-        })
-        .filter_map(|(_, v)| v.as_str())
 }
 
 /// The words a plain-text result gives the record it lists with `id`: the line's text
@@ -681,9 +656,10 @@ mod tests {
         heard.update(&transcript);
         let said = super::summarise_write_as("manage_service", &remove, &[], &[], Some(&heard));
         assert!(said.contains("service: Golden Years Mobile Plan"), "{said}");
-        // A box-score line names its player, not its club: the club is named by the game's
-        // own club entry, and without one it is read back as its id.
-        let line = r#"{"name": "Luka Abernathy", "club_id": "DVL5GUO", "player_id": "UNWCC3R"}"#;
+        // A box-score line names its player, not the club every line holds: the club is
+        // named by the game's own club entry, and without one it is read back as its id.
+        let line = r#"{"name": "Luka Abernathy", "club_id": "DVL5GUO", "player_id": "UNWCC3R"},
+            {"name": "Marcus Adeyemi", "club_id": "DVL5GUO", "player_id": "ZYO5E68"}"#;
         let event = json!({"club_id": "DVL5GUO", "player_id": "UNWCC3R", "points": 2});
         let mut heard = super::Heard::default();
         let mut transcript = vec![crate::llm::ChatMessage::tool(

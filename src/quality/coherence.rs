@@ -160,6 +160,10 @@ pub struct Step {
     pub intent: Intent,
     pub before: StateHash,
     pub after: StateHash,
+    /// What a read requested by the customer tells them (its required outputs; empty
+    /// where unknown): the same values again make a re-read a repeat even when the
+    /// output around them changed.
+    pub told: Vec<String>,
 }
 
 impl Step {
@@ -325,7 +329,7 @@ pub fn check_next(prev: &[Step], next: &Step, customer: &[&str]) -> Option<Findi
             p.kind == ToolKind::Read
                 && p.tool == next.tool
                 && p.args == next.args
-                && p.output == next.output
+                && (p.output == next.output || (!next.told.is_empty() && p.told == next.told))
         })
     {
         return finding(
@@ -424,7 +428,7 @@ pub fn replay_steps(env: &dyn Environment, task: &TaskRecord) -> Vec<Step> {
     let specs = env.tool_specs();
     let mut state = env.fork();
     let mut steps = Vec::with_capacity(task.actions.len());
-    for a in &task.actions {
+    for (i, a) in task.actions.iter().enumerate() {
         let Some(spec) = specs.iter().find(|s| s.name == a.name) else {
             break;
         };
@@ -433,6 +437,18 @@ pub fn replay_steps(env: &dyn Environment, task: &TaskRecord) -> Vec<Step> {
         if out.is_error {
             break;
         }
+        // A read leaves the state as it was, so what it tells is read on the state after.
+        let request = task.requests.get(i).and_then(Option::as_deref);
+        let told = match spec.kind {
+            ToolKind::Read => crate::quality::answers::answer(
+                state.as_ref(),
+                &a.name,
+                &a.kwargs,
+                &out.text,
+                request,
+            ),
+            _ => Vec::new(),
+        };
         steps.push(Step {
             tool: a.name.clone(),
             args: a.kwargs.clone(),
@@ -441,6 +457,7 @@ pub fn replay_steps(env: &dyn Environment, task: &TaskRecord) -> Vec<Step> {
             intent: spec.intent,
             before,
             after: state.state_hash(),
+            told,
         });
     }
     steps
@@ -496,6 +513,7 @@ mod tests {
             intent,
             before: StateHash(before),
             after: StateHash(after),
+            told: Vec::new(),
         }
     }
 
@@ -564,6 +582,25 @@ mod tests {
             as_recheck(asked, [Some(asked)].into_iter()),
             "Is your registration full-time or part-time, now that those changes are made?"
         );
+    }
+
+    #[test]
+    fn a_re_read_telling_the_same_values_is_a_repeat_whatever_else_changed() {
+        let loan = json!({"loan_id": "L1"});
+        let read = |out: &str, told: &[&str]| Step {
+            told: told.iter().map(|t| t.to_string()).collect(),
+            ..step("get_loan_details", loan.clone(), out, Intent::Lookup, 2, 2)
+        };
+        let pay = step("make_loan_payment", loan.clone(), "ok", Intent::Pay, 1, 2);
+        let first = read(r#"{"history": []}"#, &["2025-10-04", "311.22"]);
+        // The payment shows in the history, the next installment told is the same.
+        let same = read(r#"{"history": ["paid"]}"#, &["2025-10-04", "311.22"]);
+        assert_eq!(
+            kinds(&[first.clone(), pay.clone(), same]),
+            [Incoherence::RepeatRead]
+        );
+        let moved = read(r#"{"history": ["paid"]}"#, &["2025-11-04", "311.22"]);
+        assert!(kinds(&[first, pay, moved]).is_empty());
     }
 
     #[test]

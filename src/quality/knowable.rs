@@ -356,6 +356,7 @@ mod tests {
             intent: Intent::Book,
             before: StateHash(1),
             after: StateHash(2),
+            told: Vec::new(),
         }
     }
 
