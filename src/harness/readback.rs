@@ -324,13 +324,16 @@ impl Heard {
                 Value::Object(m) if own_id(m, id) => Some(m),
                 Value::Object(m) => m.values().find_map(|x| find(x, id)),
                 Value::Array(items) => {
-                    // An id several rows of one list hold (the club on every line of a
-                    // box score) is a reference they share, not any one row's own id.
-                    let holders = items
+                    // An id that rows of one list with different names hold (the club on
+                    // every line of a box score) is a reference they share, not any one
+                    // row's own id; the same item twice in an order is still that item.
+                    let mut names = items
                         .iter()
-                        .filter(|x| x.as_object().is_some_and(|m| own_id(m, id)))
-                        .count();
-                    if holders > 1 {
+                        .filter_map(Value::as_object)
+                        .filter(|m| own_id(m, id))
+                        .map(|m| m.get("name").or_else(|| m.get("title")));
+                    let first = names.next();
+                    if names.any(|n| Some(n) != first) {
                         items
                             .iter()
                             .filter_map(Value::as_object)
@@ -683,6 +686,17 @@ mod tests {
             super::summarise_write_as("record_scoring_event", &event, &[], &[], Some(&heard));
         assert!(said.contains("club: Stonebridge Glaciers"), "{said}");
         assert!(said.contains("player: Luka Abernathy"), "{said}");
+        // The same item twice in an order is still that item.
+        let mut heard = super::Heard::default();
+        let vacuum = r#"{"name": "Robot Vacuum", "item_id": "9368139105", "product_id": "P1"}"#;
+        heard.update(&[crate::llm::ChatMessage::tool(
+            "call_1",
+            "get_order_details",
+            format!(r#"{{"items": [{vacuum}, {vacuum}]}}"#),
+        )]);
+        let ret = json!({"order_id": "#W6286941", "item_ids": ["9368139105"]});
+        let said = super::summarise_write_as("return_items", &ret, &[], &[], Some(&heard));
+        assert!(said.contains("Robot Vacuum"), "{said}");
     }
     #[test]
     fn values_no_field_names_are_named_by_their_line_or_tool() {
