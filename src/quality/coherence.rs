@@ -386,35 +386,32 @@ pub fn check_next(prev: &[Step], next: &Step, customer: &[&str]) -> Option<Findi
                 ),
             );
         }
-        if next.intent == Intent::Cancel {
+        // Cancelled or changed after this task created it (a change only of what a
+        // creating tool made: an id a payment's output shows was not made by the customer).
+        let cancel = next.intent == Intent::Cancel;
+        let creates = matches!(p.intent, Intent::Book | Intent::Report);
+        if cancel || (next.intent == Intent::Change && creates) {
             let made = created_ids(p, &seen);
             if let Some(e) = here.iter().find(|e| made.contains(e)) {
+                let (kind, verb) = if cancel {
+                    (Incoherence::CreateCancel, "cancels")
+                } else {
+                    (Incoherence::CreateChange, "changes")
+                };
                 return finding(
-                    Incoherence::CreateCancel,
+                    kind,
                     format!(
-                        "{} cancels {e}, which action {j} ({}) created",
+                        "{} {verb} {e}, which action {j} ({}) created",
                         next.tool, p.tool
                     ),
-                );
-            }
-            if shared {
-                return finding(
-                    Incoherence::ChangeCancel,
-                    format!("{} cancels what action {j} ({}) changed", next.tool, p.tool),
                 );
             }
         }
-        if next.intent == Intent::Change && matches!(p.intent, Intent::Book | Intent::Report) {
-            let made = created_ids(p, &seen);
-            if let Some(e) = here.iter().find(|e| made.contains(e)) {
-                return finding(
-                    Incoherence::CreateChange,
-                    format!(
-                        "{} changes {e}, which action {j} ({}) created",
-                        next.tool, p.tool
-                    ),
-                );
-            }
+        if cancel && shared {
+            return finding(
+                Incoherence::ChangeCancel,
+                format!("{} cancels what action {j} ({}) changed", next.tool, p.tool),
+            );
         }
         seen.push_str(&p.args.to_string());
         seen.push_str(&p.output);

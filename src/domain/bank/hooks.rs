@@ -226,8 +226,8 @@ pub fn describe_request(db: &BankDb, tool: &str, args: &Value, output: &str) -> 
             let id = arg_str(args, "account_id");
             vars.insert("account", account_text(db.holder_of(id)?.accounts.get(id)?));
             // A newest entry whose description carries an id is asked about by amount only.
-            let newest = serde_json::from_str::<Value>(output).ok();
             if tool == "get_recent_transactions" {
+                let newest = serde_json::from_str::<Value>(output).ok();
                 let described = newest.is_some_and(|v| told_description(&v).is_some());
                 let case = if described { "described" } else { "amount" };
                 table = format!("{tool}.{case}");
