@@ -105,7 +105,7 @@ pub fn identify_call(
 /// the reference's order (after `identify`, when there is one): an id that neither the
 /// customer's words (instruction and facts) nor an earlier result shows is looked for with
 /// the read tools whose required arguments what is known fills, one or two lookups deep;
-/// the first (in tool order) that shows it is planned. An id no lookup shows stays unplanned
+/// the first (reads of one argument first, then in tool order) that shows it is planned. An id no lookup shows stays unplanned
 /// (the failure analysis then flags the call as `unseen_id`).
 pub fn discovery_plan(
     env: &dyn crate::domain::Environment,
@@ -114,7 +114,11 @@ pub fn discovery_plan(
 ) -> Vec<Vec<(String, Value)>> {
     use crate::domain::ToolKind;
     let specs = env.tool_specs();
-    let reads: Vec<_> = specs.iter().filter(|s| s.kind == ToolKind::Read).collect();
+    // Reads by one id before searches over several arguments (in tool order otherwise): a
+    // search tries every pair of candidates and would spend the lookup budget before a
+    // record read by the customer's own id is tried.
+    let mut reads: Vec<_> = specs.iter().filter(|s| s.kind == ToolKind::Read).collect();
+    reads.sort_by_key(|s| s.parameters["required"].as_array().map_or(0, Vec::len) > 1);
     let mut state = env.fork();
     let mut known = Known::default();
     known.add_text(task.instruction.as_deref().unwrap_or_default());
@@ -278,7 +282,14 @@ impl Known {
             .collect();
         ids.sort_unstable();
         ids.dedup();
-        ids
+        // The ids the customer identifies with come first: of everything seen they are the
+        // likeliest to be theirs (a moviegoer's booking ids, which a lookup tries before the
+        // listings' many theater and film ids use up the candidates tried).
+        let (mut own, rest): (Vec<&str>, Vec<&str>) = ids
+            .into_iter()
+            .partition(|v| self.identity.iter().any(|i| i == v));
+        own.extend(rest);
+        own
     }
 }
 

@@ -139,7 +139,12 @@ pub(super) fn tell(items: &[(String, Option<String>)]) -> String {
     if let Some(first) = text.get(..1) {
         text = first.to_uppercase() + &text[1..];
     }
-    format!("{text}.")
+    // A value that is a sentence (a policy's text) brings its own full stop.
+    if text.ends_with(['.', '!', '?']) {
+        text
+    } else {
+        format!("{text}.")
+    }
 }
 
 /// An entry of a list argument as a person names it: a traveler or passenger by name, an
@@ -148,7 +153,11 @@ pub(super) fn tell(items: &[(String, Option<String>)]) -> String {
 /// words (payment splits the customer knows no words for: ids and amounts). An entry
 /// holding an id the customer knows by other words (`known_as`) is said in those words, with its amount ("your Visa credit card ending in 7846 ($36.86)"),
 /// and a small record keyed by one id says the id with its other values ("R5-04 (adult)").
-fn describe_entry_as(entry: &Value, known_as: &[(String, String)]) -> Option<String> {
+fn describe_entry_as(
+    entry: &Value,
+    known_as: &[(String, String)],
+    heard: Option<&Heard>,
+) -> Option<String> {
     let m = entry.as_object()?;
     let text = |k: &str| m.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
     if let Some(words) = m.values().find_map(|v| {
@@ -156,7 +165,7 @@ fn describe_entry_as(entry: &Value, known_as: &[(String, String)]) -> Option<Str
         known_as.iter().find(|(k, _)| k == id).map(|(_, w)| w)
     }) {
         return Some(match m.get("amount").and_then(Value::as_f64) {
-            Some(a) => format!("{words} (${a:.2})"),
+            Some(a) => format!("{words} ({})", money_words(a, heard)),
             None => words.clone(),
         });
     }
@@ -203,6 +212,21 @@ fn describe_entry_as(entry: &Value, known_as: &[(String, String)]) -> Option<Str
             .collect::<Vec<_>>()
             .join(", ")
     })
+}
+
+/// An amount read back: as the customer said it; else in dollars, unless the conversation
+/// showed another currency, where the bare figure is said rather than a wrong symbol.
+fn money_words(amount: f64, heard: Option<&Heard>) -> String {
+    match heard {
+        Some(h) => h.amount_as_said(amount).unwrap_or_else(|| {
+            if h.shows_other_currency() {
+                format!("{amount:.2}")
+            } else {
+                format!("${amount:.2}")
+            }
+        }),
+        None => format!("${amount:.2}"),
+    }
 }
 
 /// Whether an argument names who the customer is (their account, their contact), not what
@@ -301,6 +325,56 @@ impl Heard {
     /// Whether the customer said `id`.
     fn said(&self, id: &str) -> bool {
         self.said.contains(id)
+    }
+
+    /// A tool's `YY-MM-DD` date ("25-03-04") as the customer said it ("2025-03-04"), when
+    /// they did.
+    fn date_as_said(&self, value: &str) -> Option<String> {
+        let b = value.as_bytes();
+        let short = b.len() == 8
+            && b[2] == b'-'
+            && b[5] == b'-'
+            && value.chars().filter(char::is_ascii_digit).count() == 6;
+        let long = format!("20{value}");
+        (short && self.said.contains(&long)).then_some(long)
+    }
+
+    /// An amount as the customer said it, with its currency ("4,495.00 EUR", "$36.86"),
+    /// when they said it; `None` otherwise.
+    fn amount_as_said(&self, amount: f64) -> Option<String> {
+        let plain = format!("{amount:.2}");
+        let grouped = crate::domain::kit::text::money(amount).replacen('$', "", 1);
+        for form in [grouped.as_str(), plain.as_str()] {
+            for (at, _) in self.said.match_indices(form) {
+                let before = &self.said[..at];
+                let after = &self.said[at + form.len()..];
+                // The whole number, not a part of a longer one.
+                let digit = |c: Option<char>| c.is_some_and(|c| c.is_ascii_digit() || c == ',');
+                if digit(before.chars().last()) || digit(after.chars().next()) {
+                    continue;
+                }
+                if let Some(symbol) = before.chars().last().filter(|c| "$€£¥".contains(*c)) {
+                    return Some(format!("{symbol}{form}"));
+                }
+                let code: String = after.chars().skip(1).take(4).collect();
+                let code = code.trim_end_matches(|c: char| !c.is_ascii_uppercase());
+                if after.starts_with(' ')
+                    && code.len() == 3
+                    && code.chars().all(|c| c.is_ascii_uppercase())
+                {
+                    return Some(format!("{form} {code}"));
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether a tool result showed a currency other than US dollars.
+    fn shows_other_currency(&self) -> bool {
+        self.results.iter().any(|r| {
+            r.match_indices("\"currency\": \"")
+                .any(|(at, m)| !r[at + m.len()..].starts_with("USD"))
+        })
     }
 
     /// The words the latest tool result that shows `id` gives the thing it names: its code
@@ -487,14 +561,17 @@ pub fn summarise_write_as(
                 // Nothing chosen is nothing to read back ("insurance null", "add ons ").
                 Value::Null => continue,
                 Value::String(s) if s.is_empty() => continue,
-                Value::Object(_) => match describe_entry_as(v, known_as) {
+                Value::Object(_) => match describe_entry_as(v, known_as, heard) {
                     Some(words) => words,
                     None => continue,
                 },
                 Value::Array(items) if items.is_empty() => "none".to_string(),
                 // An id is read as it is written ("tv_plus", "APPT_7"); a choice as words.
                 _ if !ids.is_empty() => crate::domain::kit::text::join_and(&ids),
-                Value::String(s) => s.replace('_', " "),
+                Value::String(s) => match heard.and_then(|h| h.date_as_said(s)) {
+                    Some(said) => said,
+                    None => s.replace('_', " "),
+                },
                 Value::Array(items) if items.iter().all(Value::is_string) => items
                     .iter()
                     .filter_map(Value::as_str)
@@ -503,11 +580,11 @@ pub fn summarise_write_as(
                 Value::Array(items)
                     if items
                         .iter()
-                        .all(|i| describe_entry_as(i, known_as).is_some()) =>
+                        .all(|i| describe_entry_as(i, known_as, heard).is_some()) =>
                 {
                     let named: Vec<String> = items
                         .iter()
-                        .filter_map(|i| describe_entry_as(i, known_as))
+                        .filter_map(|i| describe_entry_as(i, known_as, heard))
                         .collect();
                     crate::domain::kit::text::join_and(&named)
                 }
@@ -698,6 +775,53 @@ mod tests {
         let said = super::summarise_write_as("return_items", &ret, &[], &[], Some(&heard));
         assert!(said.contains("Robot Vacuum"), "{said}");
     }
+    #[test]
+    fn amounts_and_dates_are_read_back_as_the_customer_said_them() {
+        let known = vec![("FWOK9UY".to_string(), "your Amex card".to_string())];
+        let book = |amount: f64| {
+            json!({"departure_date": "25-03-04", "package_id": "3IRC1V0",
+                "payment_methods": [{"payment_id": "FWOK9UY", "amount": amount}]})
+        };
+        let say = |heard: &super::Heard, amount: f64| {
+            super::summarise_write_as("book_package", &book(amount), &[], &known, Some(heard))
+        };
+        let mut heard = super::Heard::default();
+        heard.update(&[crate::llm::ChatMessage::user(
+            "Book it for 2025-03-04, paying 4,495.00 EUR with my Amex.",
+        )]);
+        let said = say(&heard, 4495.0);
+        assert!(said.contains("your Amex card (4,495.00 EUR)"), "{said}");
+        assert!(said.contains("departure date: 2025-03-04"), "{said}");
+        // An amount the customer did not say: no dollar sign once a result showed another
+        // currency; a date they did not say stays as the tool writes it.
+        let said = say(&heard, 4490.0);
+        assert!(said.contains("your Amex card ($4490.00)"), "{said}");
+        let mut other = heard.clone();
+        other.update(&[
+            crate::llm::ChatMessage::user("Book it for 2025-03-04, paying 4,495.00 EUR."),
+            crate::llm::ChatMessage::tool(
+                "call_1",
+                "get_package_details",
+                r#"{"currency": "JPY"}"#,
+            ),
+        ]);
+        let said = say(&other, 4490.0);
+        assert!(said.contains("your Amex card (4490.00)"), "{said}");
+        let mut dollars = super::Heard::default();
+        dollars.update(&[crate::llm::ChatMessage::user(
+            "I'll pay $14,495.00 and then $495.00.",
+        )]);
+        let said = say(&dollars, 495.0);
+        assert!(said.contains("($495.00)"), "{said}");
+        assert!(said.contains("departure date: 25-03-04"), "{said}");
+        // A told value that is a sentence keeps one full stop.
+        let policy = "Free cancellation up to 60 days before departure.";
+        assert_eq!(
+            super::tell(&[(policy.into(), Some("cancellation policy".into()))]),
+            format!("The cancellation policy is {policy}")
+        );
+    }
+
     #[test]
     fn values_no_field_names_are_named_by_their_line_or_tool() {
         let listing = "Available Providers:\n\n• MD Horatio Marchetti (ID: dr_marchetti_anesthesiology)\n  Fee: $1";
