@@ -131,9 +131,13 @@ pub fn discovery_plan(
             known.identity.extend(f.values.iter().cloned());
         }
     }
+    // What a confirmation read back now would have words for.
+    let mut heard = super::readback::Heard::default();
+    heard.hear(task.instruction.as_deref().unwrap_or_default(), None);
     if let Some((name, args)) = identify {
         let out = state.invoke(name, args);
         known.add_output(&out.text);
+        heard.hear("", Some(&out.text));
     }
     let mut plan = vec![Vec::new(); task.actions.len()];
     for (i, action) in task.actions.iter().enumerate() {
@@ -155,14 +159,82 @@ pub fn discovery_plan(
             if let Some(found) = find_lookup(state.as_mut(), &reads, &known, id) {
                 for (name, args, out) in found {
                     known.add_output(&out);
+                    heard.hear("", Some(&out));
                     plan[i].push((name, args));
                 }
             }
         }
+        if specs
+            .iter()
+            .any(|s| s.name == action.name && s.kind == ToolKind::Write)
+        {
+            for (name, args, out) in name_lookups(state.as_mut(), &reads, &action.kwargs, &heard) {
+                known.add_output(&out);
+                heard.hear("", Some(&out));
+                plan[i].push((name, args));
+            }
+        }
         let out = state.invoke(&action.name, &action.kwargs);
         known.add_output(&out.text);
+        heard.hear("", Some(&out.text));
     }
     plan
+}
+
+/// Reads that give a write's ids their words before it is confirmed: an id argument the
+/// customer never says (a package, an agent they name by name) that no result so far
+/// names is looked up by the read whose required arguments the write's own arguments fill
+/// (`get_package_details` by the package id), when that read's result names it; the
+/// confirmation then reads it back by name, not by code.
+fn name_lookups(
+    state: &mut dyn crate::domain::Environment,
+    reads: &[&&'static crate::domain::ToolSpec],
+    args: &Value,
+    heard: &super::readback::Heard,
+) -> Vec<Read> {
+    let Some(m) = args.as_object() else {
+        return Vec::new();
+    };
+    let mut heard = heard.clone();
+    let mut out = Vec::new();
+    for (key, v) in m {
+        let Some(id) = v.as_str().filter(|id| is_id(key, id)) else {
+            continue;
+        };
+        if heard.said(id) || heard.words_for(id).is_some() {
+            continue;
+        }
+        for spec in reads {
+            let required: Vec<&str> = spec.parameters["required"]
+                .as_array()
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            if !required.contains(&key.as_str())
+                || !required
+                    .iter()
+                    .all(|p| m.get(*p).is_some_and(Value::is_string))
+            {
+                continue;
+            }
+            let call: serde_json::Map<String, Value> = required
+                .iter()
+                .map(|p| (p.to_string(), m[*p].clone()))
+                .collect();
+            let call = Value::Object(call);
+            let result = state.invoke(spec.name, &call);
+            if result.is_error {
+                continue;
+            }
+            let mut more = heard.clone();
+            more.hear("", Some(&result.text));
+            if more.words_for(id).is_some() {
+                heard = more;
+                out.push((spec.name.to_string(), call, result.text));
+                break;
+            }
+        }
+    }
+    out
 }
 
 /// Whether an argument value is an id the agent must have seen: one that reads as an id
@@ -544,5 +616,48 @@ mod tests {
         assert!(super::is_id("order_id", "#W1234567"));
         assert!(!super::is_id("reason", "no_longer_needed"));
         assert!(!super::is_id("service_id", "3"));
+    }
+
+    #[test]
+    fn a_write_naming_a_record_by_code_looks_its_words_up_first() {
+        use crate::domain::Split;
+        let env = crate::domain::find("travel")
+            .expect("travel is registered")
+            .generate(7, Split::Eval);
+        let agents = env.tables().into_iter().find(|(t, _)| *t == "agents");
+        let (agent, row) = agents
+            .and_then(|(_, rows)| rows.into_iter().next())
+            .unwrap();
+        let name = format!(
+            "{} {}",
+            row["name"]["first_name"].as_str().unwrap(),
+            row["name"]["last_name"].as_str().unwrap()
+        );
+        let reads: Vec<_> = env
+            .tool_specs()
+            .into_iter()
+            .filter(|s| s.kind == crate::domain::ToolKind::Read)
+            .collect();
+        let reads: Vec<_> = reads.iter().collect();
+        let meeting = json!({"traveler_id": "T1", "agent_id": agent, "date": "24-07-06"});
+        let heard = super::super::readback::Heard::default();
+        let found = super::name_lookups(env.fork().as_mut(), &reads, &meeting, &heard);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, "get_agent_details");
+        assert_eq!(found[0].1, json!({"agent_id": agent}));
+        let mut after = heard.clone();
+        after.hear("", Some(&found[0].2));
+        let said = super::super::readback::summarise_write_as(
+            "schedule_agent_meeting",
+            &meeting,
+            &[],
+            &[],
+            Some(&after),
+        );
+        assert!(said.contains(&format!("agent: {name}")), "{said}");
+        // Nothing is looked up for a record the customer names by its code.
+        let mut told = heard.clone();
+        told.hear(&format!("I want to meet agent {agent}."), None);
+        assert!(super::name_lookups(env.fork().as_mut(), &reads, &meeting, &told).is_empty());
     }
 }

@@ -322,8 +322,15 @@ impl Heard {
         })
     }
 
+    /// What the customer says, and a tool result, heard outside a transcript (the
+    /// discovery plan asks what a confirmation would have words for).
+    pub(super) fn hear(&mut self, said: &str, result: Option<&str>) {
+        self.said.push_str(said);
+        self.results.extend(result.map(str::to_string));
+    }
+
     /// Whether the customer said `id`.
-    fn said(&self, id: &str) -> bool {
+    pub(super) fn said(&self, id: &str) -> bool {
         self.said.contains(id)
     }
 
@@ -382,7 +389,7 @@ impl Heard {
     /// has such words for it. The thing is a record holding the id in an id field, not one
     /// that merely mentions it: a phone listed under a plan (`{"device_id": "1", "name":
     /// "Nokia G42", "service": "mobile_golden_years"}`) does not name the plan.
-    fn words_for(&self, id: &str) -> Option<String> {
+    pub(super) fn words_for(&self, id: &str) -> Option<String> {
         fn own_id(m: &Map<String, Value>, id: &str) -> bool {
             let id_key = |k: &str| {
                 k == "id"
@@ -432,12 +439,18 @@ impl Heard {
                 .iter()
                 .find(|(k, _)| k.ends_with("code"))
                 .and_then(|(_, v)| v.as_str());
+            // A person's name is two fields ("name": {"first_name": .., "last_name": ..}).
+            let person = m.get("name").and_then(|n| {
+                let part = |k: &str| n.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
+                Some(format!("{} {}", part("first_name")?, part("last_name")?))
+            });
             let name = ["title", "name", "description"]
                 .iter()
-                .find_map(|k| text(k));
+                .find_map(|k| text(k).map(str::to_string))
+                .or(person);
             match (code, name) {
                 (Some(c), Some(n)) => Some(format!("{c} {n}")),
-                (c, n) => c.or(n).map(str::to_string),
+                (c, n) => n.or(c.map(str::to_string)),
             }
         })
     }
