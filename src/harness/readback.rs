@@ -59,9 +59,23 @@ fn text_label(result: &str, output: &str) -> Option<String> {
         && value.contains(output)
     {
         let label = label.trim_start_matches(['-', '•', '*', ' ']);
+        // A numbered entry ("Option 2: Once-daily schedule") is one of the "options".
+        let label = label
+            .trim_end_matches(|c: char| c.is_ascii_digit())
+            .trim_end();
         if !label.is_empty() && label.chars().all(|c| c.is_alphabetic() || c == ' ') {
             return Some(label.to_lowercase());
         }
+    }
+    // A `key=value` field of a line ("unit_cost_usd=0.28"): the key names it (a
+    // currency code at its end is the unit, not the name).
+    if let Some(key) = lines[at].split([' ', '|']).find_map(|f| {
+        let (k, v) = f.split_once('=')?;
+        (v == output && !k.is_empty() && k.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+            .then_some(k)
+    }) {
+        let key = key.strip_suffix("_usd").unwrap_or(key);
+        return Some(key.replace('_', " "));
     }
     let heading = lines[..at]
         .iter()
@@ -846,6 +860,16 @@ mod tests {
         assert_eq!(
             super::text_label("Provider:\n  Consultation Fee: $255.00\n", "$255.00").as_deref(),
             Some("consultation fee")
+        );
+        let options = "Optimized regimen options:\nOption 1: Lowest-cost suppliers\n  - Zolpidem | \
+            dosage=5mg | unit_cost_usd=0.28\n  Synergy notes:\n    - Same doses\nOption 2: Once-daily";
+        let told: Vec<(String, Option<String>)> = ["Lowest-cost suppliers", "Once-daily", "0.28"]
+            .iter()
+            .map(|v| (v.to_string(), super::text_label(options, v)))
+            .collect();
+        assert_eq!(
+            super::tell(&told),
+            "The options are Lowest-cost suppliers and Once-daily; and the unit cost is 0.28."
         );
         assert_eq!(
             super::tool_words("get_senior_discount").as_deref(),

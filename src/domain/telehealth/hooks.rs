@@ -235,10 +235,23 @@ pub fn required_outputs(db: &TelehealthDb, tool: &str, args: &Value, output: &st
             read_out(ids)
         }
         "get_provider_details" => line_values("Consultation Fee: "),
-        "get_regimen_options" => captures(output, "Option ", &['\n'])
-            .into_iter()
-            .filter_map(|s| s.split_once(": ").map(|(_, name)| name.to_string()))
-            .collect(),
+        // Each option by name, then what each costs: its medications' unit costs (the
+        // output prints no total).
+        "get_regimen_options" => {
+            let options = output
+                .split_once("Optimized regimen options:")
+                .map_or("", |(_, o)| o);
+            let names = captures(options, "Option ", &['\n'])
+                .into_iter()
+                .filter_map(|s| s.split_once(": ").map(|(_, name)| name.to_string()));
+            let mut costs: Vec<String> = Vec::new();
+            for c in captures(options, "unit_cost_usd=", &['\n', ' ']) {
+                if !costs.iter().any(|x| x == c) {
+                    costs.push(c.to_string());
+                }
+            }
+            names.chain(costs).collect()
+        }
         "list_patient_medical_records" => captures(output, "date=", &[' '])
             .into_iter()
             .take(1)

@@ -776,3 +776,38 @@ fn gold_tasks_replay_like_the_reference() {
         failures[..failures.len().min(5)].join("\n")
     );
 }
+
+/// "Each regimen option and its cost": the reward checks every option's name and the unit
+/// costs of its medications (the output prints no total), not the current regimen's.
+#[test]
+fn regimen_options_are_told_with_their_costs() {
+    let db = generated();
+    let (patient, plan) = db
+        .regimen_plans
+        .iter()
+        .find(|(_, p)| !p.optimized_regimens.is_empty())
+        .expect("a regimen plan");
+    let args = json!({"patient_id": patient});
+    let out = call(&mut db.clone(), "get_regimen_options", args.clone());
+    let told = Hooks::required_outputs(&db, "get_regimen_options", &args, &out.text);
+    for option in &plan.optimized_regimens {
+        assert!(told.contains(&option.name), "{told:?}");
+        for c in &option.components {
+            let cost = crate::domain::kit::pyjson::py_float_repr(c.unit_cost_usd);
+            assert!(told.contains(&cost), "{cost} not in {told:?}");
+        }
+    }
+    let current_only: Vec<String> = plan
+        .current_regimen
+        .components
+        .iter()
+        .map(|c| crate::domain::kit::pyjson::py_float_repr(c.unit_cost_usd))
+        .filter(|c| {
+            plan.optimized_regimens
+                .iter()
+                .flat_map(|o| &o.components)
+                .all(|o| crate::domain::kit::pyjson::py_float_repr(o.unit_cost_usd) != *c)
+        })
+        .collect();
+    assert!(current_only.iter().all(|c| !told.contains(c)), "{told:?}");
+}
