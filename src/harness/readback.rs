@@ -597,7 +597,8 @@ pub fn summarise_write_as(
                 _ if !ids.is_empty() => crate::domain::kit::text::join_and(&ids),
                 Value::String(s) => match heard.and_then(|h| h.date_as_said(s)) {
                     Some(said) => said,
-                    None => s.replace('_', " "),
+                    // A note's own full stop would end the read-back mid-list (".;").
+                    None => s.replace('_', " ").trim_end_matches('.').to_string(),
                 },
                 Value::Array(items) if items.iter().all(Value::is_string) => items
                     .iter()
@@ -984,6 +985,11 @@ mod tests {
              travelers: Ada Lee and Bo Lee)"
         );
         assert_eq!(summarise_write("cancel_all", &json!({}), &[]), "cancel all");
+        let note = json!({"note": "Patient asked for a copy.", "record_id": "R1"});
+        assert_eq!(
+            summarise_write("update_note", &note, &[]),
+            "update note (note: Patient asked for a copy; record: R1)"
+        );
         // Ids are read as written, named by their key in the singular for one.
         assert_eq!(
             summarise_write(
