@@ -8,9 +8,9 @@
 //! Layers:
 //! - [`Database`]: implemented by each domain's typed state (its tools and tables); static
 //!   dispatch for tool code.
-//! - [`Hooks`]: the domain's behaviour (customers, grounding proposals, policy checks, what a
-//!   customer knows and asks for), one list, a supertrait of both `Database` and
-//!   `Environment`.
+//! - [`Hooks`]: the domain's behaviour (its tools' specs, customers, grounding proposals,
+//!   policy checks, what a customer knows and asks for), one list, a supertrait of both
+//!   `Database` and `Environment`.
 //! - [`Environment`]: the object-safe view the pipeline uses (blanket impl for every
 //!   `Database`): fork, invoke a tool by name, state hash, export.
 //! - [`Domain`]: the registry entry: name, tool specs, generator, tau-bench import.
@@ -240,6 +240,8 @@ pub struct ToolSpec {
     pub terminates: bool,
     /// What a customer wants from this call.
     pub intent: Intent,
+    /// What `tools.toml` declares of the tool's values ([`kit::specs::Declared`]).
+    pub declared: kit::specs::Declared,
 }
 
 impl ToolSpec {
@@ -365,10 +367,13 @@ pub trait Database: Hooks + Clone + 'static {
 
 /// What a domain knows about its customers, its requests and its rules: the one list of
 /// hooks the pipeline calls, on a typed database and through [`Environment`] alike (it is a
-/// supertrait of both, so there is nothing to forward). The first nine have no default, so a
-/// domain that drops one does not compile: `customers` is written by hand, the other eight by
-/// [`kit::glue::database_hooks!`]; the last four default to the common case.
+/// supertrait of both, so there is nothing to forward). The first eight have no default, so a
+/// domain that drops one does not compile: `customers` is written by hand, the other seven by
+/// [`kit::glue::database_hooks!`]; the rest default to the common case, three to `tools.toml`.
 pub trait Hooks: Send + Sync {
+    /// The specs of the domain's tools, in their fixed order.
+    fn tool_specs(&self) -> Vec<&'static ToolSpec>;
+
     /// Customer ids in a stable order (the people a task can be about).
     fn customers(&self) -> Vec<String>;
 
@@ -395,22 +400,32 @@ pub trait Hooks: Send + Sync {
     /// ask for). `output` is the call's output on the state it ran on.
     fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String>;
 
-    /// Internal identifiers among a call's argument values that a customer could not know
-    /// (payment ids, item ids, ...): they must never appear in an instruction.
-    fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String>;
-
-    /// Values the agent must tell the customer after this call, when the customer asked
-    /// for the information (tau-bench task `outputs`).
-    fn required_outputs(&self, tool: &str, args: &Value, output: &str) -> Vec<String>;
-
     /// The outputs read tools give about this customer once identified (their profile and
     /// each order / reservation they own): what an agent can look up, for sufficiency checks.
     fn customer_records(&self, user_id: &str) -> Vec<String>;
 
+    /// Internal identifiers among a call's argument values that a customer could not know
+    /// (payment ids, item ids, ...), which never appear in an instruction: by default the
+    /// strings at the tool's `internal` paths (`tools.toml`).
+    fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String> {
+        let declared = kit::specs::declared(self.tool_specs(), tool);
+        declared.map_or_else(Vec::new, |d| d.internal_ids(args))
+    }
+
+    /// Values the agent must tell the customer after this call, when the customer asked for
+    /// the information (tau-bench task `outputs`): by default the values at the tool's `tells`
+    /// pointers; `database_hooks!` may name a function for the reads that declare none.
+    fn required_outputs(&self, tool: &str, _args: &Value, output: &str) -> Vec<String> {
+        let declared = kit::specs::declared(self.tool_specs(), tool);
+        declared.and_then(|d| d.told(output)).unwrap_or_default()
+    }
+
     /// Argument and output fields whose values a customer never sees (an agent id, a
-    /// package id): an instruction that names one is rejected (`quality::knowable`).
+    /// package id), which no instruction may name (`quality::knowable`): by default the
+    /// `internal_fields` of `tools.toml`.
     fn internal_id_fields(&self) -> &'static [&'static str] {
-        &[]
+        let first = self.tool_specs().into_iter().next();
+        first.map_or(&[], |s| s.declared.internal_fields)
     }
 
     /// Whether the policy has the agent identify the customer by a lookup before changing
@@ -436,7 +451,6 @@ pub trait Hooks: Send + Sync {
 /// name, with the domain's [`Hooks`].
 pub trait Environment: Hooks {
     fn fork(&self) -> Box<dyn Environment>;
-    fn tool_specs(&self) -> Vec<&'static ToolSpec>;
     /// Validate and run one call. Unknown tool, bad arguments and rule violations come back
     /// as `is_error` observations in tau-bench's `Error: ...` form.
     fn invoke(&mut self, tool: &str, args: &Value) -> ToolOutput;
@@ -448,10 +462,6 @@ pub trait Environment: Hooks {
 impl<D: Database> Environment for D {
     fn fork(&self) -> Box<dyn Environment> {
         Box::new(self.clone())
-    }
-
-    fn tool_specs(&self) -> Vec<&'static ToolSpec> {
-        D::tools().iter().map(|t| &t.spec).collect()
     }
 
     fn invoke(&mut self, tool: &str, args: &Value) -> ToolOutput {

@@ -1,9 +1,9 @@
 //! Refinement and verification hooks of the airline domain: what a customer knows about
 //! themself ([`user_facts`]), what they ask of each call ([`describe_request`]: the sentences
-//! live in `requests.toml`, this module computes their variables), the argument values a
-//! customer could not know ([`internal_ids`]), the values an agent must tell the customer
-//! ([`required_outputs`]) and what an agent can look up once the customer is identified
-//! ([`customer_records`]).
+//! live in `requests.toml`, this module computes their variables), the values an agent must
+//! tell the customer ([`required_outputs`]) and what an agent can look up once the customer
+//! is identified ([`customer_records`]). The argument values a customer could not know are
+//! declared in `tools.toml` (`internal`).
 //!
 //! The airline authenticates by user id, so the id is the identity fact; reservation codes
 //! are printed on confirmations and may be stated; payment ids are internal and are described
@@ -389,29 +389,6 @@ fn passenger_case(db: &AirlineDb, args: &Value, vars: &mut Vars) -> Option<&'sta
     }
     vars.insert("changes", join_and_serial(&changes));
     Some("change")
-}
-
-/// Payment ids anywhere in the arguments (`payment_id`, `payment_methods[].payment_id`).
-pub fn internal_ids(_tool: &str, args: &Value) -> Vec<String> {
-    fn walk(v: &Value, out: &mut Vec<String>) {
-        match v {
-            Value::Object(m) => {
-                for (k, x) in m {
-                    if let ("payment_id", Value::String(s)) = (k.as_str(), x)
-                        && !out.contains(s)
-                    {
-                        out.push(s.clone());
-                    }
-                    walk(x, out);
-                }
-            }
-            Value::Array(items) => items.iter().for_each(|x| walk(x, out)),
-            _ => {}
-        }
-    }
-    let mut out = Vec::new();
-    walk(args, &mut out);
-    out
 }
 
 /// What the agent must tell the customer after a read that ends a read-only intent:

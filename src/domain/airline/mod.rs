@@ -12,8 +12,8 @@
 //! - `ground.rs`: grounding hooks: call proposals and id learning.
 //! - `policy.rs`: the machine-checkable rules of `policies/airline.md`, as named kit rows.
 //! - `requests.toml`: the request sentences a customer says for each tool.
-//! - `hooks.rs`: refinement hooks: user facts, request sentences, internal ids, required
-//!   outputs and the customer's records.
+//! - `hooks.rs`: refinement hooks: user facts, request sentences, required outputs and the
+//!   customer's records (the internal ids are declared in `tools.toml`).
 //!
 //! Architecture invariant: nothing here knows stages, artifacts, LLMs or the CLI.
 
@@ -48,5 +48,8 @@ impl Database for AirlineDb {
 }
 
 impl Hooks for AirlineDb {
-    crate::domain::kit::glue::database_hooks!(customers: users);
+    crate::domain::kit::glue::database_hooks!(
+        customers: users,
+        required_outputs: hooks::required_outputs,
+    );
 }

@@ -1,9 +1,11 @@
 //! Refinement and verification hooks for bank: what a client knows about themself
 //! (`user_facts`), what they ask of each call (`describe_request`: sentences in
-//! `requests.toml`, variables computed here), which argument values they could never know
-//! (`internal_ids`: account, card, loan and beneficiary ids), what the agent must tell them
-//! (`required_outputs`) and what the agent can look up once they are identified
-//! (`customer_records`).
+//! `requests.toml`, variables computed here), what the agent must tell them of their
+//! transactions and loans (`required_outputs`) and what the agent can look up once they are
+//! identified (`customer_records`). `tools.toml` declares which argument values they could
+//! never know (`internal`: account, card, loan and beneficiary ids) and what the other
+//! lookups tell (`tells`: an account's status and current balance, a card's status and
+//! both daily limits, a payee's verification status and per-transfer limit).
 //!
 //! Clients authenticate with their email (the policy's first step). They name accounts by
 //! type and last four digits, cards by brand, type and last digits, loans by kind (and
@@ -17,9 +19,9 @@ use super::db::{Account, BankDb, Card, Client, Loan};
 use super::tools::account_listing;
 use crate::domain::UserFact;
 use crate::domain::kit::facts::{self, Identity};
-use crate::domain::kit::pyjson::{Py, py_float_repr};
+use crate::domain::kit::pyjson::Py;
 use crate::domain::kit::templates::Templates;
-use crate::domain::kit::text::{arg_list, arg_str, money_in};
+use crate::domain::kit::text::{arg_list, arg_str, money_in, values_at};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -264,28 +266,6 @@ pub fn describe_request(db: &BankDb, tool: &str, args: &Value, output: &str) -> 
     REQUESTS.render(&table, args, &vars)
 }
 
-pub fn internal_ids(_tool: &str, args: &Value) -> Vec<String> {
-    let mut out: Vec<String> = [
-        "account_id",
-        "from_account_id",
-        "to_account_id",
-        "card_id",
-        "loan_id",
-        "beneficiary_id",
-    ]
-    .iter()
-    .map(|k| arg_str(args, k))
-    .filter(|s| !s.is_empty())
-    .map(str::to_string)
-    .collect();
-    out.extend(
-        arg_list(args, "allowed_from_account_ids")
-            .into_iter()
-            .map(str::to_string),
-    );
-    out
-}
-
 /// The newest transaction's description as a customer is told it: it names what the entry
 /// was ("Card purchase at Nordlys Café"), unless it carries an id ("Internal transfer to
 /// 3ADT79A5", "Loan payment IWH5PSK9"); then the request asks for the amount alone.
@@ -296,42 +276,32 @@ fn told_description(recent: &Value) -> Option<&str> {
         .filter(|d| !d.chars().any(|c| c.is_ascii_digit()))
 }
 
-/// What each lookup's request sentences (`requests.toml`) all ask for, read from the
-/// output: an account's status and current balance; the newest transaction's description
-/// (when it names no account id) and amount; a card's status and both daily limits; a loan's status and the next
-/// installment's due date and amount; a payee's verification status and per-transfer
-/// limit. Amounts as Python prints them (`1300.0`), which is how the tool shows them. The
-/// payee list falls to the shared default (the names).
+/// What the transaction and loan lookups' request sentences (`requests.toml`) all ask for,
+/// read from the output: the newest transaction's description (when it names no account
+/// id) and amount; a loan's status and the next installment's due date and amount. Amounts
+/// as Python prints them (`1300.0`), which is how the tool shows them. The other lookups'
+/// values are declared in `tools.toml` (`tells`); the payee list falls to the shared
+/// default (the names).
 pub fn required_outputs(_db: &BankDb, tool: &str, _args: &Value, output: &str) -> Vec<String> {
     let Ok(v) = serde_json::from_str::<Value>(output) else {
         return Vec::new();
     };
-    let pointers: &[&str] = match tool {
-        "get_account_details" => &["/status", "/balance/current"],
+    match tool {
         "get_recent_transactions" => {
             let mut out: Vec<String> = told_description(&v)
                 .map(str::to_string)
                 .into_iter()
                 .collect();
-            out.extend(values(&v, &["/0/amount"]));
-            return out;
+            out.extend(values_at(&v, &["/0/amount"]));
+            out
         }
-        "get_card_details" => &[
-            "/status",
-            "/limits/daily_atm_limit",
-            "/limits/daily_pos_limit",
-        ],
-        "get_beneficiary_details" => &[
-            "/verification/status",
-            "/transfer_limits/per_transfer_limit",
-        ],
         "get_loan_details" => {
             let next = v["payment_schedule"]
                 .as_array()
                 .and_then(|s| s.iter().position(|e| e["status"] == "due"));
-            let mut out = values(&v, &["/status"]);
+            let mut out = values_at(&v, &["/status"]);
             if let Some(i) = next {
-                out.extend(values(
+                out.extend(values_at(
                     &v,
                     &[
                         &format!("/payment_schedule/{i}/due_date"),
@@ -339,23 +309,10 @@ pub fn required_outputs(_db: &BankDb, tool: &str, _args: &Value, output: &str) -
                     ],
                 ));
             }
-            return out;
+            out
         }
-        _ => return Vec::new(),
-    };
-    values(&v, pointers)
-}
-
-/// The strings and numbers (as Python prints them) at `pointers`, skipping absent ones.
-fn values(v: &Value, pointers: &[&str]) -> Vec<String> {
-    pointers
-        .iter()
-        .filter_map(|p| match v.pointer(p)? {
-            Value::String(s) if !s.is_empty() => Some(s.clone()),
-            Value::Number(n) => n.as_f64().map(py_float_repr),
-            _ => None,
-        })
-        .collect()
+        _ => Vec::new(),
+    }
 }
 
 pub fn customer_records(db: &BankDb, client_id: &str) -> Vec<String> {

@@ -17,8 +17,8 @@
 //! - `ground.rs`: grounding proposals (loan payments of exactly the installment due) and id
 //!   learning.
 //! - `policy.rs`: the machine-checkable policy rules, as named kit rows per write tool.
-//! - `hooks.rs` + `requests.toml`: user facts, request sentences, internal ids, required
-//!   outputs and the records an agent can look up.
+//! - `hooks.rs` + `requests.toml`: user facts, request sentences, required outputs and the
+//!   records an agent can look up (internal ids: `tools.toml`).
 //!
 //! The reference stamps `datetime.utcnow()`; every stamp here is the simulation clock's
 //! ([`CLOCK`], 2025-10-20T09:00:00Z), so replays and state hashes are deterministic.
@@ -49,7 +49,7 @@ impl crate::domain::Database for BankDb {
 }
 
 impl crate::domain::Hooks for BankDb {
-    crate::domain::kit::glue::database_hooks!();
+    crate::domain::kit::glue::database_hooks!(required_outputs: hooks::required_outputs);
 
     /// Clients with at least one account (every request is about one of their entities).
     fn customers(&self) -> Vec<String> {

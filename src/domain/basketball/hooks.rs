@@ -1,10 +1,13 @@
 //! Refinement and verification hooks for basketball: what a player knows about themself
 //! (`user_facts`), what they ask of each call (`describe_request`: sentences in
-//! `requests.toml`, variables computed here), which argument values they could never know
-//! (`internal_ids`: their own player id), what the agent must tell them
-//! (`required_outputs`: scores, records, point totals) and what the agent can look up
-//! once they are identified (`customer_records`: their profile, their club, the club
-//! listing, and the games of their club with both sides).
+//! `requests.toml`, variables computed here), what the agent must tell them of their own
+//! record (`required_outputs`) and what the agent can look up once they are identified
+//! (`customer_records`: their profile, their club, the club listing, and the games of
+//! their club with both sides). `tools.toml` declares which argument values they could
+//! never know (`internal`: their own player id, where a tool can only be about them; game,
+//! club and other players' ids are not internal: a player names games by clubs and date,
+//! clubs by name and players by full name, and the agent finds the ids in what it can look
+//! up) and what the other lookups tell (`tells`: scores, records, point totals).
 //!
 //! Players authenticate with their email (the policy's first step; full name and ZIP code
 //! are the fallback and a fact too). They name clubs by name, games by the two clubs and
@@ -20,7 +23,7 @@ use crate::domain::UserFact;
 use crate::domain::kit::facts;
 use crate::domain::kit::pyjson::Py;
 use crate::domain::kit::templates::Templates;
-use crate::domain::kit::text::{arg_str, distinct_ids, output_strings};
+use crate::domain::kit::text::{arg_str, output_values};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -129,49 +132,29 @@ pub fn describe_request(
     REQUESTS.render(&table, args, &vars)
 }
 
-/// The customer's own player id where a tool can only be about them (their record, their
-/// address). Game, club and other players' ids are not internal: a player names games by
-/// clubs and date, clubs by name and players by full name, and the agent finds the ids in
-/// what it can look up (the player's record, their club, their games' details).
-pub fn internal_ids(tool: &str, args: &Value) -> Vec<String> {
-    match tool {
-        "modify_player_address" | "get_player_details" => {
-            distinct_ids([arg_str(args, "player_id")])
-        }
-        _ => Vec::new(),
-    }
-}
-
-/// What each lookup's request sentences (`requests.toml`) all ask for: a game's score or
-/// its status and venue street, a club's record or its arena's name and street, a player's
-/// points, and the player's own street on file and contract end date.
+/// What a player's record tells where `tools.toml`'s `tells` cannot point at it: the
+/// street on file and when the contract ends (the latest end of those held). The other
+/// lookups' values (a game's score or its status and venue street, a club's record or its
+/// arena's name and street, a player's points) are declared there.
 pub fn required_outputs(
     _db: &BasketballDb,
     tool: &str,
     _args: &Value,
     output: &str,
 ) -> Vec<String> {
-    match tool {
-        "get_game_score" => output_strings(output, &["/home/score", "/away/score"]),
-        "get_club_record" => output_strings(output, &["/wins", "/losses"]),
-        "get_player_total_points" => output_strings(output, &[""]),
-        "get_club_details" => output_strings(output, &["/arena/name", "/arena/address/street"]),
-        "get_game_details" => output_strings(output, &["/status", "/venue/street"]),
-        "get_player_details" => {
-            // The street on file and when the contract ends (the latest end of those held).
-            let mut out = output_strings(output, &["/address/street"]);
-            let v: Value = serde_json::from_str(output).unwrap_or_default();
-            let end = v["contracts"]
-                .as_object()
-                .into_iter()
-                .flat_map(|c| c.values())
-                .filter_map(|c| c["end_date"].as_str())
-                .max();
-            out.extend(end.map(str::to_string));
-            out
-        }
-        _ => Vec::new(),
+    if tool != "get_player_details" {
+        return Vec::new();
     }
+    let mut out = output_values(output, &["/address/street"]);
+    let v: Value = serde_json::from_str(output).unwrap_or_default();
+    let end = v["contracts"]
+        .as_object()
+        .into_iter()
+        .flat_map(|c| c.values())
+        .filter_map(|c| c["end_date"].as_str())
+        .max();
+    out.extend(end.map(str::to_string));
+    out
 }
 
 pub fn customer_records(db: &BasketballDb, player_id: &str) -> Vec<String> {

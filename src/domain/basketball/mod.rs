@@ -16,8 +16,8 @@
 //!   something to apply to.
 //! - `ground.rs`: grounding proposals and id learning.
 //! - `policy.rs`: the machine-checkable policy rules, as named kit rows per write tool.
-//! - `hooks.rs` + `requests.toml`: user facts, request sentences, internal ids, required
-//!   outputs and the records an agent can look up.
+//! - `hooks.rs` + `requests.toml`: user facts, request sentences, required outputs and the
+//!   records an agent can look up (internal ids: `tools.toml`).
 //!
 //! No tool reads a clock and no tool mints ids, so the domain needs neither.
 //!
@@ -44,7 +44,7 @@ impl crate::domain::Database for BasketballDb {
 }
 
 impl crate::domain::Hooks for BasketballDb {
-    crate::domain::kit::glue::database_hooks!();
+    crate::domain::kit::glue::database_hooks!(required_outputs: hooks::required_outputs);
 
     /// Players (the people the policy authenticates) who are on a club's roster: every
     /// write a task asks for concerns such a player, their club or its games.

@@ -23,9 +23,10 @@
 //! `db.json` key); the tau2 export ([`super::tau2::export_tables`]); and the delegations to
 //! the domain's `ground` (`propose_calls`, `observe`), `policy` (`RULES`, checked by
 //! [`super::policy::check_rules`]) and `hooks` (`user_facts`, `describe_request`,
-//! `internal_ids`, `required_outputs`, `customer_records`) modules. What differs between
-//! domains — who the customers are, any hook with a behaviour of its own — stays written out
-//! beside it.
+//! `customer_records`, and `required_outputs` where the domain computes some) modules.
+//! Internal ids, internal fields and what a read tells are declared in `tools.toml`
+//! ([`super::specs`]). What differs between domains — who the customers are, any hook with
+//! a behaviour of its own — stays written out beside it.
 
 /// The `Database` impl's body for a domain whose tables are `Table` fields exported under
 /// their field names (see the module documentation).
@@ -35,28 +36,53 @@ macro_rules! tau2_database {
     };
 }
 
-/// The `Hooks` glue, for every domain (inside its `impl Hooks` in its `mod.rs`): each hook
-/// delegates to the function of the same name and the one signature set — `ground::{propose_calls, observe}`, `policy::RULES` (checked by
-/// [`super::policy::check_rules`]), `hooks::{user_facts, describe_request, internal_ids,
-/// required_outputs, customer_records}`, each taking the database first where the trait
-/// method takes `&self`. Where a domain's customers are the keys of one table, and its
-/// internal id fields one list, it names them and the macro writes those two hooks too:
-/// `database_hooks!(customers: students, internal_id_fields: hooks::INTERNAL_ID_FIELDS)`.
+/// The `Hooks` glue, for every domain (inside its `impl Hooks` in its `mod.rs`): the tool
+/// specs (`Database::tools()`'s), and each hook delegating to the function of the same
+/// name and the one signature set — `ground::{propose_calls, observe}`, `policy::RULES`
+/// (checked by [`super::policy::check_rules`]), `hooks::{user_facts, describe_request,
+/// customer_records}`, each taking the database first where the trait method takes
+/// `&self`. Internal ids, internal fields and what a read tells come from `tools.toml`
+/// (the trait's defaults). Where a domain's customers are the keys of one table it names
+/// it, and where some reads tell what a pointer cannot select it names the function that
+/// computes it (same signature as the hook, the database first), which answers every tool
+/// that declares no `tells`: `database_hooks!(customers: users, required_outputs:
+/// hooks::required_outputs)`.
 macro_rules! database_hooks {
-    (customers: $table:ident $(, internal_id_fields: $fields:path)? $(,)?) => {
-        $crate::domain::kit::glue::database_hooks!();
+    (customers: $table:ident, $($rest:tt)*) => {
+        $crate::domain::kit::glue::database_hooks!($($rest)*);
 
         fn customers(&self) -> Vec<String> {
             self.$table.keys().map(str::to_string).collect()
         }
+    };
+    (customers: $table:ident) => {
+        $crate::domain::kit::glue::database_hooks!(customers: $table,);
+    };
+    (required_outputs: $outputs:path $(,)?) => {
+        $crate::domain::kit::glue::database_hooks!();
 
-        $(
-            fn internal_id_fields(&self) -> &'static [&'static str] {
-                $fields
+        /// What the read's `tells` declares, else what the domain's function computes.
+        fn required_outputs(
+            &self,
+            tool: &str,
+            args: &serde_json::Value,
+            output: &str,
+        ) -> Vec<String> {
+            let specs = $crate::domain::Hooks::tool_specs(self);
+            match $crate::domain::kit::specs::declared(specs, tool).and_then(|d| d.told(output)) {
+                Some(told) => told,
+                None => $outputs(self, tool, args, output),
             }
-        )?
+        }
     };
     () => {
+        fn tool_specs(&self) -> Vec<&'static $crate::domain::ToolSpec> {
+            <Self as $crate::domain::Database>::tools()
+                .iter()
+                .map(|t| &t.spec)
+                .collect()
+        }
+
         fn propose_calls(
             &self,
             tool: &str,
@@ -97,21 +123,8 @@ macro_rules! database_hooks {
             self::hooks::describe_request(self, tool, args, output)
         }
 
-        fn internal_ids(&self, tool: &str, args: &serde_json::Value) -> Vec<String> {
-            self::hooks::internal_ids(tool, args)
-        }
-
         fn customer_records(&self, user_id: &str) -> Vec<String> {
             self::hooks::customer_records(self, user_id)
-        }
-
-        fn required_outputs(
-            &self,
-            tool: &str,
-            args: &serde_json::Value,
-            output: &str,
-        ) -> Vec<String> {
-            self::hooks::required_outputs(self, tool, args, output)
         }
     };
 }

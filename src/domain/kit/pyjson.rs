@@ -48,8 +48,9 @@ pub fn py_float_repr(x: f64) -> String {
     }
 }
 
-/// Python's `str()` of a JSON scalar, as tau2's serialiser applies it inside plain dicts.
-fn py_str_scalar(v: &Value) -> Option<String> {
+/// Python's `str()` of a JSON scalar, as tau2's serialiser applies it inside plain dicts
+/// (`None` for strings, null and containers).
+pub fn py_str_scalar(v: &Value) -> Option<String> {
     match v {
         Value::Bool(true) => Some("True".into()),
         Value::Bool(false) => Some("False".into()),

@@ -79,6 +79,7 @@ pub fn tool<D>(
             parameters,
             terminates: name.starts_with("transfer_to_human"),
             intent: Intent::infer(name, kind),
+            declared: Default::default(),
         },
         run,
     }

@@ -1,8 +1,15 @@
 //! Tool specs as data: a domain describes its tools (kind, description, arguments) in
 //! `src/domain/<name>/tools.toml` and binds each to its function, so descriptions are
 //! edited without touching Rust and the schema stays next to the words that explain it.
+//! The file also declares what the pipeline must know about the tools' values: which
+//! argument values a customer never knows (`internal`, `internal_fields`) and what a read
+//! tells the customer who asked for it (`tells`).
 //!
 //! ```toml
+//! # File-wide keys come first (TOML puts a key after a table header in that table).
+//! internal = ["account_id", "**/payment_id"]  # argument paths internal on every tool
+//! internal_fields = ["agent_id"]     # argument and output fields no instruction may name
+//!
 //! [[shape]]                          # a named object type, for arguments below
 //! name = "payment"
 //! fields = [
@@ -30,6 +37,16 @@
 //!   # nullable: must be given, may be null
 //!   { name = "voucher_id", type = "string", description = "...", optional = true },
 //! ]
+//! # optional: argument paths whose values a customer never knows (an instruction must
+//! # not name them; verification asks a stated fact to resolve them)
+//! internal = ["payments/*/payment_id", "voucher_id"]
+//!
+//! [[tool]]
+//! name = "get_appointment_details"
+//! kind = "read"
+//! description = "..."
+//! args = [{ name = "appointment_id", type = "string" }]
+//! tells = ["/status", "/fee/amount"]  # optional, reads only: what the agent must tell
 //! ```
 //!
 //! Arguments and fields are required unless `optional` or `default` says otherwise; a
@@ -37,10 +54,27 @@
 //! named before it. Strings are leaked once per process (specs are `'static`, built on
 //! first use).
 //!
-//! Architecture invariant: parsing and schema building only; knows no domain.
+//! `internal` paths ([`ArgPath`]) go from the arguments object down, `/` between names:
+//! `*` is every item of a list (or every value of an object), `**` any number of levels,
+//! none too (`**/payment_id`: a `payment_id` anywhere). Each must reach a string argument
+//! of its tool's schema, and a file-wide one of at least one tool's; the file-wide paths
+//! apply to every tool, after the tool's own. A call's internal ids are the non-empty
+//! strings its arguments hold there, each once, in path order
+//! ([`Declared::internal_ids`]).
+//!
+//! `tells` are JSON pointers into the read's output (`""` the whole output); what they
+//! tell is [`text::output_values`]: a non-empty string as it is, a number as Python prints
+//! it (`7`, `1300.0`), each of those in a list, in pointer order with repeats kept. A tool
+//! that declares `tells` is answered by them alone; one that does not is left to the
+//! domain's `required_outputs` hook (see [`crate::domain::Hooks::required_outputs`]).
+//!
+//! Errors name the file, the tool and the key that is wrong.
+//!
+//! Architecture invariant: parsing, schema building and reading the declared paths; knows
+//! no domain.
 
-use super::schema;
-use crate::domain::{Intent, Tool, ToolFn, ToolKind};
+use super::{schema, text};
+use crate::domain::{Intent, Tool, ToolFn, ToolKind, ToolSpec};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -48,6 +82,11 @@ use std::collections::BTreeMap;
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SpecFile {
+    /// Argument paths internal on every tool.
+    #[serde(default)]
+    internal: Vec<String>,
+    #[serde(default)]
+    internal_fields: Vec<String>,
     #[serde(default)]
     shape: Vec<ShapeEntry>,
     tool: Vec<ToolEntry>,
@@ -76,6 +115,10 @@ struct ToolEntry {
     intent: Option<Intent>,
     #[serde(default)]
     args: Vec<ArgSpec>,
+    #[serde(default)]
+    internal: Vec<String>,
+    #[serde(default)]
+    tells: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -104,6 +147,123 @@ impl ArgSpec {
 
 fn leak(s: String) -> &'static str {
     Box::leak(s.into_boxed_str())
+}
+
+/// What a `tools.toml` declares of one tool's values (see the module docs), on its
+/// [`ToolSpec`]; the `Hooks` defaults read it.
+#[derive(Clone, Debug, Default)]
+pub struct Declared {
+    /// Argument paths whose values a customer never knows: the tool's own `internal`, then
+    /// the file-wide ones.
+    pub internal: Vec<ArgPath>,
+    /// JSON pointers into the output whose values the agent must tell when the customer
+    /// asked for this read; `None` when the tool declares none.
+    pub tells: Option<&'static [&'static str]>,
+    /// The argument and output fields no instruction may name: the file's
+    /// `internal_fields`, one list per domain, on each of its tools.
+    pub internal_fields: &'static [&'static str],
+}
+
+impl Declared {
+    /// The internal ids among a call's arguments: the non-empty strings at the `internal`
+    /// paths, each once, in path order.
+    pub fn internal_ids(&self, args: &Value) -> Vec<String> {
+        text::distinct_ids(self.internal.iter().flat_map(|p| p.strings(args)))
+    }
+
+    /// What this read tells by its declaration ([`text::output_values`] at its `tells`),
+    /// `None` when it declares none.
+    pub fn told(&self, output: &str) -> Option<Vec<String>> {
+        self.tells
+            .map(|pointers| text::output_values(output, pointers))
+    }
+}
+
+/// What the tool named `tool` among `specs` declares, if there is one.
+pub fn declared(specs: Vec<&'static ToolSpec>, tool: &str) -> Option<&'static Declared> {
+    specs
+        .into_iter()
+        .find(|s| s.name == tool)
+        .map(|s| &s.declared)
+}
+
+/// A path into a call's arguments, as `internal` writes it (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArgPath(Vec<String>);
+
+impl ArgPath {
+    fn parse(text: &str) -> Result<ArgPath, String> {
+        let steps: Vec<String> = text.split('/').map(str::to_string).collect();
+        if steps.iter().any(String::is_empty) {
+            return Err("a path is names, '*' or '**' between single '/'s".into());
+        }
+        Ok(ArgPath(steps))
+    }
+
+    /// The strings the path reaches in `args`, in document order.
+    pub fn strings<'a>(&self, args: &'a Value) -> Vec<&'a str> {
+        fn walk<'a>(v: &'a Value, steps: &[String], out: &mut Vec<&'a str>) {
+            let Some((step, rest)) = steps.split_first() else {
+                out.extend(v.as_str());
+                return;
+            };
+            match step.as_str() {
+                "*" => value_children(v).for_each(|c| walk(c, rest, out)),
+                "**" => {
+                    walk(v, rest, out);
+                    value_children(v).for_each(|c| walk(c, steps, out));
+                }
+                name => {
+                    if let Some(c) = v.as_object().and_then(|m| m.get(name)) {
+                        walk(c, rest, out);
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(args, &self.0, &mut out);
+        out
+    }
+
+    /// Whether arguments valid under `schema` (an object schema) can hold a string here.
+    fn fits(&self, schema: &Value) -> bool {
+        fn walk(schema: &Value, steps: &[String]) -> bool {
+            let Some((step, rest)) = steps.split_first() else {
+                let ty = &schema["type"];
+                return ty == "string"
+                    || ty.as_array().is_some_and(|t| t.contains(&json!("string")));
+            };
+            match step.as_str() {
+                "*" => schema_children(schema).any(|c| walk(c, rest)),
+                "**" => walk(schema, rest) || schema_children(schema).any(|c| walk(c, steps)),
+                name => schema["properties"]
+                    .get(name)
+                    .or_else(|| schema.get("additionalProperties"))
+                    .is_some_and(|c| walk(c, rest)),
+            }
+        }
+        walk(schema, &self.0)
+    }
+}
+
+/// The items of a list or the values of an object.
+fn value_children(v: &Value) -> Box<dyn Iterator<Item = &Value> + '_> {
+    match v {
+        Value::Array(items) => Box::new(items.iter()),
+        Value::Object(m) => Box::new(m.values()),
+        _ => Box::new(std::iter::empty()),
+    }
+}
+
+/// The schemas one step below a schema: its properties', its items', its map values'.
+fn schema_children(schema: &Value) -> impl Iterator<Item = &Value> {
+    let properties = schema["properties"]
+        .as_object()
+        .into_iter()
+        .flat_map(|m| m.values());
+    properties
+        .chain(schema.get("items"))
+        .chain(schema.get("additionalProperties"))
 }
 
 /// The schema of a type name (see the module docs); `values` restricts its strings.
@@ -170,8 +330,8 @@ fn object_schema(
 }
 
 /// Parse a `tools.toml` and bind each table to the function of the same name in `runs`.
-/// The error names the tool (and argument) that is wrong, a tool with no function, or a
-/// function with no spec.
+/// The error names the tool (and argument or key) that is wrong, a tool with no function,
+/// or a function with no spec.
 pub fn parse<D>(source: &str, runs: &[(&str, ToolFn<D>)]) -> Result<Vec<Tool<D>>, String> {
     let file: SpecFile = toml::from_str(source).map_err(|e| format!("tools.toml: {e}"))?;
     let mut shapes = BTreeMap::new();
@@ -179,41 +339,27 @@ pub fn parse<D>(source: &str, runs: &[(&str, ToolFn<D>)]) -> Result<Vec<Tool<D>>
         let schema = object_schema(&shape.fields, &shapes, &shape.name)?;
         shapes.insert(shape.name.clone(), schema);
     }
+    let everywhere = paths(&file.internal, "tools.toml: internal")?;
+    let internal_fields = leak_list(file.internal_fields);
     let mut tools = Vec::with_capacity(file.tool.len());
     for spec in file.tool {
-        if let Some(kit) = &spec.kit {
+        let mut tool = if let Some(kit) = &spec.kit {
             let bare = spec.name.is_empty() && spec.kind.is_empty() && spec.description.is_empty();
-            if !bare || spec.intent.is_some() || !spec.args.is_empty() {
+            let declares = !spec.internal.is_empty() || spec.tells.is_some();
+            if !bare || declares || spec.intent.is_some() || !spec.args.is_empty() {
                 return Err(format!(
                     "tools.toml: the kit's tool '{kit}' takes no other keys"
                 ));
             }
-            tools.push(kit_tool(kit).ok_or_else(|| format!("tools.toml: no kit tool '{kit}'"))?);
-            continue;
-        }
-        if spec.name.is_empty() {
-            return Err("tools.toml: a [[tool]] needs a name (or names a kit tool)".into());
-        }
-        let name = spec.name;
-        let kind = match spec.kind.as_str() {
-            "read" => ToolKind::Read,
-            "write" => ToolKind::Write,
-            other => {
-                return Err(format!(
-                    "tools.toml: [{name}] kind must be read or write, not '{other}'"
-                ));
-            }
+            kit_tool(kit).ok_or_else(|| format!("tools.toml: no kit tool '{kit}'"))?
+        } else {
+            named_tool(spec, &shapes, runs)?
         };
-        let run = runs
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, f)| *f)
-            .ok_or_else(|| format!("tools.toml: [{name}] has no tool function"))?;
-        let parameters = object_schema(&spec.args, &shapes, &name)?;
-        let mut tool = schema::tool(leak(name), kind, leak(spec.description), parameters, run);
-        if let Some(intent) = spec.intent {
-            tool = schema::with_intent(tool, intent);
-        }
+        tool.spec
+            .declared
+            .internal
+            .extend(everywhere.iter().cloned());
+        tool.spec.declared.internal_fields = internal_fields;
         tools.push(tool);
     }
     if let Some((missing, _)) = runs
@@ -222,7 +368,103 @@ pub fn parse<D>(source: &str, runs: &[(&str, ToolFn<D>)]) -> Result<Vec<Tool<D>>
     {
         return Err(format!("tools.toml: no spec for tool function '{missing}'"));
     }
+    if let Some(ArgPath(steps)) = everywhere
+        .iter()
+        .find(|p| !tools.iter().any(|t| p.fits(&t.spec.parameters)))
+    {
+        return Err(format!(
+            "tools.toml: internal '{}': no tool has a string argument there",
+            steps.join("/")
+        ));
+    }
     Ok(tools)
+}
+
+/// A `[[tool]]` of the domain's own, bound to its function in `runs`, with what it declares.
+fn named_tool<D>(
+    spec: ToolEntry,
+    shapes: &BTreeMap<String, Value>,
+    runs: &[(&str, ToolFn<D>)],
+) -> Result<Tool<D>, String> {
+    if spec.name.is_empty() {
+        return Err("tools.toml: a [[tool]] needs a name (or names a kit tool)".into());
+    }
+    let name = spec.name;
+    let kind = match spec.kind.as_str() {
+        "read" => ToolKind::Read,
+        "write" => ToolKind::Write,
+        other => {
+            return Err(format!(
+                "tools.toml: [{name}] kind must be read or write, not '{other}'"
+            ));
+        }
+    };
+    let run = runs
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, f)| *f)
+        .ok_or_else(|| format!("tools.toml: [{name}] has no tool function"))?;
+    let parameters = object_schema(&spec.args, shapes, &name)?;
+    let internal = paths(&spec.internal, &format!("tools.toml: [{name}] internal"))?;
+    if let Some(ArgPath(steps)) = internal.iter().find(|p| !p.fits(&parameters)) {
+        return Err(format!(
+            "tools.toml: [{name}] internal '{}': no string argument there",
+            steps.join("/")
+        ));
+    }
+    let tells = spec.tells.map(|t| tells(&name, kind, t)).transpose()?;
+    let mut tool = schema::tool(leak(name), kind, leak(spec.description), parameters, run);
+    if let Some(intent) = spec.intent {
+        tool = schema::with_intent(tool, intent);
+    }
+    tool.spec.declared.internal = internal;
+    tool.spec.declared.tells = tells;
+    Ok(tool)
+}
+
+/// `internal` paths, each parsed; the error starts with `key` (file, tool and key).
+fn paths(texts: &[String], key: &str) -> Result<Vec<ArgPath>, String> {
+    texts
+        .iter()
+        .map(|p| ArgPath::parse(p).map_err(|e| format!("{key} '{p}': {e}")))
+        .collect()
+}
+
+/// A read's `tells`: JSON pointers into its output, at least one.
+fn tells(
+    name: &str,
+    kind: ToolKind,
+    pointers: Vec<String>,
+) -> Result<&'static [&'static str], String> {
+    if kind != ToolKind::Read {
+        return Err(format!(
+            "tools.toml: [{name}] tells: only a read tool tells"
+        ));
+    }
+    if pointers.is_empty() {
+        return Err(format!(
+            "tools.toml: [{name}] tells: no pointer (leave the key out)"
+        ));
+    }
+    if let Some(bad) = pointers
+        .iter()
+        .find(|p| !p.is_empty() && !p.starts_with('/'))
+    {
+        return Err(format!(
+            "tools.toml: [{name}] tells '{bad}': a JSON pointer starts with '/' (\"\" is the whole output)"
+        ));
+    }
+    Ok(leak_list(pointers))
+}
+
+fn leak_list(items: Vec<String>) -> &'static [&'static str] {
+    Box::leak(
+        items
+            .into_iter()
+            .map(leak)
+            .collect::<Vec<_>>()
+            .into_boxed_slice(),
+    )
 }
 
 /// The kit's generic tool of this name: `think`, `transfer_to_human_agents` (both
@@ -373,5 +615,136 @@ mod tests {
             .err()
             .unwrap_or_default();
         assert!(bad_enum.contains("argument 'grades'"), "{bad_enum}");
+    }
+
+    #[test]
+    fn internal_paths_select_strings_at_any_depth_and_name_what_is_wrong() {
+        let src = r#"
+            internal = ["**/payment_id", "account_id"]
+            internal_fields = ["agent_id"]
+            [[shape]]
+            name = "method"
+            fields = [{ name = "payment_method_id", type = "string" }]
+            [[shape]]
+            name = "payment"
+            fields = [
+              { name = "payment_id", type = "string" },
+              { name = "method", type = "method" },
+              { name = "amount", type = "number" },
+            ]
+            [[tool]]
+            kit = "think"
+            [[tool]]
+            name = "pay"
+            kind = "write"
+            description = "P."
+            args = [
+              { name = "payments", type = "list of payment" },
+              { name = "item_ids", type = "list of string" },
+              { name = "notes", type = "map of string", optional = true },
+            ]
+            internal = ["payments/*/method/payment_method_id", "item_ids/*", "notes/*"]
+            [[tool]]
+            name = "show"
+            kind = "read"
+            description = "S."
+            args = [{ name = "account_id", type = "string" }]
+            tells = ["/status", "/balance/current", ""]
+        "#;
+        let runs: [(&str, ToolFn<()>); 2] = [("pay", echo), ("show", echo)];
+        let tools = parse(src, &runs).unwrap();
+        let (think, pay, show) = (&tools[0].spec, &tools[1].spec, &tools[2].spec);
+        let args = json!({
+            "payment_id": "top",
+            "payments": [
+                {"payment_id": "p1", "method": {"payment_method_id": "m1"}, "amount": 5},
+                {"payment_id": "", "method": {"payment_method_id": "m1"}},
+                {"payment_id": 7, "method": null}
+            ],
+            "item_ids": ["i1", "i2", "p1"],
+            "notes": {"a": "n1", "b": 3},
+            "account_id": "acc"
+        });
+        assert_eq!(
+            pay.declared.internal_ids(&args),
+            ["m1", "i1", "i2", "p1", "n1", "top", "acc"],
+            "the tool's paths, then the file's; non-empty strings, each once"
+        );
+        assert_eq!(
+            think.declared.internal_ids(&json!({"payment_id": "x"})),
+            ["x"]
+        );
+        assert_eq!(
+            show.declared.internal_ids(&json!({"account_id": ""})),
+            Vec::<String>::new()
+        );
+        assert_eq!(pay.declared.internal_fields, ["agent_id"]);
+        assert_eq!(show.declared.internal_fields, ["agent_id"]);
+        assert_eq!(pay.declared.tells, None);
+        let out = r#"{"status": "open", "balance": {"current": 12.0}}"#;
+        assert_eq!(show.declared.told(out).unwrap(), ["open", "12.0"]);
+        assert_eq!(
+            show.declared.told("\"7\"").unwrap(),
+            ["7"],
+            "\"\" is the whole output"
+        );
+
+        // (what to replace, with what, what the error says)
+        let wrong = [
+            (
+                "payments/*/method/",
+                "payments/*/methods/",
+                "[pay] internal 'payments/*/methods/payment_method_id': no string argument",
+            ),
+            (
+                "\"item_ids/*\"",
+                "\"item_ids\"",
+                "[pay] internal 'item_ids':",
+            ),
+            (
+                "\"notes/*\"",
+                "\"payments/*/amount\"",
+                "internal 'payments/*/amount'",
+            ),
+            (
+                "\"item_ids/*\"",
+                "\"item_ids//*\"",
+                "[pay] internal 'item_ids//*'",
+            ),
+            (
+                "\"account_id\"]",
+                "\"acount_id\"]",
+                "tools.toml: internal 'acount_id'",
+            ),
+            (
+                "**/payment_id",
+                "**/method/payment_id",
+                "internal '**/method/payment_id'",
+            ),
+            ("\"/status\"", "\"status\"", "[show] tells 'status'"),
+            (
+                "[\"/status\", \"/balance/current\", \"\"]",
+                "[]",
+                "[show] tells: no pointer",
+            ),
+            (
+                "kind = \"read\"",
+                "kind = \"write\"",
+                "[show] tells: only a read tool tells",
+            ),
+            (
+                "kit = \"think\"",
+                "kit = \"think\"\ninternal = [\"thought\"]",
+                "'think' takes no",
+            ),
+        ];
+        for (from, to, says) in wrong {
+            assert!(src.contains(from), "{from}");
+            let error = parse(&src.replace(from, to), &runs).err();
+            assert!(
+                error.as_ref().is_some_and(|e| e.contains(says)),
+                "{to}: {error:?}"
+            );
+        }
     }
 }

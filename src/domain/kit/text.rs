@@ -3,6 +3,7 @@
 //! Architecture invariant: pure string functions; variation is driven by the call's content
 //! (FNV-1a), never by an RNG, so grounding stays reproducible.
 
+use super::pyjson::py_str_scalar;
 use serde_json::Value;
 
 /// A stable choice among `n` phrasings driven by `key` (FNV-1a: same on every platform).
@@ -61,17 +62,34 @@ pub fn distinct_ids<'a>(ids: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     out
 }
 
-/// The strings a tool's JSON output holds at `pointers` (JSON pointers, `""` the whole
-/// output), in order; a pointer to nothing or to something other than a string gives
-/// nothing, and so does an output that is not JSON (what `required_outputs` hooks tell).
-pub fn output_strings(output: &str, pointers: &[&str]) -> Vec<String> {
-    let Ok(v) = serde_json::from_str::<Value>(output) else {
-        return Vec::new();
-    };
-    pointers
-        .iter()
-        .filter_map(|p| v.pointer(p)?.as_str().map(str::to_string))
-        .collect()
+/// What a read tells at `pointers` of its JSON output (JSON pointers, `""` the whole
+/// output), in pointer order with repeats kept (see [`values_at`]); an output that is not
+/// JSON tells nothing. The rule of `tools.toml`'s `tells` and of `required_outputs` hooks.
+pub fn output_values(output: &str, pointers: &[&str]) -> Vec<String> {
+    serde_json::from_str::<Value>(output)
+        .map(|v| values_at(&v, pointers))
+        .unwrap_or_default()
+}
+
+/// The values at `pointers` of `v`, in order: a non-empty string as it is, a number as
+/// Python's `str()` prints it (`7`, `1300.0`: how the tools print it), each of those
+/// among a list's items; nothing for anything else (absent, null, booleans, objects).
+pub fn values_at(v: &Value, pointers: &[&str]) -> Vec<String> {
+    fn told(v: &Value) -> Option<String> {
+        match v {
+            Value::String(s) if !s.is_empty() => Some(s.clone()),
+            Value::Number(_) => py_str_scalar(v),
+            _ => None,
+        }
+    }
+    let mut out = Vec::new();
+    for found in pointers.iter().filter_map(|p| v.pointer(p)) {
+        match found {
+            Value::Array(items) => out.extend(items.iter().filter_map(told)),
+            other => out.extend(told(other)),
+        }
+    }
+    out
 }
 
 /// A search request's filters as words: for each (argument, clause) the arguments give
@@ -231,15 +249,24 @@ mod tests {
     }
 
     #[test]
-    fn distinct_ids_and_output_strings() {
+    fn distinct_ids_and_output_values() {
         assert_eq!(distinct_ids(["b", "", "a", "b"]), ["b", "a"]);
-        let out = r#"{"status": "open", "n": 3, "home": {"score": "7"}}"#;
+        let out = r#"{"status": "open", "n": 3, "x": 2.0, "home": {"score": "7"},
+            "tags": ["a", "", 4, true, {"b": 1}], "note": "", "ok": true, "none": null}"#;
         assert_eq!(
-            output_strings(out, &["/home/score", "/n", "/gone", "/status"]),
-            ["7", "open"]
+            output_values(
+                out,
+                &["/home/score", "/n", "/gone", "/status", "/x", "/home/score"]
+            ),
+            ["7", "3", "open", "2.0", "7"],
+            "pointer order, numbers as Python prints them, repeats kept"
         );
-        assert_eq!(output_strings("\"12\"", &[""]), ["12"]);
-        assert!(output_strings("not json", &[""]).is_empty());
+        assert_eq!(
+            output_values(out, &["/tags", "/note", "/ok", "/none", "/home"]),
+            ["a", "4"]
+        );
+        assert_eq!(output_values("\"12\"", &[""]), ["12"]);
+        assert!(output_values("not json", &[""]).is_empty());
     }
 
     #[test]

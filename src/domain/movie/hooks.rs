@@ -1,8 +1,10 @@
 //! Refinement and verification hooks for movie: what a customer knows about themself
 //! (`user_facts`), what they ask of each call (`describe_request`: sentences in
-//! `requests.toml`, variables computed here), which argument values they could never know
-//! (`internal_ids`: payment and payment method ids) and what the agent can look up
-//! (`customer_records`: their bookings, the listings and schedules, the policy's clock).
+//! `requests.toml`, variables computed here), what the agent must tell them where
+//! `tools.toml`'s `tells` cannot point at it (`required_outputs`) and what the agent can
+//! look up (`customer_records`: their bookings, the listings and schedules, the policy's
+//! clock). The argument values they could never know (payment and payment method ids) are
+//! declared in `tools.toml` (`internal`).
 //!
 //! There is no authentication: a customer identifies a booking by its id (printed on their
 //! confirmation), so the booking ids are the identity fact; name, email, phone and loyalty
@@ -235,31 +237,6 @@ pub fn describe_request(db: &MovieDb, tool: &str, args: &Value, _output: &str) -
     REQUESTS.render(&table, args, &vars)
 }
 
-pub fn internal_ids(tool: &str, args: &Value) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut payment = |p: &Value| {
-        for v in [&p["payment_id"], &p["method"]["payment_method_id"]] {
-            if let Some(s) = v.as_str() {
-                out.push(s.to_string());
-            }
-        }
-    };
-    match tool {
-        "create_booking" => {
-            for p in args["payments"].as_array().into_iter().flatten() {
-                payment(p);
-            }
-        }
-        "update_booking_seats" => {
-            if let Some(p) = args.get("payment").filter(|p| !p.is_null()) {
-                payment(p);
-            }
-        }
-        _ => {}
-    }
-    out
-}
-
 /// The customer's bookings, and what anyone can look up: the movie and theater listings,
 /// every theater's shows by date, and the current time the policy states.
 pub fn customer_records(db: &MovieDb, email: &str) -> Vec<String> {
@@ -287,9 +264,10 @@ pub fn customer_records(db: &MovieDb, email: &str) -> Vec<String> {
 }
 
 /// What the agent must tell after a read the customer asked for, where the request's words
-/// do not name the field (`quality::answers` reads the rest): the grand total of a price
-/// preview ("what it would cost in total"), a film's rating and running time, the status of a cancelled booking ("is it now
-/// cancelled?"), a theater's street and amenities, and the titles of the films a theater shows that day ("what is on?": the
+/// do not name the field (`quality::answers` reads the rest) and `tools.toml`'s `tells`
+/// cannot point at it (there: a price preview's grand total, a film's rating and running
+/// time, a theater's street and amenities): the status of a cancelled booking ("is it now
+/// cancelled?"), and the titles of the films a theater shows that day ("what is on?": the
 /// shows carry movie ids only, so the agent looks the titles up; every show's status,
 /// `scheduled`, was what the shared default recorded).
 pub fn required_outputs(db: &MovieDb, tool: &str, _args: &Value, output: &str) -> Vec<String> {
@@ -297,20 +275,6 @@ pub fn required_outputs(db: &MovieDb, tool: &str, _args: &Value, output: &str) -
         return Vec::new();
     };
     match tool {
-        // Every request asks where it is and what it offers.
-        "get_theater_details" => std::iter::once(&v["address"]["street"])
-            .chain(v["amenities"].as_array().into_iter().flatten())
-            .filter_map(|x| x.as_str().map(str::to_string))
-            .collect(),
-        // Every request asks how it is rated and how long it runs.
-        "get_movie_details" => ["mpaa_rating", "runtime_minutes"]
-            .iter()
-            .filter_map(|k| match &v[*k] {
-                Value::String(s) => Some(s.clone()),
-                Value::Number(n) => Some(n.to_string()),
-                _ => None,
-            })
-            .collect(),
         "list_shows" => {
             let mut titles: Vec<String> = Vec::new();
             for show in v.as_array().into_iter().flatten() {
@@ -326,11 +290,6 @@ pub fn required_outputs(db: &MovieDb, tool: &str, _args: &Value, output: &str) -
         "get_booking_details" if v.get("status").and_then(Value::as_str) == Some("canceled") => {
             vec!["canceled".to_string()]
         }
-        "price_preview" => v
-            .get("grand_total")
-            .map(|t| t.as_str().map_or_else(|| t.to_string(), str::to_string))
-            .into_iter()
-            .collect(),
         _ => Vec::new(),
     }
 }

@@ -15,8 +15,8 @@
 //! - `ground.rs`: grounding proposals (bookings that pay exactly, seat changes that settle
 //!   exactly) and id learning.
 //! - `policy.rs`: the machine-checkable policy rules, as named kit rows per write tool.
-//! - `hooks.rs` + `requests.toml`: user facts, request sentences, internal ids and the
-//!   records an agent can look up.
+//! - `hooks.rs` + `requests.toml`: user facts, request sentences, required outputs and the
+//!   records an agent can look up (internal ids: `tools.toml`).
 //!
 //! There is no customer table and no authentication: a customer is the person named on
 //! bookings (keyed by email) and names their booking by its id.
@@ -44,7 +44,7 @@ impl crate::domain::Database for MovieDb {
 }
 
 impl crate::domain::Hooks for MovieDb {
-    crate::domain::kit::glue::database_hooks!();
+    crate::domain::kit::glue::database_hooks!(required_outputs: hooks::required_outputs);
 
     /// No account to sign in to: a moviegoer names a booking by its id (policies/movie.md).
     fn identifies_customer(&self) -> bool {

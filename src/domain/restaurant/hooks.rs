@@ -1,10 +1,10 @@
 //! Refinement and verification hooks for restaurant: what a patron knows about themself
 //! (`user_facts`), what they ask of each call (`describe_request`: sentences in
-//! `requests.toml`, variables computed here), which argument values they could never know
-//! (`internal_ids`: saved instrument refs), what the agent must tell them
-//! (`required_outputs`) and what the agent can look up once they are identified
-//! (`customer_records`: their profile, their tickets, the dishes on those tickets and the
-//! menu listing, which maps the dish titles they say to dish refs).
+//! `requests.toml`, variables computed here) and what the agent can look up once they are
+//! identified (`customer_records`: their profile, their tickets, the dishes on those
+//! tickets and the menu listing, which maps the dish titles they say to dish refs).
+//! `tools.toml` declares which argument values they could never know (`internal`: saved
+//! instrument refs) and what the agent must tell them after a read (`tells`).
 //!
 //! Patrons authenticate with their email (the policy's first step; name and postal code
 //! are the fallback and a fact too). They name tickets by reference (printed on their
@@ -21,9 +21,7 @@ use crate::domain::UserFact;
 use crate::domain::kit::facts;
 use crate::domain::kit::pyjson::Py;
 use crate::domain::kit::templates::Templates;
-use crate::domain::kit::text::{
-    arg_list, arg_str, distinct_ids, dollars, join_and, output_strings,
-};
+use crate::domain::kit::text::{arg_list, arg_str, dollars, join_and};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -195,27 +193,6 @@ pub fn describe_request(
     }
     // Tools without sentences (authentication and agent-side notes) give `None`.
     REQUESTS.render(&table, args, &vars)
-}
-
-pub fn internal_ids(tool: &str, args: &Value) -> Vec<String> {
-    match tool {
-        "modify_placed_ticket_items" | "modify_placed_ticket_instrument" | "add_tip_to_ticket" => {
-            distinct_ids([arg_str(args, "instrument_ref")])
-        }
-        _ => Vec::new(),
-    }
-}
-
-pub fn required_outputs(
-    _db: &RestaurantDb,
-    tool: &str,
-    _args: &Value,
-    output: &str,
-) -> Vec<String> {
-    match tool {
-        "get_ticket_details" => output_strings(output, &["/state"]),
-        _ => Vec::new(),
-    }
 }
 
 pub fn customer_records(db: &RestaurantDb, guest_ref: &str) -> Vec<String> {

@@ -17,8 +17,8 @@
 //!   instruments, so item swaps and instrument changes can be asked for.
 //! - `ground.rs`: grounding proposals and id learning.
 //! - `policy.rs`: the machine-checkable policy rules, as named kit rows per write tool.
-//! - `hooks.rs` + `requests.toml`: user facts, request sentences, internal ids, required
-//!   outputs and the records an agent can look up.
+//! - `hooks.rs` + `requests.toml`: user facts, request sentences and the records an agent
+//!   can look up (internal ids and required outputs: `tools.toml`).
 //!
 //! No tool reads a clock and no tool mints ids, so the domain needs neither.
 //!

@@ -1,8 +1,9 @@
 //! Refinement and verification hooks for retail: what a customer knows about themself
 //! (`user_facts`), what they ask of each call (`describe_request`: the sentences live in
-//! `requests.toml`, this module computes their variables), which argument values they could
-//! never know (`internal_ids`), what the agent must tell them (`required_outputs`) and what
-//! the agent can look up once they are identified (`customer_records`).
+//! `requests.toml`, this module computes their variables), what the agent must tell them
+//! of a product (`required_outputs`; an order's status is declared in `tools.toml`, with
+//! the argument values they could never know) and what the agent can look up once they
+//! are identified (`customer_records`).
 //!
 //! Customers authenticate by email (or by name + zip code), so user ids, payment method ids
 //! and item ids are internal: a request names payment methods the way a customer knows them
@@ -19,9 +20,7 @@ use super::db::{Order, OrderItem, PaymentMethod, RetailDb, User};
 use crate::domain::UserFact;
 use crate::domain::kit::facts::{self, Identity};
 use crate::domain::kit::templates::Templates;
-use crate::domain::kit::text::{
-    arg_list, arg_str, brand_name, count_word, distinct_ids, dollars, join_and,
-};
+use crate::domain::kit::text::{arg_list, arg_str, brand_name, count_word, dollars, join_and};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -349,31 +348,9 @@ pub fn describe_request(db: &RetailDb, tool: &str, args: &Value, output: &str) -
     REQUESTS.render(&table, args, &vars)
 }
 
-pub fn internal_ids(tool: &str, args: &Value) -> Vec<String> {
-    let ids: Vec<&str> = match tool {
-        "modify_pending_order_items" | "exchange_delivered_order_items" => {
-            let mut v = arg_list(args, "item_ids");
-            v.extend(arg_list(args, "new_item_ids"));
-            v.push(arg_str(args, "payment_method_id"));
-            v
-        }
-        "return_delivered_order_items" => {
-            let mut v = arg_list(args, "item_ids");
-            v.push(arg_str(args, "payment_method_id"));
-            v
-        }
-        "modify_pending_order_payment" => vec![arg_str(args, "payment_method_id")],
-        "get_user_details" | "modify_user_address" => vec![arg_str(args, "user_id")],
-        _ => Vec::new(),
-    };
-    distinct_ids(ids)
-}
-
+/// What a product lookup tells: the price of its cheapest available variant.
 pub fn required_outputs(_db: &RetailDb, tool: &str, _args: &Value, output: &str) -> Vec<String> {
     match tool {
-        "get_order_details" => order_status_of(output)
-            .map(|(status, tracking)| std::iter::once(status).chain(tracking).collect())
-            .unwrap_or_default(),
         "get_product_details" => cheapest_available_price(output).into_iter().collect(),
         _ => Vec::new(),
     }

@@ -10,8 +10,8 @@
 //! - `ground.rs`: grounding proposals and id learning.
 //! - `policy.rs`: the machine-checkable policy rules, as named kit rows per write tool.
 //! - `requests.toml`: the request sentences a customer says for each tool.
-//! - `hooks.rs`: refinement/verification hooks: user facts, request sentences, internal ids,
-//!   required outputs and the records an agent can look up.
+//! - `hooks.rs`: refinement/verification hooks: user facts, request sentences, required
+//!   outputs and the records an agent can look up (internal ids: `tools.toml`).
 //!
 //! New ids: no retail tool creates a row (cancel, modify, return and exchange all edit an
 //! existing order or profile in place), so tools never mint ids; generated ids come from the
@@ -64,7 +64,10 @@ impl crate::domain::Database for RetailDb {
 }
 
 impl crate::domain::Hooks for RetailDb {
-    crate::domain::kit::glue::database_hooks!(customers: users);
+    crate::domain::kit::glue::database_hooks!(
+        customers: users,
+        required_outputs: hooks::required_outputs,
+    );
 
     fn ruleset(&self) -> Option<&'static str> {
         Some(self.lifecycle.name())

@@ -1,10 +1,11 @@
 //! Refinement and verification hooks for school: what a student knows about themself
 //! (`user_facts`), what they ask of each call (`describe_request`: sentences in
-//! `requests.toml`, variables computed here), which argument values they could never know
-//! (`internal_ids`: saved payment method ids), what the agent must tell them
-//! (`required_outputs`) and what the agent can look up once they are identified
-//! (`customer_records`: their record, their registrations, the courses they hold and each
-//! term's catalogue listing, which maps the course codes they say to course ids).
+//! `requests.toml`, variables computed here) and what the agent can look up once they are
+//! identified (`customer_records`: their record, their registrations, the courses they hold
+//! and each term's catalogue listing, which maps the course codes they say to course ids).
+//! `tools.toml` declares the rest: the argument values they could never know (`internal`:
+//! saved payment method ids), the registrar's registration ids no instruction names
+//! (`internal_fields`) and what the agent must tell them after a read (`tells`).
 //!
 //! Students identify with their student id (the policy's first step). They name courses by
 //! code and title, terms as the school writes them (`2025-SPRING`), registrations by term
@@ -24,8 +25,7 @@ use crate::domain::kit::pyjson::Py;
 use crate::domain::kit::tau2::{long_date, parse_short_date};
 use crate::domain::kit::templates::Templates;
 use crate::domain::kit::text::{
-    arg_items, arg_list, arg_str, distinct_ids, filter_clauses, join_and, output_strings,
-    payments_phrase,
+    arg_items, arg_list, arg_str, filter_clauses, join_and, payments_phrase,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -91,9 +91,6 @@ fn registration_text(db: &SchoolDb, reg: &Registration) -> String {
         format!("your {} registration", reg.term)
     }
 }
-
-/// Id fields a student never sees: the registrar's registration ids.
-pub const INTERNAL_ID_FIELDS: &[&str] = &["registration_id"];
 
 fn level_text(level: StudyLevel) -> &'static str {
     match level {
@@ -302,34 +299,6 @@ pub fn describe_request(db: &SchoolDb, tool: &str, args: &Value, output: &str) -
     }
     // Tools without sentences (agent-side lookups and notes) give `None`.
     REQUESTS.render(&table, args, &vars)
-}
-
-pub fn internal_ids(tool: &str, args: &Value) -> Vec<String> {
-    let ids: Vec<&str> = match tool {
-        "register_courses" => arg_items(args, "payment_methods")
-            .map(|p| arg_str(p, "payment_id"))
-            .collect(),
-        "update_registration_courses" => vec![arg_str(args, "payment_id")],
-        "pay_registration" => vec![
-            args.pointer("/payment/payment_id")
-                .and_then(Value::as_str)
-                .unwrap_or(""),
-        ],
-        _ => Vec::new(),
-    };
-    distinct_ids(ids)
-}
-
-pub fn required_outputs(_db: &SchoolDb, tool: &str, _args: &Value, output: &str) -> Vec<String> {
-    match tool {
-        "get_course_meeting_status" | "get_registration_details" => {
-            output_strings(output, &["/status"])
-        }
-        "get_course_details" => {
-            output_strings(output, &["/instructor/last_name", "/location/building"])
-        }
-        _ => Vec::new(),
-    }
 }
 
 pub fn customer_records(db: &SchoolDb, student_id: &str) -> Vec<String> {

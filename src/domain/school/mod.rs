@@ -15,8 +15,8 @@
 //!   `generate_courses.rs`, the vocabulary and the draws both share in `generate_vocab.rs`.
 //! - `ground.rs`: grounding proposals (paying exactly) and id learning.
 //! - `policy.rs`: the machine-checkable policy rules, as named kit rows per write tool.
-//! - `hooks.rs` + `requests.toml`: user facts, request sentences, internal ids, required
-//!   outputs and the records an agent can look up.
+//! - `hooks.rs` + `requests.toml`: user facts, request sentences and the records an agent
+//!   can look up (internal ids, internal fields and required outputs: `tools.toml`).
 //!
 //! New ids: `register_courses` takes the first free of `REG001`..`REG003`, as the
 //! reference does (its tasks refer to those ids). Every task replays on a fresh copy of the
@@ -51,8 +51,5 @@ impl crate::domain::Database for SchoolDb {
 }
 
 impl crate::domain::Hooks for SchoolDb {
-    crate::domain::kit::glue::database_hooks!(
-        customers: students,
-        internal_id_fields: hooks::INTERNAL_ID_FIELDS,
-    );
+    crate::domain::kit::glue::database_hooks!(customers: students);
 }

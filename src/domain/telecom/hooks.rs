@@ -1,9 +1,10 @@
 //! Refinement hooks for telecom, built on the domain kit: identity is the email (the phone
-//! for one customer in four); sentences come from `requests.toml`; the records an agent can
-//! look up are the profile, the billing account, the catalogue, the customer's tickets and
-//! their device models.
+//! for one customer in four); sentences come from `requests.toml`; what the agent must tell
+//! after a read is computed here where `tools.toml`'s `tells` cannot point at it; the
+//! records an agent can look up are the profile, the billing account, the catalogue, the
+//! customer's tickets and their device models.
 //!
-//! Internal ids: none are declared. A customer id such as `sage_okafor_4821` is
+//! Internal ids: none are declared (`tools.toml` has no `internal`). A customer id such as `sage_okafor_4821` is
 //! customer-knowable (the policy has the agent read it back after authentication, and the
 //! reference's own instructions state it); plan ids are public catalogue ids; ticket ids are
 //! printed on the customer's tickets. Device ids ("1", "2", ...) are not customer
@@ -193,11 +194,9 @@ pub fn describe_request(db: &TelecomDb, tool: &str, args: &Value, _output: &str)
     TEMPLATES.render(key, args, &vars)
 }
 
-/// Telecom declares no internal ids (see the module documentation).
-pub fn internal_ids(_tool: &str, _args: &Value) -> Vec<String> {
-    Vec::new()
-}
-
+/// What the reads that `tools.toml` cannot point at tell: the senior discount (the whole
+/// output as printed), a troubleshooting guide's first step, a device's maker and model, the
+/// cheapest plan and its price.
 pub fn required_outputs(_db: &TelecomDb, tool: &str, args: &Value, output: &str) -> Vec<String> {
     if tool == "get_senior_discount" {
         return vec![output.to_string()];
@@ -242,17 +241,7 @@ pub fn required_outputs(_db: &TelecomDb, tool: &str, args: &Value, output: &str)
             .map(|(price, name)| vec![name.to_string(), py_float_repr(price)])
             .unwrap_or_default();
     }
-    let field = match tool {
-        "get_billing_details" => &v["current_balance"],
-        "get_service_details" => &v["price"],
-        "get_support_ticket_details" => &v["status"],
-        _ => return Vec::new(),
-    };
-    match field {
-        Value::Number(n) => n.as_f64().map(py_float_repr).into_iter().collect(),
-        Value::String(s) => vec![s.clone()],
-        _ => Vec::new(),
-    }
+    Vec::new()
 }
 
 pub fn customer_records(db: &TelecomDb, id: &str) -> Vec<String> {

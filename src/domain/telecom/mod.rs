@@ -47,5 +47,8 @@ impl crate::domain::Database for TelecomDb {
 }
 
 impl crate::domain::Hooks for TelecomDb {
-    crate::domain::kit::glue::database_hooks!(customers: customers);
+    crate::domain::kit::glue::database_hooks!(
+        customers: customers,
+        required_outputs: hooks::required_outputs,
+    );
 }

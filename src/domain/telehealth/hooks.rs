@@ -1,5 +1,6 @@
-//! Refinement hooks for telehealth: user facts, request sentences, internal ids, required
-//! outputs and the records an agent can look up.
+//! Refinement hooks for telehealth: user facts, request sentences, required outputs (the
+//! lines a text output tells; an upload's hours are declared in `tools.toml`, with the
+//! internal ids) and the records an agent can look up.
 //!
 //! What a patient knows: their email (or name and date of birth), names, dates and times
 //! of their visits, their providers' names, their medications, their device ids, and their
@@ -15,7 +16,6 @@
 use super::db::{Appointment, MedicalRecord, Provider, TelehealthDb};
 use super::ground::{captures, own_appointments, own_records, own_uploads};
 use crate::domain::kit::facts::{self, Identity};
-use crate::domain::kit::pyjson::py_float_repr;
 use crate::domain::kit::templates::Templates;
 use crate::domain::kit::text::{arg_list, arg_str, join_and, variant, words};
 use crate::domain::{Environment, UserFact};
@@ -187,15 +187,6 @@ pub fn describe_request(
     TEMPLATES.render(&key, args, &vars)
 }
 
-pub fn internal_ids(_tool: &str, args: &Value) -> Vec<String> {
-    ["patient_id", "record_id"]
-        .iter()
-        .filter_map(|k| args.get(*k)?.as_str())
-        .filter(|v| !v.is_empty())
-        .map(str::to_string)
-        .collect()
-}
-
 /// A list short enough to read out to a patient (at most five names), else nothing to tell.
 fn read_out(items: Vec<String>) -> Vec<String> {
     if items.len() <= 5 { items } else { Vec::new() }
@@ -300,11 +291,6 @@ pub fn required_outputs(db: &TelehealthDb, tool: &str, args: &Value, output: &st
                 .collect(),
             _ => Vec::new(),
         },
-        "get_telemetry_upload" => serde_json::from_str::<Value>(output)
-            .ok()
-            .and_then(|u| u["usage_hours"].as_f64())
-            .map(|h| vec![py_float_repr(h)])
-            .unwrap_or_default(),
         _ => Vec::new(),
     };
     let _ = args;

@@ -15,8 +15,8 @@
 //!   `generate_devices.rs`: devices and uploads), and what they all share in
 //!   `generate_vocab.rs` (the vocabulary and drawing helpers).
 //! - `ground.rs`: grounding proposals and id learning; `policy.rs`: the named policy rules;
-//!   `hooks.rs`: user facts, request sentences (`requests.toml`), internal ids, required
-//!   outputs, customer records.
+//!   `hooks.rs`: user facts, request sentences (`requests.toml`), required outputs,
+//!   customer records (internal ids: `tools.toml`).
 //!
 //! New ids: `schedule_appointment` mints `APPT{n:03d}` with `n` one past the largest number
 //! of `APPTnnn` and `APPT_tracer_nnn` keys, and `AUTH{n:06d}` when insurance is billed,
@@ -75,5 +75,8 @@ impl Database for TelehealthDb {
 }
 
 impl Hooks for TelehealthDb {
-    crate::domain::kit::glue::database_hooks!(customers: patients);
+    crate::domain::kit::glue::database_hooks!(
+        customers: patients,
+        required_outputs: hooks::required_outputs,
+    );
 }

@@ -1,9 +1,12 @@
 //! Refinement and verification hooks for travel: what a traveler knows about themself
 //! (`user_facts`), what they ask of each call (`describe_request`: sentences in
-//! `requests.toml`, variables computed here), which argument values they could never know
-//! (`internal_ids`: saved payment method ids), what the agent must tell them
-//! (`required_outputs`) and what the agent can look up once they are identified
-//! (`customer_records`: their profile, their bookings, the packages and agents of those).
+//! `requests.toml`, variables computed here) and what the agent can look up once they are
+//! identified (`customer_records`: their profile, their bookings, the packages and agents
+//! of those). `tools.toml` declares the rest: the argument values they could never know
+//! (`internal`: saved payment method ids), the agency's package codes and agent ids no
+//! instruction names (`internal_fields`) and what each lookup's request sentences all ask
+//! for (`tells`: a booking's status, an agent's email address, a package's cancellation
+//! policy; other reads fall to the shared default, the fields a sentence names).
 //!
 //! Travelers identify with their traveler id (the policy's first step). They name bookings
 //! by id (printed on their confirmation; one made in the same conversation as "the booking
@@ -20,8 +23,7 @@ use crate::domain::kit::facts;
 use crate::domain::kit::tau2::{long_date, parse_short_date};
 use crate::domain::kit::templates::Templates;
 use crate::domain::kit::text::{
-    arg_items, arg_str, count_word, distinct_ids, filter_clauses, join_and, money_in,
-    output_strings, payments_phrase, words,
+    arg_items, arg_str, count_word, filter_clauses, join_and, money_in, payments_phrase, words,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -131,9 +133,6 @@ fn agent_text(db: &TravelDb, id: &str) -> Option<String> {
         .get(id)
         .map(|a| format!("{} {}", a.name.first_name, a.name.last_name))
 }
-
-/// Id fields a traveler never sees: the agency's package codes and agent ids.
-pub const INTERNAL_ID_FIELDS: &[&str] = &["package_id", "agent_id"];
 
 pub fn user_facts(db: &TravelDb, traveler_id: &str) -> Vec<UserFact> {
     let Some(t) = db.travelers.get(traveler_id) else {
@@ -344,31 +343,6 @@ pub fn describe_request(db: &TravelDb, tool: &str, args: &Value, output: &str) -
     }
     // Tools without sentences (agent-side lookups and notes) give `None`.
     REQUESTS.render(&table, args, &vars)
-}
-
-pub fn internal_ids(tool: &str, args: &Value) -> Vec<String> {
-    let ids: Vec<&str> = match tool {
-        "book_package" => arg_items(args, "payment_methods")
-            .map(|p| arg_str(p, "payment_id"))
-            .collect(),
-        "update_booking_add_ons" | "update_booking_departure_date" => {
-            vec![arg_str(args, "payment_method_id")]
-        }
-        _ => Vec::new(),
-    };
-    distinct_ids(ids)
-}
-
-/// What each lookup's request sentences (`requests.toml`) all ask for: a booking's status,
-/// an agent's email address, a package's cancellation policy. Other reads fall to the
-/// shared default (the fields a sentence names).
-pub fn required_outputs(_db: &TravelDb, tool: &str, _args: &Value, output: &str) -> Vec<String> {
-    match tool {
-        "get_booking_details" => output_strings(output, &["/status"]),
-        "get_agent_details" => output_strings(output, &["/contact/email"]),
-        "get_package_details" => output_strings(output, &["/policies/cancellation_policy"]),
-        _ => Vec::new(),
-    }
 }
 
 fn plain<T: serde::Serialize>(row: &T) -> String {

@@ -15,8 +15,8 @@
 //!   `generate_packages.rs`, the vocabulary and the draws both share in `generate_vocab.rs`.
 //! - `ground.rs`: grounding proposals (paying exactly) and id learning.
 //! - `policy.rs`: the machine-checkable policy rules, as named kit rows per write tool.
-//! - `hooks.rs` + `requests.toml`: user facts, request sentences, internal ids, required
-//!   outputs and the records an agent can look up.
+//! - `hooks.rs` + `requests.toml`: user facts, request sentences and the records an agent
+//!   can look up (internal ids, internal fields and required outputs: `tools.toml`).
 //!
 //! New ids: `book_package` takes the first free of `TAU001`..`TAU003`, as the reference
 //! does; a fourth booking in one conversation is refused with the reference's error ("Too
@@ -49,8 +49,5 @@ impl crate::domain::Database for TravelDb {
 }
 
 impl crate::domain::Hooks for TravelDb {
-    crate::domain::kit::glue::database_hooks!(
-        customers: travelers,
-        internal_id_fields: hooks::INTERNAL_ID_FIELDS,
-    );
+    crate::domain::kit::glue::database_hooks!(customers: travelers);
 }

@@ -1,9 +1,11 @@
 //! Refinement and verification hooks for the skeleton: what a member knows about themself
 //! (`user_facts`), what they ask of each call (`describe_request`: sentences in
-//! `requests.toml`, variables computed here), which argument values they could never know
-//! (`internal_ids`: none; book ids are looked up by title and never said,
-//! `INTERNAL_ID_FIELDS`), what the agent must tell them (`required_outputs`) and what
-//! the agent can look up once they are identified (`customer_records`).
+//! `requests.toml`, variables computed here), what the agent must tell them where
+//! `tools.toml`'s `tells` cannot point at it (`required_outputs`) and what the agent can
+//! look up once they are identified (`customer_records`). `tools.toml` declares the rest:
+//! argument values a member never knows (`internal`: none here), fields no instruction
+//! names (`internal_fields`: book ids, looked up by title and never said) and the reads
+//! whose values a pointer selects (`tells`).
 //!
 //! Members authenticate with their email (name and zip code are the fallback), name books
 //! by title and author, and loans by the id on their receipt with the book's title.
@@ -72,18 +74,8 @@ pub fn describe_request(
     }
 }
 
-/// Argument values a member could neither give nor the agent look up: none here. Book ids
-/// are the library's, but the agent finds them in the catalogue by the title the member
-/// says (`customer_records`), and an instruction never names one (`INTERNAL_ID_FIELDS`).
-pub fn internal_ids(_tool: &str, _args: &Value) -> Vec<String> {
-    Vec::new()
-}
-
-/// Fields whose values a member never sees: an instruction naming one is rejected.
-pub const INTERNAL_ID_FIELDS: &[&str] = &["book_id"];
-
-/// What the member asked to hear: an author's titles, a book's author and free copies, a
-/// loan's due date.
+/// What the member asked to hear where `tools.toml`'s `tells` cannot point at it (there: a
+/// loan's due date): an author's titles, a book's author and free copies.
 pub fn required_outputs(db: &SkeletonDb, tool: &str, args: &Value, output: &str) -> Vec<String> {
     let v: Value = serde_json::from_str(output).unwrap_or(Value::Null);
     match tool {
@@ -98,11 +90,6 @@ pub fn required_outputs(db: &SkeletonDb, tool: &str, args: &Value, output: &str)
             .get(arg_str(args, "book_id"))
             .map(|b| vec![b.author.clone(), b.available().to_string()])
             .unwrap_or_default(),
-        "get_loan_details" => v["due_date"]
-            .as_str()
-            .map(str::to_string)
-            .into_iter()
-            .collect(),
         _ => Vec::new(),
     }
 }

@@ -10,12 +10,14 @@
 //!
 //! Code map:
 //! - `db.rs`: the typed rows, the `SkeletonDb` tables, import of a `db.json`.
-//! - `tools.rs` + `tools.toml`: tool behaviour and specs (`kit::specs`).
+//! - `tools.rs` + `tools.toml`: tool behaviour and specs (`kit::specs`), with what the
+//!   pipeline must know of their values (`internal`, `internal_fields`, `tells`).
 //! - `generate.rs` + `vocabulary.toml`: the evaluation and training databases.
 //! - `ground.rs`: grounding proposals and id learning.
 //! - `policy.rs`: the machine-checkable policy rules, as named kit rows per write tool.
-//! - `hooks.rs` + `requests.toml`: user facts, request sentences, internal ids, required
-//!   outputs and the records an agent can look up.
+//! - `hooks.rs` + `requests.toml`: user facts, request sentences, required outputs and the
+//!   records an agent can look up (internal ids and fields, and what a read tells where a
+//!   pointer selects it: `tools.toml`).
 //!
 //! Architecture invariant: knows nothing about stages, artifacts, LLMs or the CLI.
 
@@ -40,11 +42,7 @@ impl crate::domain::Database for SkeletonDb {
 }
 
 impl crate::domain::Hooks for SkeletonDb {
-    crate::domain::kit::glue::database_hooks!();
-
-    fn internal_id_fields(&self) -> &'static [&'static str] {
-        hooks::INTERNAL_ID_FIELDS
-    }
+    crate::domain::kit::glue::database_hooks!(required_outputs: hooks::required_outputs);
 
     /// Members with at least one loan: every request is about a loan or a book.
     fn customers(&self) -> Vec<String> {
