@@ -17,7 +17,8 @@
 //!   verification and task verification.
 //! - [`text`]: small phrasing helpers.
 //! - [`specs`]: tool specs as data (`src/domain/<name>/tools.toml`) bound to their
-//!   functions.
+//!   functions, with what they declare of their values (internal ids and fields, what a
+//!   read tells), which the `Hooks` defaults read.
 //! - [`strptime`]: Python's `datetime.strptime` for the numeric date formats reference
 //!   tools parse (what they accept and refuse).
 //! - [`generic`]: the generic tools (`think`, `transfer_to_human_agents`, `calculate`).
