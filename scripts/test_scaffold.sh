@@ -38,7 +38,10 @@ fi
 echo "building the copy with '$name' registered" >&2
 cargo build --quiet
 new=./target/debug/tracer
-$new list | grep -qw "$name" || { echo "FAIL: '$name' not listed" >&2; exit 1; }
+# Listed to a file first: `grep -q` stops reading early, and under pipefail the lister's
+# broken pipe would fail the check.
+$new list > "$work/list.txt"
+grep -qw "$name" "$work/list.txt" || { echo "FAIL: '$name' not listed" >&2; exit 1; }
 $new docs
 $new docs --check
 $new validate
