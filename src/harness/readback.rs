@@ -475,11 +475,22 @@ impl Heard {
 /// "MD Horatio Marchetti").
 fn text_words_for(result: &str, id: &str) -> Option<String> {
     let tag = format!("(ID: {id})");
-    let line = result.lines().find(|l| l.contains(&tag))?;
+    let (at, line) = result.lines().enumerate().find(|(_, l)| l.contains(&tag))?;
+    let item = line.trim_start().starts_with(['-', '•', '*']);
+    // The first line of a record's own printout is its heading ("Appointment Details (ID:
+    // APPT_7)"), not its name; a listed entry's words are.
+    if at == 0 && !item {
+        return None;
+    }
     let words = line[..line.find(&tag)?]
         .trim()
         .trim_start_matches(['-', '•', '*', ' '])
         .trim_end_matches([':', ' ']);
+    // "Provider: Dr. Yamamoto - Psychiatry": the label before the name is not part of it.
+    let words = match words.split_once(": ") {
+        Some((label, name)) if label.chars().all(|c| c.is_alphabetic() || c == ' ') => name,
+        _ => words,
+    };
     (!words.is_empty()).then(|| words.to_string())
 }
 
@@ -858,6 +869,12 @@ mod tests {
             Some("MD Horatio Marchetti")
         );
         assert_eq!(super::text_words_for(listing, "dr_x"), None);
+        let details = "Appointment Details (ID: APPT_7)\nPatient: Quinn (ID: quinn_1)";
+        assert_eq!(super::text_words_for(details, "APPT_7"), None);
+        assert_eq!(
+            super::text_words_for(details, "quinn_1").as_deref(),
+            Some("Quinn")
+        );
         assert_eq!(
             super::text_label("Provider:\n  Consultation Fee: $255.00\n", "$255.00").as_deref(),
             Some("consultation fee")
