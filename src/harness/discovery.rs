@@ -69,10 +69,7 @@ pub fn identify_call(
         }
     };
     for spec in specs.iter().filter(|s| s.kind == ToolKind::Read) {
-        let required: Vec<&str> = spec.parameters["required"]
-            .as_array()
-            .map(|r| r.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
+        let required: Vec<&str> = required_args(spec);
         if required.is_empty() {
             continue;
         }
@@ -118,7 +115,7 @@ pub fn discovery_plan(
     // search tries every pair of candidates and would spend the lookup budget before a
     // record read by the customer's own id is tried.
     let mut reads: Vec<_> = specs.iter().filter(|s| s.kind == ToolKind::Read).collect();
-    reads.sort_by_key(|s| s.parameters["required"].as_array().map_or(0, Vec::len) > 1);
+    reads.sort_by_key(|s| required_args(s).len() > 1);
     let mut state = env.fork();
     let mut known = Known::default();
     known.add_text(task.instruction.as_deref().unwrap_or_default());
@@ -205,10 +202,7 @@ fn name_lookups(
             continue;
         }
         for spec in reads {
-            let required: Vec<&str> = spec.parameters["required"]
-                .as_array()
-                .map(|r| r.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
+            let required: Vec<&str> = required_args(spec);
             if !required.contains(&key.as_str())
                 || !required
                     .iter()
@@ -235,6 +229,14 @@ fn name_lookups(
         }
     }
     out
+}
+
+/// The names of a tool's required arguments, in schema order.
+fn required_args(spec: &crate::domain::ToolSpec) -> Vec<&str> {
+    spec.parameters["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
 }
 
 /// Whether an argument value is an id the agent must have seen: one that reads as an id
@@ -444,10 +446,7 @@ fn shows_id(text: &str, id: &str) -> bool {
 /// values tried per parameter; tools with more than two required parameters use the first
 /// candidate of the rest).
 fn fillings(spec: &crate::domain::ToolSpec, known: &Known) -> Vec<Value> {
-    let required: Vec<&str> = spec.parameters["required"]
-        .as_array()
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let required: Vec<&str> = required_args(spec);
     if required.is_empty() {
         return vec![Value::Object(Default::default())];
     }
