@@ -367,9 +367,9 @@ pub trait Database: Hooks + Clone + 'static {
 
 /// What a domain knows about its customers, its requests and its rules: the one list of
 /// hooks the pipeline calls, on a typed database and through [`Environment`] alike (it is a
-/// supertrait of both, so there is nothing to forward). The first eight have no default, so a
-/// domain that drops one does not compile: `customers` is written by hand, the other seven by
-/// [`kit::glue::database_hooks!`]; the rest default to the common case, three to `tools.toml`.
+/// supertrait of both, so there is nothing to forward). The first seven have no default, so a
+/// domain that drops one does not compile: `customers` is written by hand, the other six by
+/// [`kit::glue::database_hooks!`]; the rest default to the common case, four to `tools.toml`.
 pub trait Hooks: Send + Sync {
     /// The specs of the domain's tools, in their fixed order.
     fn tool_specs(&self) -> Vec<&'static ToolSpec>;
@@ -382,9 +382,6 @@ pub trait Hooks: Send + Sync {
     /// given `rng` state. May be empty (no sensible call in this context).
     fn propose_calls(&self, tool: &str, ctx: &GroundingContext, rng: &mut ChaCha8Rng)
     -> Vec<Value>;
-
-    /// Update the context after a successful call (ids the output revealed).
-    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext);
 
     /// Machine-checkable policy rules for a call about to be made on this state:
     /// `Err(reason)` when the policy forbids it even though the tool itself would accept it.
@@ -403,6 +400,13 @@ pub trait Hooks: Send + Sync {
     /// The outputs read tools give about this customer once identified (their profile and
     /// each order / reservation they own): what an agent can look up, for sufficiency checks.
     fn customer_records(&self, user_id: &str) -> Vec<String>;
+
+    /// Update the context after a successful call (ids the output revealed): by default
+    /// what the tool's `learns` declare and every `*_id` string of a JSON output
+    /// (`tools.toml`, [`kit::declared::observe`]).
+    fn observe(&self, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
+        kit::declared::observe(self.tool_specs(), tool, args, output, ctx);
+    }
 
     /// Internal identifiers among a call's argument values that a customer could not know
     /// (payment ids, item ids, ...), which never appear in an instruction: by default the

@@ -1,5 +1,6 @@
-//! Grounding hooks for bank: candidate arguments per tool (`propose_calls`) and learning
-//! ids from outputs (`observe`); the rules proposals respect are in `policy.rs`.
+//! Grounding hooks for bank: candidate arguments per tool (`propose_calls`); the ids a call
+//! reveals are learnt as `tools.toml` declares (`learns`), and the rules proposals respect
+//! are in `policy.rs`.
 //!
 //! Proposals are about the context's client: entities the conversation revealed come
 //! first, then the client's own in a seeded order. Write proposals are shaped to succeed:
@@ -245,41 +246,4 @@ pub fn propose_calls(
     }
     out.truncate(MAX_PROPOSALS);
     out
-}
-
-pub fn observe(_db: &BankDb, tool: &str, _args: &Value, output: &str, ctx: &mut GroundingContext) {
-    let Ok(value) = serde_json::from_str::<Value>(output) else {
-        if tool == "find_client_id_by_email" {
-            ctx.learn("client_id", output);
-        }
-        return;
-    };
-    ctx.learn_from_json(&value, &[]);
-    let learn_list = |ctx: &mut GroundingContext, key: &str, list: Option<&Value>| {
-        for id in list.and_then(Value::as_array).into_iter().flatten() {
-            if let Some(id) = id.as_str() {
-                ctx.learn(key, id);
-            }
-        }
-    };
-    match tool {
-        "get_client_details" => {
-            learn_list(ctx, "loan_id", value.get("loan_ids"));
-            learn_list(ctx, "beneficiary_id", value.get("beneficiary_ids"));
-        }
-        "list_client_accounts" | "list_client_beneficiaries" => {
-            let key = if tool == "list_client_accounts" {
-                "account_id"
-            } else {
-                "beneficiary_id"
-            };
-            for id in value.as_object().into_iter().flat_map(|m| m.keys()) {
-                ctx.learn(key, id);
-            }
-        }
-        "get_beneficiary_details" | "add_beneficiary" => {
-            learn_list(ctx, "account_id", value.get("allowed_from_account_ids"));
-        }
-        _ => {}
-    }
 }

@@ -1,5 +1,6 @@
-//! Grounding hooks for basketball: candidate arguments per tool (`propose_calls`) and
-//! learning ids from outputs (`observe`); the rules proposals respect are in `policy.rs`.
+//! Grounding hooks for basketball: candidate arguments per tool (`propose_calls`); the ids
+//! a call reveals are learnt as `tools.toml` declares (`learns`), and the rules proposals
+//! respect are in `policy.rs`.
 //!
 //! Proposals are about the context's player: ids the conversation revealed come first,
 //! then the player's own club, its games and its opponents, in a seeded order. Write
@@ -264,41 +265,5 @@ fn score_proposals(
             json!({"game_id": g.game_id, "event_type": event_type, "points": points,
             "club_id": club_id, "player_id": player_id, "timestamp": timestamp}),
         );
-    }
-}
-
-pub fn observe(
-    _db: &BasketballDb,
-    tool: &str,
-    _args: &Value,
-    output: &str,
-    ctx: &mut GroundingContext,
-) {
-    let Ok(value) = serde_json::from_str::<Value>(output) else {
-        if tool.starts_with("find_player_id") {
-            ctx.learn("player_id", output);
-        }
-        return;
-    };
-    ctx.learn_from_json(&value, &[]);
-    let key = match tool {
-        "list_club_roster_ids" => "player_id",
-        "get_club_schedule" => "game_id",
-        _ => "",
-    };
-    let listed = match (tool, &value) {
-        ("get_club_details", v) | ("get_player_details", v) => v.get("games").cloned(),
-        (_, Value::Array(_)) if !key.is_empty() => Some(value.clone()),
-        _ => None,
-    };
-    let key = if key.is_empty() { "game_id" } else { key };
-    for id in listed
-        .as_ref()
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-    {
-        ctx.learn(key, id);
     }
 }

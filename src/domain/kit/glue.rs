@@ -21,12 +21,13 @@
 //! They write: the tool table (`self::tools::all()`); the state hash and the table listing
 //! over the named `Table` fields, in order (each listed under its field name, which is the
 //! `db.json` key); the tau2 export ([`super::tau2::export_tables`]); and the delegations to
-//! the domain's `ground` (`propose_calls`, `observe`), `policy` (`RULES`, checked by
+//! the domain's `ground` (`propose_calls`), `policy` (`RULES`, checked by
 //! [`super::policy::check_rules`]) and `hooks` (`user_facts`, `describe_request`,
 //! `customer_records`, and `required_outputs` where the domain computes some) modules.
-//! Internal ids, internal fields and what a read tells are declared in `tools.toml`
-//! ([`super::specs`]). What differs between domains — who the customers are, any hook with
-//! a behaviour of its own — stays written out beside it.
+//! Internal ids, internal fields, what a read tells and what a call lets grounding learn
+//! are declared in `tools.toml` ([`super::specs`]). What differs between domains — who the
+//! customers are, any hook with a behaviour of its own (an `observe` that reads more than
+//! `learns` can say) — stays written out beside it.
 
 /// The `Database` impl's body for a domain whose tables are `Table` fields exported under
 /// their field names (see the module documentation).
@@ -38,11 +39,11 @@ macro_rules! tau2_database {
 
 /// The `Hooks` glue, for every domain (inside its `impl Hooks` in its `mod.rs`): the tool
 /// specs (`Database::tools()`'s), and each hook delegating to the function of the same
-/// name and the one signature set — `ground::{propose_calls, observe}`, `policy::RULES`
+/// name and the one signature set — `ground::propose_calls`, `policy::RULES`
 /// (checked by [`super::policy::check_rules`]), `hooks::{user_facts, describe_request,
 /// customer_records}`, each taking the database first where the trait method takes
-/// `&self`. Internal ids, internal fields and what a read tells come from `tools.toml`
-/// (the trait's defaults). Where a domain's customers are the keys of one table it names
+/// `&self`. Internal ids, internal fields, what a read tells and what a call lets
+/// grounding learn come from `tools.toml` (the trait's defaults). Where a domain's customers are the keys of one table it names
 /// it, and where some reads tell what a pointer cannot select it names the function that
 /// computes it (same signature as the hook, the database first), which answers every tool
 /// that declares no `tells`: `database_hooks!(customers: users, required_outputs:
@@ -90,16 +91,6 @@ macro_rules! database_hooks {
             rng: &mut rand_chacha::ChaCha8Rng,
         ) -> Vec<serde_json::Value> {
             self::ground::propose_calls(self, tool, ctx, rng)
-        }
-
-        fn observe(
-            &self,
-            tool: &str,
-            args: &serde_json::Value,
-            output: &str,
-            ctx: &mut $crate::domain::GroundingContext,
-        ) {
-            self::ground::observe(self, tool, args, output, ctx)
         }
 
         fn check_policy(

@@ -18,7 +18,8 @@
 //! - [`text`]: small phrasing helpers.
 //! - [`specs`]: tool specs as data (`src/domain/<name>/tools.toml`) bound to their
 //!   functions, with what they declare of their values (internal ids and fields, what a
-//!   read tells), which the `Hooks` defaults read.
+//!   read tells, what a call lets grounding learn) in [`declared`], which the `Hooks`
+//!   defaults read.
 //! - [`strptime`]: Python's `datetime.strptime` for the numeric date formats reference
 //!   tools parse (what they accept and refuse).
 //! - [`generic`]: the generic tools (`think`, `transfer_to_human_agents`, `calculate`).
@@ -39,6 +40,7 @@
 
 pub mod calc;
 pub mod clock;
+pub mod declared;
 pub mod draw;
 pub mod facts;
 pub mod generic;

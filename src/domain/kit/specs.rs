@@ -2,13 +2,17 @@
 //! `src/domain/<name>/tools.toml` and binds each to its function, so descriptions are
 //! edited without touching Rust and the schema stays next to the words that explain it.
 //! The file also declares what the pipeline must know about the tools' values: which
-//! argument values a customer never knows (`internal`, `internal_fields`) and what a read
-//! tells the customer who asked for it (`tells`).
+//! argument values a customer never knows (`internal`, `internal_fields`), what a read
+//! tells the customer who asked for it (`tells`) and what a call lets the grounding search
+//! learn for later proposals (`learns`, `learn_fields`); [`super::declared`] holds what
+//! they become and the readers.
 //!
 //! ```toml
 //! # File-wide keys come first (TOML puts a key after a table header in that table).
 //! internal = ["account_id", "**/payment_id"]  # argument paths internal on every tool
 //! internal_fields = ["agent_id"]     # argument and output fields no instruction may name
+//! learn_fields = ["term"]            # output fields learnt besides every `*_id` string
+//! learns = [{ arg = "term" }]        # learnt from every tool that takes the argument
 //!
 //! [[shape]]                          # a named object type, for arguments below
 //! name = "payment"
@@ -47,6 +51,18 @@
 //! description = "..."
 //! args = [{ name = "appointment_id", type = "string" }]
 //! tells = ["/status", "/fee/amount"]  # optional, reads only: what the agent must tell
+//! # optional: what a successful call reveals, learnt under `as` for later proposals
+//! learns = [
+//!   { arg = "new_date", as = "date" },              # a string argument
+//!   { list = "/appointments", as = "appointment_id" },  # the strings of an output list
+//!   { keys = "/payment_methods", as = "payment_id" },   # the keys of an output object
+//!   { values = "/by_name", as = "product_id" },   # the string values of an output object
+//! ]
+//!
+//! [[tool]]
+//! name = "find_patient_id_by_email"
+//! # ...
+//! learns = [{ text = true, as = "patient_id" }]  # the whole output, when it is not JSON
 //! ```
 //!
 //! Arguments and fields are required unless `optional` or `default` says otherwise; a
@@ -68,13 +84,21 @@
 //! that declares `tells` is answered by them alone; one that does not is left to the
 //! domain's `required_outputs` hook (see [`crate::domain::Hooks::required_outputs`]).
 //!
+//! `learns` entries are read after a successful call ([`Declared::observe`]): `arg`
+//! entries first, then — when the output is not JSON — `text` entries and nothing else;
+//! otherwise every `*_id` string anywhere in the output and each `learn_fields` field,
+//! then `list`, `keys` and `values` entries in their order. A tool's own entries come before the
+//! file-wide ones, which apply to every tool (an `arg` among them must be some tool's
+//! argument).
+//!
 //! Errors name the file, the tool and the key that is wrong.
 //!
 //! Architecture invariant: parsing, schema building and reading the declared paths; knows
 //! no domain.
 
-use super::{schema, text};
-use crate::domain::{Intent, Tool, ToolFn, ToolKind, ToolSpec};
+pub use super::declared::{ArgPath, Declared, Learn, declared};
+use super::schema;
+use crate::domain::{Intent, Tool, ToolFn, ToolKind};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -87,6 +111,11 @@ struct SpecFile {
     internal: Vec<String>,
     #[serde(default)]
     internal_fields: Vec<String>,
+    /// What every tool that fits lets the grounding search learn.
+    #[serde(default)]
+    learns: Vec<LearnEntry>,
+    #[serde(default)]
+    learn_fields: Vec<String>,
     #[serde(default)]
     shape: Vec<ShapeEntry>,
     tool: Vec<ToolEntry>,
@@ -119,6 +148,93 @@ struct ToolEntry {
     internal: Vec<String>,
     #[serde(default)]
     tells: Option<Vec<String>>,
+    #[serde(default)]
+    learns: Vec<LearnEntry>,
+}
+
+/// One `learns` entry: a source (`arg`, `text`, `list`, `keys` or `values`) and the key it is
+/// learnt under (`as`; an `arg` defaults to its own name).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LearnEntry {
+    arg: Option<String>,
+    #[serde(default)]
+    text: bool,
+    list: Option<String>,
+    keys: Option<String>,
+    values: Option<String>,
+    #[serde(rename = "as")]
+    key: Option<String>,
+}
+
+impl LearnEntry {
+    /// The entry as a [`Learn`]; the error (after `owner: `) says what is wrong.
+    fn parse(self) -> Result<Learn, String> {
+        let sources = usize::from(self.arg.is_some())
+            + usize::from(self.text)
+            + usize::from(self.list.is_some())
+            + usize::from(self.keys.is_some())
+            + usize::from(self.values.is_some());
+        if sources != 1 {
+            return Err("an entry names one of arg, text, list, keys or values".into());
+        }
+        let named = |key: Option<String>| key.ok_or("an entry other than arg needs 'as'");
+        let pointer = |p: String| {
+            if p.is_empty() || p.starts_with('/') {
+                Ok(p)
+            } else {
+                Err(format!(
+                    "'{p}': a JSON pointer starts with '/' (\"\" is the whole output)"
+                ))
+            }
+        };
+        Ok(match (self.arg, self.list, self.keys, self.values) {
+            (Some(name), ..) => Learn::Arg {
+                key: self.key.unwrap_or_else(|| name.clone()),
+                name,
+            },
+            (_, Some(p), ..) => Learn::List {
+                pointer: pointer(p)?,
+                key: named(self.key)?,
+            },
+            (_, _, Some(p), _) => Learn::Keys {
+                pointer: pointer(p)?,
+                key: named(self.key)?,
+            },
+            (.., Some(p)) => Learn::Values {
+                pointer: pointer(p)?,
+                key: named(self.key)?,
+            },
+            _ => Learn::Text {
+                key: named(self.key)?,
+            },
+        })
+    }
+}
+
+/// `learns` entries, each parsed; an `arg` must be an argument `fits` accepts. The error
+/// starts with `owner` (file, tool and key).
+fn learns(
+    entries: Vec<LearnEntry>,
+    owner: &str,
+    fits: impl Fn(&str) -> bool,
+) -> Result<Vec<Learn>, String> {
+    let mut out = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let learn = entry.parse().map_err(|e| format!("{owner}: {e}"))?;
+        if let Learn::Arg { name, .. } = &learn
+            && !fits(name)
+        {
+            return Err(format!("{owner}: no argument '{name}' to learn from"));
+        }
+        out.push(learn);
+    }
+    Ok(out)
+}
+
+/// Whether a tool's parameters have an argument of this name.
+fn has_arg(parameters: &Value, name: &str) -> bool {
+    parameters["properties"].get(name).is_some()
 }
 
 #[derive(Deserialize)]
@@ -147,123 +263,6 @@ impl ArgSpec {
 
 fn leak(s: String) -> &'static str {
     Box::leak(s.into_boxed_str())
-}
-
-/// What a `tools.toml` declares of one tool's values (see the module docs), on its
-/// [`ToolSpec`]; the `Hooks` defaults read it.
-#[derive(Clone, Debug, Default)]
-pub struct Declared {
-    /// Argument paths whose values a customer never knows: the tool's own `internal`, then
-    /// the file-wide ones.
-    pub internal: Vec<ArgPath>,
-    /// JSON pointers into the output whose values the agent must tell when the customer
-    /// asked for this read; `None` when the tool declares none.
-    pub tells: Option<&'static [&'static str]>,
-    /// The argument and output fields no instruction may name: the file's
-    /// `internal_fields`, one list per domain, on each of its tools.
-    pub internal_fields: &'static [&'static str],
-}
-
-impl Declared {
-    /// The internal ids among a call's arguments: the non-empty strings at the `internal`
-    /// paths, each once, in path order.
-    pub fn internal_ids(&self, args: &Value) -> Vec<String> {
-        text::distinct_ids(self.internal.iter().flat_map(|p| p.strings(args)))
-    }
-
-    /// What this read tells by its declaration ([`text::output_values`] at its `tells`),
-    /// `None` when it declares none.
-    pub fn told(&self, output: &str) -> Option<Vec<String>> {
-        self.tells
-            .map(|pointers| text::output_values(output, pointers))
-    }
-}
-
-/// What the tool named `tool` among `specs` declares, if there is one.
-pub fn declared(specs: Vec<&'static ToolSpec>, tool: &str) -> Option<&'static Declared> {
-    specs
-        .into_iter()
-        .find(|s| s.name == tool)
-        .map(|s| &s.declared)
-}
-
-/// A path into a call's arguments, as `internal` writes it (see the module docs).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ArgPath(Vec<String>);
-
-impl ArgPath {
-    fn parse(text: &str) -> Result<ArgPath, String> {
-        let steps: Vec<String> = text.split('/').map(str::to_string).collect();
-        if steps.iter().any(String::is_empty) {
-            return Err("a path is names, '*' or '**' between single '/'s".into());
-        }
-        Ok(ArgPath(steps))
-    }
-
-    /// The strings the path reaches in `args`, in document order.
-    pub fn strings<'a>(&self, args: &'a Value) -> Vec<&'a str> {
-        fn walk<'a>(v: &'a Value, steps: &[String], out: &mut Vec<&'a str>) {
-            let Some((step, rest)) = steps.split_first() else {
-                out.extend(v.as_str());
-                return;
-            };
-            match step.as_str() {
-                "*" => value_children(v).for_each(|c| walk(c, rest, out)),
-                "**" => {
-                    walk(v, rest, out);
-                    value_children(v).for_each(|c| walk(c, steps, out));
-                }
-                name => {
-                    if let Some(c) = v.as_object().and_then(|m| m.get(name)) {
-                        walk(c, rest, out);
-                    }
-                }
-            }
-        }
-        let mut out = Vec::new();
-        walk(args, &self.0, &mut out);
-        out
-    }
-
-    /// Whether arguments valid under `schema` (an object schema) can hold a string here.
-    fn fits(&self, schema: &Value) -> bool {
-        fn walk(schema: &Value, steps: &[String]) -> bool {
-            let Some((step, rest)) = steps.split_first() else {
-                let ty = &schema["type"];
-                return ty == "string"
-                    || ty.as_array().is_some_and(|t| t.contains(&json!("string")));
-            };
-            match step.as_str() {
-                "*" => schema_children(schema).any(|c| walk(c, rest)),
-                "**" => walk(schema, rest) || schema_children(schema).any(|c| walk(c, steps)),
-                name => schema["properties"]
-                    .get(name)
-                    .or_else(|| schema.get("additionalProperties"))
-                    .is_some_and(|c| walk(c, rest)),
-            }
-        }
-        walk(schema, &self.0)
-    }
-}
-
-/// The items of a list or the values of an object.
-fn value_children(v: &Value) -> Box<dyn Iterator<Item = &Value> + '_> {
-    match v {
-        Value::Array(items) => Box::new(items.iter()),
-        Value::Object(m) => Box::new(m.values()),
-        _ => Box::new(std::iter::empty()),
-    }
-}
-
-/// The schemas one step below a schema: its properties', its items', its map values'.
-fn schema_children(schema: &Value) -> impl Iterator<Item = &Value> {
-    let properties = schema["properties"]
-        .as_object()
-        .into_iter()
-        .flat_map(|m| m.values());
-    properties
-        .chain(schema.get("items"))
-        .chain(schema.get("additionalProperties"))
 }
 
 /// The schema of a type name (see the module docs); `values` restricts its strings.
@@ -341,11 +340,13 @@ pub fn parse<D>(source: &str, runs: &[(&str, ToolFn<D>)]) -> Result<Vec<Tool<D>>
     }
     let everywhere = paths(&file.internal, "tools.toml: internal")?;
     let internal_fields = leak_list(file.internal_fields);
+    let learn_fields = leak_list(file.learn_fields);
     let mut tools = Vec::with_capacity(file.tool.len());
     for spec in file.tool {
         let mut tool = if let Some(kit) = &spec.kit {
             let bare = spec.name.is_empty() && spec.kind.is_empty() && spec.description.is_empty();
-            let declares = !spec.internal.is_empty() || spec.tells.is_some();
+            let declares =
+                !spec.internal.is_empty() || spec.tells.is_some() || !spec.learns.is_empty();
             if !bare || declares || spec.intent.is_some() || !spec.args.is_empty() {
                 return Err(format!(
                     "tools.toml: the kit's tool '{kit}' takes no other keys"
@@ -360,7 +361,14 @@ pub fn parse<D>(source: &str, runs: &[(&str, ToolFn<D>)]) -> Result<Vec<Tool<D>>
             .internal
             .extend(everywhere.iter().cloned());
         tool.spec.declared.internal_fields = internal_fields;
+        tool.spec.declared.learn_fields = learn_fields;
         tools.push(tool);
+    }
+    let fits_some = |name: &str| tools.iter().any(|t| has_arg(&t.spec.parameters, name));
+    let everywhere_learns = learns(file.learns, "tools.toml: learns", fits_some)?;
+    for tool in &mut tools {
+        let declared = &mut tool.spec.declared;
+        declared.learns.extend(everywhere_learns.iter().cloned());
     }
     if let Some((missing, _)) = runs
         .iter()
@@ -368,13 +376,13 @@ pub fn parse<D>(source: &str, runs: &[(&str, ToolFn<D>)]) -> Result<Vec<Tool<D>>
     {
         return Err(format!("tools.toml: no spec for tool function '{missing}'"));
     }
-    if let Some(ArgPath(steps)) = everywhere
+    if let Some(path) = everywhere
         .iter()
         .find(|p| !tools.iter().any(|t| p.fits(&t.spec.parameters)))
     {
         return Err(format!(
             "tools.toml: internal '{}': no tool has a string argument there",
-            steps.join("/")
+            path.text()
         ));
     }
     Ok(tools)
@@ -406,12 +414,14 @@ fn named_tool<D>(
         .ok_or_else(|| format!("tools.toml: [{name}] has no tool function"))?;
     let parameters = object_schema(&spec.args, shapes, &name)?;
     let internal = paths(&spec.internal, &format!("tools.toml: [{name}] internal"))?;
-    if let Some(ArgPath(steps)) = internal.iter().find(|p| !p.fits(&parameters)) {
+    if let Some(path) = internal.iter().find(|p| !p.fits(&parameters)) {
         return Err(format!(
             "tools.toml: [{name}] internal '{}': no string argument there",
-            steps.join("/")
+            path.text()
         ));
     }
+    let owner = format!("tools.toml: [{name}] learns");
+    let learns = learns(spec.learns, &owner, |arg| has_arg(&parameters, arg))?;
     let tells = spec.tells.map(|t| tells(&name, kind, t)).transpose()?;
     let mut tool = schema::tool(leak(name), kind, leak(spec.description), parameters, run);
     if let Some(intent) = spec.intent {
@@ -419,6 +429,7 @@ fn named_tool<D>(
     }
     tool.spec.declared.internal = internal;
     tool.spec.declared.tells = tells;
+    tool.spec.declared.learns = learns;
     Ok(tool)
 }
 
@@ -615,136 +626,5 @@ mod tests {
             .err()
             .unwrap_or_default();
         assert!(bad_enum.contains("argument 'grades'"), "{bad_enum}");
-    }
-
-    #[test]
-    fn internal_paths_select_strings_at_any_depth_and_name_what_is_wrong() {
-        let src = r#"
-            internal = ["**/payment_id", "account_id"]
-            internal_fields = ["agent_id"]
-            [[shape]]
-            name = "method"
-            fields = [{ name = "payment_method_id", type = "string" }]
-            [[shape]]
-            name = "payment"
-            fields = [
-              { name = "payment_id", type = "string" },
-              { name = "method", type = "method" },
-              { name = "amount", type = "number" },
-            ]
-            [[tool]]
-            kit = "think"
-            [[tool]]
-            name = "pay"
-            kind = "write"
-            description = "P."
-            args = [
-              { name = "payments", type = "list of payment" },
-              { name = "item_ids", type = "list of string" },
-              { name = "notes", type = "map of string", optional = true },
-            ]
-            internal = ["payments/*/method/payment_method_id", "item_ids/*", "notes/*"]
-            [[tool]]
-            name = "show"
-            kind = "read"
-            description = "S."
-            args = [{ name = "account_id", type = "string" }]
-            tells = ["/status", "/balance/current", ""]
-        "#;
-        let runs: [(&str, ToolFn<()>); 2] = [("pay", echo), ("show", echo)];
-        let tools = parse(src, &runs).unwrap();
-        let (think, pay, show) = (&tools[0].spec, &tools[1].spec, &tools[2].spec);
-        let args = json!({
-            "payment_id": "top",
-            "payments": [
-                {"payment_id": "p1", "method": {"payment_method_id": "m1"}, "amount": 5},
-                {"payment_id": "", "method": {"payment_method_id": "m1"}},
-                {"payment_id": 7, "method": null}
-            ],
-            "item_ids": ["i1", "i2", "p1"],
-            "notes": {"a": "n1", "b": 3},
-            "account_id": "acc"
-        });
-        assert_eq!(
-            pay.declared.internal_ids(&args),
-            ["m1", "i1", "i2", "p1", "n1", "top", "acc"],
-            "the tool's paths, then the file's; non-empty strings, each once"
-        );
-        assert_eq!(
-            think.declared.internal_ids(&json!({"payment_id": "x"})),
-            ["x"]
-        );
-        assert_eq!(
-            show.declared.internal_ids(&json!({"account_id": ""})),
-            Vec::<String>::new()
-        );
-        assert_eq!(pay.declared.internal_fields, ["agent_id"]);
-        assert_eq!(show.declared.internal_fields, ["agent_id"]);
-        assert_eq!(pay.declared.tells, None);
-        let out = r#"{"status": "open", "balance": {"current": 12.0}}"#;
-        assert_eq!(show.declared.told(out).unwrap(), ["open", "12.0"]);
-        assert_eq!(
-            show.declared.told("\"7\"").unwrap(),
-            ["7"],
-            "\"\" is the whole output"
-        );
-
-        // (what to replace, with what, what the error says)
-        let wrong = [
-            (
-                "payments/*/method/",
-                "payments/*/methods/",
-                "[pay] internal 'payments/*/methods/payment_method_id': no string argument",
-            ),
-            (
-                "\"item_ids/*\"",
-                "\"item_ids\"",
-                "[pay] internal 'item_ids':",
-            ),
-            (
-                "\"notes/*\"",
-                "\"payments/*/amount\"",
-                "internal 'payments/*/amount'",
-            ),
-            (
-                "\"item_ids/*\"",
-                "\"item_ids//*\"",
-                "[pay] internal 'item_ids//*'",
-            ),
-            (
-                "\"account_id\"]",
-                "\"acount_id\"]",
-                "tools.toml: internal 'acount_id'",
-            ),
-            (
-                "**/payment_id",
-                "**/method/payment_id",
-                "internal '**/method/payment_id'",
-            ),
-            ("\"/status\"", "\"status\"", "[show] tells 'status'"),
-            (
-                "[\"/status\", \"/balance/current\", \"\"]",
-                "[]",
-                "[show] tells: no pointer",
-            ),
-            (
-                "kind = \"read\"",
-                "kind = \"write\"",
-                "[show] tells: only a read tool tells",
-            ),
-            (
-                "kit = \"think\"",
-                "kit = \"think\"\ninternal = [\"thought\"]",
-                "'think' takes no",
-            ),
-        ];
-        for (from, to, says) in wrong {
-            assert!(src.contains(from), "{from}");
-            let error = parse(&src.replace(from, to), &runs).err();
-            assert!(
-                error.as_ref().is_some_and(|e| e.contains(says)),
-                "{to}: {error:?}"
-            );
-        }
     }
 }

@@ -1,5 +1,6 @@
-//! Grounding hooks for movie: candidate arguments per tool (`propose_calls`) and learning
-//! ids from outputs (`observe`); the rules proposals respect are in `policy.rs`.
+//! Grounding hooks for movie: candidate arguments per tool (`propose_calls`); the ids a
+//! call reveals are learnt as `tools.toml` declares (`learns`), and the rules proposals
+//! respect are in `policy.rs`.
 //!
 //! Proposals are about the context's customer (their email): bookings the conversation
 //! revealed come first, then the customer's own in a seeded order. Write proposals are
@@ -384,17 +385,5 @@ fn seat_change_proposals(
             args["payment"] = payment(diff, m);
         }
         out.push(args);
-    }
-}
-
-pub fn observe(
-    _db: &MovieDb,
-    _tool: &str,
-    _args: &Value,
-    output: &str,
-    ctx: &mut GroundingContext,
-) {
-    if let Ok(value) = serde_json::from_str::<Value>(output) {
-        ctx.learn_from_json(&value, &[]);
     }
 }

@@ -1,5 +1,6 @@
-//! Grounding hooks for restaurant: candidate arguments per tool (`propose_calls`) and
-//! learning refs from outputs (`observe`); the rules proposals respect are in `policy.rs`.
+//! Grounding hooks for restaurant: candidate arguments per tool (`propose_calls`); the refs
+//! a call reveals are learnt as `tools.toml` declares (`learns`), and the rules proposals
+//! respect are in `policy.rs`.
 //!
 //! Proposals are about the context's patron: tickets the conversation revealed come first,
 //! then the patron's own in a seeded order. Write proposals are shaped to succeed: only
@@ -251,31 +252,5 @@ fn swap_proposals(
             swaps.iter().take(2).map(|(o, n)| (o, n)).unzip();
         out.push(json!({"ticket_ref": t.ticket_ref, "plate_refs": old,
             "new_plate_refs": new, "instrument_ref": first}));
-    }
-}
-
-pub fn observe(
-    _db: &RestaurantDb,
-    tool: &str,
-    _args: &Value,
-    output: &str,
-    ctx: &mut GroundingContext,
-) {
-    const REFS: [&str; 5] = [
-        "ticket_ref",
-        "dish_ref",
-        "plate_ref",
-        "guest_ref",
-        "instrument_ref",
-    ];
-    let Ok(value) = serde_json::from_str::<Value>(output) else {
-        if tool.starts_with("find_patron_ref") {
-            ctx.learn("guest_ref", output);
-        }
-        return;
-    };
-    ctx.learn_from_json(&value, &REFS);
-    if tool == "get_patron_details" {
-        ctx.learn_listed(&value, "ticket_log", "ticket_ref");
     }
 }

@@ -1,5 +1,6 @@
-//! Grounding hooks for retail: candidate arguments per tool (`propose_calls`) and learning
-//! ids from outputs (`observe`); the policy rules they respect are in `policy.rs`.
+//! Grounding hooks for retail: candidate arguments per tool (`propose_calls`); the ids a
+//! call reveals are learnt as `tools.toml` declares (`learns`), and the policy rules they
+//! respect are in `policy.rs`.
 //!
 //! Proposals are about the context's customer: entities the context already knows come
 //! first (the order the customer just looked at), then the customer's other entities in a
@@ -284,40 +285,4 @@ fn returnable(db: &RetailDb, order: &Order) -> bool {
 /// An exchange may start: as [`returnable`], for exchange requests.
 fn exchangeable(db: &RetailDb, order: &Order) -> bool {
     db.lifecycle.accepts_return_or_exchange(&order.status) && order.exchange_items.is_none()
-}
-
-pub fn observe(_db: &RetailDb, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
-    match tool {
-        "find_user_id_by_email" | "find_user_id_by_name_zip" => {
-            let id = output.trim();
-            if !id.is_empty() {
-                ctx.learn("user_id", id);
-            }
-            return;
-        }
-        "get_user_details" => {
-            if let Some(id) = args.get("user_id").and_then(Value::as_str) {
-                ctx.learn("user_id", id);
-            }
-        }
-        _ => {}
-    }
-    let Ok(value) = serde_json::from_str::<Value>(output) else {
-        return;
-    };
-    ctx.learn_from_json(&value, &[]);
-    match tool {
-        "get_user_details" | "modify_user_address" => {
-            ctx.learn_listed(&value, "orders", "order_id");
-            ctx.learn_keys(&value, "payment_methods", "payment_method_id");
-        }
-        "list_all_product_types" => {
-            if let Some(map) = value.as_object() {
-                for id in map.values().filter_map(Value::as_str) {
-                    ctx.learn("product_id", id);
-                }
-            }
-        }
-        _ => {}
-    }
 }

@@ -1,5 +1,6 @@
-//! Grounding hooks for school: candidate arguments per tool (`propose_calls`) and learning
-//! ids from outputs (`observe`); the rules proposals respect are in `policy.rs`.
+//! Grounding hooks for school: candidate arguments per tool (`propose_calls`); the ids a
+//! call reveals are learnt as `tools.toml` declares (`learns`), and the rules proposals
+//! respect are in `policy.rs`.
 //!
 //! Proposals are about the context's student: what the conversation revealed comes first
 //! (the registration just created, the courses a search returned, the term just looked
@@ -449,18 +450,5 @@ fn update_proposals(
             _ => {}
         }
         out.push(args);
-    }
-}
-
-pub fn observe(_db: &SchoolDb, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
-    if let Some(term) = args.get("term").and_then(Value::as_str) {
-        ctx.learn("term", term);
-    }
-    let Ok(value) = serde_json::from_str::<Value>(output) else {
-        return;
-    };
-    ctx.learn_from_json(&value, &["term"]);
-    if tool == "get_student_details" {
-        ctx.learn_listed(&value, "registrations", "registration_id");
     }
 }

@@ -51,4 +51,15 @@ impl crate::domain::Hooks for TelecomDb {
         customers: customers,
         required_outputs: hooks::required_outputs,
     );
+
+    /// More than `tools.toml`'s `learns` can say: see `ground::observe`.
+    fn observe(
+        &self,
+        tool: &str,
+        args: &serde_json::Value,
+        output: &str,
+        ctx: &mut crate::domain::GroundingContext,
+    ) {
+        ground::observe(self, tool, args, output, ctx);
+    }
 }

@@ -1,5 +1,6 @@
-//! Grounding hooks for travel: candidate arguments per tool (`propose_calls`) and learning
-//! ids from outputs (`observe`); the rules proposals respect are in `policy.rs`.
+//! Grounding hooks for travel: candidate arguments per tool (`propose_calls`); the ids a
+//! call reveals are learnt as `tools.toml` declares (`learns`), and the rules proposals
+//! respect are in `policy.rs`.
 //!
 //! Proposals are about the context's traveler: what the conversation revealed comes first
 //! (the booking just made, the packages a search returned, the agent just looked up), then
@@ -427,20 +428,5 @@ fn traveler_proposals(db: &TravelDb, b: &Booking, out: &mut Vec<Value>) {
     for list in fixes.into_iter().chain(swaps) {
         out.push(json!({"booking_id": b.booking_id,
             "travelers": serde_json::to_value(&list).unwrap_or(Value::Null)}));
-    }
-}
-
-pub fn observe(_db: &TravelDb, tool: &str, args: &Value, output: &str, ctx: &mut GroundingContext) {
-    for key in ["departure_date", "new_departure_date"] {
-        if let Some(d) = args.get(key).and_then(Value::as_str) {
-            ctx.learn("departure_date", d);
-        }
-    }
-    let Ok(value) = serde_json::from_str::<Value>(output) else {
-        return;
-    };
-    ctx.learn_from_json(&value, &[]);
-    if tool == "get_package_details" {
-        ctx.learn_listed(&value, "managed_by_agents", "agent_id");
     }
 }

@@ -1,5 +1,6 @@
-//! Grounding hooks for the skeleton: candidate arguments per tool (`propose_calls`) and
-//! learning ids from outputs (`observe`); the rules proposals respect are in `policy.rs`.
+//! Grounding hooks for the skeleton: candidate arguments per tool (`propose_calls`); the
+//! ids a call reveals are learnt as `tools.toml` declares (`learns`), and the rules
+//! proposals respect are in `policy.rs`.
 //!
 //! Proposals are about the context's member: what the conversation revealed comes first,
 //! then the member's own loans and books, then the catalogue, each in a seeded order. Write
@@ -105,19 +106,4 @@ pub fn propose_calls(
         _ => Vec::new(),
     };
     out.into_iter().take(MAX_PROPOSALS).collect()
-}
-
-/// Ids an output revealed (a member id, the book ids of a listing, a new loan's id).
-pub fn observe(
-    _db: &SkeletonDb,
-    _tool: &str,
-    _args: &Value,
-    output: &str,
-    ctx: &mut GroundingContext,
-) {
-    match serde_json::from_str::<Value>(output) {
-        Ok(v) => ctx.learn_from_json(&v, &[]),
-        // `find_member_id_by_email` answers with the bare id.
-        Err(_) => ctx.learn("member_id", output.trim()),
-    }
 }
