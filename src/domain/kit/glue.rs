@@ -46,8 +46,9 @@ macro_rules! tau2_database {
 /// grounding learn come from `tools.toml` (the trait's defaults). Where a domain's customers are the keys of one table it names
 /// it, and where some reads tell what a pointer cannot select it names the function that
 /// computes it (same signature as the hook, the database first), which answers every tool
-/// that declares no `tells`: `database_hooks!(customers: users, required_outputs:
-/// hooks::required_outputs)`.
+/// that declares no `tells`; a domain whose calls reveal more than `learns` can say
+/// names its own `observe` the same way: `database_hooks!(customers: users, observe:
+/// ground::observe, required_outputs: hooks::required_outputs)`.
 macro_rules! database_hooks {
     (customers: $table:ident, $($rest:tt)*) => {
         $crate::domain::kit::glue::database_hooks!($($rest)*);
@@ -58,6 +59,20 @@ macro_rules! database_hooks {
     };
     (customers: $table:ident) => {
         $crate::domain::kit::glue::database_hooks!(customers: $table,);
+    };
+    (observe: $observe:path, $($rest:tt)*) => {
+        $crate::domain::kit::glue::database_hooks!($($rest)*);
+
+        /// More than `tools.toml`'s `learns` can say: the domain's own function.
+        fn observe(
+            &self,
+            tool: &str,
+            args: &serde_json::Value,
+            output: &str,
+            ctx: &mut $crate::domain::GroundingContext,
+        ) {
+            $observe(self, tool, args, output, ctx);
+        }
     };
     (required_outputs: $outputs:path $(,)?) => {
         $crate::domain::kit::glue::database_hooks!();

@@ -49,17 +49,7 @@ impl crate::domain::Database for TelecomDb {
 impl crate::domain::Hooks for TelecomDb {
     crate::domain::kit::glue::database_hooks!(
         customers: customers,
+        observe: ground::observe,
         required_outputs: hooks::required_outputs,
     );
-
-    /// More than `tools.toml`'s `learns` can say: see `ground::observe`.
-    fn observe(
-        &self,
-        tool: &str,
-        args: &serde_json::Value,
-        output: &str,
-        ctx: &mut crate::domain::GroundingContext,
-    ) {
-        ground::observe(self, tool, args, output, ctx);
-    }
 }

@@ -77,17 +77,7 @@ impl Database for TelehealthDb {
 impl Hooks for TelehealthDb {
     crate::domain::kit::glue::database_hooks!(
         customers: patients,
+        observe: ground::observe,
         required_outputs: hooks::required_outputs,
     );
-
-    /// More than `tools.toml`'s `learns` can say: see `ground::observe`.
-    fn observe(
-        &self,
-        tool: &str,
-        args: &serde_json::Value,
-        output: &str,
-        ctx: &mut crate::domain::GroundingContext,
-    ) {
-        ground::observe(self, tool, args, output, ctx);
-    }
 }
