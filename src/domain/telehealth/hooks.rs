@@ -120,14 +120,28 @@ pub fn describe_request(
         "find_patient_by_email" | "find_patient_by_name_dob" | "calculate" | "think" => {
             return None;
         }
-        "get_appointment_details" | "cancel_appointment" => appointment_vars(db, appt?, &mut vars),
+        "get_appointment_details" => {
+            let a = appt?;
+            if a.date.as_str() < super::CLOCK.today() {
+                key = "get_appointment_details_past".into();
+            }
+            appointment_vars(db, a, &mut vars)
+        }
+        "cancel_appointment" => appointment_vars(db, appt?, &mut vars),
         "reschedule_appointment" => appointment_vars(db, appt?, &mut vars),
         "get_medical_record" => match (record, appt) {
             (Some(r), _) => {
                 key = "get_medical_record_by_visit".into();
                 vars.insert("visit", record_visit(db, r));
             }
-            (None, Some(a)) => appointment_vars(db, a, &mut vars),
+            (None, Some(a)) => {
+                // Most records are filed against a visit still to come (as in the
+                // reference's data): asked for as what is on file, not as a write-up.
+                if a.date.as_str() > super::CLOCK.today() {
+                    key = "get_medical_record_upcoming".into();
+                }
+                appointment_vars(db, a, &mut vars)
+            }
             _ => return None,
         },
         "update_prescription_supplier" | "update_medical_record_note" => {
