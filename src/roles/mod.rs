@@ -8,7 +8,7 @@
 //! - [`TaskJudge`] (`judge.rs`): settles verification verdicts the rules leave inconclusive.
 //!
 //! The episode roles (agent, user simulator) are the harness's `Agent` and `User`
-//! (`harness/agent.rs`, `harness/user.rs`, `harness/endpoint.rs`); the failure-analysis
+//! (`harness/agent/`, `harness/user.rs`, `harness/endpoint.rs`); the failure-analysis
 //! judge is `analysis::judge`.
 //!
 //! Each trait takes a batch: endpoint implementations run its requests concurrently (the

@@ -1,0 +1,132 @@
+//! Oracle agent tests: which values a result holds, answers told in turn and by their
+//! field, and the acknowledgement of a voiced feeling.
+
+use super::{ErrorRates, OracleAgent, acknowledge};
+
+#[test]
+fn a_value_only_inside_another_is_not_held() {
+    let order: serde_json::Value = serde_json::from_str(
+        r#"{"status": "delivered (exchange requested)", "total": 12.5, "items": [{"id": "PIXQ9Q1"}]}"#,
+    )
+    .unwrap();
+    assert!(super::turns::holds_value(
+        &order,
+        "delivered (exchange requested)"
+    ));
+    assert!(super::turns::holds_value(&order, "12.5"));
+    assert!(!super::turns::holds_value(&order, "delivered"));
+    assert!(!super::turns::holds_value(&order, "3"));
+    let by_name: serde_json::Value = serde_json::from_str(r#"{"Harbor Hawks": "CLB001"}"#).unwrap();
+    assert!(super::turns::holds_value(&by_name, "Harbor Hawks"));
+}
+use crate::artifact::TaskRecord;
+use crate::harness::{Agent, ChatMessage, MessageRole};
+use serde_json::json;
+
+fn agent_for(actions: &str, intents: Vec<i32>, outputs: &[&str]) -> OracleAgent {
+    use crate::artifact::JsonText;
+    let task = TaskRecord {
+        task_id: "t".into(),
+        domain: "telecom".into(),
+        user_id: "c1".into(),
+        actions: JsonText::from_json(actions).unwrap(),
+        action_intents: intents,
+        outputs: outputs.iter().map(|o| o.to_string()).collect(),
+        ..TaskRecord::default()
+    };
+    let none = ErrorRates {
+        skip_confirmation: 0.0,
+        redundant_question: 0.0,
+        wrong_argument: 0.0,
+        premature_transfer: 0.0,
+    };
+    let discover = vec![Vec::new(); task.actions.len()];
+    let mut agent = OracleAgent::new(&task, &none, None, None, discover, 1, 0);
+    agent.asked_identity = true;
+    agent.authenticated = true;
+    agent
+}
+
+/// Play `results` as the answers to the agent's calls (saying yes to a confirmation
+/// while results remain); what it says next.
+fn said_after(agent: &mut OracleAgent, results: &[&str]) -> String {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let mut transcript = vec![ChatMessage::text(MessageRole::User, "Please help.")];
+    let mut results = results.iter();
+    loop {
+        let (m, _) = rt.block_on(agent.respond(&transcript)).unwrap();
+        let content = m.content.clone().unwrap_or_default();
+        if let Some(call) = m.tool_calls.first().cloned() {
+            let result = results.next().expect("a result for each call");
+            transcript.push(m);
+            transcript.push(ChatMessage::tool(call.id, call.name, *result));
+        } else if content.contains("(yes/no)") && results.len() > 0 {
+            transcript.push(m);
+            transcript.push(ChatMessage::text(MessageRole::User, "Yes."));
+        } else {
+            return content;
+        }
+    }
+}
+
+/// A lookup before the first action does not hide the first action's result: a value
+/// the customer asked to hear there is told when that request is done, by its field.
+#[test]
+fn a_lookup_before_the_first_action_leaves_its_answer_told_in_turn() {
+    let mut agent = agent_for(
+        r#"[{"name":"get_service_details","kwargs":{"service_id":"tv_plus"}},{"name":"get_billing_details","kwargs":{"customer_id":"c1"}}]"#,
+        vec![0, 1],
+        &["60.0"],
+    );
+    agent.discover[0] = vec![("get_services".to_string(), json!({}))];
+    let said = said_after(
+        &mut agent,
+        &[
+            r#"{"tv_plus": {"service_id": "tv_plus", "name": "TV Plus", "price": 60.0}}"#,
+            r#"{"service_id": "tv_plus", "name": "TV Plus", "price": 60.0}"#,
+        ],
+    );
+    assert!(said.contains("The price is 60.0"), "{said}");
+}
+
+/// A value a change's result only echoes inside a longer text is told from the read
+/// that shows it, by that read's label, not named after the change.
+#[test]
+fn a_value_a_change_echoes_is_told_from_the_read() {
+    let mut agent = agent_for(
+        r#"[{"name":"modify_support_ticket","kwargs":{"ticket_id":"T1","status":"open"}},{"name":"get_support_ticket_details","kwargs":{"ticket_id":"T1"}}]"#,
+        vec![0, 0],
+        &["open"],
+    );
+    let said = said_after(
+        &mut agent,
+        &[
+            r#"{"note": "Modified: it is open now"}"#,
+            r#"{"ticket_id": "T1", "status": "open"}"#,
+        ],
+    );
+    assert!(said.contains("The status is open"), "{said}");
+}
+
+/// A value read before a change in the same request is told before the change is
+/// proposed, not after it (when it would no longer be true).
+#[test]
+fn a_value_read_before_a_change_is_told_with_its_confirmation() {
+    let mut agent = agent_for(
+        r#"[{"name":"get_support_ticket_details","kwargs":{"ticket_id":"T1"}},{"name":"modify_support_ticket","kwargs":{"ticket_id":"T1","status":"open"}}]"#,
+        vec![0, 0],
+        &["closed"],
+    );
+    let said = said_after(&mut agent, &[r#"{"ticket_id": "T1", "status": "closed"}"#]);
+    assert!(said.starts_with("The status is closed. "), "{said}");
+    assert!(said.contains("(yes/no)"), "{said}");
+}
+
+#[test]
+fn the_agent_acknowledges_a_voiced_feeling_only() {
+    assert!(acknowledge("Hi. I'm worried about getting this wrong.").is_some());
+    assert!(acknowledge("I feel let down by how this turned out.").is_some());
+    assert!(acknowledge("I want to cancel order #W1.").is_none());
+}

@@ -1,0 +1,226 @@
+//! The oracle agent's turns: what it says or calls next once the customer has spoken
+//! (`decide`: identity, the lookups an action needs, the confirmation, the write, the
+//! closing summary) and what it reports after a tool result (`after_tool`: the values the
+//! customer asked to hear, told when a request is done).
+
+use super::OracleAgent;
+use crate::harness::ChatMessage;
+use crate::harness::readback::{field_of, tell, tool_words};
+use serde_json::Value;
+
+impl OracleAgent {
+    pub(super) fn decide(&mut self) -> ChatMessage {
+        if !self.authenticated {
+            if !self.asked_identity {
+                self.asked_identity = true;
+                let ack = self
+                    .acknowledgement
+                    .take()
+                    .map(|a| format!("{a} "))
+                    .unwrap_or_default();
+                let ask = self.choose(&[
+                    "I can help with that. First, could you please verify your identity?",
+                    "Happy to help. Before we start, could you verify your identity for me?",
+                    "Sure. So that I can look into this, could you please verify your identity?",
+                ]);
+                return Self::say(
+                    format!("{ack}{ask}"),
+                    "Policy: authenticate the customer before anything else.",
+                );
+            }
+            self.authenticated = true;
+            if let Some((name, args)) = self.identify.take() {
+                return self.call(
+                    &name,
+                    &args,
+                    "Policy: identify the customer with a lookup before taking any action.".into(),
+                );
+            }
+        }
+        if self.plan.redundant_question && !self.asked_again && self.next > 0 {
+            self.asked_again = true;
+            self.made("redundant_question");
+            return Self::say(
+                "Sorry, could you verify your identity once more?",
+                "Asking again for identity (a scripted mistake: redundant question).",
+            );
+        }
+        if !self.awaiting_confirmation
+            && let Some((name, args)) = self
+                .discover
+                .get_mut(self.next)
+                .filter(|d| !d.is_empty())
+                .map(|d| d.remove(0))
+        {
+            self.discovering = true;
+            return self.call(
+                &name,
+                &args,
+                format!("I need to look this up before I can act on the request: calling {name}."),
+            );
+        }
+        let Some((name, args, write)) = self.actions.get(self.next).cloned() else {
+            // Whatever the customer asked to hear and has not heard yet, said once at the end.
+            let untold: Vec<String> = self
+                .outputs
+                .iter()
+                .filter(|o| !self.told.contains(o))
+                .cloned()
+                .collect();
+            if !untold.is_empty() {
+                self.told.extend(untold.iter().cloned());
+                let items: Vec<(String, Option<String>)> = untold
+                    .into_iter()
+                    .map(|o| {
+                        let label = self.label_of(&o);
+                        (o, label)
+                    })
+                    .collect();
+                let anything = self.anything_else();
+                return Self::say(
+                    format!(
+                        "To sum up what you asked about: {} {anything}",
+                        tell(&items)
+                    ),
+                    "Every request is handled; I make sure the customer heard each answer.",
+                );
+            }
+            let done = self.choose(&[
+                "Everything you asked for is done.",
+                "That takes care of everything you asked for.",
+            ]);
+            let anything = self.anything_else();
+            return Self::say(
+                format!("{done} {anything}"),
+                "Every request is handled; I hand back to the customer.",
+            );
+        };
+        if self.plan.premature_transfer && self.next + 1 == self.actions.len() {
+            self.plan.premature_transfer = false;
+            if let Some(t) = self.transfer_tool.clone() {
+                self.made("premature_transfer");
+                return self.call(
+                    &t,
+                    &serde_json::json!({"summary": "Customer needs further help."}),
+                    "Handing over to a human (a scripted mistake: premature transfer).".into(),
+                );
+            }
+        }
+        if write && !self.awaiting_confirmation && !self.plan.skip_confirmation {
+            self.awaiting_confirmation = true;
+            let what = self.summarise(&name, &args);
+            let ask = self.choose(&[
+                "Before I go ahead, please confirm: I will {what}. Shall I proceed (yes/no)?",
+                "Here is the change I would make: {what}. Do you confirm (yes/no)?",
+                "To confirm, I am about to {what}. Shall I proceed (yes/no)?",
+            ]);
+            // What the customer asked to hear before this change is told first: a status
+            // read back after the change that alters it would tell the old one as news.
+            let found = std::mem::take(&mut self.found);
+            self.told.extend(found.iter().map(|(o, _)| o.clone()));
+            let before = if found.is_empty() {
+                String::new()
+            } else {
+                format!("{} ", tell(&found))
+            };
+            return Self::say(
+                format!("{before}{}", ask.replace("{what}", &what)),
+                format!(
+                    "Policy: describe the change and get an explicit yes before calling {name}."
+                ),
+            );
+        }
+        if write && !self.awaiting_confirmation {
+            self.made("skip_confirmation");
+        }
+        if self.perturbed == Some(self.next) {
+            self.made("wrong_argument");
+        }
+        self.awaiting_confirmation = false;
+        let requested = self.requests.get(self.next).is_some_and(Option::is_some);
+        let reasoning = self.reasoning_for(&name, write, requested);
+        self.next += 1;
+        self.call(&name, &args, reasoning)
+    }
+
+    /// After a tool result: report when an intent is complete, else keep acting.
+    pub(super) fn after_tool(&mut self, transcript: &[ChatMessage]) -> Option<ChatMessage> {
+        if std::mem::take(&mut self.discovering) {
+            // A lookup made on the way to the next action: go on to it.
+            return None;
+        }
+        let last = transcript.last();
+        let last_output = last.and_then(|m| m.content.clone()).unwrap_or_default();
+        let tool = last.and_then(|m| m.name.as_deref()).unwrap_or_default();
+        let json = serde_json::from_str::<Value>(&last_output).ok();
+        for o in &self.outputs {
+            if last_output.contains(o.as_str()) && !self.found.iter().any(|(f, _)| f == o) {
+                // A value a change's result merely echoes (the payee's name after adding
+                // it), or one only inside another value ("delivered" in "delivered
+                // (exchange requested)", "3" in "PIXQ9Q1"), is not this result's answer:
+                // it is told where a read holds it.
+                let wrote = self.actions.get(self.next - 1).is_some_and(|a| a.2);
+                if wrote || json.as_ref().is_some_and(|v| !holds_value(v, o)) {
+                    continue;
+                }
+                let label = field_of(&last_output, o);
+                // A value no field or heading names is what the tool reports ("the senior
+                // discount is 130.0").
+                let label = label.or_else(|| tool_words(tool));
+                if let Some(l) = &label {
+                    self.labels.push((o.clone(), l.clone()));
+                }
+                self.found.push((o.clone(), label));
+            }
+        }
+        let done_intent = self.action_intents.get(self.next - 1).copied();
+        let next_intent = self.action_intents.get(self.next).copied();
+        if done_intent == next_intent {
+            return None;
+        }
+        let mut told = std::mem::take(&mut self.found);
+        if self.next == self.actions.len() {
+            // The last request: whatever else the customer asked to hear, said now.
+            for o in self.outputs.clone() {
+                if !self.told.contains(&o) && !told.iter().any(|(t, _)| *t == o) {
+                    let label = self.label_of(&o);
+                    told.push((o, label));
+                }
+            }
+        }
+        self.told.extend(told.iter().map(|(o, _)| o.clone()));
+        let report = if told.is_empty() {
+            self.choose(&[
+                "That is done.",
+                "All set, that change is made.",
+                "Done, that went through.",
+            ])
+            .to_string()
+        } else {
+            let lead = self.choose(&[
+                "I have checked that for you.",
+                "Here is what I found.",
+                "I looked that up for you.",
+            ]);
+            format!("{lead} {}", tell(&told))
+        };
+        let anything = self.anything_else();
+        Some(Self::say(
+            format!("{report} {anything}"),
+            "The current request is complete; report and hand back to the customer.",
+        ))
+    }
+}
+
+/// Whether a JSON result holds `value` as one of its strings or numbers (a map key too:
+/// a name -> id map's names), not only inside a longer one.
+pub(super) fn holds_value(v: &Value, value: &str) -> bool {
+    match v {
+        Value::Object(m) => m.iter().any(|(k, x)| k == value || holds_value(x, value)),
+        Value::Array(items) => items.iter().any(|x| holds_value(x, value)),
+        Value::String(s) => s == value,
+        Value::Number(n) => n.to_string() == value,
+        Value::Bool(b) => b.to_string() == value,
+        Value::Null => false,
+    }
+}
