@@ -4,7 +4,7 @@
 //!
 //! - [`Grounder`] (`grounder.rs`): turns a sampled trace into executed reference actions.
 //! - [`Refiner`] (`refiner.rs`): turns the template draft into the customer's instruction.
-//! - [`Feeler`] (`feeler.rs`): describes how the customer of a task most likely feels.
+//! - [`Feeler`] (`feeler/`): describes how the customer of a task most likely feels.
 //! - [`TaskJudge`] (`judge.rs`): settles verification verdicts the rules leave inconclusive.
 //!
 //! The episode roles (agent, user simulator) are the harness's `Agent` and `User`
