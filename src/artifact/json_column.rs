@@ -1,7 +1,7 @@
 //! JSON text columns: a typed record field declared `as Json` in `record!` is stored as
-//! the JSON text of its value in a string column (`records.rs` builds the column); the
-//! text, byte for byte, and its decoding are here ([`JsonText`]), and a record's serde form
-//! keeps the same text ([`json_text`]).
+//! the JSON text of its value in a string column (`records/encoding.rs` builds the
+//! column); the text, byte for byte, and its decoding are here ([`JsonText`]), and a
+//! record's serde form keeps the same text ([`json_text`]).
 
 use crate::message::ChatMessage;
 use crate::task::{Action, UserFact};
