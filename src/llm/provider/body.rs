@@ -125,7 +125,8 @@ impl ChatBody {
     }
 
     /// A rough prompt size: the JSON of the messages and tools at four characters a token,
-    /// plus four per message (as [`super::openai::estimate_prompt_tokens`] counts a tree).
+    /// plus four per message (as the test helper `estimate_prompt_tokens` of `openai/tests.rs`
+    /// counts a tree).
     pub fn estimate_prompt_tokens(&self) -> u64 {
         let chars = |r: &Option<Range<usize>>| {
             r.as_ref()
