@@ -34,14 +34,16 @@
 //! once redb has written its header, so a failed creation (disk full) leaves no file rather
 //! than a half-written one every later run refuses.
 //!
+//! Here are the handle and its file; the key is `key.rs`, the panic guard and the
+//! damaged-file error `guard.rs`, reading and folding other files `others.rs`, the group
+//! commit `group.rs`.
+//!
 //! Architecture invariant: the cache stores bytes; it does not know the response types.
 //! redb allows one open handle per file per process, so handles are shared through a small
 //! registry keyed by the file's absolute path (roles may share one cache file).
 
 use redb::{Database, TableDefinition};
-use serde_json::Value;
-use sha2::{Digest, Sha256};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
@@ -49,157 +51,20 @@ use std::time::{Duration, Instant};
 use super::error::LlmError;
 
 mod group;
+mod guard;
+mod key;
+mod others;
 use group::{Entry, Group};
+use guard::{corrupted, guarded, is_corruption};
+use others::{OtherFile, answer_in, keys_of, read_plans};
+
+pub(crate) use key::Canonical;
+#[cfg(test)]
+pub(crate) use key::canonical_json;
+pub use key::{request_key, text_key};
+pub use others::{fold_into, read_also};
 
 const RESPONSES: TableDefinition<&[u8], &[u8]> = TableDefinition::new("responses");
-
-/// Bump when the stored value format or the key derivation changes.
-const KEY_VERSION: &str = "tracer-llm-cache/v1";
-
-/// The cache key of a request body of `kind` (`"chat"`, `"embeddings"`) in `namespace`.
-/// The body's canonical JSON is streamed into the hash, never built as a string.
-pub fn request_key(kind: &str, namespace: &str, body: &Value) -> [u8; 32] {
-    let mut h = key_hasher(kind, namespace);
-    // Writing into a hasher cannot fail, and a `Value` always serialises.
-    let _ = serde_json::to_writer(HashWriter(&mut h), &Canonical(body));
-    h.finalize().into()
-}
-
-/// [`request_key`] of a body already written as canonical JSON text.
-pub fn text_key(kind: &str, namespace: &str, canonical: &str) -> [u8; 32] {
-    let mut h = key_hasher(kind, namespace);
-    h.update(canonical.as_bytes());
-    h.finalize().into()
-}
-
-fn key_hasher(kind: &str, namespace: &str) -> Sha256 {
-    let mut h = Sha256::new();
-    h.update(KEY_VERSION.as_bytes());
-    h.update([0]);
-    h.update(kind.as_bytes());
-    h.update([0]);
-    if !namespace.is_empty() {
-        h.update(b"namespace\0");
-        h.update(namespace.as_bytes());
-        h.update([0]);
-    }
-    h
-}
-
-/// `io::Write` into a running SHA-256.
-struct HashWriter<'a>(&'a mut Sha256);
-
-impl std::io::Write for HashWriter<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.update(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// A JSON value serialised with every object's keys in sorted order (no copy of the tree).
-pub(crate) struct Canonical<'a>(pub &'a Value);
-
-impl serde::Serialize for Canonical<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq};
-        match self.0 {
-            Value::Object(m) => {
-                let mut entries: Vec<(&String, &Value)> = m.iter().collect();
-                // With serde_json's default (sorted) maps this is already in order; sorting
-                // keeps the key stable even if some dependency turns on `preserve_order`.
-                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-                let mut map = s.serialize_map(Some(entries.len()))?;
-                for (k, v) in entries {
-                    map.serialize_entry(k, &Canonical(v))?;
-                }
-                map.end()
-            }
-            Value::Array(a) => {
-                let mut seq = s.serialize_seq(Some(a.len()))?;
-                for v in a {
-                    seq.serialize_element(&Canonical(v))?;
-                }
-                seq.end()
-            }
-            other => other.serialize(s),
-        }
-    }
-}
-
-thread_local! {
-    /// Set while this thread runs a guarded redb call: its panic is reported, not printed.
-    static GUARDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    static PANIC_MESSAGE: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Run a redb call; a panic inside it comes back as `Err(message)` instead of unwinding
-/// through the caller (and is not printed). Other threads' panics print as before.
-fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    static HOOK: std::sync::Once = std::sync::Once::new();
-    HOOK.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if GUARDED.with(|g| g.get()) {
-                let message = info
-                    .payload()
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| info.payload().downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "panic".to_string());
-                let at = info
-                    .location()
-                    .map(|l| format!(" at {}:{}", l.file(), l.line()))
-                    .unwrap_or_default();
-                PANIC_MESSAGE.with(|m| *m.borrow_mut() = Some(format!("{message}{at}")));
-            } else {
-                previous(info);
-            }
-        }));
-    });
-    GUARDED.with(|g| g.set(true));
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-    GUARDED.with(|g| g.set(false));
-    result.map_err(|_| {
-        let message = PANIC_MESSAGE
-            .with(|m| m.borrow_mut().take())
-            .unwrap_or_else(|| "panic".to_string());
-        // Assertion messages span lines; errors are one line.
-        message.split_whitespace().collect::<Vec<_>>().join(" ")
-    })
-}
-
-/// The one-line error for a damaged cache file, with the way out.
-fn corrupted(path: &Path, detail: &str) -> LlmError {
-    let shown = path.display();
-    LlmError::Cache {
-        path: shown.to_string(),
-        message: format!(
-            "the file is damaged ({detail}); move it aside (`mv {shown} {shown}.damaged`) and rerun: finished work is kept, answers not yet in another cache are asked again"
-        ),
-    }
-}
-
-fn is_corruption(e: &impl std::fmt::Display) -> bool {
-    let text = e.to_string().to_lowercase();
-    text.contains("corrupt") || text.contains("invalid data")
-}
-
-/// JSON text with every object's keys sorted (what [`request_key`] hashes, as a string: the
-/// tests compare written bodies with it; the key itself is streamed).
-#[cfg(test)]
-pub(crate) fn canonical_json(v: &Value) -> String {
-    serde_json::to_string(&Canonical(v)).unwrap_or_default()
-}
-
-/// Another cache file a cache reads on a miss, with the keys it held when indexed.
-#[derive(Debug)]
-struct OtherFile {
-    path: PathBuf,
-    keys: HashSet<[u8; 32]>,
-}
 
 /// A handle on one cache file.
 #[derive(Clone)]
@@ -230,32 +95,6 @@ fn registry() -> &'static OpenFiles {
     OPEN.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-type ReadPlans = Mutex<HashMap<PathBuf, Vec<PathBuf>>>;
-
-fn read_plans() -> &'static ReadPlans {
-    static PLANS: std::sync::OnceLock<ReadPlans> = std::sync::OnceLock::new();
-    PLANS.get_or_init(|| Mutex::new(HashMap::new()))
-}
-
-/// Have the cache file at `primary`, when this process next opens it, also read the
-/// answers stored in `others` (files that may be missing; none may be another process's
-/// live cache, which redb would refuse to open). A shard run calls it before its roles open
-/// their cache, naming the output root's cache and earlier shards' files.
-pub fn read_also(primary: &Path, others: Vec<PathBuf>) {
-    let Ok(abs) = std::path::absolute(primary) else {
-        return;
-    };
-    let others = others
-        .into_iter()
-        .filter_map(|p| std::path::absolute(p).ok())
-        .filter(|p| *p != abs)
-        .collect();
-    read_plans()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(abs, others);
-}
-
 /// Wait until every answer this process stored is durable, in every cache file it has
 /// open (the binary calls it before it exits: a committer thread still writing would
 /// otherwise be cut off with the process).
@@ -269,89 +108,8 @@ pub fn flush_all() {
     }
 }
 
-/// How long a read of another cache file waits for a process that holds it briefly (another
-/// shard reading it the same way) before giving up on it.
-const BUSY_WAIT: Duration = Duration::from_secs(60);
-
 /// How long opening a cache for writing waits for another process reading it.
 const PRIMARY_BUSY_WAIT: Duration = Duration::from_secs(10);
-
-/// Run `read` on the database of another cache file: this process's open handle if it has
-/// one, else the file opened for the call (redb locks a file to one process; another shard
-/// reading it holds it for milliseconds, so a busy file is retried). `Ok(None)`: no file.
-fn with_other_file<T>(
-    path: &Path,
-    open_here: Option<Arc<Database>>,
-    read: impl Fn(&Database) -> Result<T, String>,
-) -> Result<Option<T>, String> {
-    if let Some(db) = open_here {
-        return guarded(|| read(&db)).and_then(|r| r).map(Some);
-    }
-    if !path.exists() {
-        return Ok(None);
-    }
-    let deadline = Instant::now() + BUSY_WAIT;
-    let mut pause = Duration::from_millis(5);
-    loop {
-        match guarded(|| Database::open(path)) {
-            Ok(Ok(db)) => return guarded(|| read(&db)).and_then(|r| r).map(Some),
-            Ok(Err(redb::DatabaseError::DatabaseAlreadyOpen)) if Instant::now() < deadline => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(100));
-            }
-            Ok(Err(e)) => return Err(e.to_string()),
-            Err(panic) => return Err(format!("redb panicked: {panic}")),
-        }
-    }
-}
-
-/// This process's open handle on the cache file at `path`, if any.
-fn open_here(path: &Path) -> Option<Arc<Database>> {
-    registry()
-        .lock()
-        .ok()
-        .and_then(|open| open.get(path).and_then(|(w, ..)| w.upgrade()))
-}
-
-/// The keys stored in the cache file at `path` (none when it is missing or unreadable: an
-/// unreadable file only means its answers are asked again).
-fn keys_of(path: &Path, handle: Option<Arc<Database>>) -> HashSet<[u8; 32]> {
-    use redb::{ReadableTable, ReadableTableMetadata};
-    let read = |db: &Database| -> Result<HashSet<[u8; 32]>, String> {
-        let txn = db.begin_read().map_err(|e| e.to_string())?;
-        let table = match txn.open_table(RESPONSES) {
-            Ok(t) => t,
-            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(HashSet::new()),
-            Err(e) => return Err(e.to_string()),
-        };
-        let mut keys = HashSet::with_capacity(table.len().unwrap_or(0) as usize);
-        for entry in table.iter().map_err(|e| e.to_string())? {
-            let (k, _) = entry.map_err(|e| e.to_string())?;
-            if let Ok(key) = <[u8; 32]>::try_from(k.value()) {
-                keys.insert(key);
-            }
-        }
-        Ok(keys)
-    };
-    with_other_file(path, handle, read)
-        .ok()
-        .flatten()
-        .unwrap_or_default()
-}
-
-/// The answer stored under `key` in another cache file, if it can be read.
-fn answer_in(path: &Path, key: &[u8; 32]) -> Option<Vec<u8>> {
-    let read = |db: &Database| -> Result<Option<Vec<u8>>, String> {
-        let txn = db.begin_read().map_err(|e| e.to_string())?;
-        let table = txn.open_table(RESPONSES).map_err(|e| e.to_string())?;
-        let value = table.get(key.as_slice()).map_err(|e| e.to_string())?;
-        Ok(value.map(|v| v.value().to_vec()))
-    };
-    with_other_file(path, open_here(path), read)
-        .ok()
-        .flatten()
-        .flatten()
-}
 
 /// Create a new cache file atomically: redb writes its header into a temporary sibling,
 /// which is renamed into place only when that succeeded.
@@ -378,68 +136,6 @@ fn create_new(path: &Path) -> Result<(), String> {
         let _ = std::fs::remove_file(&tmp);
     }
     made
-}
-
-/// Copy into the cache at `target` every answer of the cache files `sources` it lacks, then
-/// delete each source folded: one file holds them all. Call it holding the output alone (no
-/// other process may have a source open). A source that cannot be read (damaged) is left in
-/// place with a note; the result is one line per file, to log.
-pub fn fold_into(target: &Path, sources: &[PathBuf]) -> Result<Vec<String>, LlmError> {
-    use redb::ReadableTable;
-    let sources: Vec<&PathBuf> = sources.iter().filter(|s| s.exists()).collect();
-    if sources.is_empty() {
-        return Ok(Vec::new());
-    }
-    let cache = ResponseCache::open(target)?;
-    let mut notes = Vec::new();
-    for source in sources {
-        let copy = |db: &Database| -> Result<u64, String> {
-            let txn = db.begin_read().map_err(|e| e.to_string())?;
-            let table = match txn.open_table(RESPONSES) {
-                Ok(t) => t,
-                Err(redb::TableError::TableDoesNotExist(_)) => return Ok(0),
-                Err(e) => return Err(e.to_string()),
-            };
-            let mut copied = 0;
-            let mut batch: Vec<([u8; 32], Vec<u8>)> = Vec::new();
-            let flush = |batch: &mut Vec<([u8; 32], Vec<u8>)>| -> Result<u64, String> {
-                let n = cache.put_missing(batch).map_err(|e| e.to_string())?;
-                batch.clear();
-                Ok(n)
-            };
-            for entry in table.iter().map_err(|e| e.to_string())? {
-                let (k, v) = entry.map_err(|e| e.to_string())?;
-                if let Ok(key) = <[u8; 32]>::try_from(k.value()) {
-                    batch.push((key, v.value().to_vec()));
-                }
-                if batch.len() >= 1000 {
-                    copied += flush(&mut batch)?;
-                }
-            }
-            copied += flush(&mut batch)?;
-            Ok(copied)
-        };
-        match with_other_file(source, open_here(source), copy) {
-            Ok(None) => {}
-            Ok(Some(copied)) => {
-                std::fs::remove_file(source).map_err(|e| LlmError::Cache {
-                    path: source.display().to_string(),
-                    message: format!("cannot remove after folding it: {e}"),
-                })?;
-                notes.push(format!(
-                    "folded {copied} new answer(s) of {} into {}",
-                    source.display(),
-                    cache.path().display()
-                ));
-            }
-            Err(why) => notes.push(format!(
-                "{}: not folded into {} ({why}); its answers will be asked again",
-                source.display(),
-                cache.path().display()
-            )),
-        }
-    }
-    Ok(notes)
 }
 
 impl ResponseCache {
@@ -720,112 +416,4 @@ impl ResponseCache {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn key_is_order_independent_and_covers_everything() {
-        let a = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}], "seed": 1});
-        let b = json!({"seed": 1, "messages": [{"content": "hi", "role": "user"}], "model": "m"});
-        assert_eq!(request_key("chat", "", &a), request_key("chat", "", &b));
-        assert_ne!(
-            request_key("chat", "", &a),
-            request_key("embeddings", "", &a)
-        );
-        let c = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}], "seed": 2});
-        assert_ne!(request_key("chat", "", &a), request_key("chat", "", &c));
-        // Another server's answers are another namespace.
-        assert_ne!(
-            request_key("chat", "http://a/v1", &a),
-            request_key("chat", "http://b/v1", &a)
-        );
-    }
-
-    #[test]
-    fn the_empty_namespace_is_the_key_of_older_caches() {
-        // The key derivation before namespaces existed, spelled out.
-        let body = json!({"model": "m"});
-        let mut h = Sha256::new();
-        h.update(KEY_VERSION.as_bytes());
-        h.update([0]);
-        h.update(b"chat");
-        h.update([0]);
-        h.update(canonical_json(&body).as_bytes());
-        let old: [u8; 32] = h.finalize().into();
-        assert_eq!(request_key("chat", "", &body), old);
-    }
-
-    #[test]
-    fn the_streamed_key_is_the_key_of_the_sorted_text() {
-        // The derivation before keys were streamed: a sorted copy of the tree, as text.
-        fn sorted(v: &Value) -> Value {
-            match v {
-                Value::Object(m) => {
-                    Value::Object(m.iter().map(|(k, v)| (k.clone(), sorted(v))).collect())
-                }
-                Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
-                other => other.clone(),
-            }
-        }
-        let body = json!({
-            "model": "m", "temperature": 0.7, "seed": 18446744073709551615u64,
-            "messages": [{"role": "user", "content": "caf\u{e9} \"quoted\"\n\t\u{1}"},
-                         {"role": "tool", "content": null, "tool_call_id": "c1"}],
-            "tools": [{"type": "function", "function": {"name": "f", "parameters":
-                {"type": "object", "properties": {"z": {}, "a": {"type": "number"}}}}}],
-            "extra": [1.5e-7, -0.0, true, [], {}]
-        });
-        let mut h = Sha256::new();
-        h.update(KEY_VERSION.as_bytes());
-        h.update([0]);
-        h.update(b"chat");
-        h.update([0]);
-        h.update(sorted(&body).to_string().as_bytes());
-        let old: [u8; 32] = h.finalize().into();
-        assert_eq!(request_key("chat", "", &body), old);
-        assert_eq!(canonical_json(&body), sorted(&body).to_string());
-    }
-
-    #[test]
-    fn an_answer_put_behind_is_read_at_once_and_durable_after_a_sync() {
-        let dir = std::env::temp_dir().join(format!("tracer-llm-behind-{}", std::process::id()));
-        let path = dir.join("cache.redb");
-        let _ = std::fs::remove_dir_all(&dir);
-        let cache = ResponseCache::open(&path).unwrap();
-        for i in 0..50u8 {
-            cache.put_behind([i; 32], vec![i; 3]);
-            assert_eq!(cache.get_blocking(&[i; 32]).unwrap(), Some(vec![i; 3]));
-        }
-        cache.sync_blocking().unwrap();
-        assert_eq!(cache.len().unwrap(), 50);
-        drop(cache);
-        flush_all();
-        let reopened = ResponseCache::open(&path).unwrap();
-        assert_eq!(reopened.get_blocking(&[49; 32]).unwrap(), Some(vec![49; 3]));
-        assert_eq!(reopened.len().unwrap(), 50);
-        drop(reopened);
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    #[test]
-    fn store_and_reopen() {
-        let dir = std::env::temp_dir().join(format!("tracer-llm-cache-{}", std::process::id()));
-        let path = dir.join("nested").join("cache.redb");
-        let _ = std::fs::remove_dir_all(&dir);
-        let key = request_key("chat", "", &json!({"x": 1}));
-        {
-            let cache = ResponseCache::open(&path).unwrap();
-            assert_eq!(cache.get_blocking(&key).unwrap(), None);
-            cache.put_blocking(&key, b"answer").unwrap();
-            // A second handle on the same file shares the open database.
-            let again = ResponseCache::open(&path).unwrap();
-            assert_eq!(again.get_blocking(&key).unwrap().unwrap(), b"answer");
-        }
-        let reopened = ResponseCache::open(&path).unwrap();
-        assert_eq!(reopened.get_blocking(&key).unwrap().unwrap(), b"answer");
-        assert_eq!(reopened.len().unwrap(), 1);
-        drop(reopened);
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-}
+mod tests;
