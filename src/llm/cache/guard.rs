@@ -1,6 +1,6 @@
-//! A damaged file must not take the run down: every redb call runs under
-//! [`guarded`] (a panic becomes an error, kept off stderr), and damage becomes one
-//! [`corrupted`] error that names the file and says how to move it aside.
+//! A damaged file must not take the run down: every redb call runs under [`guarded`] (a
+//! panic becomes an error, kept off stderr), and damage becomes one [`corrupted`] error
+//! that names the file and says how to move it aside.
 
 use crate::llm::error::LlmError;
 use std::path::Path;
