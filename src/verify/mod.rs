@@ -3,12 +3,22 @@
 //! could not know, and state (or let the agent look up) every value its calls need. What
 //! only a reader could settle comes back as `inconclusive`, for the judge role.
 //!
+//! The rejection kinds, replay and the whole check are here; information sufficiency and
+//! the internal-id rule are `information.rs`, the quality gates `gates.rs`.
+//!
 //! Architecture invariant: knows domains through `Environment` and tasks through
 //! `artifact::TaskRecord`; nothing of stages, LLMs or the pipeline.
 
+mod gates;
+mod information;
+
 use crate::artifact::TaskRecord;
-use crate::domain::{Environment, UserFact};
-use serde_json::Value;
+use crate::domain::Environment;
+
+pub use gates::{Gates, MAX_ACTIONS, check_quality};
+pub use information::{
+    Gaps, check_information, check_no_internal_ids, information_gaps, reference_outputs,
+};
 
 /// The kinds of verification failure (the `reason_kind` column of `tasks/_rejects.parquet`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,254 +133,6 @@ pub fn replay_checked(env: &dyn Environment, task: &TaskRecord) -> Result<Vec<St
     Ok(outputs)
 }
 
-fn leaves<'a>(path: String, v: &'a Value, out: &mut Vec<(String, &'a str)>) {
-    match v {
-        Value::String(s) => out.push((path, s)),
-        Value::Array(items) => {
-            for (i, x) in items.iter().enumerate() {
-                leaves(format!("{path}[{i}]"), x, out);
-            }
-        }
-        Value::Object(m) => {
-            for (k, x) in m {
-                let p = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
-                leaves(p, x, out);
-            }
-        }
-        // Numbers (amounts, counts) are derived by the agent from prices and policy, and
-        // booleans are yes/no choices: neither is a fact the customer must state verbatim.
-        _ => {}
-    }
-}
-
-/// No internal id of any action may appear in the instruction.
-pub fn check_no_internal_ids(
-    env: &dyn Environment,
-    task: &TaskRecord,
-    instruction: &str,
-) -> Result<(), String> {
-    for crate::task::Action {
-        name: tool,
-        kwargs: args,
-    } in &task.actions
-    {
-        for id in env.internal_ids(tool, args) {
-            if !id.is_empty() && instruction.contains(&id) {
-                return Err(format!(
-                    "the instruction reveals internal id '{id}' (an argument of {tool})"
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-fn normalise(s: &str) -> String {
-    s.to_lowercase().replace('_', " ")
-}
-
-/// Information sufficiency; `Err` names the first argument the customer could not supply.
-/// Internal-id and identity gaps are hard failures; a free-text value that is merely not
-/// stated verbatim comes back as `Inconclusive`.
-pub fn check_information(
-    env: &dyn Environment,
-    task: &TaskRecord,
-    facts: &[UserFact],
-    instruction: &str,
-) -> Result<(), String> {
-    match information_gaps(env, task, facts, instruction, &reference_outputs(env, task)) {
-        Gaps::None => Ok(()),
-        Gaps::Hard(e) | Gaps::Inconclusive(e) => Err(e),
-    }
-}
-
-/// The outcome of the sufficiency analysis.
-pub enum Gaps {
-    None,
-    Hard(String),
-    Inconclusive(String),
-}
-
-/// The output of each reference call, replayed in order on a fresh fork (no checks).
-pub fn reference_outputs(env: &dyn Environment, task: &TaskRecord) -> Vec<String> {
-    let mut state = env.fork();
-    task.actions
-        .iter()
-        .map(|a| state.invoke(&a.name, &a.kwargs).text)
-        .collect()
-}
-
-/// `outputs` are the reference calls' outputs in order (what the agent would see), e.g.
-/// from [`replay_checked`] or [`reference_outputs`].
-pub fn information_gaps(
-    env: &dyn Environment,
-    task: &TaskRecord,
-    facts: &[UserFact],
-    instruction: &str,
-    outputs: &[String],
-) -> Gaps {
-    let inst = normalise(instruction);
-    let stated = |f: &UserFact| {
-        inst.contains(&normalise(&f.text))
-            || (!f.values.is_empty() && f.values.iter().all(|v| inst.contains(&normalise(v))))
-    };
-    if let Some(identity) = facts.iter().find(|f| f.kind == "identity")
-        && !stated(identity)
-    {
-        return Gaps::Hard("the instruction does not say how the customer authenticates".into());
-    }
-    let actions = &task.actions;
-    let mut knowledge = env.customer_records(&task.user_id).join("\n");
-    let mut soft: Option<String> = None;
-    for (
-        j,
-        crate::task::Action {
-            name: tool,
-            kwargs: args,
-        },
-    ) in actions.iter().enumerate()
-    {
-        let internal = env.internal_ids(tool, args);
-        let mut vals = Vec::new();
-        leaves(String::new(), args, &mut vals);
-        for (path, value) in vals {
-            if internal.iter().any(|i| i == value) {
-                if !facts
-                    .iter()
-                    .any(|f| f.ids.iter().any(|i| i == value) && stated(f))
-                {
-                    return Gaps::Hard(format!(
-                        "action {j} ({tool}) argument '{path}' is internal id '{value}' and no stated fact resolves it"
-                    ));
-                }
-                continue;
-            }
-            let known = inst.contains(&normalise(value)) || knowledge.contains(value);
-            if !known && soft.is_none() {
-                soft = Some(format!(
-                    "action {j} ({tool}) argument '{path}' = '{value}' is neither stated nor obtainable"
-                ));
-            }
-        }
-        knowledge.push('\n');
-        knowledge.push_str(outputs.get(j).map(String::as_str).unwrap_or_default());
-    }
-    match soft {
-        None => Gaps::None,
-        Some(e) => Gaps::Inconclusive(e),
-    }
-}
-
-/// The quality gates of verification (`stages/tasks.toml`), each on by default.
-#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Gates {
-    /// Reject incoherent compositions.
-    pub coherence: bool,
-    /// Reject instructions naming created or internal ids, or attribute dumps.
-    pub knowable: bool,
-    /// Reject mechanical language errors in the instruction and emotion instruction.
-    pub language: bool,
-    /// Reject tasks that ask to hear something their `outputs` do not carry.
-    pub answered: bool,
-    /// Reject tasks with more reference actions than this.
-    pub max_actions: usize,
-}
-
-/// Reference actions a task may have by default. The public hand-checked tasks have 10 or
-/// more in 7% of cases; the paper's successful trajectories average 5.2.
-pub const MAX_ACTIONS: usize = 10;
-
-impl Default for Gates {
-    fn default() -> Self {
-        Gates {
-            coherence: true,
-            knowable: true,
-            language: true,
-            answered: true,
-            max_actions: MAX_ACTIONS,
-        }
-    }
-}
-
-fn with_rule(kind: RejectKind, rule: &'static str, reason: String) -> Rejection {
-    Rejection {
-        kind,
-        rule: Some(rule),
-        reason,
-    }
-}
-
-/// The quality gates on a task that replays: coherence, knowable ids, language, answered
-/// information requests, length.
-pub fn check_quality(
-    env: &dyn Environment,
-    task: &TaskRecord,
-    instruction: &str,
-    gates: &Gates,
-) -> Result<(), Rejection> {
-    let m = crate::quality::coherence::replay_steps(env, task);
-    if gates.coherence {
-        let ids = crate::quality::coherence::customer_ids(task);
-        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-        let findings = crate::quality::coherence::check_steps(&m, &ids);
-        // One change of mind the instruction states is the customer's, not an accident.
-        if !crate::quality::coherence::is_stated_change_of_mind(&findings, instruction)
-            && let Some(f) = findings.into_iter().next()
-        {
-            return Err(with_rule(RejectKind::Incoherent, f.kind.as_str(), f.detail));
-        }
-    }
-    if gates.knowable {
-        let records = env.customer_records(&task.user_id).join("\n");
-        let requests = &task.requests;
-        if let Some(f) =
-            crate::quality::knowable::check(instruction, &m, &records, env.internal_id_fields())
-                .or_else(|| crate::quality::knowable::check_made_references(requests, &m, &records))
-        {
-            return Err(with_rule(RejectKind::Unknowable, f.kind.as_str(), f.detail));
-        }
-    }
-    if gates.language {
-        for text in crate::quality::task_texts(task) {
-            if let Some(h) = crate::quality::language::check(text).into_iter().next() {
-                return Err(with_rule(
-                    RejectKind::Language,
-                    h.rule.as_str(),
-                    format!("language: {h}"),
-                ));
-            }
-        }
-    }
-    if gates.answered {
-        let q = crate::quality::measure_task(env, task);
-        if q.unanswered > 0 {
-            return Err(reject(
-                RejectKind::Unanswered,
-                format!(
-                    "{} read(s) the customer asks to hear have no value among the outputs",
-                    q.unanswered
-                ),
-            ));
-        }
-    }
-    if m.len() > gates.max_actions {
-        return Err(reject(
-            RejectKind::TooLong,
-            format!(
-                "{} reference actions (max_actions = {})",
-                m.len(),
-                gates.max_actions
-            ),
-        ));
-    }
-    Ok(())
-}
-
 /// Verify one task with the default gates (see [`verify_task_with`]).
 pub fn verify_task(env: &dyn Environment, task: &TaskRecord) -> Result<(), Rejection> {
     verify_task_with(env, task, &Gates::default())
@@ -404,6 +166,7 @@ mod tests {
     use crate::artifact::TraceRecord;
     use crate::domain::Split;
     use crate::grounding::{SearchLimits, ground_trace, task_record};
+    use serde_json::Value;
 
     fn cfg() -> SearchLimits {
         SearchLimits::default()
