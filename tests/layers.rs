@@ -173,20 +173,29 @@ fn crate_refs(text: &str) -> BTreeSet<String> {
 }
 
 /// Source text without `//` comments (doc comments may name any module) and without the
-/// file's unit-test module (tests may build fixtures with higher layers).
+/// file's inline unit-test module (tests may build fixtures with higher layers; a test
+/// module in a file of its own, `tests.rs`, is left out by [`module_sources`]). Only
+/// an inline module's body is cut: a `mod tests;` line near the top of a file hides
+/// nothing after it.
 fn code_only(text: &str) -> String {
-    let text = text.split("#[cfg(test)]\nmod tests").next().unwrap_or(text);
+    let text = text
+        .split("#[cfg(test)]\nmod tests {")
+        .next()
+        .unwrap_or(text);
     text.lines()
         .map(|l| l.split_once("//").map_or(l, |(code, _)| code))
         .collect::<Vec<_>>()
         .join("\n")
 }
 
+/// A top-level module's source files, without its unit-test files (`tests.rs`, which may
+/// use higher layers like an inline test module).
 fn module_sources(src: &Path, module: &str) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let dir = src.join(module);
     if dir.is_dir() {
         rust_files(&dir, &mut files);
+        files.retain(|f| f.file_name().is_some_and(|n| n != "tests.rs"));
     }
     let file = src.join(format!("{module}.rs"));
     if file.is_file() {
@@ -334,6 +343,12 @@ fn the_parser_finds_grouped_and_path_references() {
         refs.into_iter().collect::<Vec<_>>(),
         ["domain", "llm", "seed"]
     );
+    // An inline test module is cut; a `mod tests;` line hides nothing after it.
+    let top = "#[cfg(test)]\nmod tests;\nuse crate::stage::x;\n";
+    assert!(crate_refs(&code_only(top)).contains("stage"));
+    let inline = "use crate::seed;\n#[cfg(test)]\nmod tests {\n    use crate::stage::x;\n}\n";
+    let refs = crate_refs(&code_only(inline));
+    assert_eq!(refs.into_iter().collect::<Vec<_>>(), ["seed"]);
 }
 
 /// Import circles between source files that exist today, each as its files' module paths
