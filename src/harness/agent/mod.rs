@@ -81,6 +81,11 @@ pub struct OracleAgent {
     /// made just before it; and whether the last call was one of them.
     discover: Vec<Vec<(String, Value)>>,
     discovering: bool,
+    /// The call awaiting its result, and the results of the lookups made since the last
+    /// change (`tool`, arguments, output): a reference lookup that repeats one is answered
+    /// from it.
+    pending: Option<(String, Value)>,
+    answers: Vec<(String, Value, String)>,
     /// The customer's own id and identity values: never read back in a confirmation, and
     /// recognised when the customer states them unasked.
     customer: Vec<String>,
@@ -180,6 +185,8 @@ impl OracleAgent {
             identify,
             discover,
             discovering: false,
+            pending: None,
+            answers: Vec::new(),
             customer: std::iter::once(task.user_id.clone())
                 .chain(
                     task.user_facts
@@ -248,6 +255,7 @@ impl OracleAgent {
 
     fn call(&mut self, name: &str, args: &Value, reasoning: String) -> ChatMessage {
         self.calls += 1;
+        self.pending = Some((name.to_string(), args.clone()));
         let call = ToolCall {
             id: format!("call_{}", self.calls),
             name: name.to_string(),
@@ -335,9 +343,15 @@ impl Agent for OracleAgent {
                 // done with; the first action's own result is read when it comes.
                 self.discovering = false;
             }
+            let result = transcript.last().filter(|_| after_tool);
+            let output = result.and_then(|m| m.content.clone()).unwrap_or_default();
+            if let Some((name, args)) = self.pending.take().filter(|_| after_tool) {
+                self.answers.push((name, args, output.clone()));
+            }
+            let tool = result.and_then(|m| m.name.clone()).unwrap_or_default();
             if after_tool
                 && self.next > 0
-                && let Some(m) = self.after_tool(transcript)
+                && let Some(m) = self.after_tool(&tool, &output)
             {
                 return Ok((m, Usage::default()));
             }

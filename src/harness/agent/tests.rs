@@ -124,6 +124,60 @@ fn a_value_read_before_a_change_is_told_with_its_confirmation() {
     assert!(said.contains("(yes/no)"), "{said}");
 }
 
+/// A reference lookup that repeats one made since the last change (on the way to an
+/// earlier action) is answered from that result, not called again; after a change it is
+/// called again.
+#[test]
+fn a_lookup_already_made_since_the_last_change_is_not_made_twice() {
+    let actions = r#"[{"name":"get_service_details","kwargs":{"service_id":"tv_plus"}},{"name":"get_billing_details","kwargs":{"customer_id":"c1"}}]"#;
+    let mut agent = agent_for(actions, vec![0, 0], &["42.0"]);
+    agent.discover[0] = vec![(
+        "get_billing_details".to_string(),
+        json!({"customer_id": "c1"}),
+    )];
+    // Two results only: a third call would find none and fail the test.
+    let said = said_after(
+        &mut agent,
+        &[
+            r#"{"customer_id": "c1", "balance": 42.0}"#,
+            r#"{"service_id": "tv_plus", "name": "TV Plus"}"#,
+        ],
+    );
+    assert!(said.contains("42.0"), "{said}");
+
+    let actions = r#"[{"name":"get_billing_details","kwargs":{"customer_id":"c1"}},{"name":"modify_support_ticket","kwargs":{"ticket_id":"T1","status":"open"}},{"name":"get_billing_details","kwargs":{"customer_id":"c1"}}]"#;
+    let mut agent = agent_for(actions, vec![0, 0, 1], &[]);
+    let billing = r#"{"customer_id": "c1", "balance": 42.0}"#;
+    let ticket = r#"{"ticket_id": "T1", "status": "open"}"#;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let mut transcript = vec![ChatMessage::text(MessageRole::User, "Please help.")];
+    let mut calls = Vec::new();
+    for result in [billing, ticket, billing] {
+        loop {
+            let (m, _) = rt.block_on(agent.respond(&transcript)).unwrap();
+            if let Some(call) = m.tool_calls.first().cloned() {
+                calls.push(call.name.clone());
+                transcript.push(m);
+                transcript.push(ChatMessage::tool(call.id, call.name, result));
+                break;
+            }
+            transcript.push(m);
+            transcript.push(ChatMessage::text(MessageRole::User, "Yes."));
+        }
+    }
+    assert_eq!(
+        calls,
+        [
+            "get_billing_details",
+            "modify_support_ticket",
+            "get_billing_details"
+        ],
+        "a change makes the lookup worth making again"
+    );
+}
+
 #[test]
 fn the_agent_acknowledges_a_voiced_feeling_only() {
     assert!(acknowledge("Hi. I'm worried about getting this wrong.").is_some());

@@ -133,6 +133,18 @@ impl OracleAgent {
         if write && !self.awaiting_confirmation {
             self.made("skip_confirmation");
         }
+        if !write
+            && self.perturbed != Some(self.next)
+            && let Some(output) = self.answered(&name, &args)
+        {
+            // The same lookup, made since the last change (on the way to an earlier
+            // action), already answered this one: its result is read again, not asked twice.
+            self.next += 1;
+            return match self.after_tool(&name, &output) {
+                Some(report) => report,
+                None => self.decide(),
+            };
+        }
         if self.perturbed == Some(self.next) {
             self.made("wrong_argument");
         }
@@ -140,19 +152,30 @@ impl OracleAgent {
         let requested = self.requests.get(self.next).is_some_and(Option::is_some);
         let reasoning = self.reasoning_for(&name, write, requested);
         self.next += 1;
-        self.call(&name, &args, reasoning)
+        let message = self.call(&name, &args, reasoning);
+        if write {
+            // A change: what earlier lookups answered may no longer hold.
+            self.pending = None;
+            self.answers.clear();
+        }
+        message
     }
 
-    /// After a tool result: report when an intent is complete, else keep acting.
-    pub(super) fn after_tool(&mut self, transcript: &[ChatMessage]) -> Option<ChatMessage> {
+    /// The result of a successful earlier call with these arguments since the last change.
+    fn answered(&self, name: &str, args: &Value) -> Option<String> {
+        self.answers
+            .iter()
+            .find(|(n, a, _)| n == name && a == args)
+            .map(|(_, _, output)| output.clone())
+    }
+
+    /// After `tool`'s result: report when an intent is complete, else keep acting.
+    pub(super) fn after_tool(&mut self, tool: &str, last_output: &str) -> Option<ChatMessage> {
         if std::mem::take(&mut self.discovering) {
             // A lookup made on the way to the next action: go on to it.
             return None;
         }
-        let last = transcript.last();
-        let last_output = last.and_then(|m| m.content.clone()).unwrap_or_default();
-        let tool = last.and_then(|m| m.name.as_deref()).unwrap_or_default();
-        let json = serde_json::from_str::<Value>(&last_output).ok();
+        let json = serde_json::from_str::<Value>(last_output).ok();
         for o in &self.outputs {
             if last_output.contains(o.as_str()) && !self.found.iter().any(|(f, _)| f == o) {
                 // A value a change's result merely echoes (the payee's name after adding
@@ -163,7 +186,7 @@ impl OracleAgent {
                 if wrote || json.as_ref().is_some_and(|v| !holds_value(v, o)) {
                     continue;
                 }
-                let label = field_of(&last_output, o);
+                let label = field_of(last_output, o);
                 // A value no field or heading names is what the tool reports ("the senior
                 // discount is 130.0").
                 let label = label.or_else(|| tool_words(tool));
