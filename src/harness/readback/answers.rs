@@ -97,6 +97,21 @@ pub(super) fn text_label(result: &str, output: &str) -> Option<String> {
     }
 }
 
+/// A label whose last word is a unit ("runtime minutes", "price usd", "usage hours"):
+/// the label without it, and the unit as it follows a number.
+fn with_unit(label: &str) -> Option<(&str, &'static str)> {
+    let (head, unit) = label.rsplit_once(' ')?;
+    let unit = match unit {
+        "minutes" => "minutes",
+        "hours" => "hours",
+        "days" => "days",
+        "usd" => "USD",
+        "eur" => "EUR",
+        _ => return None,
+    };
+    Some((head, unit))
+}
+
 /// The values a customer asked to hear, in words: "The status is active, and the balance
 /// is 146.5." Values found under one field are said together ("the games are A, B and
 /// C"); a value found under no field is said as it is.
@@ -116,10 +131,26 @@ pub(in crate::harness) fn tell(items: &[(String, Option<String>)]) -> String {
     let parts: Vec<String> = groups
         .iter()
         .map(|(label, values)| {
-            let values: Vec<String> = values.iter().map(|v| v.to_string()).collect();
-            // "analysis", "status", "address" are singular.
-            let plural =
-                |l: &str| l.ends_with('s') && !["ss", "us", "is"].iter().any(|e| l.ends_with(e));
+            // A field named with its unit says the unit after the value: "the runtime is
+            // 102 minutes", not "runtime minutes: 102".
+            let (label, values): (Option<&str>, Vec<String>) =
+                match label.and_then(|l| with_unit(l)) {
+                    Some((head, unit)) => (
+                        Some(head),
+                        values.iter().map(|v| format!("{v} {unit}")).collect(),
+                    ),
+                    None => (*label, values.iter().map(|v| v.to_string()).collect()),
+                };
+            let label = &label;
+            // "analysis", "status", "address" are singular; "suppliers for zolpidem" is
+            // as plural as its noun.
+            let plural = |l: &str| {
+                let noun = [" for ", " of ", " in "]
+                    .iter()
+                    .find_map(|p| l.split_once(p).map(|(noun, _)| noun))
+                    .unwrap_or(l);
+                noun.ends_with('s') && !["ss", "us", "is"].iter().any(|e| noun.ends_with(e))
+            };
             match (label, values.len()) {
                 // A field named by a participle or an adjective ("booked", "available")
                 // is no noun to say "the booked is" of: "booked: R5-04".

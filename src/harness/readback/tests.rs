@@ -296,6 +296,25 @@ fn answers_name_the_field_of_each_value() {
         tell(&[("2D".into(), Some("format".into()))]),
         "The format is 2D."
     );
+    // A unit in the label follows the number; a label's noun decides its number.
+    assert_eq!(
+        tell(&[
+            ("102".into(), Some("runtime minutes".into())),
+            ("0.22".into(), Some("price usd".into())),
+            ("8.5".into(), Some("usage hours".into())),
+        ]),
+        "The runtime is 102 minutes; the price is 0.22 USD; and the usage is 8.5 hours."
+    );
+    assert_eq!(
+        tell(&[
+            (
+                "Deccan Biotech".into(),
+                Some("suppliers for zolpidem".into())
+            ),
+            ("Ada".into(), Some("status of order".into())),
+        ]),
+        "Suppliers for zolpidem: Deccan Biotech; and the status of order is Ada."
+    );
     assert_eq!(
         tell(&[("Elif Iyer".into(), Some("payees".into()))]),
         "Payees: Elif Iyer."
