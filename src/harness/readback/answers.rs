@@ -27,7 +27,22 @@ pub(in crate::harness) fn field_of(result: &str, output: &str) -> Option<String>
     let Ok(v) = serde_json::from_str::<Value>(result) else {
         return text_label(result, output);
     };
-    walk(&v, None, output, &field).map(|k| k.replace('_', " "))
+    walk(&v, None, output, &field).map(|k| label_words(&k))
+}
+
+/// A field's key as words, initialisms capitalised: "mpaa_rating" as "MPAA rating".
+fn label_words(key: &str) -> String {
+    const INITIALISMS: [&str; 6] = ["mpaa", "kyc", "iban", "url", "sku", "pin"];
+    key.split('_')
+        .map(|w| {
+            if INITIALISMS.contains(&w) {
+                w.to_uppercase()
+            } else {
+                w.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// What a read tool reports, from its name: "get_senior_discount" -> "senior discount",

@@ -296,6 +296,10 @@ fn answers_name_the_field_of_each_value() {
         tell(&[("2D".into(), Some("format".into()))]),
         "The format is 2D."
     );
+    assert_eq!(
+        super::field_of(r#"{"mpaa_rating": "PG-13"}"#, "PG-13").as_deref(),
+        Some("MPAA rating")
+    );
     // A unit in the label follows the number; a label's noun decides its number.
     assert_eq!(
         tell(&[
