@@ -286,7 +286,12 @@ pub fn summarise_write_as(
                 Value::Array(items) => format!("{} entries", items.len()),
                 other => other.to_string(),
             };
-            details.push(format!("{}: {value}", key_words_for(k, ids.len())));
+            // A dollar amount named with its unit ("price_usd") reads as money: "price: $0.22".
+            let (label, value) = match (k.strip_suffix("_usd"), v.as_f64()) {
+                (Some(base), Some(x)) => (key_words(base), format!("${x:.2}")),
+                _ => (key_words_for(k, ids.len()), value),
+            };
+            details.push(format!("{label}: {value}"));
         }
     }
     // "unfreeze account (account: your credit account ending in 0838)" reads as "unfreeze

@@ -365,6 +365,14 @@ fn a_confirmation_reads_back_choices_not_blanks_or_the_customer() {
          travelers: Ada Lee and Bo Lee)"
     );
     assert_eq!(summarise_write("cancel_all", &json!({}), &[]), "cancel all");
+    assert_eq!(
+        summarise_write(
+            "set_price",
+            &json!({"price_usd": 0.2, "seat_count": 4}),
+            &[]
+        ),
+        "set price (price: $0.20; seat count: 4)"
+    );
     let note = json!({"note": "Patient asked for a copy.", "record_id": "R1"});
     assert_eq!(
         summarise_write("update_note", &note, &[]),
