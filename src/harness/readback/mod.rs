@@ -141,7 +141,7 @@ pub(super) fn customer_words(fact: &str) -> Option<String> {
 }
 
 /// What a write will do, from its tool name and arguments, in the agent's words:
-/// "cancel reservation (reservation: 4WQ150; reason: change of plan)", list entries by
+/// "cancel reservation 4WQ150 (reason: change of plan)", list entries by
 /// what they are ("travelers: Ada Lee and Bo Lee"). The customer's own ids are left out
 /// where they say who the customer is (reading them back would sound like another identity
 /// question), and so are values nothing was chosen for.
@@ -306,6 +306,17 @@ pub fn summarise_write_as(
     {
         let words = details.remove(i).split_off(noun.len() + 2);
         action = format!("{verb} {words}");
+    } else if let Some((_, noun)) = action.rsplit_once(' ')
+        && let Some(i) = details.iter().position(|d| {
+            d.strip_prefix(noun)
+                .and_then(|rest| rest.strip_prefix(": "))
+                .is_some_and(crate::domain::kit::text::id_like)
+        })
+    {
+        // "cancel booking (booking: BKG-86834)" reads as "cancel booking BKG-86834": the
+        // object's one code follows its noun.
+        let id = details.remove(i).split_off(noun.len() + 2);
+        action = format!("{action} {id}");
     }
     if details.is_empty() {
         action
