@@ -236,6 +236,19 @@ mod tests {
         Ok(args.str("x")?.to_string())
     }
 
+    /// Each `(from, to, says)`: `src` with `from` replaced by `to` fails to parse with an
+    /// error that contains `says`.
+    fn each_edit_fails(src: &str, runs: &[(&str, ToolFn<()>)], wrong: &[(&str, &str, &str)]) {
+        for (from, to, says) in wrong {
+            assert!(src.contains(from), "{from}");
+            let error = parse(&src.replace(from, to), runs).err();
+            assert!(
+                error.as_ref().is_some_and(|e| e.contains(says)),
+                "{to}: {error:?}"
+            );
+        }
+    }
+
     #[test]
     fn internal_paths_select_strings_at_any_depth_and_name_what_is_wrong() {
         let src = r#"
@@ -357,14 +370,7 @@ mod tests {
                 "'think' takes no",
             ),
         ];
-        for (from, to, says) in wrong {
-            assert!(src.contains(from), "{from}");
-            let error = parse(&src.replace(from, to), &runs).err();
-            assert!(
-                error.as_ref().is_some_and(|e| e.contains(says)),
-                "{to}: {error:?}"
-            );
-        }
+        each_edit_fails(src, &runs, &wrong);
     }
 
     #[test]
@@ -469,13 +475,6 @@ mod tests {
                 "unknown field `value`",
             ),
         ];
-        for (from, to, says) in wrong {
-            assert!(src.contains(from), "{from}");
-            let error = parse(&src.replace(from, to), &runs).err();
-            assert!(
-                error.as_ref().is_some_and(|e| e.contains(says)),
-                "{to}: {error:?}"
-            );
-        }
+        each_edit_fails(src, &runs, &wrong);
     }
 }

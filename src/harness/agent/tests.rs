@@ -50,23 +50,30 @@ fn agent_for(actions: &str, intents: Vec<i32>, outputs: &[&str]) -> OracleAgent 
 /// Play `results` as the answers to the agent's calls (saying yes to a confirmation
 /// while results remain); what it says next.
 fn said_after(agent: &mut OracleAgent, results: &[&str]) -> String {
+    play(agent, results).0
+}
+
+/// [`said_after`], with the names of the tools the agent called, in order.
+fn play(agent: &mut OracleAgent, results: &[&str]) -> (String, Vec<String>) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
     let mut transcript = vec![ChatMessage::text(MessageRole::User, "Please help.")];
     let mut results = results.iter();
+    let mut calls = Vec::new();
     loop {
         let (m, _) = rt.block_on(agent.respond(&transcript)).unwrap();
         let content = m.content.clone().unwrap_or_default();
         if let Some(call) = m.tool_calls.first().cloned() {
             let result = results.next().expect("a result for each call");
+            calls.push(call.name.clone());
             transcript.push(m);
             transcript.push(ChatMessage::tool(call.id, call.name, *result));
         } else if content.contains("(yes/no)") && results.len() > 0 {
             transcript.push(m);
             transcript.push(ChatMessage::text(MessageRole::User, "Yes."));
         } else {
-            return content;
+            return (content, calls);
         }
     }
 }
@@ -146,27 +153,10 @@ fn a_lookup_already_made_since_the_last_change_is_not_made_twice() {
     assert!(said.contains("42.0"), "{said}");
 
     let actions = r#"[{"name":"get_billing_details","kwargs":{"customer_id":"c1"}},{"name":"modify_support_ticket","kwargs":{"ticket_id":"T1","status":"open"}},{"name":"get_billing_details","kwargs":{"customer_id":"c1"}}]"#;
-    let mut agent = agent_for(actions, vec![0, 0, 1], &[]);
+    let mut agent = agent_for(actions, vec![0, 0, 0], &[]);
     let billing = r#"{"customer_id": "c1", "balance": 42.0}"#;
     let ticket = r#"{"ticket_id": "T1", "status": "open"}"#;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    let mut transcript = vec![ChatMessage::text(MessageRole::User, "Please help.")];
-    let mut calls = Vec::new();
-    for result in [billing, ticket, billing] {
-        loop {
-            let (m, _) = rt.block_on(agent.respond(&transcript)).unwrap();
-            if let Some(call) = m.tool_calls.first().cloned() {
-                calls.push(call.name.clone());
-                transcript.push(m);
-                transcript.push(ChatMessage::tool(call.id, call.name, result));
-                break;
-            }
-            transcript.push(m);
-            transcript.push(ChatMessage::text(MessageRole::User, "Yes."));
-        }
-    }
+    let (_, calls) = play(&mut agent, &[billing, ticket, billing]);
     assert_eq!(
         calls,
         [
