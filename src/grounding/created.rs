@@ -28,6 +28,7 @@ pub(super) fn name_created_in_words(env: &dyn Environment, user: &str, steps: &m
                 before: Default::default(),
                 after: Default::default(),
                 told: Vec::new(),
+                target: Vec::new(),
             }
         })
         .collect();

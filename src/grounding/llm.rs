@@ -5,7 +5,7 @@
 //! Architecture invariant: knows domains through `Environment`, models through
 //! `llm::ChatModel`; nothing of stages or the pipeline.
 
-use super::{GroundedStep, Grounding, answer, name_created_in_words};
+use super::{GroundedStep, Grounding, add_answer_lookups, answer, name_created_in_words};
 use crate::domain::Environment;
 use serde_json::Value;
 
@@ -122,6 +122,7 @@ pub async fn llm_ground_trace(
             steps.len()
         ));
     }
+    let mut path = add_answer_lookups(env.as_ref(), path);
     name_created_in_words(env.as_ref(), &user_id, &mut path);
     Ok(Grounding {
         facts: env.user_facts(&user_id),

@@ -12,7 +12,8 @@
 //!
 //! Files: this one holds the search's limits, the grounding it produces, the scripted
 //! search and the task row; `llm.rs` the LLM grounder; `created.rs` how ids made in the
-//! conversation are said in words.
+//! conversation are said in words; `lookups.rs` the reads an answer needs besides the
+//! one asked for.
 //!
 //! Architecture invariant: knows domains through `Environment`, models through
 //! `llm::ChatModel`; nothing of stages or the pipeline.
@@ -26,10 +27,14 @@ use serde_json::Value;
 
 mod created;
 mod llm;
+mod lookups;
 
 pub use created::in_words;
 use created::name_created_in_words;
 pub use llm::{GROUNDER_PROMPT, llm_ground_trace};
+use lookups::add_answer_lookups;
+#[cfg(test)]
+pub(crate) use lookups::day_with_films;
 
 /// How hard the scripted search tries.
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
@@ -265,6 +270,7 @@ impl Search<'_> {
                     after: next.state_hash(),
                     // The search asks `tells_again` once the request is known.
                     told: Vec::new(),
+                    target: spec.map_or_else(Vec::new, |s| s.declared.target_values(&args)),
                 }
             });
             let next_hash = step.as_ref().map(|s| s.after);
@@ -421,7 +427,7 @@ pub fn ground_trace(
         };
         let ctx = GroundingContext::for_user(user);
         if let Some(done) = search.dfs(env, None, 0, &ctx, &mut rng) {
-            let mut steps = search.path;
+            let mut steps = add_answer_lookups(env, search.path);
             name_created_in_words(env, user, &mut steps);
             return Ok(Grounding {
                 user_id: user.clone(),

@@ -357,6 +357,7 @@ mod tests {
             before: StateHash(1),
             after: StateHash(2),
             told: Vec::new(),
+            target: Vec::new(),
         }
     }
 

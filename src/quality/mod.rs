@@ -34,7 +34,9 @@ pub struct TaskQuality {
     pub change_of_mind: bool,
     /// Whether the task asks to hear something (a read the customer requested).
     pub asks: bool,
-    /// Requested reads none of whose values the task's `outputs` carry.
+    /// Requested reads whose values the task's `outputs` do not all carry, or whose values
+    /// no reference call shows (the agent following the reference would have to make
+    /// them up: a film's title behind a show's movie id that no call looked up).
     pub unanswered: usize,
     pub unknowable: Option<knowable::Unknowable>,
     pub words: usize,
@@ -74,7 +76,8 @@ pub fn measure_task(env: &dyn Environment, task: &TaskRecord) -> TaskQuality {
                 &s.output,
                 request.as_deref(),
             );
-            if want.is_empty() || !want.iter().all(|w| task.outputs.contains(w)) {
+            let shown = |w: &String| steps.iter().any(|x| x.output.contains(w.as_str()));
+            if want.is_empty() || !want.iter().all(|w| task.outputs.contains(w) && shown(w)) {
                 unanswered += 1;
             }
         }

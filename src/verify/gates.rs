@@ -92,7 +92,7 @@ pub fn check_quality(
             return Err(reject(
                 RejectKind::Unanswered,
                 format!(
-                    "{} read(s) the customer asks to hear have no value among the outputs",
+                    "{} read(s) the customer asks to hear have a value the outputs do not carry or no reference call shows",
                     q.unanswered
                 ),
             ));

@@ -476,6 +476,49 @@ mod tests {
     }
 
     #[test]
+    fn an_answer_no_reference_call_shows_is_unanswered() {
+        // "What is on at this cinema that day?": the shows carry movie ids; the titles
+        // the customer hears are the movies' own, which a reference call must look up.
+        let env = crate::domain::find("movie")
+            .unwrap()
+            .generate(3, Split::Eval);
+        let call = |tool: &str, args: Value| -> Value {
+            serde_json::from_str(&env.fork().invoke(tool, &args).text).unwrap_or(Value::Null)
+        };
+        let (listing, shows) = crate::grounding::day_with_films(env.as_ref(), 1);
+        let mut movies: Vec<&str> = shows
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|s| s["movie_id"].as_str())
+            .collect();
+        movies.sort();
+        movies.dedup();
+        let mut actions = vec![serde_json::json!({"name": "list_shows", "kwargs": listing})];
+        let task = TaskRecord {
+            user_id: "nobody".into(),
+            ..TaskRecord::default()
+        };
+        let asked = |actions: &[Value]| {
+            let mut t = with_actions(env.as_ref(), &task, Value::Array(actions.to_vec()));
+            t.requests[0] = Some("You want to know which films are on that day.".into());
+            t.outputs = movies
+                .iter()
+                .map(|m| call("get_movie_details", serde_json::json!({"movie_id": m})))
+                .filter_map(|m| m["title"].as_str().map(str::to_string))
+                .collect();
+            crate::quality::measure_task(env.as_ref(), &t).unanswered
+        };
+        assert_eq!(asked(&actions), 1, "the titles were never looked up");
+        actions.extend(
+            movies.iter().map(
+                |m| serde_json::json!({"name": "get_movie_details", "kwargs": {"movie_id": m}}),
+            ),
+        );
+        assert_eq!(asked(&actions), 0, "every title was looked up");
+    }
+
+    #[test]
     fn an_instruction_that_prints_an_internal_id_is_rejected() {
         let env = airline();
         let mut task = grounded(

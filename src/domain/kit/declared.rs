@@ -18,6 +18,9 @@ pub struct Declared {
     /// Argument paths whose values a customer never knows: the tool's own `internal`, then
     /// the file-wide ones.
     pub internal: Vec<ArgPath>,
+    /// Argument paths naming what a booking books (a show, a package's departure, a
+    /// provider's slot): the tool's `target`, empty for other tools.
+    pub target: Vec<ArgPath>,
     /// JSON pointers into the output whose values the agent must tell when the customer
     /// asked for this read; `None` when the tool declares none.
     pub tells: Option<&'static [&'static str]>,
@@ -36,6 +39,16 @@ impl Declared {
     /// paths, each once, in path order.
     pub fn internal_ids(&self, args: &Value) -> Vec<String> {
         text::distinct_ids(self.internal.iter().flat_map(|p| p.strings(args)))
+    }
+
+    /// What a booking call books: the non-empty strings at the `target` paths, in path
+    /// order (empty when the tool declares none).
+    pub fn target_values(&self, args: &Value) -> Vec<String> {
+        let values = self.target.iter().flat_map(|p| p.strings(args));
+        values
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
     }
 
     /// What this read tells by its declaration ([`text::output_values`] at its `tells`),
@@ -127,6 +140,7 @@ pub fn observe(
 /// What a tool with no spec declares: nothing.
 static UNDECLARED: Declared = Declared {
     internal: Vec::new(),
+    target: Vec::new(),
     tells: None,
     internal_fields: &[],
     learns: Vec::new(),
@@ -371,6 +385,54 @@ mod tests {
             ),
         ];
         each_edit_fails(src, &runs, &wrong);
+    }
+
+    #[test]
+    fn a_booking_target_reads_its_paths_and_names_what_is_wrong() {
+        let src = r#"
+            [[shape]]
+            name = "leg"
+            fields = [{ name = "number", type = "string" }, { name = "date", type = "string" }]
+            [[tool]]
+            name = "book_trip"
+            kind = "write"
+            args = [{ name = "legs", type = "list of leg" }, { name = "seats", type = "integer" }]
+            target = ["legs/*/number", "legs/*/date"]
+            [[tool]]
+            name = "show"
+            kind = "read"
+            args = [{ name = "trip_id", type = "string" }]
+        "#;
+        let runs: [(&str, ToolFn<()>); 2] = [("book_trip", echo), ("show", echo)];
+        let tools = parse(src, &runs).unwrap();
+        let legs = json!({"legs": [{"number": "F1", "date": "d1"}, {"number": "", "date": "d2"}]});
+        assert_eq!(
+            tools[0].spec.declared.target_values(&legs),
+            ["F1", "d1", "d2"],
+            "path order, empty strings left out"
+        );
+        assert!(tools[1].spec.declared.target.is_empty());
+        let wrong = [
+            (
+                "\"legs/*/date\"",
+                "\"seats\"",
+                "[book_trip] target 'seats': no string",
+            ),
+            (
+                "name = \"book_trip\"",
+                "name = \"change_trip\"",
+                "[change_trip] target: only a booking write",
+            ),
+            (
+                "args = [{ name = \"trip_id\", type = \"string\" }]",
+                "args = [{ name = \"trip_id\", type = \"string\" }]\ntarget = [\"trip_id\"]",
+                "[show] target: only a booking write",
+            ),
+        ];
+        let renamed: [(&str, ToolFn<()>); 2] = [("change_trip", echo), ("show", echo)];
+        each_edit_fails(src, &runs, &wrong[..1]);
+        each_edit_fails(src, &renamed, &wrong[1..2]);
+        each_edit_fails(src, &runs, &wrong[2..]);
     }
 
     #[test]

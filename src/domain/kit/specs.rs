@@ -46,6 +46,13 @@
 //! internal = ["payments/*/payment_id", "voucher_id"]
 //!
 //! [[tool]]
+//! name = "book_package"
+//! # ...
+//! # optional, bookings only: the argument paths naming what is booked; cancelling a
+//! # booking of it and booking it again in one task is incoherent (`cancel_rebook`)
+//! target = ["package_id", "departure_date"]
+//!
+//! [[tool]]
 //! name = "get_appointment_details"
 //! kind = "read"
 //! description = "..."
@@ -150,6 +157,8 @@ struct ToolEntry {
     tells: Option<Vec<String>>,
     #[serde(default)]
     learns: Vec<LearnEntry>,
+    #[serde(default)]
+    target: Vec<String>,
 }
 
 /// One `learns` entry: a source (`arg`, `text`, `list`, `keys` or `values`) and the key it is
@@ -345,8 +354,10 @@ pub fn parse<D>(source: &str, runs: &[(&str, ToolFn<D>)]) -> Result<Vec<Tool<D>>
     for spec in file.tool {
         let mut tool = if let Some(kit) = &spec.kit {
             let bare = spec.name.is_empty() && spec.kind.is_empty() && spec.description.is_empty();
-            let declares =
-                !spec.internal.is_empty() || spec.tells.is_some() || !spec.learns.is_empty();
+            let declares = !spec.internal.is_empty()
+                || spec.tells.is_some()
+                || !spec.learns.is_empty()
+                || !spec.target.is_empty();
             if !bare || declares || spec.intent.is_some() || !spec.args.is_empty() {
                 return Err(format!(
                     "tools.toml: the kit's tool '{kit}' takes no other keys"
@@ -420,6 +431,13 @@ fn named_tool<D>(
             path.text()
         ));
     }
+    let target = paths(&spec.target, &format!("tools.toml: [{name}] target"))?;
+    if let Some(path) = target.iter().find(|p| !p.fits(&parameters)) {
+        return Err(format!(
+            "tools.toml: [{name}] target '{}': no string argument there",
+            path.text()
+        ));
+    }
     let owner = format!("tools.toml: [{name}] learns");
     let learns = learns(spec.learns, &owner, |arg| has_arg(&parameters, arg))?;
     let tells = spec.tells.map(|t| tells(&name, kind, t)).transpose()?;
@@ -427,7 +445,14 @@ fn named_tool<D>(
     if let Some(intent) = spec.intent {
         tool = schema::with_intent(tool, intent);
     }
+    if !target.is_empty() && tool.spec.intent != Intent::Book {
+        return Err(format!(
+            "tools.toml: [{}] target: only a booking write (intent \"book\") names a target",
+            tool.spec.name
+        ));
+    }
     tool.spec.declared.internal = internal;
+    tool.spec.declared.target = target;
     tool.spec.declared.tells = tells;
     tool.spec.declared.learns = learns;
     Ok(tool)

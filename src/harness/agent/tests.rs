@@ -131,6 +131,25 @@ fn a_value_read_before_a_change_is_told_with_its_confirmation() {
     assert!(said.contains("(yes/no)"), "{said}");
 }
 
+/// A value the customer asked to hear that no result showed (a film's title behind a
+/// movie id) is not said: the agent tells what its tools returned, nothing else.
+#[test]
+fn a_value_no_result_showed_is_not_told() {
+    let mut agent = agent_for(
+        r#"[{"name":"list_shows","kwargs":{"theater_id":"T1","date":"24-07-12"}}]"#,
+        vec![0],
+        &["Velvet Echoes", "Midnight Avenue"],
+    );
+    let said = said_after(
+        &mut agent,
+        &[
+            r#"[{"show_id": "S1", "movie_id": "M1", "title": "Velvet Echoes"}, {"show_id": "S2", "movie_id": "M2"}]"#,
+        ],
+    );
+    assert!(said.contains("Velvet Echoes"), "{said}");
+    assert!(!said.contains("Midnight Avenue"), "{said}");
+}
+
 /// A reference lookup that repeats one made since the last change (on the way to an
 /// earlier action) is answered from that result, not called again; after a change it is
 /// called again.

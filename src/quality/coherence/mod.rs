@@ -52,10 +52,14 @@ pub enum Incoherence {
     /// The same read with the same arguments and the same answer: the customer already has
     /// it (writes in between that leave the answer as it was do not make it a new question).
     RepeatRead,
+    /// A booking of what a booking cancelled earlier in the task held (the same show, the
+    /// same departure of a package, the same flight): the customer would have changed the
+    /// booking, or kept it.
+    CancelRebook,
 }
 
 impl Incoherence {
-    pub const ALL: [Incoherence; 9] = [
+    pub const ALL: [Incoherence; 10] = [
         Incoherence::RepeatWrite,
         Incoherence::Overwrite,
         Incoherence::Undo,
@@ -65,6 +69,7 @@ impl Incoherence {
         Incoherence::UseAfterCancel,
         Incoherence::NoOp,
         Incoherence::RepeatRead,
+        Incoherence::CancelRebook,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -78,6 +83,7 @@ impl Incoherence {
             Incoherence::UseAfterCancel => "use_after_cancel",
             Incoherence::NoOp => "no_op",
             Incoherence::RepeatRead => "repeat_read",
+            Incoherence::CancelRebook => "cancel_rebook",
         }
     }
 }
@@ -103,6 +109,9 @@ pub struct Step {
     /// where unknown): the same values again make a re-read a repeat even when the
     /// output around them changed.
     pub told: Vec<String>,
+    /// What a booking books: the values at its tool's declared `target` paths (empty for
+    /// other tools and where none is declared).
+    pub target: Vec<String>,
 }
 
 impl Step {
@@ -184,6 +193,17 @@ pub fn check_next(prev: &[Step], next: &Step, customer: &[&str]) -> Option<Findi
     if next.after == next.before {
         return finding(Incoherence::NoOp, format!("{} changes nothing", next.tool));
     }
+    if let Some((j, p)) = rebooks(prev, next) {
+        return finding(
+            Incoherence::CancelRebook,
+            format!(
+                "{} books {} again, which action {j} ({}) cancelled",
+                next.tool,
+                next.target.join(" "),
+                p.tool
+            ),
+        );
+    }
     let mut seen = String::new();
     for (j, p) in prev.iter().enumerate() {
         if !p.acts() {
@@ -260,6 +280,19 @@ pub fn check_next(prev: &[Step], next: &Step, customer: &[&str]) -> Option<Findi
     None
 }
 
+/// The earlier cancel whose cancelled record held everything `next` books (every target
+/// value stands in the cancel's output), with its index.
+fn rebooks<'a>(prev: &'a [Step], next: &Step) -> Option<(usize, &'a Step)> {
+    if next.intent != Intent::Book || next.target.is_empty() {
+        return None;
+    }
+    prev.iter().enumerate().find(|(_, p)| {
+        p.acts()
+            && p.intent == Intent::Cancel
+            && next.target.iter().all(|v| p.output.contains(v.as_str()))
+    })
+}
+
 /// The steps of a task replayed on a fresh fork of `env` (stopping at the first failing
 /// call, which replay verification reports on its own).
 pub fn replay_steps(env: &dyn Environment, task: &TaskRecord) -> Vec<Step> {
@@ -296,6 +329,7 @@ pub fn replay_steps(env: &dyn Environment, task: &TaskRecord) -> Vec<Step> {
             before,
             after: state.state_hash(),
             told,
+            target: spec.declared.target_values(&a.kwargs),
         });
     }
     steps

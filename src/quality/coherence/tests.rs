@@ -18,6 +18,7 @@ fn step(tool: &str, args: Value, output: &str, intent: Intent, before: u128, aft
         before: StateHash(before),
         after: StateHash(after),
         told: Vec::new(),
+        target: Vec::new(),
     }
 }
 
@@ -415,6 +416,53 @@ fn each_kind_is_found_on_a_crafted_plan() {
         ]),
         [Incoherence::RepeatRead]
     );
+}
+
+#[test]
+fn booking_again_what_a_cancel_held_is_a_rebooking() {
+    let cancel = step(
+        "cancel_booking",
+        json!({"booking_id": "B1"}),
+        r#"{"booking_id": "B1", "show_id": "S7", "theater_id": "T1", "status": "canceled"}"#,
+        Intent::Cancel,
+        1,
+        2,
+    );
+    let book = |show: &str| Step {
+        target: vec![show.to_string()],
+        ..step(
+            "create_booking",
+            json!({"show_id": show, "theater_id": "T1"}),
+            r#"{"booking_id": "B2"}"#,
+            Intent::Book,
+            2,
+            3,
+        )
+    };
+    assert_eq!(
+        kinds(&[cancel.clone(), book("S7")]),
+        [Incoherence::CancelRebook]
+    );
+    // Another show at the same theater is a new plan; so is a booking with no target.
+    assert!(kinds(&[cancel.clone(), book("S8")]).is_empty());
+    let untargeted = Step {
+        target: Vec::new(),
+        ..book("S7")
+    };
+    assert!(kinds(&[cancel.clone(), untargeted]).is_empty());
+    // Every target value must be the cancelled record's (a package's other departure).
+    let departure = Step {
+        target: vec!["S7".into(), "24-09-03".into()],
+        ..book("S7")
+    };
+    assert!(kinds(&[cancel.clone(), departure]).is_empty());
+    // Booked first, then the old booking cancelled: a swap, not a rebooking.
+    let later = Step {
+        before: StateHash(3),
+        after: StateHash(4),
+        ..cancel
+    };
+    assert!(kinds(&[book("S7"), later]).is_empty());
 }
 
 #[test]
