@@ -64,8 +64,8 @@ pub struct OracleAgent {
     requests: Vec<Option<String>>,
     outputs: Vec<String>,
     /// Outputs seen in tool results of the current request, to tell at its end, each with
-    /// the field it was found under (when the result was JSON).
-    found: Vec<(String, Option<String>)>,
+    /// the field it was found under (when the result was JSON) and the tool that showed it.
+    found: Vec<(String, Option<String>, String)>,
     /// A line acknowledging how the customer said they feel, said once with the first reply.
     acknowledgement: Option<&'static str>,
     /// Every output's field as last seen, for the closing summary.

@@ -150,6 +150,28 @@ fn a_value_no_result_showed_is_not_told() {
     assert!(!said.contains("Midnight Avenue"), "{said}");
 }
 
+/// One field name shown by two tools' results is said with each tool's object, not as
+/// one list ("the status values are confirmed and scheduled").
+#[test]
+fn a_label_two_tools_share_is_said_with_each_object() {
+    let mut agent = agent_for(
+        r#"[{"name":"get_booking_details","kwargs":{"booking_id":"B1"}},{"name":"get_show_details","kwargs":{"show_id":"S1"}}]"#,
+        vec![0, 0],
+        &["confirmed", "scheduled"],
+    );
+    let said = said_after(
+        &mut agent,
+        &[
+            r#"{"booking_id": "B1", "status": "confirmed"}"#,
+            r#"{"show_id": "S1", "status": "scheduled"}"#,
+        ],
+    );
+    assert!(
+        said.contains("booking status is confirmed; and the show status is scheduled"),
+        "{said}"
+    );
+}
+
 /// A reference lookup that repeats one made since the last change (on the way to an
 /// earlier action) is answered from that result, not called again; after a change it is
 /// called again.

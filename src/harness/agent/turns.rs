@@ -116,7 +116,7 @@ impl OracleAgent {
             ]);
             // What the customer asked to hear before this change is told first: a status
             // read back after the change that alters it would tell the old one as news.
-            let found = std::mem::take(&mut self.found);
+            let found = told_items(std::mem::take(&mut self.found));
             self.told.extend(found.iter().map(|(o, _)| o.clone()));
             let before = if found.is_empty() {
                 String::new()
@@ -179,7 +179,7 @@ impl OracleAgent {
         }
         let json = serde_json::from_str::<Value>(last_output).ok();
         for o in &self.outputs {
-            if last_output.contains(o.as_str()) && !self.found.iter().any(|(f, _)| f == o) {
+            if last_output.contains(o.as_str()) && !self.found.iter().any(|(f, ..)| f == o) {
                 // A value a change's result merely echoes (the payee's name after adding
                 // it), or one only inside another value ("delivered" in "delivered
                 // (exchange requested)", "3" in "PIXQ9Q1"), is not this result's answer:
@@ -195,7 +195,7 @@ impl OracleAgent {
                 if let Some(l) = &label {
                     self.labels.push((o.clone(), l.clone()));
                 }
-                self.found.push((o.clone(), label));
+                self.found.push((o.clone(), label, tool.to_string()));
             }
         }
         let done_intent = self.action_intents.get(self.next - 1).copied();
@@ -203,7 +203,7 @@ impl OracleAgent {
         if done_intent == next_intent {
             return None;
         }
-        let mut told = std::mem::take(&mut self.found);
+        let mut told = told_items(std::mem::take(&mut self.found));
         if self.next == self.actions.len() {
             // The last request: whatever else the customer asked to hear and a result
             // showed, said now (a value no result showed would be made up).
@@ -237,6 +237,34 @@ impl OracleAgent {
             "The current request is complete; report and hand back to the customer.",
         ))
     }
+}
+
+/// Values found, each with its label, ready to tell: a label that two tools' results
+/// gave (a booking's status and a show's) is said with each tool's object ("the booking
+/// status is confirmed; and the show status is scheduled"), not as one list of values.
+fn told_items(found: Vec<(String, Option<String>, String)>) -> Vec<(String, Option<String>)> {
+    let shared = |label: &str, tool: &str| {
+        found
+            .iter()
+            .any(|(_, l, t)| l.as_deref() == Some(label) && t != tool)
+    };
+    let qualified = |label: String, tool: &str| {
+        let object = tool_words(tool)
+            .map(|w| {
+                w.trim_end_matches(" details")
+                    .trim_end_matches(" status")
+                    .to_string()
+            })
+            .filter(|o| !o.is_empty() && *o != label && !o.contains(' '));
+        match object {
+            Some(o) if shared(&label, tool) => format!("{o} {label}"),
+            _ => label,
+        }
+    };
+    found
+        .iter()
+        .map(|(o, l, t)| (o.clone(), l.clone().map(|l| qualified(l, t))))
+        .collect()
 }
 
 /// Whether a JSON result holds `value` as one of its strings or numbers (a map key too:
