@@ -178,8 +178,12 @@ pub(in crate::harness) fn tell(items: &[(String, Option<String>)]) -> String {
                 (Some(l), 1) => format!("the {l} is {}", values[0]),
                 // Several values: "the games are ...", "the names are ...".
                 (Some(l), _) if plural(l) => format!("the {l} are {}", list(&values)),
-                (Some(l), _) if ["ss", "us", "is"].iter().any(|e| l.ends_with(e)) => {
-                    format!("the {l} values are {}", list(&values))
+                // "statuses", "addresses", "analyses".
+                (Some(l), _) if l.ends_with("is") => {
+                    format!("the {}es are {}", &l[..l.len() - 2], list(&values))
+                }
+                (Some(l), _) if ["ss", "us"].iter().any(|e| l.ends_with(e)) => {
+                    format!("the {l}es are {}", list(&values))
                 }
                 (Some(l), _) => format!("the {l}s are {}", list(&values)),
                 (None, _) => list(&values),

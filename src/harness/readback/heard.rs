@@ -174,8 +174,54 @@ impl Heard {
                 .or(person);
             match (code, name) {
                 (Some(c), Some(n)) => Some(format!("{c} {n}")),
+                (None, None) => self.when_words(m, id),
                 (c, n) => n.or(c.map(str::to_string)),
             }
+        })
+    }
+
+    /// The words of a record with no name but a start time (a film's show): the name of
+    /// what it is of, when a result gave one, and when it starts ("Velvet Echoes on
+    /// 2024-07-12 at 18:30"), as the customer named it.
+    fn when_words(&self, m: &Map<String, Value>, id: &str) -> Option<String> {
+        let start = m
+            .iter()
+            .find(|(k, _)| k.starts_with("start_time"))
+            .and_then(|(_, v)| v.as_str())?;
+        // `YY-MM-DD-HH-MM`, the tools' stamp.
+        let (date, time) = (start.get(..8)?, start.get(9..)?);
+        let day = crate::domain::kit::tau2::parse_short_date(date)?;
+        if time.len() != 5 || time.as_bytes()[2] != b'-' {
+            return None;
+        }
+        let when = format!(
+            "{} at {}",
+            crate::domain::kit::tau2::long_date(day),
+            time.replace('-', ":")
+        );
+        // What the record is of (a show's film): another id of it a result names.
+        let of = m
+            .iter()
+            .filter(|(k, _)| k.ends_with("_id"))
+            .filter_map(|(_, v)| v.as_str())
+            .filter(|other| *other != id)
+            .find_map(|other| self.name_of(other));
+        Some(match of {
+            Some(name) => format!("{name} on {when}"),
+            None => when,
+        })
+    }
+
+    /// The title or name the latest result showing `id` gives its record, only.
+    fn name_of(&self, id: &str) -> Option<String> {
+        self.results.iter().rev().find_map(|r| {
+            let v = serde_json::from_str::<Value>(r).ok()?;
+            let m = v.as_object()?;
+            let own = m
+                .iter()
+                .any(|(k, x)| k.ends_with("_id") && x.as_str() == Some(id));
+            let name = ["title", "name"].iter().find_map(|k| m.get(*k)?.as_str());
+            own.then_some(name).flatten().map(str::to_string)
         })
     }
 }

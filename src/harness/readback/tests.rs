@@ -156,6 +156,29 @@ fn a_confirmation_reads_back_what_the_customer_knows_and_leaves_out_ids_never_sa
     let ret = json!({"order_id": "#W6286941", "item_ids": ["9368139105"]});
     let said = super::summarise_write_as("return_items", &ret, &[], &[], Some(&heard));
     assert!(said.contains("Robot Vacuum"), "{said}");
+    // A show has no name: it is read back by its start, and by its film's title once a
+    // result gave that.
+    let mut heard = super::Heard::default();
+    let mut transcript = vec![crate::llm::ChatMessage::tool(
+        "call_1",
+        "list_shows",
+        r#"[{"show_id": "V0TBP9C-S", "movie_id": "70Y4UPQ-M", "start_time_local": "24-07-12-18-30"}]"#,
+    )];
+    heard.update(&transcript);
+    let book = json!({"show_id": "V0TBP9C-S", "delivery_method": "kiosk"});
+    let said = super::summarise_write_as("create_booking", &book, &[], &[], Some(&heard));
+    assert!(said.contains("show: 2024-07-12 at 18:30"), "{said}");
+    transcript.push(crate::llm::ChatMessage::tool(
+        "call_2",
+        "get_movie_details",
+        r#"{"movie_id": "70Y4UPQ-M", "title": "Velvet Echoes"}"#,
+    ));
+    heard.update(&transcript);
+    let said = super::summarise_write_as("create_booking", &book, &[], &[], Some(&heard));
+    assert!(
+        said.contains("show: Velvet Echoes on 2024-07-12 at 18:30"),
+        "{said}"
+    );
 }
 #[test]
 fn amounts_and_dates_are_read_back_as_the_customer_said_them() {
@@ -290,7 +313,7 @@ fn answers_name_the_field_of_each_value() {
             ("open".into(), Some("status".into())),
             ("final".into(), Some("status".into())),
         ]),
-        "The names are Aurora and Bijou; booked: R5-04; and the status values are open and final."
+        "The names are Aurora and Bijou; booked: R5-04; and the statuses are open and final."
     );
     assert_eq!(
         tell(&[("2D".into(), Some("format".into()))]),
