@@ -180,7 +180,7 @@ impl Heard {
         })
     }
 
-    /// The words of a record with no name but a start time (a film's show): the name of
+    /// The words of a record with no name but a start time (a film's show): the title of
     /// what it is of, when a result gave one, and when it starts ("Velvet Echoes on
     /// 2024-07-12 at 18:30"), as the customer named it.
     fn when_words(&self, m: &Map<String, Value>, id: &str) -> Option<String> {
@@ -212,7 +212,8 @@ impl Heard {
         })
     }
 
-    /// The title or name the latest result showing `id` gives its record, only.
+    /// The title the latest result showing `id` gives its record (a film's; a theater's
+    /// or a screen's name is where the show is, not what it is of).
     fn name_of(&self, id: &str) -> Option<String> {
         self.results.iter().rev().find_map(|r| {
             let v = serde_json::from_str::<Value>(r).ok()?;
@@ -220,8 +221,8 @@ impl Heard {
             let own = m
                 .iter()
                 .any(|(k, x)| k.ends_with("_id") && x.as_str() == Some(id));
-            let name = ["title", "name"].iter().find_map(|k| m.get(*k)?.as_str());
-            own.then_some(name).flatten().map(str::to_string)
+            let title = m.get("title").and_then(Value::as_str).filter(|_| own)?;
+            Some(title.to_string())
         })
     }
 }

@@ -157,19 +157,26 @@ fn a_confirmation_reads_back_what_the_customer_knows_and_leaves_out_ids_never_sa
     let said = super::summarise_write_as("return_items", &ret, &[], &[], Some(&heard));
     assert!(said.contains("Robot Vacuum"), "{said}");
     // A show has no name: it is read back by its start, and by its film's title once a
-    // result gave that.
+    // result gave that (its theater's name is where it is, not what it is of).
     let mut heard = super::Heard::default();
-    let mut transcript = vec![crate::llm::ChatMessage::tool(
-        "call_1",
-        "list_shows",
-        r#"[{"show_id": "V0TBP9C-S", "movie_id": "70Y4UPQ-M", "start_time_local": "24-07-12-18-30"}]"#,
-    )];
+    let mut transcript = vec![
+        crate::llm::ChatMessage::tool(
+            "call_1",
+            "list_shows",
+            r#"[{"show_id": "V0TBP9C-S", "movie_id": "70Y4UPQ-M", "theater_id": "T1", "start_time_local": "24-07-12-18-30"}]"#,
+        ),
+        crate::llm::ChatMessage::tool(
+            "call_2",
+            "get_theater_details",
+            r#"{"theater_id": "T1", "name": "Roxy Toronto Cinema"}"#,
+        ),
+    ];
     heard.update(&transcript);
     let book = json!({"show_id": "V0TBP9C-S", "delivery_method": "kiosk"});
     let said = super::summarise_write_as("create_booking", &book, &[], &[], Some(&heard));
     assert!(said.contains("show: 2024-07-12 at 18:30"), "{said}");
     transcript.push(crate::llm::ChatMessage::tool(
-        "call_2",
+        "call_3",
         "get_movie_details",
         r#"{"movie_id": "70Y4UPQ-M", "title": "Velvet Echoes"}"#,
     ));
