@@ -250,6 +250,17 @@ pub fn long_date(day: i64) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
+/// A `YY-MM-DD-HH-MM` stamp as a person says it ("2024-07-12 at 18:30"); `None` for
+/// anything else.
+pub fn long_stamp(stamp: &str) -> Option<String> {
+    let (date, time) = (stamp.get(..8)?, stamp.get(9..)?);
+    let day = parse_short_date(date)?;
+    let (h, m) = time.split_once('-')?;
+    let two = |t: &str| t.len() == 2 && t.bytes().all(|b| b.is_ascii_digit());
+    (stamp.as_bytes()[8] == b'-' && two(h) && two(m))
+        .then(|| format!("{} at {h}:{m}", long_date(day)))
+}
+
 /// Day number of a civil date (re-exported for generators of tau2-style data).
 pub fn day_of(y: i64, m: i64, d: i64) -> i64 {
     days_from_civil(y, m, d)
@@ -360,6 +371,18 @@ mod tests {
 
     #[test]
     fn short_dates_use_pythons_pivot_and_reject_impossible_days() {
+        assert_eq!(
+            long_stamp("24-07-12-18-30").as_deref(),
+            Some("2024-07-12 at 18:30")
+        );
+        for not_a_stamp in [
+            "24-07-12",
+            "24-02-30-18-30",
+            "24-07-12-1830",
+            "24-07-12-18-3x",
+        ] {
+            assert_eq!(long_stamp(not_a_stamp), None, "{not_a_stamp}");
+        }
         let d = parse_short_date("25-05-15").unwrap();
         assert_eq!(long_date(d), "2025-05-15");
         assert_eq!(short_date(d), "25-05-15");

@@ -20,7 +20,7 @@ use super::policy::seat_args;
 use super::tools::{NOW, grand_total, seat_change_difference};
 use crate::domain::kit::facts;
 use crate::domain::kit::pyjson::Py;
-use crate::domain::kit::tau2::saved_method;
+use crate::domain::kit::tau2::{long_stamp, saved_method};
 use crate::domain::kit::templates::Templates;
 use crate::domain::kit::text::{arg_str, join_and};
 use crate::domain::{Environment, UserFact};
@@ -39,11 +39,7 @@ fn amount(x: f64) -> String {
 
 /// "24-06-12-19-30" -> "2024-06-12 at 19:30".
 fn when(stamp: &str) -> String {
-    let p: Vec<&str> = stamp.split('-').collect();
-    match p.as_slice() {
-        [y, m, d, h, min] => format!("20{y}-{m}-{d} at {h}:{min}"),
-        _ => stamp.to_string(),
-    }
+    long_stamp(stamp).unwrap_or_else(|| stamp.to_string())
 }
 
 /// "Paper Lanterns at Orion Lisbon Cinema on 2024-06-12 at 19:30".

@@ -53,6 +53,11 @@ impl Heard {
         self.results.extend(result.map(str::to_string));
     }
 
+    /// Whether a tool result so far shows `value`.
+    pub(in crate::harness) fn showed(&self, value: &str) -> bool {
+        self.results.iter().any(|r| r.contains(value))
+    }
+
     /// Whether the customer said `id`.
     pub(in crate::harness) fn said(&self, id: &str) -> bool {
         self.said.contains(id)
@@ -188,17 +193,7 @@ impl Heard {
             .iter()
             .find(|(k, _)| k.starts_with("start_time"))
             .and_then(|(_, v)| v.as_str())?;
-        // `YY-MM-DD-HH-MM`, the tools' stamp.
-        let (date, time) = (start.get(..8)?, start.get(9..)?);
-        let day = crate::domain::kit::tau2::parse_short_date(date)?;
-        if time.len() != 5 || time.as_bytes()[2] != b'-' {
-            return None;
-        }
-        let when = format!(
-            "{} at {}",
-            crate::domain::kit::tau2::long_date(day),
-            time.replace('-', ":")
-        );
+        let when = crate::domain::kit::tau2::long_stamp(start)?;
         // What the record is of (a show's film): another id of it a result names.
         let of = m
             .iter()
