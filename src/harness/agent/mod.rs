@@ -74,6 +74,9 @@ pub struct OracleAgent {
     words: rand_chacha::ChaCha8Rng,
     /// Outputs told so far.
     told: Vec<String>,
+    /// Every tool result from its first reference action on: the agent tells only what
+    /// one showed.
+    shown: String,
     /// The lookup that identifies the customer, when the reference actions make none
     /// before their first write (`identify_call`); made once, right after authentication.
     identify: Option<(String, Value)>,
@@ -182,6 +185,7 @@ impl OracleAgent {
             acknowledgement: None,
             words: derive_rng(seed, &["agent-words", &task.task_id, &trial.to_string()]),
             told: Vec::new(),
+            shown: String::new(),
             identify,
             discover,
             discovering: false,

@@ -171,6 +171,8 @@ impl OracleAgent {
 
     /// After `tool`'s result: report when an intent is complete, else keep acting.
     pub(super) fn after_tool(&mut self, tool: &str, last_output: &str) -> Option<ChatMessage> {
+        self.shown.push_str(last_output);
+        self.shown.push('\n');
         if std::mem::take(&mut self.discovering) {
             // A lookup made on the way to the next action: go on to it.
             return None;
@@ -207,7 +209,7 @@ impl OracleAgent {
             // showed, said now (a value no result showed would be made up).
             for o in self.outputs.clone() {
                 let new = !self.told.contains(&o) && !told.iter().any(|(t, _)| *t == o);
-                if new && self.heard.showed(&o) {
+                if new && self.shown.contains(o.as_str()) {
                     let label = self.label_of(&o);
                     told.push((o, label));
                 }

@@ -53,11 +53,6 @@ impl Heard {
         self.results.extend(result.map(str::to_string));
     }
 
-    /// Whether a tool result so far shows `value`.
-    pub(in crate::harness) fn showed(&self, value: &str) -> bool {
-        self.results.iter().any(|r| r.contains(value))
-    }
-
     /// Whether the customer said `id`.
     pub(in crate::harness) fn said(&self, id: &str) -> bool {
         self.said.contains(id)
