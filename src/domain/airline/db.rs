@@ -237,11 +237,7 @@ pub struct ReservedFlight {
     pub price: Money,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Payment {
-    pub payment_id: String,
-    pub amount: Money,
-}
+pub type Payment = crate::domain::kit::rows::Payment<Money>;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reservation {

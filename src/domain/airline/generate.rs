@@ -516,16 +516,10 @@ fn gen_reservations(
         let Some(payment_id) = payable.choose(rng).map(|s| s.to_string()) else {
             continue;
         };
-        let mut history = vec![Payment {
-            payment_id: payment_id.clone(),
-            amount,
-        }];
+        let mut history = vec![Payment::new(payment_id.clone(), amount)];
         let cancelled = created < clock - 86_400 && rng.random_bool(0.03);
         if cancelled {
-            history.push(Payment {
-                payment_id,
-                amount: -amount,
-            });
+            history.push(Payment::new(payment_id, -amount));
         }
         let id = reservation_id(rng, &out);
         let reservation = Reservation {

@@ -23,6 +23,7 @@ use super::db::{
 use super::generate::airport_city;
 use crate::domain::ToolFn;
 use crate::domain::kit::clock::{format_date, parse_date};
+use crate::domain::kit::rows::refund_all;
 use crate::domain::kit::specs;
 use crate::domain::kit::text::arg_str;
 use crate::domain::kit::{calc, ids};
@@ -314,10 +315,7 @@ fn book_reservation(db: &mut AirlineDb, args: &Args) -> Result<String, String> {
                 p.payment_id
             ));
         }
-        history.push(Payment {
-            payment_id: p.payment_id.clone(),
-            amount,
-        });
+        history.push(Payment::new(p.payment_id.clone(), amount));
     }
     let paid: Money = history.iter().map(|p| p.amount).sum();
     if paid != total {
@@ -368,15 +366,7 @@ fn book_reservation(db: &mut AirlineDb, args: &Args) -> Result<String, String> {
 fn cancel_reservation(db: &mut AirlineDb, args: &Args) -> Result<String, String> {
     let id = args.str("reservation_id")?;
     let r = db.reservations.get_mut(id).ok_or("reservation not found")?;
-    let refunds: Vec<Payment> = r
-        .payment_history
-        .iter()
-        .map(|p| Payment {
-            payment_id: p.payment_id.clone(),
-            amount: -p.amount,
-        })
-        .collect();
-    r.payment_history.extend(refunds);
+    refund_all(&mut r.payment_history);
     r.status = Some("cancelled".to_string());
     to_json(&*r)
 }
@@ -429,10 +419,8 @@ fn update_reservation_baggages(db: &mut AirlineDb, args: &Args) -> Result<String
     r.total_baggages = total_baggages;
     r.nonfree_baggages = nonfree_baggages;
     if total != Money(0) {
-        r.payment_history.push(Payment {
-            payment_id: payment_id.to_string(),
-            amount: total,
-        });
+        r.payment_history
+            .push(Payment::new(payment_id.to_string(), total));
     }
     to_json(&*r)
 }
@@ -471,10 +459,8 @@ fn update_reservation_flights(db: &mut AirlineDb, args: &Args) -> Result<String,
     r.flights = segments;
     r.cabin = cabin.to_string();
     if total != Money(0) {
-        r.payment_history.push(Payment {
-            payment_id: payment_id.to_string(),
-            amount: total,
-        });
+        r.payment_history
+            .push(Payment::new(payment_id.to_string(), total));
     }
     to_json(&*r)
 }

@@ -1,6 +1,7 @@
 //! Row shapes several domains share, in the references' field names and order (a row's
 //! JSON is what its fields say, whatever the domain calls the type): a person's name, a
-//! postal address, and the saved payment method of the tau2-style domains.
+//! postal address, the saved payment method of the tau2-style domains, and one entry of a
+//! payment history.
 //!
 //! Architecture invariant: rows only; knows no domain.
 
@@ -49,4 +50,32 @@ impl PaymentMethod {
             info.and_then(|i| i.last_four.as_deref()),
         )
     }
+}
+
+/// One entry of a payment history (airline's reservations, school's registrations, travel's
+/// bookings): the method's id and the amount, negative for a refund. `A` is the domain's
+/// amount type (cents, whole dollars or a Python float).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Payment<A> {
+    pub payment_id: String,
+    pub amount: A,
+}
+
+impl<A> Payment<A> {
+    pub fn new(payment_id: impl Into<String>, amount: A) -> Self {
+        Payment {
+            payment_id: payment_id.into(),
+            amount,
+        }
+    }
+}
+
+/// Refund a whole history, the way the references cancel: every entry is mirrored by one
+/// with the negated amount, appended in the same order.
+pub fn refund_all<A: Copy + std::ops::Neg<Output = A>>(history: &mut Vec<Payment<A>>) {
+    let refunds: Vec<Payment<A>> = history
+        .iter()
+        .map(|p| Payment::new(p.payment_id.clone(), -p.amount))
+        .collect();
+    history.extend(refunds);
 }

@@ -332,17 +332,14 @@ pub struct RegisteredCourse {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Payment {
-    pub payment_id: String,
-    pub amount: i64,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FinancialAid {
     pub scholarships: i64,
     pub grants: i64,
     pub loans: i64,
 }
+
+/// A payment or refund of a registration, in whole dollars.
+pub type Payment = crate::domain::kit::rows::Payment<i64>;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Registration {

@@ -33,6 +33,7 @@ use super::generate_vocab::{VOCABULARY, contact, fresh_id, random_day};
 use super::tools::{conflict, tuition};
 use crate::domain::Split;
 use crate::domain::kit::draw::{Scales, counts_summing_to, digits, pick, weighted};
+use crate::domain::kit::rows::refund_all;
 use crate::domain::kit::tau2::{day_of, short_date};
 use crate::seed::derive_rng;
 use rand::RngExt;
@@ -355,20 +356,11 @@ fn generate_registration(
     reg.payment_history = if methods.len() > 1 && rng.random_bool(0.4) && paid >= 200 {
         let first = 100 * rng.random_range(1..paid / 100);
         vec![
-            Payment {
-                payment_id: methods[0].clone(),
-                amount: first,
-            },
-            Payment {
-                payment_id: methods[1].clone(),
-                amount: paid - first,
-            },
+            Payment::new(methods[0].clone(), first),
+            Payment::new(methods[1].clone(), paid - first),
         ]
     } else {
-        vec![Payment {
-            payment_id: pick(rng, &methods).to_string(),
-            amount: paid,
-        }]
+        vec![Payment::new(pick(rng, &methods).to_string(), paid)]
     };
     let (from, to) = match (term, active) {
         (_, false) => (day_of(2024, 10, 15), day_of(2024, 11, 30)),
@@ -386,15 +378,7 @@ fn generate_registration(
         reg.status = EnrollmentStatus::for_credits(credits);
     } else {
         // A cancelled registration: every payment refunded, no courses left.
-        let refunds: Vec<Payment> = reg
-            .payment_history
-            .iter()
-            .map(|p| Payment {
-                payment_id: p.payment_id.clone(),
-                amount: -p.amount,
-            })
-            .collect();
-        reg.payment_history.extend(refunds);
+        refund_all(&mut reg.payment_history);
         reg.courses.clear();
     }
     reg

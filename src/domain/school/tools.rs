@@ -28,6 +28,7 @@ use crate::domain::kit::clock::SimClock;
 use crate::domain::kit::glue::read_tool;
 use crate::domain::kit::ids::{first_free_slot, slot_list};
 use crate::domain::kit::pyjson::Py;
+use crate::domain::kit::rows::refund_all;
 use crate::domain::kit::specs;
 use crate::domain::kit::tau2::{py_int, short_today};
 use crate::domain::{Args, Tool};
@@ -374,10 +375,7 @@ fn update_registration_courses(db: &mut SchoolDb, a: &Args) -> Result<String, St
                 return Err("payment_id is required for additional charges".into());
             }
             saved_method_check(&student, payment_id)?;
-            Some(Payment {
-                payment_id: payment_id.to_string(),
-                amount: d,
-            })
+            Some(Payment::new(payment_id.to_string(), d))
         }
         d => {
             let to = if payment_id.is_empty() {
@@ -387,10 +385,7 @@ fn update_registration_courses(db: &mut SchoolDb, a: &Args) -> Result<String, St
             } else {
                 payment_id
             };
-            Some(Payment {
-                payment_id: to.to_string(),
-                amount: d,
-            })
+            Some(Payment::new(to.to_string(), d))
         }
     };
     // Enrollment moves once per listed course, in list order, as the reference's loops do.
@@ -445,15 +440,7 @@ fn cancel_registration(db: &mut SchoolDb, a: &Args) -> Result<String, String> {
     let Some(r) = db.registrations.get_mut(&reg.registration_id) else {
         return Err(format!("Registration {} not found", reg.registration_id));
     };
-    let refunds: Vec<Payment> = r
-        .payment_history
-        .iter()
-        .map(|p| Payment {
-            payment_id: p.payment_id.clone(),
-            amount: -p.amount,
-        })
-        .collect();
-    r.payment_history.extend(refunds);
+    refund_all(&mut r.payment_history);
     r.courses.clear();
     r.total_credits = 0;
     r.overload_credits = 0;

@@ -14,7 +14,7 @@
 //! Architecture invariant: data and the `Database` glue only; tool behaviour lives in
 //! `tools.rs`, grounding in `ground.rs`, refinement hooks in `hooks.rs`.
 
-pub use crate::domain::kit::rows::{MethodInfo, Name, PaymentMethod, PostalAddress};
+pub use crate::domain::kit::rows::{MethodInfo, Name, Payment, PaymentMethod, PostalAddress};
 
 use crate::domain::kit::python::PyDict;
 use crate::domain::kit::tau2;
@@ -76,12 +76,6 @@ pub struct AddOn {
     pub kind: String,
     pub description: String,
     pub price: f64,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BookingPayment {
-    pub payment_id: String,
-    pub amount: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -179,7 +173,7 @@ pub struct Booking {
     pub rooming: Rooming,
     pub add_ons: Vec<AddOn>,
     pub insurance: Option<String>,
-    pub payment_history: Vec<BookingPayment>,
+    pub payment_history: Vec<Payment<f64>>,
     pub total_price: f64,
     pub notes: Option<String>,
 }

@@ -24,8 +24,8 @@
 //! clock, no I/O.
 
 use super::db::{
-    AddOn, Agency, Agent, AvailabilityDay, Booking, BookingPayment, BookingTraveler, Companion,
-    ContactInfo, MethodInfo, Name, Package, Passport, PaymentMethod, PostalAddress, Preferences,
+    AddOn, Agency, Agent, AvailabilityDay, Booking, BookingTraveler, Companion, ContactInfo,
+    MethodInfo, Name, Package, Passport, Payment, PaymentMethod, PostalAddress, Preferences,
     Rooming, TravelDb, Traveler,
 };
 use super::generate_packages::generate_package;
@@ -33,7 +33,9 @@ use super::generate_vocab::{VOCABULARY, fresh_id, sample};
 pub use super::generate_vocab::{add_on_catalogue, room_types};
 use super::tools::package_total;
 use crate::domain::Split;
+use crate::domain::kit::calc::py_round;
 use crate::domain::kit::draw::{Scales, counts_summing_to, digits, pick, weighted};
+use crate::domain::kit::rows::refund_all;
 use crate::domain::kit::tau2::{day_of, parse_short_date, short_date};
 use crate::seed::derive_rng;
 use rand::RngExt;
@@ -372,20 +374,11 @@ fn generate_booking(
     let payment_history = if methods.len() > 1 && rng.random_bool(0.3) && total >= 200.0 {
         let first = (total / 2.0).floor();
         vec![
-            BookingPayment {
-                payment_id: methods[0].to_string(),
-                amount: first,
-            },
-            BookingPayment {
-                payment_id: methods[1].to_string(),
-                amount: crate::domain::kit::calc::py_round(total - first, 2),
-            },
+            Payment::new(methods[0], first),
+            Payment::new(methods[1], py_round(total - first, 2)),
         ]
     } else {
-        vec![BookingPayment {
-            payment_id: pick(rng, &methods).to_string(),
-            amount: total,
-        }]
+        vec![Payment::new(*pick(rng, &methods), total)]
     };
     let status = if cancelled && rng.random_bool(0.04) {
         "cancelled"
@@ -415,15 +408,7 @@ fn generate_booking(
             .then(|| pick(rng, &v.booking_notes).clone()),
     };
     if b.is_cancelled() {
-        let refunds: Vec<BookingPayment> = b
-            .payment_history
-            .iter()
-            .map(|p| BookingPayment {
-                payment_id: p.payment_id.clone(),
-                amount: -p.amount,
-            })
-            .collect();
-        b.payment_history.extend(refunds);
+        refund_all(&mut b.payment_history);
     }
     b
 }

@@ -23,7 +23,7 @@
 //! policy rules the tools do not enforce live in `policy.rs`.
 
 use super::db::{
-    AddOn, Agent, Booking, BookingPayment, BookingTraveler, Departure, Package, Rooming, TravelDb,
+    AddOn, Agent, Booking, BookingTraveler, Departure, Package, Payment, Rooming, TravelDb,
     Traveler,
 };
 use crate::domain::ToolFn;
@@ -32,6 +32,7 @@ use crate::domain::kit::clock::SimClock;
 use crate::domain::kit::glue::read_tool;
 use crate::domain::kit::ids::{first_free_slot, slot_list};
 use crate::domain::kit::pyjson::{Py, py_float_repr};
+use crate::domain::kit::rows::refund_all;
 use crate::domain::kit::specs;
 use crate::domain::{Args, Tool};
 use serde_json::{Value, json};
@@ -232,7 +233,7 @@ fn book_package(db: &mut TravelDb, a: &Args) -> Result<String, String> {
     let travelers: Vec<BookingTraveler> = list(a, "travelers")?;
     let rooming: Rooming = a.parse("rooming")?;
     let add_ons: Vec<AddOn> = list(a, "add_ons")?;
-    let payments: Vec<BookingPayment> = list(a, "payment_methods")?;
+    let payments: Vec<Payment<f64>> = list(a, "payment_methods")?;
     let traveler_id = a.str("traveler_id")?;
     let holder = traveler(db, traveler_id)?;
     let package_id = a.str("package_id")?;
@@ -312,15 +313,7 @@ fn cancel_booking(db: &mut TravelDb, a: &Args) -> Result<String, String> {
         b.travelers.len() as i64,
     );
     edit_booking(db, &owner, &b.booking_id, |b| {
-        let refunds: Vec<BookingPayment> = b
-            .payment_history
-            .iter()
-            .map(|p| BookingPayment {
-                payment_id: p.payment_id.clone(),
-                amount: -p.amount,
-            })
-            .collect();
-        b.payment_history.extend(refunds);
+        refund_all(&mut b.payment_history);
         b.status = "cancelled".into();
     })
 }
@@ -328,10 +321,7 @@ fn cancel_booking(db: &mut TravelDb, a: &Args) -> Result<String, String> {
 /// Record `delta` (already rounded) against the method unless it is zero.
 fn record_delta(b: &mut Booking, method: &str, delta: f64) {
     if delta != 0.0 {
-        b.payment_history.push(BookingPayment {
-            payment_id: method.to_string(),
-            amount: delta,
-        });
+        b.payment_history.push(Payment::new(method, delta));
     }
 }
 
