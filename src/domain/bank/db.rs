@@ -22,15 +22,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BankAddress {
-    pub address1: String,
-    pub address2: String,
-    pub city: String,
-    pub state: String,
-    pub zip: String,
-    pub country: String,
-}
+pub use crate::domain::kit::rows::StreetAddress as BankAddress;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClientName {

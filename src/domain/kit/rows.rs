@@ -1,7 +1,7 @@
 //! Row shapes several domains share, in the references' field names and order (a row's
-//! JSON is what its fields say, whatever the domain calls the type): a person's name, a
-//! postal address, the saved payment method of the tau2-style domains, and one entry of a
-//! payment history.
+//! JSON is what its fields say, whatever the domain calls the type): a person's name,
+//! postal addresses with and without a second line, the saved payment method of the
+//! tau2-style domains, and one entry of a payment history.
 //!
 //! Architecture invariant: rows only; knows no domain.
 
@@ -22,6 +22,19 @@ pub struct PostalAddress {
     pub state: String,
     pub country: String,
     pub zip: String,
+}
+
+/// A postal address with a second line, in the tau2-style order (bank's clients and payees,
+/// telecom's customers, telehealth's patients): state and zip before the country.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreetAddress {
+    pub address1: String,
+    pub address2: String,
+    pub city: String,
+    pub state: String,
+    pub zip: String,
+    pub country: String,
 }
 
 /// What a saved payment method shows of itself (`extra_info`): a brand, the last four

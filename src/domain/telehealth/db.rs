@@ -55,16 +55,7 @@ pub struct Demographics {
     pub email: String,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Address {
-    pub address1: String,
-    pub address2: String,
-    pub city: String,
-    pub state: String,
-    pub zip: String,
-    pub country: String,
-}
+pub use crate::domain::kit::rows::StreetAddress as Address;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
