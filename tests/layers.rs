@@ -28,7 +28,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "harness",
-        &["artifact", "config", "domain", "llm", "seed", "parallel"],
+        &[
+            "artifact", "config", "domain", "llm", "seed", "parallel", "quality",
+        ],
     ),
     (
         "analysis",

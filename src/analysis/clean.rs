@@ -110,6 +110,9 @@ pub struct SftSummary {
     pub voiced: usize,
     /// The user's last words (the end marker removed), for the distinct closings count.
     pub closings: std::collections::BTreeSet<String>,
+    /// Per row, the most tool calls the agent made between two customer messages: how
+    /// much it did on one word from the customer (pacing).
+    pub calls_per_turn: Vec<usize>,
 }
 
 impl SftSummary {
@@ -156,6 +159,7 @@ impl SftSummary {
                     .any(|t| crate::quality::voice::shows_family(t, f)),
             );
         }
+        self.calls_per_turn.push(most_calls_per_turn(&ep.messages));
         if let Some(last) = user_turns.last() {
             let last = last.replace(crate::harness::STOP, "");
             self.closings.insert(last.trim().to_string());
@@ -172,15 +176,36 @@ impl SftSummary {
     }
 }
 
+/// The most tool calls made between two customer messages of a conversation.
+pub fn most_calls_per_turn(messages: &[crate::harness::ChatMessage]) -> usize {
+    let mut most = 0;
+    let mut run = 0;
+    for m in messages {
+        if m.role == MessageRole::User {
+            run = 0;
+        }
+        run += m.tool_calls.len();
+        most = most.max(run);
+    }
+    most
+}
+
+/// The median of `values` (the lower middle one of an even count), 0 for none.
+fn median(values: &[usize]) -> usize {
+    let mut v = values.to_vec();
+    v.sort_unstable();
+    v.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(0)
+}
+
 /// The kept-SFT-rows table of `tracer quality`, one row per domain and split.
 pub fn table(rows: &[(String, crate::split::Split, SftSummary)]) -> String {
     let mut out = String::from(
-        "| domain | split | kept SFT rows | not ended by the user's stop | with a policy or interaction fault (fault n) | identified before the first write | scripted agent or user | user-turn language hits | user voices its emotion | distinct closings |\n|---|---|---|---|---|---|---|---|---|---|\n",
+        "| domain | split | kept SFT rows | not ended by the user's stop | with a policy or interaction fault (fault n) | identified before the first write | scripted agent or user | user-turn language hits | user voices its emotion | distinct closings | calls between customer turns (median of most, max) |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for (d, split, s) in rows {
         let (faults, language) = (counts(&s.faults), counts(&s.language));
         out.push_str(&format!(
-            "| {d} | {split} | {} | {} | {} ({faults}) | {} | {} | {language} | {} | {} |\n",
+            "| {d} | {split} | {} | {} | {} ({faults}) | {} | {} | {language} | {} | {} | {}, {} |\n",
             s.rows,
             s.not_stopped,
             s.faulty,
@@ -188,6 +213,8 @@ pub fn table(rows: &[(String, crate::split::Split, SftSummary)]) -> String {
             s.scripted,
             pct(s.voiced, s.with_emotion),
             s.closings.len(),
+            median(&s.calls_per_turn),
+            s.calls_per_turn.iter().max().copied().unwrap_or(0),
         ));
     }
     out
@@ -195,6 +222,26 @@ pub fn table(rows: &[(String, crate::split::Split, SftSummary)]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::harness::{ChatMessage, MessageRole, ToolCall};
+
+    #[test]
+    fn calls_are_counted_between_customer_messages() {
+        let call = |n: usize| {
+            let calls = (0..n)
+                .map(|i| ToolCall {
+                    id: format!("c{i}"),
+                    name: "get_x".into(),
+                    arguments: "{}".into(),
+                })
+                .collect();
+            ChatMessage::assistant_tool_calls(None, calls)
+        };
+        let user = || ChatMessage::text(MessageRole::User, "hi");
+        let messages = [user(), call(2), call(1), user(), call(1), user()];
+        assert_eq!(super::most_calls_per_turn(&messages), 3);
+        assert_eq!(super::median(&[4, 1, 3, 2]), 2);
+    }
+
     #[test]
     fn the_scripted_users_lines_are_clean_say_yes_and_show_their_family() {
         let lines = crate::harness::user::spoken_lines();

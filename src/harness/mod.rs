@@ -18,6 +18,7 @@ pub mod batch;
 pub mod discovery;
 pub mod endpoint;
 pub mod metrics;
+pub mod pacing;
 pub mod readback;
 pub mod reward;
 pub mod session;

@@ -2,9 +2,10 @@
 //! emotion-conditioned user model, for offline runs and tests (its model id is
 //! `scripted:user`; it is never presented as model output).
 //!
-//! It states one intent at a time (first person, from the task's request sentences),
-//! answers identity and payment questions from the task's user facts, confirms proposed
-//! actions, and counts friction — being asked for something it already gave, apologies
+//! It states a task's requests a turn at a time, at most two in one message (first
+//! person, from the task's request sentences; [`super::pacing`]), answers identity and
+//! payment questions from the task's user facts, confirms proposed actions, and counts
+//! friction — being asked for something it already gave, apologies
 //! without progress, a change made without its consent, questions it cannot place —
 //! against a patience budget set by its urgency, trust and emotion family. It ends with
 //! `###STOP###` once every intent was handled, or `###UNSATISFIED###` when friction
@@ -107,15 +108,15 @@ impl ScriptedUser {
             .map(|d| d.tool_specs())
             .unwrap_or_default();
         let spec = |name: &str| specs.iter().find(|s| s.name == name);
-        let n = task.intents.len();
+        // One "intent" here is one turn of the customer's: at most two requests of a task
+        // intent ([`super::pacing`]).
+        let turns = super::pacing::turns(&task.action_intents, requests);
+        let n = turns.iter().map(|&t| t as usize + 1).max().unwrap_or(0);
         let mut intents = vec![String::new(); n];
         let mut intent_has_write = vec![false; n];
         let mut kinds = vec![Intent::Lookup; n];
-        for (j, &i) in task.action_intents.iter().enumerate() {
+        for (j, &i) in turns.iter().enumerate() {
             let i = i as usize;
-            if i >= n {
-                continue;
-            }
             if let Some(Some(r)) = requests.get(j) {
                 if !intents[i].is_empty() {
                     intents[i].push(' ');
@@ -396,5 +397,59 @@ impl User for ScriptedUser {
             }
             Ok((text, Usage::default()))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A task of one intent with five asked reads.
+    fn five_asks() -> TaskRecord {
+        let names = [
+            "get_customer_details",
+            "get_bills",
+            "get_services",
+            "get_plan",
+            "get_usage",
+        ];
+        let actions = names
+            .iter()
+            .map(|n| crate::task::Action {
+                name: n.to_string(),
+                kwargs: serde_json::json!({}),
+            })
+            .collect::<Vec<_>>();
+        TaskRecord {
+            task_id: "t".into(),
+            domain: "telecom".into(),
+            requests: (1..=5)
+                .map(|i| Some(format!("You want answer {i}.")))
+                .collect(),
+            actions,
+            action_intents: vec![0; 5],
+            ..TaskRecord::default()
+        }
+    }
+
+    #[test]
+    fn the_customer_says_two_requests_a_turn() {
+        let mut user = ScriptedUser::new(&five_asks(), false, 1, 0);
+        let said = |text: &str, i: usize| text.contains(&format!("answer {i}"));
+        let first = user.respond(GREETING);
+        assert!(
+            said(&first, 1) && said(&first, 2) && !said(&first, 3),
+            "{first}"
+        );
+        let second =
+            user.respond("Here is what I found. Is there anything else I can help you with?");
+        assert!(
+            said(&second, 3) && said(&second, 4) && !said(&second, 5),
+            "{second}"
+        );
+        let third = user.respond("Done. Is there anything else I can help you with?");
+        assert!(said(&third, 5), "{third}");
+        let last = user.respond("Done. Is there anything else I can help you with?");
+        assert!(last.ends_with(STOP), "{last}");
     }
 }

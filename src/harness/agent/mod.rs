@@ -18,6 +18,7 @@
 mod turns;
 
 use super::MessageRole;
+use super::pacing;
 use super::readback::{Heard, customer_words, summarise_write_as};
 use super::{Agent, BoxFuture, ChatMessage, HarnessError, ToolCall, Usage};
 use crate::artifact::TaskRecord;
@@ -60,7 +61,9 @@ struct Plan {
 
 pub struct OracleAgent {
     actions: Vec<(String, Value, bool)>,
-    action_intents: Vec<i32>,
+    /// Per reference action, the customer turn that asks for it ([`pacing::turns`]): the
+    /// agent reports and hands back when a turn's actions are done.
+    turns: Vec<i32>,
     requests: Vec<Option<String>>,
     outputs: Vec<String>,
     /// Outputs seen in tool results of the current request, to tell at its end, each with
@@ -177,7 +180,7 @@ impl OracleAgent {
         }
         OracleAgent {
             actions,
-            action_intents: task.action_intents.clone(),
+            turns: pacing::turns(&task.action_intents, &task.requests),
             requests: task.requests.clone(),
             outputs: task.outputs.clone(),
             found: Vec::new(),

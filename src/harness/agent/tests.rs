@@ -25,11 +25,14 @@ use serde_json::json;
 
 fn agent_for(actions: &str, intents: Vec<i32>, outputs: &[&str]) -> OracleAgent {
     use crate::artifact::JsonText;
+    let actions: Vec<crate::task::Action> = JsonText::from_json(actions).unwrap();
     let task = TaskRecord {
         task_id: "t".into(),
         domain: "telecom".into(),
         user_id: "c1".into(),
-        actions: JsonText::from_json(actions).unwrap(),
+        // Every action asked for: the customer's turns are the intents, two asks a turn.
+        requests: vec![Some("ask".to_string()); actions.len()],
+        actions,
         action_intents: intents,
         outputs: outputs.iter().map(|o| o.to_string()).collect(),
         ..TaskRecord::default()
@@ -170,6 +173,24 @@ fn a_label_two_tools_share_is_said_with_each_object() {
         said.contains("booking status is confirmed; and the show status is scheduled"),
         "{said}"
     );
+    // A label another one ends with (the show status, named by its tool, whose result is
+    // a bare word) is qualified too.
+    let mut agent = agent_for(
+        r#"[{"name":"get_booking_details","kwargs":{"booking_id":"B1"}},{"name":"get_show_status","kwargs":{"show_id":"S1"}}]"#,
+        vec![0, 0],
+        &["confirmed", "scheduled"],
+    );
+    let said = said_after(
+        &mut agent,
+        &[
+            r#"{"booking_id": "B1", "status": "confirmed"}"#,
+            "scheduled",
+        ],
+    );
+    assert!(
+        said.contains("booking status is confirmed; and the show status is scheduled"),
+        "{said}"
+    );
 }
 
 /// A reference lookup that repeats one made since the last change (on the way to an
@@ -195,6 +216,8 @@ fn a_lookup_already_made_since_the_last_change_is_not_made_twice() {
 
     let actions = r#"[{"name":"get_billing_details","kwargs":{"customer_id":"c1"}},{"name":"modify_support_ticket","kwargs":{"ticket_id":"T1","status":"open"}},{"name":"get_billing_details","kwargs":{"customer_id":"c1"}}]"#;
     let mut agent = agent_for(actions, vec![0, 0, 0], &[]);
+    // The three in one customer turn (as a customer who asks for them at once).
+    agent.turns = vec![0, 0, 0];
     let billing = r#"{"customer_id": "c1", "balance": 42.0}"#;
     let ticket = r#"{"ticket_id": "T1", "status": "open"}"#;
     let (_, calls) = play(&mut agent, &[billing, ticket, billing]);
@@ -214,4 +237,26 @@ fn the_agent_acknowledges_a_voiced_feeling_only() {
     assert!(acknowledge("Hi. I'm worried about getting this wrong.").is_some());
     assert!(acknowledge("I feel let down by how this turned out.").is_some());
     assert!(acknowledge("I want to cancel order #W1.").is_none());
+}
+
+/// The agent acts on the requests the customer has said: with four asked reads in one
+/// intent, it makes the first two and hands back before the next two are said.
+#[test]
+fn the_agent_reports_after_each_turn_of_requests() {
+    let actions = r#"[{"name":"get_billing_details","kwargs":{"customer_id":"c1"}},{"name":"get_service_details","kwargs":{"service_id":"tv_plus"}},{"name":"get_service_details","kwargs":{"service_id":"radio"}},{"name":"get_support_ticket_details","kwargs":{"ticket_id":"T1"}}]"#;
+    let mut agent = agent_for(actions, vec![0; 4], &["42.0"]);
+    let (said, calls) = play(
+        &mut agent,
+        &[
+            r#"{"balance": 42.0}"#,
+            r#"{"service_id": "tv_plus"}"#,
+            "{}",
+            "{}",
+        ],
+    );
+    assert_eq!(calls, ["get_billing_details", "get_service_details"]);
+    assert!(
+        said.contains("42.0") && said.contains("anything else"),
+        "{said}"
+    );
 }

@@ -169,7 +169,7 @@ impl OracleAgent {
             .map(|(_, _, output)| output.clone())
     }
 
-    /// After `tool`'s result: report when an intent is complete, else keep acting.
+    /// After `tool`'s result: report when the customer's turn is done, else keep acting.
     pub(super) fn after_tool(&mut self, tool: &str, last_output: &str) -> Option<ChatMessage> {
         self.shown.push_str(last_output);
         self.shown.push('\n');
@@ -198,9 +198,9 @@ impl OracleAgent {
                 self.found.push((o.clone(), label, tool.to_string()));
             }
         }
-        let done_intent = self.action_intents.get(self.next - 1).copied();
-        let next_intent = self.action_intents.get(self.next).copied();
-        if done_intent == next_intent {
+        let done_turn = self.turns.get(self.next - 1).copied();
+        let next_turn = self.turns.get(self.next).copied();
+        if done_turn == next_turn {
             return None;
         }
         let mut told = told_items(std::mem::take(&mut self.found));
@@ -240,13 +240,17 @@ impl OracleAgent {
 }
 
 /// Values found, each with its label, ready to tell: a label that two tools' results
-/// gave (a booking's status and a show's) is said with each tool's object ("the booking
-/// status is confirmed; and the show status is scheduled"), not as one list of values.
+/// gave (a booking's status and a show's), or one that another tool's label ends with, is
+/// said with each tool's object ("the booking status is confirmed; and the show status is
+/// scheduled"), not as one list of values or as a bare "status" beside a "show status".
 fn told_items(found: Vec<(String, Option<String>, String)>) -> Vec<(String, Option<String>)> {
+    // Another tool's label that is this one or ends with it ("show status" and "status").
     let shared = |label: &str, tool: &str| {
-        found
-            .iter()
-            .any(|(_, l, t)| l.as_deref() == Some(label) && t != tool)
+        found.iter().any(|(_, l, t)| {
+            t != tool
+                && l.as_deref()
+                    .is_some_and(|l| l == label || l.ends_with(&format!(" {label}")))
+        })
     };
     let qualified = |label: String, tool: &str| {
         let object = tool_words(tool)

@@ -150,34 +150,47 @@ impl Heard {
                 _ => None,
             }
         }
-        self.results.iter().rev().find_map(|r| {
-            if !r.contains(id) {
-                return None;
-            }
-            let Ok(v) = serde_json::from_str::<Value>(r) else {
-                return text_words_for(r, id);
-            };
-            let m = find(&v, id)?;
-            let text = |k: &str| m.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
-            let code = m
-                .iter()
-                .find(|(k, _)| k.ends_with("code"))
-                .and_then(|(_, v)| v.as_str());
-            // A person's name is two fields ("name": {"first_name": .., "last_name": ..}).
-            let person = m.get("name").and_then(|n| {
-                let part = |k: &str| n.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
-                Some(format!("{} {}", part("first_name")?, part("last_name")?))
-            });
-            let name = ["title", "name", "description"]
-                .iter()
-                .find_map(|k| text(k).map(str::to_string))
-                .or(person);
-            match (code, name) {
-                (Some(c), Some(n)) => Some(format!("{c} {n}")),
-                (None, None) => self.when_words(m, id),
-                (c, n) => n.or(c.map(str::to_string)),
-            }
-        })
+        // A record that names the thing (or a text line listing it) wins over a later one
+        // that only says when it starts: a booking holds its theater's id beside its own
+        // start, and that start is not the theater's name.
+        let words = |timed: bool| {
+            self.results.iter().rev().find_map(|r| {
+                if !r.contains(id) {
+                    return None;
+                }
+                match serde_json::from_str::<Value>(r) {
+                    Ok(v) => self.record_words(find(&v, id)?, id, timed),
+                    Err(_) if !timed => text_words_for(r, id),
+                    Err(_) => None,
+                }
+            })
+        };
+        words(false).or_else(|| words(true))
+    }
+
+    /// The words one record holding `id` gives: its code and its name, else (`timed`) when
+    /// it starts.
+    fn record_words(&self, m: &Map<String, Value>, id: &str, timed: bool) -> Option<String> {
+        let text = |k: &str| m.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
+        let code = m
+            .iter()
+            .find(|(k, _)| k.ends_with("code"))
+            .and_then(|(_, v)| v.as_str());
+        // A person's name is two fields ("name": {"first_name": .., "last_name": ..}).
+        let person = m.get("name").and_then(|n| {
+            let part = |k: &str| n.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
+            Some(format!("{} {}", part("first_name")?, part("last_name")?))
+        });
+        let name = ["title", "name", "description"]
+            .iter()
+            .find_map(|k| text(k).map(str::to_string))
+            .or(person);
+        match (code, name) {
+            (Some(c), Some(n)) => Some(format!("{c} {n}")),
+            (None, None) if timed => self.when_words(m, id),
+            (None, None) => None,
+            (c, n) => n.or(c.map(str::to_string)),
+        }
     }
 
     /// The words of a record with no name but a start time (a film's show): the title of

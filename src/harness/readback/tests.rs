@@ -186,6 +186,17 @@ fn a_confirmation_reads_back_what_the_customer_knows_and_leaves_out_ids_never_sa
         said.contains("show: Velvet Echoes on 2024-07-12 at 18:30"),
         "{said}"
     );
+    // A booking made since holds the theater's id beside its own start: the theater is
+    // still read back by its name, not by the booking's start.
+    transcript.push(crate::llm::ChatMessage::tool(
+        "call_4",
+        "create_booking",
+        r#"{"booking_id": "B1", "show_id": "V0TBP9C-S", "theater_id": "T1", "start_time_local": "24-07-12-18-30"}"#,
+    ));
+    heard.update(&transcript);
+    let book = json!({"show_id": "V0TBP9C-S", "theater_id": "T1"});
+    let said = super::summarise_write_as("create_booking", &book, &[], &[], Some(&heard));
+    assert!(said.contains("theater: Roxy Toronto Cinema"), "{said}");
 }
 #[test]
 fn amounts_and_dates_are_read_back_as_the_customer_said_them() {
