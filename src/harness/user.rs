@@ -5,11 +5,11 @@
 //! It states a task's requests a turn at a time, at most two in one message (first
 //! person, from the task's request sentences; [`super::pacing`]), answers identity and
 //! payment questions from the task's user facts, confirms proposed actions, and counts
-//! friction — being asked for something it already gave, apologies
-//! without progress, a change made without its consent, questions it cannot place —
-//! against a patience budget set by its urgency, trust and emotion family. It ends with
-//! `###STOP###` once every intent was handled, or `###UNSATISFIED###` when friction
-//! exceeds its patience (the paper's triggers: repeated questions, delays, eroded trust).
+//! friction — being asked for something it already gave, apologies without progress, a
+//! change made without its consent, questions it cannot place — against a patience budget
+//! set by its urgency, trust and emotion family. It ends with `###STOP###` once every
+//! intent was handled, or `###UNSATISFIED###` when friction exceeds its patience (the
+//! paper's triggers: repeated questions, delays, eroded trust).
 //!
 //! It sounds like its condition ([`Voice`]): it opens with a line of its emotion, greets or
 //! not by its politeness, says how much time it has or how far it trusts the agent, confirms

@@ -237,6 +237,7 @@ pub struct ReservedFlight {
     pub price: Money,
 }
 
+/// A payment or refund of a reservation, in cents.
 pub type Payment = crate::domain::kit::rows::Payment<Money>;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -315,7 +315,7 @@ fn book_reservation(db: &mut AirlineDb, args: &Args) -> Result<String, String> {
                 p.payment_id
             ));
         }
-        history.push(Payment::new(p.payment_id.clone(), amount));
+        history.push(Payment::new(&p.payment_id, amount));
     }
     let paid: Money = history.iter().map(|p| p.amount).sum();
     if paid != total {
@@ -419,8 +419,7 @@ fn update_reservation_baggages(db: &mut AirlineDb, args: &Args) -> Result<String
     r.total_baggages = total_baggages;
     r.nonfree_baggages = nonfree_baggages;
     if total != Money(0) {
-        r.payment_history
-            .push(Payment::new(payment_id.to_string(), total));
+        r.payment_history.push(Payment::new(payment_id, total));
     }
     to_json(&*r)
 }
@@ -459,8 +458,7 @@ fn update_reservation_flights(db: &mut AirlineDb, args: &Args) -> Result<String,
     r.flights = segments;
     r.cabin = cabin.to_string();
     if total != Money(0) {
-        r.payment_history
-            .push(Payment::new(payment_id.to_string(), total));
+        r.payment_history.push(Payment::new(payment_id, total));
     }
     to_json(&*r)
 }

@@ -88,7 +88,7 @@ impl<A> Payment<A> {
 pub fn refund_all<A: Copy + std::ops::Neg<Output = A>>(history: &mut Vec<Payment<A>>) {
     let refunds: Vec<Payment<A>> = history
         .iter()
-        .map(|p| Payment::new(p.payment_id.clone(), -p.amount))
+        .map(|p| Payment::new(&p.payment_id, -p.amount))
         .collect();
     history.extend(refunds);
 }

@@ -356,11 +356,11 @@ fn generate_registration(
     reg.payment_history = if methods.len() > 1 && rng.random_bool(0.4) && paid >= 200 {
         let first = 100 * rng.random_range(1..paid / 100);
         vec![
-            Payment::new(methods[0].clone(), first),
-            Payment::new(methods[1].clone(), paid - first),
+            Payment::new(methods[0], first),
+            Payment::new(methods[1], paid - first),
         ]
     } else {
-        vec![Payment::new(pick(rng, &methods).to_string(), paid)]
+        vec![Payment::new(*pick(rng, &methods), paid)]
     };
     let (from, to) = match (term, active) {
         (_, false) => (day_of(2024, 10, 15), day_of(2024, 11, 30)),

@@ -375,7 +375,7 @@ fn update_registration_courses(db: &mut SchoolDb, a: &Args) -> Result<String, St
                 return Err("payment_id is required for additional charges".into());
             }
             saved_method_check(&student, payment_id)?;
-            Some(Payment::new(payment_id.to_string(), d))
+            Some(Payment::new(payment_id, d))
         }
         d => {
             let to = if payment_id.is_empty() {
@@ -385,7 +385,7 @@ fn update_registration_courses(db: &mut SchoolDb, a: &Args) -> Result<String, St
             } else {
                 payment_id
             };
-            Some(Payment::new(to.to_string(), d))
+            Some(Payment::new(to, d))
         }
     };
     // Enrollment moves once per listed course, in list order, as the reference's loops do.

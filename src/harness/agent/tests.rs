@@ -154,43 +154,34 @@ fn a_value_no_result_showed_is_not_told() {
 }
 
 /// One field name shown by two tools' results is said with each tool's object, not as
-/// one list ("the status values are confirmed and scheduled").
+/// one list ("the status values are confirmed and scheduled"); so is a label another one
+/// ends with (the show status, named by its tool, whose result is a bare word).
 #[test]
 fn a_label_two_tools_share_is_said_with_each_object() {
-    let mut agent = agent_for(
-        r#"[{"name":"get_booking_details","kwargs":{"booking_id":"B1"}},{"name":"get_show_details","kwargs":{"show_id":"S1"}}]"#,
-        vec![0, 0],
-        &["confirmed", "scheduled"],
-    );
-    let said = said_after(
-        &mut agent,
-        &[
-            r#"{"booking_id": "B1", "status": "confirmed"}"#,
+    let show_reads = [
+        (
+            "get_show_details",
             r#"{"show_id": "S1", "status": "scheduled"}"#,
-        ],
-    );
-    assert!(
-        said.contains("booking status is confirmed; and the show status is scheduled"),
-        "{said}"
-    );
-    // A label another one ends with (the show status, named by its tool, whose result is
-    // a bare word) is qualified too.
-    let mut agent = agent_for(
-        r#"[{"name":"get_booking_details","kwargs":{"booking_id":"B1"}},{"name":"get_show_status","kwargs":{"show_id":"S1"}}]"#,
-        vec![0, 0],
-        &["confirmed", "scheduled"],
-    );
-    let said = said_after(
-        &mut agent,
-        &[
-            r#"{"booking_id": "B1", "status": "confirmed"}"#,
-            "scheduled",
-        ],
-    );
-    assert!(
-        said.contains("booking status is confirmed; and the show status is scheduled"),
-        "{said}"
-    );
+        ),
+        ("get_show_status", "scheduled"),
+    ];
+    for (show_tool, show_result) in show_reads {
+        let actions = format!(
+            r#"[{{"name":"get_booking_details","kwargs":{{"booking_id":"B1"}}}},{{"name":"{show_tool}","kwargs":{{"show_id":"S1"}}}}]"#
+        );
+        let mut agent = agent_for(&actions, vec![0, 0], &["confirmed", "scheduled"]);
+        let said = said_after(
+            &mut agent,
+            &[
+                r#"{"booking_id": "B1", "status": "confirmed"}"#,
+                show_result,
+            ],
+        );
+        assert!(
+            said.contains("booking status is confirmed; and the show status is scheduled"),
+            "{show_tool}: {said}"
+        );
+    }
 }
 
 /// A reference lookup that repeats one made since the last change (on the way to an
