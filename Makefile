@@ -11,7 +11,9 @@
 #   make bench    sampling, database fork/hash, harness throughput and memory, shards,
 #                 tracer serve under load (release build)
 #   make release  every landed domain at its share of the paper's counts (configs/release/):
-#                 trajectories, eval, then the dataset card output/README.md (tracer card)
+#                 trajectories, eval, then the dataset card output/README.md (tracer card);
+#                 with ROLES=configs/models/<preset>.toml every model role on an endpoint
+#   make plan     what a run will cost before it runs (tracer plan; ROLES= names the models)
 #   make release-slurm SHARDS=N STAGE=rollouts [ARGS="--domain airline"]
 #                 submit preparation, an N-shard job array and the merge to Slurm (deploy/slurm/)
 #   make review   the manual review web app on this run (tracer review, http://127.0.0.1:8765)
@@ -26,6 +28,13 @@ TARGET  := $(or $(CARGO_TARGET_DIR),target)
 TRACER  := $(TARGET)/debug/tracer
 RELEASE := $(TARGET)/release/tracer
 ARGS    ?=
+
+# The run's roles file (every model role in one TOML; docs/real-models.md), e.g.
+# ROLES=configs/models/qwen3-8b-vllm.toml. Passed to every tracer command as TRACER_ROLES.
+ROLES   ?=
+ifneq ($(ROLES),)
+export TRACER_ROLES := $(ROLES)
+endif
 
 SHARDS  ?= 4
 # The release recipe's stage overrides (a file there replaces stages/<stage>.toml).

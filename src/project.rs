@@ -66,8 +66,8 @@ pub fn configured_ruleset(
     paths: &Paths,
     domain: &dyn Domain,
 ) -> Result<Option<&'static str>, ConfigError> {
-    let path = paths.stage_config("db");
-    let cfg: DbConfig = crate::config::parse_typed(&path, &crate::config::read_table(&path)?)?;
+    let (path, table) = paths.stage_table("db")?;
+    let cfg: DbConfig = crate::config::parse_typed(&path, &table)?;
     cfg.check(&path)?;
     let name = cfg.rulesets.get(domain.name()).map(String::as_str);
     crate::domain::resolve_ruleset(domain, name).map_err(|e| ConfigError::File {

@@ -39,6 +39,8 @@ pub struct RolloutsConfig {
     pub agent_errors: ErrorRates,
     /// `[roles.agent]` and `[roles.user]`: scripted (default) or an endpoint.
     pub roles: RolesConfig,
+    /// The directory of the role prompts: an endpoint user sends `<prompts>/user.md`.
+    pub prompts: Option<String>,
     /// Largest share of episodes that may end on infrastructure failures for the stage to
     /// succeed; above it the stage fails, stays stale, and a rerun retries those episodes.
     pub max_errored_share: f64,
@@ -59,6 +61,7 @@ impl Default for RolloutsConfig {
             emotion: true,
             agent_errors: ErrorRates::default(),
             roles: RolesConfig::default(),
+            prompts: None,
             max_errored_share: 0.0,
             bootstrap_resamples: metrics::DEFAULT_RESAMPLES,
             min_successes: 1,
@@ -119,12 +122,31 @@ impl RolloutsConfig {
 /// The bootstrap resamples of the eval intervals: `bootstrap_resamples` of the eval
 /// stage's config (its override when one is set), the default when there is no file.
 pub fn eval_resamples(paths: &crate::config::Paths) -> Result<usize, ConfigError> {
-    let path = paths.stage_config(EVAL_STAGE);
-    if !path.is_file() {
+    let (path, table) = paths.stage_table(EVAL_STAGE)?;
+    if table.is_empty() {
         return Ok(metrics::DEFAULT_RESAMPLES);
     }
-    let table = crate::config::read_table(&path)?;
     Ok(RolloutsConfig::load(&path, &table)?.bootstrap_resamples)
+}
+
+/// The user simulator's rules a run of `cfg` sends: the project's `<prompts>/user.md`
+/// when the user is an endpoint (an error names a missing or malformed file), the shipped
+/// text otherwise (the scripted user reads none).
+pub fn user_prompt(
+    paths: &crate::config::Paths,
+    cfg: &RolloutsConfig,
+) -> Result<std::sync::Arc<crate::llm::Prompt>, String> {
+    let endpoint = cfg
+        .roles
+        .get(&Role::User)
+        .is_some_and(|c| c.provider == crate::llm::Provider::Openai);
+    let prompt = if endpoint {
+        let dir = cfg.prompts.as_deref().unwrap_or("prompts");
+        crate::llm::Prompt::load(&paths.root.join(dir).join("user.md"))?
+    } else {
+        crate::llm::prompt::builtin("user").ok_or("no shipped user prompt")?
+    };
+    Ok(std::sync::Arc::new(prompt))
 }
 
 /// The journal's view of an episode: its id, and whether it is finished for good.
@@ -309,8 +331,14 @@ pub fn run_task_file(paths: &Paths, run: TaskFileRun<'_>) -> Result<EvalReport, 
     let broken = crate::replay::broken_gold(run.env.as_ref(), run.tasks);
     let all_tasks = crate::replay::tasks_from_tau_bench(run.env.as_ref(), name, run.tasks);
     let (tasks, broken_ids) = keep_runnable(all_tasks, &broken, run.include_broken_gold);
-    let roles = batch::open_roles(&cfg.roles, cfg.concurrency, &paths.response_cache())
-        .map_err(|e| failed(e.to_string()))?;
+    let user_prompt = user_prompt(paths, cfg).map_err(failed)?;
+    let roles = batch::open_roles(
+        &cfg.roles,
+        cfg.concurrency,
+        &paths.response_cache(),
+        user_prompt,
+    )
+    .map_err(|e| failed(e.to_string()))?;
     let policy =
         crate::project::read_policy(paths, run.domain, run.env.as_ref()).map_err(failed)?;
     if crate::pipeline::validate::policy_is_empty(&policy) {
@@ -503,6 +531,13 @@ pub fn analyze_run_dir(paths: &Paths, a: RunDirAnalysis<'_>) -> Result<Analysed,
     let judge_cfg = roles.get(&Role::Judge).cloned().unwrap_or_default();
     let judge = crate::llm::build_role(Role::Judge, &judge_cfg, &paths.response_cache())
         .map_err(|e| failed(e.to_string()))?;
+    let prompt = if judge.is_scripted() {
+        crate::llm::prompt::builtin("analysis_judge")
+            .ok_or_else(|| failed("no shipped analysis_judge prompt".into()))?
+    } else {
+        let dir = a.config.prompts.as_deref().unwrap_or("prompts");
+        crate::llm::Prompt::load(&paths.root.join(dir).join("analysis_judge.md")).map_err(failed)?
+    };
     let tasks: std::collections::BTreeMap<String, TaskRecord> =
         tasks.into_iter().map(|t| (t.task_id.clone(), t)).collect();
     let (rows, unreadable) = crate::analysis::analyse_source(
@@ -512,6 +547,7 @@ pub fn analyze_run_dir(paths: &Paths, a: RunDirAnalysis<'_>) -> Result<Analysed,
         &rollouts,
         a.config.all(),
         &judge,
+        &prompt,
         seed,
     )
     .map_err(|e| failed(format!("{}: {e}", rollouts_path.display())))?;

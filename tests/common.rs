@@ -90,11 +90,11 @@ pub fn temp_dir(label: &str) -> TempDir {
     TempDir(dir)
 }
 
-/// A copy of the project's source files (stages/, graphs/, policies/, emotion_anchors/) to
-/// edit in a test.
+/// A copy of the project's source files (stages/, graphs/, policies/, emotion_anchors/,
+/// prompts/) to edit in a test.
 pub fn project_copy(label: &str) -> TempDir {
     let root = temp_dir(label);
-    for dir in ["stages", "graphs", "policies", "emotion_anchors"] {
+    for dir in ["stages", "graphs", "policies", "emotion_anchors", "prompts"] {
         copy_dir(&repo().join(dir), &root.join(dir));
     }
     root

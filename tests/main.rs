@@ -18,6 +18,7 @@ mod emotion;
 mod endpoint_roles;
 mod layers;
 mod llm;
+mod real_models;
 mod reference;
 mod review;
 mod schemas;
@@ -27,3 +28,5 @@ mod tls;
 
 #[path = "support/openai_server.rs"]
 mod openai_server;
+#[path = "support/test_model.rs"]
+mod test_model;

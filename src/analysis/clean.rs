@@ -27,6 +27,10 @@ pub enum Unclean {
     Fault(Fault, String),
     /// A write came before any lookup that identified the customer.
     NotIdentified,
+    /// A turn that must never reach training data (`rule`, detail): an empty turn, leaked
+    /// markup or thinking, an end marker inside a sentence, or the customer pasting the
+    /// instruction's directions ([`turn_problems`]).
+    Turn(&'static str, String),
 }
 
 impl Unclean {
@@ -35,6 +39,7 @@ impl Unclean {
             Unclean::NotStopped(_) => "not_stopped",
             Unclean::Fault(f, _) => f.as_str(),
             Unclean::NotIdentified => "not_identified",
+            Unclean::Turn(rule, _) => rule,
         }
     }
 }
@@ -47,6 +52,7 @@ impl std::fmt::Display for Unclean {
             Unclean::NotIdentified => {
                 f.write_str("a write came before any lookup that identified the customer")
             }
+            Unclean::Turn(rule, d) => write!(f, "{rule}: {d}"),
         }
     }
 }
@@ -85,6 +91,132 @@ pub fn unclean(ep: &Episode, findings: &[Finding], identity_first: bool) -> Vec<
     }
     if identity_first && identified_before_first_write(ep) == Some(false) {
         out.push(Unclean::NotIdentified);
+    }
+    out.extend(
+        turn_problems(&ep.messages, ep.instruction.as_deref().unwrap_or(""))
+            .into_iter()
+            .take(1)
+            .map(|(rule, d)| Unclean::Turn(rule, d)),
+    );
+    out
+}
+
+/// Markup that never belongs in a said turn: thinking, chat-template and tool-call markers.
+const LEAKED: &[&str] = &[
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|eot_id|>",
+    "[TOOL_CALLS]",
+    "(thinking:",
+];
+
+/// Words in a row a customer may not copy from the instruction's directions.
+const DIRECTION_WORDS: usize = 6;
+
+/// The instruction's sentences that direct the simulated customer (how to behave, when to
+/// say who it is), not what it wants: a customer who repeats them reads a script aloud.
+fn directions(instruction: &str) -> Vec<Vec<String>> {
+    instruction
+        .split(['.', ';', '\n'])
+        .map(str::trim)
+        .filter(|s| {
+            let l = s.to_lowercase();
+            l.contains("the agent")
+                || l.starts_with("if asked")
+                || l.starts_with("to confirm your identity")
+                || l.starts_with("for identification")
+                || l.starts_with("you can prove who you are")
+                || l.starts_with("you do not give")
+                || l.starts_with("open in general terms")
+                || l.starts_with("begin vaguely")
+        })
+        .map(words)
+        .filter(|w| w.len() >= DIRECTION_WORDS)
+        .collect()
+}
+
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '@'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The first `DIRECTION_WORDS`-word run `turn` shares with a direction, if any.
+fn copied_direction(turn: &str, directions: &[Vec<String>]) -> Option<String> {
+    let said = words(turn);
+    for d in directions {
+        for run in d.windows(DIRECTION_WORDS) {
+            if said.windows(DIRECTION_WORDS).any(|w| w == run) {
+                return Some(run.join(" "));
+            }
+        }
+    }
+    None
+}
+
+/// The last check on every row that may become training data: no empty turn (an assistant
+/// message with neither text nor a call, a customer message with no text), no leaked markup
+/// or thinking in what either side says, no end marker inside the customer's sentence (only
+/// alone or at the end), the agent never writing a marker, and no customer turn repeating
+/// six or more words of the instruction's directions. Each problem as (rule, detail), in
+/// message order.
+pub fn turn_problems(
+    messages: &[crate::harness::ChatMessage],
+    instruction: &str,
+) -> Vec<(&'static str, String)> {
+    let dirs = directions(instruction);
+    let mut out = Vec::new();
+    for (i, m) in messages.iter().enumerate() {
+        let text = m.content.as_deref().unwrap_or("");
+        let said = text.trim();
+        match m.role {
+            MessageRole::Assistant if said.is_empty() && m.tool_calls.is_empty() => {
+                out.push(("empty_turn", format!("message {i}: the agent said nothing")));
+            }
+            MessageRole::User if said.is_empty() => {
+                out.push((
+                    "empty_turn",
+                    format!("message {i}: the customer said nothing"),
+                ));
+            }
+            MessageRole::Assistant | MessageRole::User => {
+                let lower = said.to_lowercase();
+                let leaked = LEAKED
+                    .iter()
+                    .find(|l| lower.contains(&l.to_lowercase()))
+                    .copied()
+                    .or_else(|| lower.starts_with("thinking:").then_some("thinking:"));
+                if let Some(mark) = leaked {
+                    out.push(("leaked_markup", format!("message {i} carries \"{mark}\"")));
+                    continue;
+                }
+                let markers = [crate::harness::STOP, crate::harness::UNSATISFIED];
+                if let Some(mark) = markers.iter().find(|mk| said.contains(**mk)) {
+                    let at_end = said.trim_end_matches(['.', '!', ' ']).ends_with(*mark);
+                    if m.role == MessageRole::Assistant || !at_end {
+                        out.push((
+                            "marker_inside",
+                            format!("message {i}: {mark} inside the text, not alone at its end"),
+                        ));
+                        continue;
+                    }
+                }
+                if m.role == MessageRole::User
+                    && let Some(run) = copied_direction(said, &dirs)
+                {
+                    out.push((
+                        "verbatim_direction",
+                        format!("message {i} repeats the instruction's direction \"{run}\""),
+                    ));
+                }
+            }
+            _ => {}
+        }
     }
     out
 }
@@ -223,6 +355,51 @@ pub fn table(rows: &[(String, crate::split::Split, SftSummary)]) -> String {
 #[cfg(test)]
 mod tests {
     use crate::harness::{ChatMessage, MessageRole, ToolCall};
+
+    #[test]
+    fn a_row_with_an_empty_leaked_or_scripted_turn_is_refused() {
+        let say = |role, text: &str| ChatMessage::text(role, text);
+        let instruction = "Your name is Ada Lee. You want reservation ABC123 cancelled. You do \
+                           not give every detail at once; answer the agent's questions as they \
+                           come. If asked who you are: your user id is ada_lee_1.";
+        let good = [
+            say(MessageRole::Assistant, "Hi! How can I help you today?"),
+            say(
+                MessageRole::User,
+                "I want my reservation ABC123 cancelled, please.",
+            ),
+            say(MessageRole::Assistant, "Done."),
+            say(MessageRole::User, "Thanks! ###STOP###"),
+        ];
+        assert_eq!(super::turn_problems(&good, instruction), []);
+        let rule = |i: usize, text: &str| {
+            let mut m = good.to_vec();
+            m[i] = say(m[i].role, text);
+            super::turn_problems(&m, instruction)
+                .first()
+                .map(|p| p.0)
+                .unwrap_or("none")
+        };
+        assert_eq!(rule(2, "  "), "empty_turn");
+        assert_eq!(rule(1, ""), "empty_turn");
+        assert_eq!(
+            rule(1, "(Thinking: I should say it.) Cancel ABC123."),
+            "leaked_markup"
+        );
+        assert_eq!(rule(2, "<think>ok</think>Done."), "leaked_markup");
+        assert_eq!(rule(3, "Thanks ###STOP### bye"), "marker_inside");
+        assert_eq!(rule(2, "Done. ###STOP###"), "marker_inside");
+        assert_eq!(
+            rule(1, "Cancel ABC123. You do not give every detail at once."),
+            "verbatim_direction"
+        );
+        assert_eq!(
+            rule(1, "If asked who you are: your user id is ada_lee_1."),
+            "verbatim_direction"
+        );
+        // Saying who you are in your own words is not a copied direction.
+        assert_eq!(rule(1, "My user id is ada_lee_1; cancel ABC123."), "none");
+    }
 
     #[test]
     fn calls_are_counted_between_customer_messages() {

@@ -13,23 +13,9 @@
 use super::episode::Episode;
 use super::{Fault, Finding};
 use crate::harness::MessageRole;
-use crate::llm::{ChatMessage, ChatModel, ChatRequest};
+use crate::llm::{ChatMessage, ChatModel, ChatRequest, Prompt};
 use serde::Deserialize;
 use std::sync::Arc;
-
-/// The judge's instructions (our own words).
-pub const PROMPT: &str = "You review a conversation between a customer-service agent and a \
-customer that did not end in success. Automatic checks have already compared the agent's \
-tool calls with the correct ones and checked the rules; their findings are listed. Your job \
-is only the faults a reader must judge:\n\
-- misread_intent: the agent pursued something other than what the customer asked for;\n\
-- hallucination: the agent stated a fact no tool result or customer message supports;\n\
-- inconsistent: the agent contradicted itself or a tool result;\n\
-- friction: needless questions, repetition, circular flow or unexplained delays;\n\
-- emotional_neglect: the agent ignored the customer's evident feelings or tone.\n\
-Messages are numbered [n]. Answer with one JSON object and nothing else: \
-{\"faults\": [{\"fault\": \"<one of the five names>\", \"step\": <message number>, \
-\"detail\": \"<one sentence>\"}]}. Use an empty list when none applies.";
 
 const TOOL_OUTPUT_CHARS: usize = 400;
 
@@ -55,8 +41,8 @@ pub fn render_transcript(ep: &Episode) -> String {
     out
 }
 
-/// The judge's request for one episode.
-pub fn request(ep: &Episode, findings: &[Finding], seed: u64) -> ChatRequest {
+/// The judge's request for one episode (`prompt`: `prompts/analysis_judge.md`).
+pub fn request(prompt: &Prompt, ep: &Episode, findings: &[Finding], seed: u64) -> ChatRequest {
     let found = if findings.is_empty() {
         "none".to_string()
     } else {
@@ -69,18 +55,16 @@ pub fn request(ep: &Episode, findings: &[Finding], seed: u64) -> ChatRequest {
             .collect::<Vec<_>>()
             .join("\n")
     };
-    ChatRequest::new(vec![
-        ChatMessage::system(PROMPT),
-        ChatMessage::user(format!(
+    let mut messages = prompt.messages(None);
+    messages.push(ChatMessage::user(format!(
             "Customer instruction:\n{}\n\nHow the customer behaves:\n{}\n\nOutcome: reward {} ({})\n\nAutomatic findings:\n{found}\n\nConversation:\n{}",
             ep.instruction.as_deref().unwrap_or("(none)"),
             ep.emotion_instruction.as_deref().unwrap_or("(no emotion condition)"),
             ep.reward,
             ep.termination,
             render_transcript(ep)
-        )),
-    ])
-    .with_seed(seed)
+    )));
+    ChatRequest::new(messages).with_seed(seed)
 }
 
 #[derive(Deserialize)]
@@ -128,6 +112,7 @@ pub fn parse_answer(text: &str, model: &str, ep: &Episode) -> Result<Vec<Finding
 /// response cache for what was answered).
 pub fn judge_all(
     model: &Arc<dyn ChatModel>,
+    prompt: &Prompt,
     episodes: &[(&Episode, Vec<Finding>)],
     seed: u64,
 ) -> Result<Vec<Result<Vec<Finding>, String>>, String> {
@@ -136,7 +121,7 @@ pub fn judge_all(
         .iter()
         .map(|(ep, found)| {
             let s = crate::seed::derive_seed(seed, &["judge", &ep.task_id, &ep.trial.to_string()]);
-            request(ep, found, s)
+            request(prompt, ep, found, s)
         })
         .collect();
     let rt = crate::llm::runtime()?;
@@ -198,7 +183,8 @@ mod tests {
         );
         assert!(got.iter().all(|f| f.detector == "judge:m1"));
         assert!(parse_answer("I think it went fine.", "m1", &ep).is_err());
-        let req = request(&ep, &[], 1);
+        let prompt = crate::llm::prompt::builtin("analysis_judge").unwrap();
+        let req = request(&prompt, &ep, &[], 1);
         let text = serde_json::to_string(&req).unwrap();
         assert!(
             text.contains("Bags are free") && text.contains("emotional_neglect"),

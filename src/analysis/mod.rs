@@ -347,6 +347,7 @@ pub fn analyse_rollouts(
 /// answers were unreadable (those episodes keep the detectors' findings only).
 pub fn add_judge_labels(
     judge: &crate::llm::RoleModel,
+    prompt: &crate::llm::Prompt,
     analysed: &mut [Analysed],
     seed: u64,
 ) -> Result<usize, String> {
@@ -357,7 +358,7 @@ pub fn add_judge_labels(
         .iter()
         .map(|a| (&a.episode, a.findings.clone()))
         .collect();
-    let answers = judge::judge_all(model, &asks, seed)?;
+    let answers = judge::judge_all(model, prompt, &asks, seed)?;
     let mut unreadable = 0;
     for (a, answer) in analysed.iter_mut().zip(answers) {
         match answer {

@@ -18,6 +18,10 @@ pub struct AnalysisConfig {
     /// `[roles.judge]`: labels what rules cannot decide. Scripted (the default) abstains.
     #[serde(default)]
     pub roles: crate::llm::RolesConfig,
+    /// The directory of the role prompts: an endpoint judge sends
+    /// `<prompts>/analysis_judge.md`.
+    #[serde(default)]
+    pub prompts: Option<String>,
 }
 
 fn failed() -> String {
@@ -51,11 +55,12 @@ pub fn analyse_source(
     rollouts: &[RolloutRecord],
     all: bool,
     judge: &crate::llm::RoleModel,
+    prompt: &crate::llm::Prompt,
     seed: u64,
 ) -> Result<(Vec<FaultRecord>, usize), super::AnalysisError> {
     let mut analysed = super::analyse_rollouts(starts, tasks, rollouts, all)?;
-    let unreadable =
-        super::add_judge_labels(judge, &mut analysed, seed).map_err(super::AnalysisError::Judge)?;
+    let unreadable = super::add_judge_labels(judge, prompt, &mut analysed, seed)
+        .map_err(super::AnalysisError::Judge)?;
     Ok((super::fault_records(source, rollouts, analysed), unreadable))
 }
 

@@ -87,9 +87,10 @@ pub fn run_benchmarks(paths: &Paths, seed: u64, opts: &BenchOptions) -> String {
 fn base_benchmarks(paths: &Paths, seed: u64, quick: bool) -> String {
     let (rounds, scale) = if quick { (3, 10) } else { (7, 1) };
     let mut out = String::new();
-    let traces_cfg: SamplingRecipe = crate::config::read_table(&paths.stage_config("traces"))
+    let traces_cfg: SamplingRecipe = paths
+        .stage_table("traces")
         .ok()
-        .and_then(|t| crate::config::parse_typed(&paths.stage_config("traces"), &t).ok())
+        .and_then(|(path, t)| crate::config::parse_typed(&path, &t).ok())
         .unwrap_or_default();
 
     out.push_str("## Trace sampling\n\n| domain | unique traces | median time | traces/s |\n|---|---|---|---|\n");

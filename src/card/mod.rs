@@ -172,10 +172,10 @@ fn tally<'a>(ids: impl Iterator<Item = &'a str>) -> BTreeMap<String, usize> {
 
 /// A role configured in a stage TOML (the stage records no model per row).
 fn configured_role(paths: &Paths, stage: &str, role: crate::llm::Role) -> String {
-    let path = paths.stage_config(stage);
-    let roles: crate::llm::RolesConfig = crate::config::read_table(&path)
+    let roles: crate::llm::RolesConfig = paths
+        .stage_table(stage)
         .ok()
-        .and_then(|t| t.get("roles").cloned())
+        .and_then(|(_, t)| t.get("roles").cloned())
         .and_then(|v| v.try_into().ok())
         .unwrap_or_default();
     crate::llm::configured_model_id(&roles, role)
@@ -508,7 +508,10 @@ fn condition(r: &TaskRecord) -> Option<(String, String, String, String)> {
 
 /// The `emotions` stage's mapping as configured: an endpoint embedder, or the offline views.
 fn emotion_mapping(paths: &Paths) -> String {
-    let table = crate::config::read_table(&paths.stage_config("emotions")).unwrap_or_default();
+    let table = paths
+        .stage_table("emotions")
+        .map(|(_, t)| t)
+        .unwrap_or_default();
     let text = |key: &str| table.get(key).and_then(|v| v.as_str()).map(str::to_string);
     if let Some(model) = table
         .get("embedder")

@@ -48,8 +48,8 @@ pub enum GraphsCommand {
 }
 
 fn graphs_config(paths: &Paths) -> Result<GraphsConfig, CliError> {
-    let path = paths.stage_config("graphs");
-    Ok(config::parse_typed(&path, &config::read_table(&path)?)?)
+    let (path, table) = paths.stage_table("graphs")?;
+    Ok(config::parse_typed(&path, &table)?)
 }
 
 fn verify_one(

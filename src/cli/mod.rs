@@ -56,6 +56,10 @@ pub enum CliError {
     about = "Manufacture verified, emotion-conditioned tool-use tasks and agent trajectories as Parquet"
 )]
 pub struct Cli {
+    /// The run's roles file: every model role of the run in one TOML (docs/real-models.md).
+    /// Default: $TRACER_ROLES, else roles.toml at the project root when it exists.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub roles: Option<std::path::PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -127,7 +131,24 @@ pub enum Command {
 /// Parse the process arguments and run; `Err` carries the one-line error to print.
 pub fn main() -> Result<(), CliError> {
     let cli = Cli::parse();
-    let paths = crate::config::Paths::from_env();
+    let mut paths = crate::config::Paths::from_env();
+    if let Some(file) = cli.roles.clone() {
+        paths = paths.with_roles(file);
+    }
+    // One check of the roles file for every command (`validate` lists it with the rest): a
+    // malformed role there would otherwise surface stage by stage, or not at all.
+    if !matches!(cli.command, Command::Validate) {
+        let problems = crate::stage::roles::roles_file_problems(&paths);
+        if let Some(first) = problems.first() {
+            return Err(CliError::Failed(match problems.len() {
+                1 => first.clone(),
+                n => format!(
+                    "{first} (and {} more problem(s); `tracer validate` lists them)",
+                    n - 1
+                ),
+            }));
+        }
+    }
     // One check of TRACER_STAGE_OVERRIDES for every command (`validate` lists it with the
     // rest): a misspelt directory or file would otherwise fall back to stages/ in silence.
     if !matches!(cli.command, Command::Validate)

@@ -353,14 +353,17 @@ pub fn list() -> Result<(), CliError> {
 /// validation path over every stage and every registered domain.
 pub fn validation_problems(paths: &Paths) -> Vec<String> {
     let dag = crate::stage::dag();
-    crate::pipeline::validate::problems(
+    // The roles file first: a stage's config problems may only echo it.
+    let mut problems = crate::stage::roles::roles_file_problems(paths);
+    problems.extend(crate::pipeline::validate::problems(
         paths,
         &crate::pipeline::validate::Scope {
             stages: dag.stages(),
             registry: dag.stages(),
             domains: domain::registry(),
         },
-    )
+    ));
+    problems
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -396,8 +399,12 @@ pub fn scaffold(paths: &Paths, command: ScaffoldCommand) -> Result<(), CliError>
 pub fn validate(paths: &Paths) -> Result<(), CliError> {
     let problems = validation_problems(paths);
     if problems.is_empty() {
+        let roles = match &paths.roles {
+            Some(file) => format!("; roles from {}", file.display()),
+            None => String::new(),
+        };
         println!(
-            "ok: {} stage configs, {} domains (graphs, policies, tools) are valid",
+            "ok: {} stage configs, {} domains (graphs, policies, tools) are valid{roles}",
             crate::stage::dag().stages().len(),
             domain::registry().len()
         );

@@ -198,7 +198,12 @@ pub fn serve(paths: &Paths, args: ServeArgs) -> Result<(), CliError> {
         token,
     )?;
     let domains = load_domains(paths, &args.served, None)?;
-    let server = Server::new(domains, user, settings).map_err(CliError::Failed)?;
+    let server = Server::new(domains, user, settings)
+        .map_err(CliError::Failed)?
+        .with_user_prompt(
+            crate::llm::prompt::project_or_builtin(&paths.root, "prompts", "user")
+                .map_err(CliError::Failed)?,
+        );
     crate::serve::run(
         server,
         &crate::serve::Options {
@@ -250,7 +255,12 @@ pub fn episode(paths: &Paths, args: EpisodeArgs) -> Result<(), CliError> {
         .map_err(|e| CliError::Failed(format!("--agent-base-url: {e}")))?;
     let domains = load_domains(paths, &args.served, Some(d))?;
     let seed = settings.seed;
-    let server = Server::new(domains, user, settings).map_err(CliError::Failed)?;
+    let server = Server::new(domains, user, settings)
+        .map_err(CliError::Failed)?
+        .with_user_prompt(
+            crate::llm::prompt::project_or_builtin(&paths.root, "prompts", "user")
+                .map_err(CliError::Failed)?,
+        );
     let verdict = server
         .run_episode(
             &args.task,

@@ -10,12 +10,9 @@ use crate::domain::Environment;
 use serde_json::Value;
 
 /// The LLM grounder's instructions (our own words).
-pub const GROUNDER_PROMPT: &str = "You ground a customer-service task on a live test \
-environment. You act for the agent, on behalf of the given customer. Call the tools in \
-exactly the order given, one call per turn, with real arguments for this customer: look \
-ids up with the read tools' outputs, and choose values that the tools accept and that a \
-customer could really ask for. If a call fails, read the error and call the same tool again \
-with better arguments. When every listed call has succeeded, answer DONE.";
+/// The prefix of a grounder's error that is the endpoint's, not the trace's: the stage
+/// counts such a trace as errored (asked again on a rerun), never as rejected.
+pub const ENDPOINT_ERROR: &str = "grounder endpoint: ";
 
 /// Ground one trace with a tool-calling model working on a fork of the environment. Only
 /// calls of the expected next tool that execute and obey the policy advance the trace; the
@@ -26,6 +23,7 @@ pub async fn llm_ground_trace(
     intents: Vec<Vec<String>>,
     user_id: String,
     seed: u64,
+    prompt: std::sync::Arc<crate::llm::Prompt>,
 ) -> Result<Grounding, String> {
     use crate::llm::{ChatMessage, ChatRequest};
     let steps: Vec<(usize, String)> = intents
@@ -40,13 +38,11 @@ pub async fn llm_ground_trace(
         .map(|s| s.openai())
         .collect();
     let plan: Vec<String> = steps.iter().map(|(_, t)| t.clone()).collect();
-    let mut messages = vec![
-        ChatMessage::system(GROUNDER_PROMPT),
-        ChatMessage::user(format!(
-            "Customer user id: {user_id}\nCalls, in order: {}",
-            plan.join(", ")
-        )),
-    ];
+    let mut messages = prompt.messages(None);
+    messages.push(ChatMessage::user(format!(
+        "Customer user id: {user_id}\nCalls, in order: {}",
+        plan.join(", ")
+    )));
     let mut state = env.fork();
     let mut path: Vec<GroundedStep> = Vec::new();
     let salt = format!("{seed}\0{user_id}");
@@ -60,7 +56,7 @@ pub async fn llm_ground_trace(
         let r = model
             .chat(req)
             .await
-            .map_err(|e| format!("grounder endpoint: {e}"))?;
+            .map_err(|e| format!("{ENDPOINT_ERROR}{e}"))?;
         let Some(call) = r.message.tool_calls.first().cloned() else {
             return Err(format!(
                 "the grounder stopped calling tools after {} of {} calls",

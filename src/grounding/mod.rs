@@ -31,7 +31,7 @@ mod lookups;
 
 pub use created::in_words;
 use created::name_created_in_words;
-pub use llm::{GROUNDER_PROMPT, llm_ground_trace};
+pub use llm::{ENDPOINT_ERROR, llm_ground_trace};
 use lookups::add_answer_lookups;
 #[cfg(test)]
 pub(crate) use lookups::day_with_films;

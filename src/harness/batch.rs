@@ -137,6 +137,8 @@ pub fn episode_usage(rows: &[RolloutRecord]) -> (crate::llm::Usage, crate::llm::
 pub struct EpisodeRoles {
     pub agent: RoleModel,
     pub user: RoleModel,
+    /// The user simulator's rules (`prompts/user.md`), when the user is an endpoint.
+    pub user_prompt: Arc<crate::llm::Prompt>,
 }
 
 impl EpisodeRoles {
@@ -157,6 +159,7 @@ pub fn open_roles(
     roles: &RolesConfig,
     concurrency: usize,
     cache: &std::path::Path,
+    user_prompt: Arc<crate::llm::Prompt>,
 ) -> Result<EpisodeRoles, crate::llm::LlmError> {
     let open = |role: Role| {
         let mut cfg = roles.get(&role).cloned().unwrap_or_default();
@@ -166,6 +169,7 @@ pub fn open_roles(
     Ok(EpisodeRoles {
         agent: open(Role::Agent)?,
         user: open(Role::User)?,
+        user_prompt,
     })
 }
 
@@ -202,7 +206,14 @@ fn episode_players(
             ))
         }
     };
-    let user = episode_user(&roles.user, task, trial, cfg.emotion, seed);
+    let user = episode_user(
+        &roles.user,
+        &roles.user_prompt,
+        task,
+        trial,
+        cfg.emotion,
+        seed,
+    );
     (agent, user)
 }
 
@@ -211,6 +222,7 @@ fn episode_players(
 /// emotion instruction.
 pub fn episode_user(
     model: &RoleModel,
+    rules: &crate::llm::Prompt,
     task: &TaskRecord,
     trial: u32,
     emotion: bool,
@@ -227,6 +239,7 @@ pub fn episode_user(
             };
             Box::new(EndpointUser::new(
                 Arc::clone(model),
+                rules,
                 task.instruction.as_deref().unwrap_or_default(),
                 feeling,
                 episode_seed,
@@ -441,6 +454,7 @@ mod tests {
         let roles = EpisodeRoles {
             agent,
             user: RoleModel::Scripted(Role::User),
+            user_prompt: Arc::new(crate::llm::prompt::builtin("user").unwrap()),
         };
         roll_out(
             env,

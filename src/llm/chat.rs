@@ -124,9 +124,67 @@ pub struct ChatResponse {
     pub from_cache: bool,
 }
 
+impl ChatResponse {
+    /// Why this answer cannot be used as it is, when it cannot: it was cut at the token cap
+    /// (`finish_reason` "length"), or it says nothing (no text, no tool call). Thinking alone
+    /// is not an answer. Every role asks once more on such an answer, then errors with the
+    /// reason (never passes it on as an empty turn or a half sentence).
+    pub fn incomplete(&self) -> Option<String> {
+        if self.finish_reason.as_deref() == Some("length") {
+            return Some(format!(
+                "the answer was cut at the token cap (finish_reason \"length\"{})",
+                if self.message.reasoning_content.is_some() {
+                    ", most of it thinking"
+                } else {
+                    ""
+                }
+            ));
+        }
+        let said = self
+            .message
+            .content
+            .as_deref()
+            .is_some_and(|c| !c.trim().is_empty());
+        if !said && self.message.tool_calls.is_empty() {
+            return Some("the answer is empty (no text and no tool call)".to_string());
+        }
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_empty_or_cut_answer_is_incomplete() {
+        let answer = |content: Option<&str>, finish: Option<&str>| ChatResponse {
+            message: AssistantMessage {
+                content: content.map(str::to_string),
+                tool_calls: Vec::new(),
+                reasoning_content: Some("hmm".into()),
+            },
+            finish_reason: finish.map(str::to_string),
+            usage: Usage::default(),
+            model: "m".into(),
+            from_cache: false,
+        };
+        assert_eq!(answer(Some("Sure."), Some("stop")).incomplete(), None);
+        assert!(
+            answer(Some(" \n"), Some("stop"))
+                .incomplete()
+                .unwrap()
+                .contains("empty")
+        );
+        assert!(answer(None, None).incomplete().unwrap().contains("empty"));
+        let cut = answer(Some("You want to can"), Some("length"))
+            .incomplete()
+            .unwrap();
+        assert!(
+            cut.contains("token cap") && cut.contains("thinking"),
+            "{cut}"
+        );
+    }
 
     #[test]
     fn overrides_win_over_defaults() {

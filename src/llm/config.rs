@@ -120,6 +120,10 @@ pub struct RoleConfig {
     pub min_p: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    /// The body field `max_tokens` is sent as: `max_tokens` (default; vLLM, llama.cpp, most
+    /// servers) or `max_completion_tokens` (OpenAI's newer models refuse `max_tokens`).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub max_tokens_field: MaxTokensField,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
     /// Where the model's thinking is read from: `auto` (the `reasoning_content` /
@@ -181,6 +185,24 @@ pub struct RoleConfig {
     pub price: Option<crate::cost::Price>,
 }
 
+/// How a request names its token cap (see [`RoleConfig::max_tokens_field`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MaxTokensField {
+    #[default]
+    MaxTokens,
+    MaxCompletionTokens,
+}
+
+impl MaxTokensField {
+    pub fn key(self) -> &'static str {
+        match self {
+            MaxTokensField::MaxTokens => "max_tokens",
+            MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
+        }
+    }
+}
+
 /// Which earlier thinking of the model is sent back to it (see [`RoleConfig::send_reasoning`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -214,6 +236,8 @@ const RESERVED_BODY_KEYS: [&str; 7] = [
     "input",
     "n",
 ];
+// `max_tokens` / `max_completion_tokens` in `extra_body` are left to the user, but the cap
+// the context check reserves is `max_tokens` (sent under `max_tokens_field`).
 
 /// The host and port of an `http(s)://` URL must be usable: a host, and a port (when
 /// given) of 1..=65535, so `validate` refuses what the first request would.
@@ -326,6 +350,10 @@ impl RoleConfig {
                 self.send_reasoning != SendReasoning::default(),
             );
             note("tools_in_prompt", self.tools_in_prompt);
+            note(
+                "max_tokens_field",
+                self.max_tokens_field != MaxTokensField::default(),
+            );
             note("context_window", self.context_window.is_some());
             // A scripted stand-in costs nothing; a price on it would be a fake figure.
             note("price", self.price.is_some());

@@ -47,6 +47,7 @@ pub mod config;
 pub mod error;
 pub mod limits;
 pub mod preflight;
+pub mod prompt;
 pub mod provider;
 pub mod shape;
 pub mod stats;
@@ -66,6 +67,7 @@ pub use chat::{
 pub use config::{Provider, Role, RoleConfig, RolesConfig, SendReasoning};
 pub use error::{ErrorKind, LlmError};
 pub use preflight::{preflight, preflight_with_env};
+pub use prompt::Prompt;
 pub use provider::openai::OpenAiModel;
 pub use provider::scripted::{scripted_model_id, scripted_response};
 pub use shape::{ReasoningFormat, ToolCallFormat};

@@ -214,8 +214,7 @@ impl<'a> Runner<'a> {
     }
 
     fn stage_config(&self, stage: &dyn Stage) -> Result<(PathBuf, toml::Table), PipelineError> {
-        let path = self.paths.stage_config(stage.name());
-        let table = config::read_table(&path)?;
+        let (path, table) = self.paths.stage_table(stage.name())?;
         stage.validate_config(&path, &table)?;
         Ok((path, table))
     }

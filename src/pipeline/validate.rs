@@ -62,8 +62,9 @@ pub fn problems(paths: &Paths, scope: &Scope) -> Vec<String> {
             ));
             continue;
         }
-        let checked =
-            crate::config::read_table(&path).and_then(|t| stage.validate_config(&path, &t));
+        let checked = paths
+            .stage_table(stage.name())
+            .and_then(|(path, t)| stage.validate_config(&path, &t));
         if let Err(e) = checked {
             problems.push(e.to_string());
         }

@@ -6,6 +6,8 @@
 //!   what they created, or use what they cancelled.
 //! - [`knowable`]: instructions that name ids the customer cannot know.
 //! - [`language`]: mechanical language errors.
+//! - [`form`]: what a model-written instruction must not carry besides the instruction
+//!   (preamble, Markdown, markup, the customer's own voice, words to the agent, length).
 //! - [`brief`]: later mentions of a booking, traveler or card said briefly (scripted drafts).
 //! - [`voice`]: whether a simulated user's turns voice its emotion family.
 //! - this module: per-task measures ([`measure_task`]) and the per-domain table of
@@ -17,6 +19,7 @@
 pub mod answers;
 pub mod brief;
 pub mod coherence;
+pub mod form;
 pub mod knowable;
 pub mod language;
 pub mod voice;

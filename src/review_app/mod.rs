@@ -61,13 +61,9 @@ impl App {
         domains: Vec<&'static dyn crate::domain::Domain>,
         opts: &Options,
     ) -> Result<App, String> {
-        let cfg_path = paths.stage_config("reviewed");
-        let cfg = if cfg_path.is_file() {
-            let table = crate::config::read_table(&cfg_path).map_err(|e| e.to_string())?;
-            crate::review::ReviewedConfig::load(&cfg_path, &table).map_err(|e| e.to_string())?
-        } else {
-            Default::default()
-        };
+        let (cfg_path, table) = paths.stage_table("reviewed").map_err(|e| e.to_string())?;
+        let cfg =
+            crate::review::ReviewedConfig::load(&cfg_path, &table).map_err(|e| e.to_string())?;
         // Every decisions file must read before the app starts: a broken one is fixed by hand.
         for d in &domains {
             Reviews::read(&crate::review::reviews_path(

@@ -8,7 +8,7 @@
 use super::{Call, run_all};
 use crate::domain::Environment;
 use crate::grounding::{GroundFailure, Grounding, SearchLimits, ground_trace, llm_ground_trace};
-use crate::llm::{ChatModel, RoleModel};
+use crate::llm::{ChatModel, Prompt, RoleModel};
 use crate::parallel::parallel_map;
 use crate::seed::{derive_rng, derive_seed};
 use rand::RngExt;
@@ -66,6 +66,8 @@ impl Grounder for ScriptedGrounder {
 
 pub struct EndpointGrounder {
     pub model: Arc<dyn ChatModel>,
+    /// `prompts/grounder.md`.
+    pub prompt: Arc<Prompt>,
 }
 
 impl Grounder for EndpointGrounder {
@@ -94,6 +96,7 @@ impl Grounder for EndpointGrounder {
                     j.intents.clone(),
                     user,
                     item_seed,
+                    Arc::clone(&self.prompt),
                 );
                 Box::pin(async move { grounding.await.map_err(GroundFailure::from) }) as Call<_>
             })
@@ -103,8 +106,8 @@ impl Grounder for EndpointGrounder {
 }
 
 /// The grounder a role config opened: scripted (with the stage's search limits) or
-/// endpoint-backed.
-pub fn grounder(model: &RoleModel, limits: SearchLimits) -> Box<dyn Grounder> {
+/// endpoint-backed (sending `prompt`).
+pub fn grounder(model: &RoleModel, limits: SearchLimits, prompt: Arc<Prompt>) -> Box<dyn Grounder> {
     match model {
         RoleModel::Scripted(_) => Box::new(ScriptedGrounder {
             id: model.model_id(),
@@ -112,6 +115,7 @@ pub fn grounder(model: &RoleModel, limits: SearchLimits) -> Box<dyn Grounder> {
         }),
         RoleModel::Endpoint(m) => Box::new(EndpointGrounder {
             model: Arc::clone(m),
+            prompt,
         }),
     }
 }

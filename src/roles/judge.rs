@@ -4,17 +4,9 @@
 //! inconclusive task; an endpoint judge answers ACCEPT or REJECT with a reason.
 
 use super::{Call, run_all};
-use crate::llm::{ChatMessage, ChatModel, ChatRequest, RoleModel};
+use crate::llm::{ChatMessage, ChatModel, ChatRequest, Prompt, RoleModel};
 use crate::verify::{RejectKind, Rejection, reject};
 use std::sync::Arc;
-
-/// The LLM judge's instructions (our own words).
-pub const JUDGE_PROMPT: &str = "You check whether a customer-service task can be carried out \
-as specified. You get the customer's instruction, the reference tool calls an agent must \
-make, and the value an automatic check could not find stated. Decide whether the customer, \
-following the instruction, could give the agent that value, or the agent could look it up \
-from what the customer says. Answer ACCEPT or REJECT on the first line, then one sentence \
-of reason.";
 
 /// One task's verdict, with what the judge reads if it is inconclusive.
 pub struct JudgeJob {
@@ -49,17 +41,34 @@ impl TaskJudge for ScriptedJudge {
 
 pub struct EndpointJudge {
     pub model: Arc<dyn ChatModel>,
+    /// `prompts/judge.md`.
+    pub prompt: Arc<Prompt>,
 }
 
 /// The judge's request for one inconclusive task.
-pub fn judge_request(instruction: &str, actions: &str, gap: &str, seed: u64) -> ChatRequest {
-    ChatRequest::new(vec![
-        ChatMessage::system(JUDGE_PROMPT),
-        ChatMessage::user(format!(
-            "Instruction:\n{instruction}\n\nReference tool calls:\n{actions}\n\nNot found stated: {gap}"
-        )),
-    ])
-    .with_seed(seed)
+pub fn judge_request(
+    prompt: &Prompt,
+    instruction: &str,
+    actions: &str,
+    gap: &str,
+    seed: u64,
+) -> ChatRequest {
+    let mut messages = prompt.messages(None);
+    messages.push(ChatMessage::user(format!(
+        "Instruction:\n{instruction}\n\nReference tool calls:\n{actions}\n\nNot found stated: {gap}"
+    )));
+    ChatRequest::new(messages).with_seed(seed)
+}
+
+/// The verdict a judge's answer gives: ACCEPT or REJECT on its first line; `None` for an
+/// answer that says neither (or both), which is asked again.
+fn verdict_of(text: &str) -> Option<bool> {
+    let first = text.trim().lines().next().unwrap_or("").to_uppercase();
+    match (first.contains("ACCEPT"), first.contains("REJECT")) {
+        (true, false) => Some(true),
+        (false, true) => Some(false),
+        _ => None,
+    }
 }
 
 impl TaskJudge for EndpointJudge {
@@ -69,21 +78,43 @@ impl TaskJudge for EndpointJudge {
             .map(|j| match j.verdict {
                 Err(r) if r.kind == RejectKind::Inconclusive => {
                     let model = Arc::clone(&self.model);
-                    let req = judge_request(&j.instruction, &j.actions, &r.reason, j.seed);
+                    let mut req =
+                        judge_request(&self.prompt, &j.instruction, &j.actions, &r.reason, j.seed);
                     Box::pin(async move {
-                        let answer = model.chat(req).await.map_err(|e| {
-                            reject(RejectKind::EndpointError, format!("judge: {e}"))
-                        })?;
-                        let text = answer.message.content.unwrap_or_default();
-                        let first = text.lines().next().unwrap_or("").to_uppercase();
-                        if first.contains("ACCEPT") && !first.contains("REJECT") {
-                            Ok(())
-                        } else {
-                            Err(reject(
-                                RejectKind::Judge,
-                                format!("rejected by the {} judge: {}", answer.model, text.trim()),
-                            ))
+                        // An empty, cut or unreadable answer is asked once more with another
+                        // seed; twice is the request's error, not the task's.
+                        let mut problem = String::new();
+                        for attempt in 0..2u64 {
+                            req = req.with_seed(j.seed.wrapping_add(attempt));
+                            let answer = model.chat(req.clone()).await.map_err(|e| {
+                                reject(RejectKind::EndpointError, format!("judge: {e}"))
+                            })?;
+                            let text = answer.message.content.clone().unwrap_or_default();
+                            if let Some(p) = answer.incomplete() {
+                                problem = p;
+                                continue;
+                            }
+                            match verdict_of(&text) {
+                                Some(true) => return Ok(()),
+                                Some(false) => {
+                                    return Err(reject(
+                                        RejectKind::Judge,
+                                        format!(
+                                            "rejected by the {} judge: {}",
+                                            answer.model,
+                                            text.trim()
+                                        ),
+                                    ));
+                                }
+                                None => {
+                                    problem = "the answer names neither ACCEPT nor REJECT on its first line".into();
+                                }
+                            }
                         }
+                        Err(reject(
+                            RejectKind::EndpointError,
+                            format!("judge: unusable answer twice: {problem}"),
+                        ))
                     }) as Call<_>
                 }
                 other => Box::pin(async move { other }) as Call<_>,
@@ -93,12 +124,13 @@ impl TaskJudge for EndpointJudge {
     }
 }
 
-/// The judge a role config opened.
-pub fn task_judge(model: &RoleModel) -> Box<dyn TaskJudge> {
+/// The judge a role config opened (an endpoint sends `prompt`).
+pub fn task_judge(model: &RoleModel, prompt: Arc<Prompt>) -> Box<dyn TaskJudge> {
     match model {
         RoleModel::Scripted(_) => Box::new(ScriptedJudge),
         RoleModel::Endpoint(m) => Box::new(EndpointJudge {
             model: Arc::clone(m),
+            prompt,
         }),
     }
 }

@@ -141,6 +141,9 @@ pub struct Server {
     /// Task id -> (domain index, task index).
     by_task: HashMap<String, (usize, usize)>,
     user_role: RoleModel,
+    /// The endpoint user's rules (`prompts/user.md`; the shipped text until
+    /// [`Server::with_user_prompt`]).
+    user_prompt: Arc<crate::llm::Prompt>,
     pub settings: Settings,
     sessions: Mutex<HashMap<String, Arc<Mutex<Open>>>>,
     /// Ids of sessions closed for idleness (bounded), so a late step hears why.
@@ -176,10 +179,12 @@ impl Server {
         }
         let salt =
             std::hash::BuildHasher::hash_one(&std::collections::hash_map::RandomState::new(), 0u8);
+        let user_prompt = crate::llm::prompt::builtin("user").ok_or("no shipped user prompt")?;
         Ok(Server {
             domains,
             by_task,
             user_role,
+            user_prompt: Arc::new(user_prompt),
             settings,
             sessions: Mutex::new(HashMap::new()),
             expired: Mutex::new(HashSet::new()),
@@ -188,6 +193,12 @@ impl Server {
             salt,
             runtime: crate::llm::runtime()?,
         })
+    }
+
+    /// The rules an endpoint user simulator is given (the project's `prompts/user.md`).
+    pub fn with_user_prompt(mut self, prompt: crate::llm::Prompt) -> Server {
+        self.user_prompt = Arc::new(prompt);
+        self
     }
 
     /// The user simulator's model id.

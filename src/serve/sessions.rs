@@ -106,7 +106,14 @@ impl Server {
 
     /// The user simulator of one episode.
     fn user(&self, task: &TaskRecord, play: &Play) -> Box<dyn crate::harness::User> {
-        batch::episode_user(&self.user_role, task, play.trial, play.emotion, play.seed)
+        batch::episode_user(
+            &self.user_role,
+            &self.user_prompt,
+            task,
+            play.trial,
+            play.emotion,
+            play.seed,
+        )
     }
 
     fn new_id(&self) -> String {

@@ -29,6 +29,9 @@ impl StageConfig for AnalysisConfig {
 }
 
 impl TypedStage for AnalysisStage {
+    fn source_files(&self, _domain: &str, config: &toml::Table) -> Vec<std::path::PathBuf> {
+        super::roles::prompt_sources(config, &[(Role::Judge, "analysis_judge")])
+    }
     type Config = AnalysisConfig;
     fn name(&self) -> &'static str {
         "analysis"
@@ -56,6 +59,8 @@ impl TypedStage for AnalysisStage {
             eval: envs.for_split(Split::Eval),
         };
         let judge = super::roles::open_role(ctx, &cfg.roles, Role::Judge)?;
+        let prompt =
+            super::roles::role_prompt(ctx, &judge, cfg.prompts.as_deref(), "analysis_judge")?;
         let mut rows = Vec::new();
         let mut unreadable = 0;
         for source in SOURCES {
@@ -69,6 +74,7 @@ impl TypedStage for AnalysisStage {
                 &rollouts,
                 cfg.all(),
                 &judge,
+                &prompt,
                 ctx.seed,
             )
             .map_err(|e| {

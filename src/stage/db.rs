@@ -45,8 +45,7 @@ impl TypedStage for DbStage {
         domains: &[&'static dyn crate::domain::Domain],
     ) -> Vec<String> {
         // The reference databases `[eval_db]` names must exist (the run imports them).
-        let path = paths.stage_config(self.name());
-        let Ok(table) = crate::config::read_table(&path) else {
+        let Ok((path, table)) = paths.stage_table(self.name()) else {
             return Vec::new();
         };
         domains

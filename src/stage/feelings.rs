@@ -25,6 +25,9 @@ pub struct FeelingsConfig {
     /// `[roles.feeler]`: scripted (rules, the default) or an endpoint.
     #[serde(default)]
     pub roles: RolesConfig,
+    /// The directory of the role prompts: an endpoint feeler sends `<prompts>/feeler.md`.
+    #[serde(default)]
+    pub prompts: Option<String>,
 }
 
 impl StageConfig for FeelingsConfig {
@@ -45,6 +48,9 @@ impl TypedStage for FeelingsStage {
         // Deliberately no "db": the feeler never sees the database.
         &["refined"]
     }
+    fn source_files(&self, _domain: &str, config: &toml::Table) -> Vec<std::path::PathBuf> {
+        super::roles::prompt_sources(config, &[(Role::Feeler, "feeler")])
+    }
     fn run(&self, ctx: &StageContext, cfg: &FeelingsConfig) -> Result<String, PipelineError> {
         let (mut tasks, _) = artifact::read_records::<TaskRecord>(
             &ctx.input_dir("refined").join("part-00000.parquet"),
@@ -62,20 +68,24 @@ impl TypedStage for FeelingsStage {
             .collect::<Result<_, String>>()
             .map_err(|e| ctx.fail(ErrorKind::Input, e))?;
         let model = super::roles::open_role(ctx, &cfg.roles, Role::Feeler)?;
-        let feeler = feeler(&model, ctx.seed);
+        let prompt = super::roles::role_prompt(ctx, &model, cfg.prompts.as_deref(), "feeler")?;
+        let feeler = feeler(&model, ctx.seed, prompt);
         let feelings = feeler
             .feel(jobs)
             .map_err(|e| ctx.fail(ErrorKind::Endpoint, e))?;
+        // Every task needs its feeling (the mapper reads it): a request that failed or was
+        // answered unusably twice fails the stage, which stays stale; the rerun asks again
+        // only for those (the other answers come from the response cache).
+        let errored: Vec<(String, String)> = tasks
+            .iter()
+            .zip(&feelings)
+            .filter_map(|(t, f)| f.as_ref().err().map(|e| (t.task_id.clone(), e.clone())))
+            .collect();
+        super::roles::settle_errored(ctx, "feeler requests", &errored, tasks.len(), 0.0)?;
         let mut rows = Vec::with_capacity(tasks.len());
         for (task, feeling) in tasks.into_iter().zip(feelings) {
-            let feeling = feeling.map_err(|e| {
-                ctx.fail(
-                    ErrorKind::Endpoint,
-                    format!("feeler for task {}: {e}", task.task_id),
-                )
-            })?;
             rows.push(TaskRecord {
-                feeling: Some(feeling),
+                feeling: feeling.ok(),
                 ..task
             });
         }

@@ -39,8 +39,14 @@ pub struct GroundedConfig {
     /// first N traces short enough for the tasks stage's `max_actions` gate, so the cap
     /// finds tasks instead of filtering them.
     pub max_actions: usize,
-    /// `[roles.grounder]`: scripted search (the default) or a tool-calling model.
+    /// `[roles.grounder]`: scripted search (the default) or a tool-calling model
+    /// (experimental: docs/real-models.md).
     pub roles: crate::llm::RolesConfig,
+    /// The directory of the role prompts: an endpoint grounder sends `<prompts>/grounder.md`.
+    pub prompts: Option<String>,
+    /// Share of traces the grounder's endpoint may fail on before the stage fails and stays
+    /// stale; failed ones are errored, never rejected.
+    pub max_errored_share: f64,
     /// `[caps.<domain>]`: per-domain `max_train` / `max_eval` / `max_customers` /
     /// `max_actions` replacing the ones above for that domain (the release recipe gives
     /// each domain its share of the paper's counts; a domain whose traces need rarer
@@ -71,6 +77,8 @@ impl Default for GroundedConfig {
             change_of_mind: limits.change_of_mind,
             max_actions: crate::verify::MAX_ACTIONS,
             roles: Default::default(),
+            prompts: None,
+            max_errored_share: 0.0,
             caps: Default::default(),
         }
     }
@@ -175,6 +183,7 @@ impl StageConfig for GroundedConfig {
         c.count("max_expansions", self.max_expansions, 1, MAX_COUNT)?;
         c.count("max_actions", self.max_actions, 1, MAX_COUNT)?;
         c.share("change_of_mind", self.change_of_mind)?;
+        c.share("max_errored_share", self.max_errored_share)?;
         c.domains("caps", self.caps.keys().map(String::as_str))?;
         for (domain, caps) in &self.caps {
             if let Some(n) = caps.max_train {
@@ -205,6 +214,9 @@ impl TypedStage for GroundedStage {
     fn inputs(&self) -> &'static [&'static str] {
         &["db", "traces"]
     }
+    fn source_files(&self, _domain: &str, config: &toml::Table) -> Vec<PathBuf> {
+        super::roles::prompt_sources(config, &[(crate::llm::Role::Grounder, "grounder")])
+    }
     fn run(&self, ctx: &StageContext, cfg: &GroundedConfig) -> Result<String, PipelineError> {
         let traces = read_traces(ctx)?;
         let mut selected = select_traces(&traces, cfg, ctx.domain.name());
@@ -214,7 +226,9 @@ impl TypedStage for GroundedStage {
         let eval = crate::project::load_db(&db_dir, ctx.domain, Split::Eval)?;
         let seed = derive_seed(ctx.seed, &["grounded"]);
         let model = super::roles::open_role(ctx, &cfg.roles, crate::llm::Role::Grounder)?;
-        let grounder = crate::roles::grounder::grounder(&model, cfg.limits_for(ctx.domain.name()));
+        let prompt = super::roles::role_prompt(ctx, &model, cfg.prompts.as_deref(), "grounder")?;
+        let grounder =
+            crate::roles::grounder::grounder(&model, cfg.limits_for(ctx.domain.name()), prompt);
         let (train, eval): (Arc<dyn Environment>, Arc<dyn Environment>) =
             (train.into(), eval.into());
         let jobs: Vec<GroundJob> = selected
@@ -236,24 +250,39 @@ impl TypedStage for GroundedStage {
         let grounder_id = grounder.model_id();
         let mut tasks = Vec::new();
         let mut rejects = Vec::new();
+        let mut errored: Vec<(String, String)> = Vec::new();
         for (trace, result) in selected.iter().zip(results) {
             match result {
                 Ok(g) => tasks.push(TaskRecord {
                     grounder: grounder_id.clone(),
                     ..task_record(trace, &g)
                 }),
-                Err(failure) => rejects.push(RejectRecord {
-                    domain: trace.domain.clone(),
-                    split: trace.split,
-                    trace_id: trace.trace_id.clone(),
-                    task_id: None,
-                    stage: "grounded".into(),
-                    reason_kind: "no_grounding".into(),
-                    rule: failure.rule.map(str::to_string),
-                    reason: failure.reason,
-                }),
+                Err(failure) => {
+                    // An endpoint failure says nothing about the trace: errored, not rejected.
+                    let endpoint = failure.reason.starts_with(crate::grounding::ENDPOINT_ERROR);
+                    if endpoint {
+                        errored.push((trace.trace_id.clone(), failure.reason.clone()));
+                    }
+                    rejects.push(RejectRecord {
+                        domain: trace.domain.clone(),
+                        split: trace.split,
+                        trace_id: trace.trace_id.clone(),
+                        task_id: None,
+                        stage: "grounded".into(),
+                        reason_kind: if endpoint { "errored" } else { "no_grounding" }.into(),
+                        rule: failure.rule.map(str::to_string),
+                        reason: failure.reason,
+                    })
+                }
             }
         }
+        super::roles::settle_errored(
+            ctx,
+            "grounder traces",
+            &errored,
+            selected.len(),
+            cfg.max_errored_share,
+        )?;
         write_grounded(ctx, &tasks, &rejects)
     }
     fn shardable(&self) -> bool {

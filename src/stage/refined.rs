@@ -16,6 +16,7 @@ use crate::artifact::{self, RejectRecord, TaskRecord};
 use crate::config::ConfigError;
 use crate::pipeline::{ErrorKind, PipelineError, StageConfig, StageContext, TypedStage};
 use crate::roles::RefineJob;
+use crate::roles::refiner::Refined;
 use crate::seed::derive_rng;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -41,6 +42,28 @@ pub struct RefinedConfig {
     /// template draft; its output must pass the same checks.
     #[serde(default)]
     pub roles: crate::llm::RolesConfig,
+    /// The directory of the role prompts (`prompts/` by default; the roles file may name
+    /// another): an endpoint refiner sends `<prompts>/refiner.md`.
+    #[serde(default)]
+    pub prompts: Option<String>,
+    /// What becomes of a task whose model answer was refused twice by the checks: `draft`
+    /// (the default) keeps the template draft as its instruction, marked `fallback` in the
+    /// `refinement` column; `drop` rejects the task (reason kind `refused`).
+    #[serde(default)]
+    pub on_refused: OnRefused,
+    /// Share of tasks whose refiner request may fail at the endpoint (after its retries)
+    /// before the stage fails and stays stale; failed ones are errored, never rejected.
+    #[serde(default)]
+    pub max_errored_share: f64,
+}
+
+/// What a task whose model answers were refused twice becomes (`on_refused`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnRefused {
+    #[default]
+    Draft,
+    Drop,
 }
 
 fn half() -> f64 {
@@ -397,6 +420,34 @@ fn compose_instruction(
     Ok(vary_wording(&brief, &mut own))
 }
 
+/// The gates that depend on an instruction's words (the rest, answered requests and the
+/// number of actions, are the task's and are checked by verification).
+fn instruction_gates() -> crate::verify::Gates {
+    crate::verify::Gates {
+        answered: false,
+        max_actions: usize::MAX,
+        ..Default::default()
+    }
+}
+
+/// The rule or kind a refusal names (`form: preamble: ...` -> `form`).
+fn rule_of(reason: &str) -> &str {
+    reason.split(':').next().unwrap_or("refused").trim()
+}
+
+fn reject_row(task: &TaskRecord, reason: String) -> RejectRecord {
+    RejectRecord {
+        domain: task.domain.clone(),
+        split: task.split,
+        trace_id: task.trace_id.clone(),
+        task_id: Some(task.task_id.clone()),
+        stage: "refined".into(),
+        reason_kind: reason.split(':').next().unwrap_or("refinement").to_string(),
+        rule: None,
+        reason,
+    }
+}
+
 fn read_grounded(ctx: &StageContext) -> Result<Vec<TaskRecord>, PipelineError> {
     Ok(
         artifact::read_records::<TaskRecord>(
@@ -428,6 +479,7 @@ impl StageConfig for RefinedConfig {
         c.share("preference_rate", self.preference_rate)?;
         c.share("ambiguity_rate", self.ambiguity_rate)?;
         c.share("situation_rate", self.situation_rate)?;
+        c.share("max_errored_share", self.max_errored_share)?;
         crate::llm::config::check_roles(path, &self.roles, &[crate::llm::Role::Refiner])
     }
     fn preflight(&self) -> Result<(), String> {
@@ -443,11 +495,14 @@ impl TypedStage for RefinedStage {
     fn inputs(&self) -> &'static [&'static str] {
         &["db", "grounded"]
     }
+    fn source_files(&self, _domain: &str, config: &toml::Table) -> Vec<PathBuf> {
+        super::roles::prompt_sources(config, &[(crate::llm::Role::Refiner, "refiner")])
+    }
     fn run(&self, ctx: &StageContext, cfg: &RefinedConfig) -> Result<String, PipelineError> {
         let mut grounded = read_grounded(ctx)?;
         grounded.retain(|t| ctx.owns(&t.task_id));
         let db_dir = ctx.input_dir("db");
-        let envs = crate::project::SplitEnvs::load(&db_dir, ctx.domain)?;
+        let envs = std::sync::Arc::new(crate::project::SplitEnvs::load(&db_dir, ctx.domain)?);
         let specs = ctx.domain.tool_specs();
         let is_read = |tool: &str| {
             specs
@@ -455,7 +510,8 @@ impl TypedStage for RefinedStage {
                 .any(|s| s.name == tool && s.kind == crate::domain::ToolKind::Read)
         };
         let model = super::roles::open_role(ctx, &cfg.roles, crate::llm::Role::Refiner)?;
-        let refiner = crate::roles::refiner::refiner(&model);
+        let prompt = super::roles::role_prompt(ctx, &model, cfg.prompts.as_deref(), "refiner")?;
+        let refiner = crate::roles::refiner::refiner(&model, prompt);
         let drafts: Vec<Result<String, String>> = grounded
             .iter()
             .map(|task| {
@@ -464,48 +520,106 @@ impl TypedStage for RefinedStage {
                     .map_err(|e| format!("no_request: {e}"))
             })
             .collect();
+        let grounded = std::sync::Arc::new(grounded);
+        let draft_texts: Vec<String> = drafts
+            .iter()
+            .map(|d| d.as_ref().map_or(String::new(), String::clone))
+            .collect();
+        let check: std::sync::Arc<crate::roles::refiner::Checker> = {
+            let (envs, grounded) = (
+                std::sync::Arc::clone(&envs),
+                std::sync::Arc::clone(&grounded),
+            );
+            std::sync::Arc::new(move |i: usize, text: &str| {
+                let task = &grounded[i];
+                crate::verify::check_instruction(
+                    envs.for_split(task.split),
+                    task,
+                    text,
+                    &instruction_gates(),
+                    &draft_texts[i],
+                )
+                .map_err(|r| r.reason)
+            })
+        };
         let jobs = drafts
-            .into_iter()
-            .zip(&grounded)
+            .iter()
+            .zip(grounded.iter())
             .map(|(draft, task)| RefineJob {
-                draft,
+                draft: draft.clone(),
                 facts: task.user_facts.clone(),
+                domain: task.domain.clone(),
                 seed: crate::seed::derive_seed(ctx.seed, &["refined", &task.task_id]),
             })
             .collect();
-        let instructions = refiner
-            .refine(jobs)
+        let outcomes = refiner
+            .refine(jobs, check)
             .map_err(|e| ctx.fail(ErrorKind::Endpoint, e))?;
         let refiner_id = refiner.model_id();
+        let scripted = model.is_scripted();
         let mut kept = Vec::new();
         let mut rejects = Vec::new();
-        for (task, instruction) in grounded.into_iter().zip(instructions) {
+        let mut errored: Vec<(String, String)> = Vec::new();
+        let grounded = std::sync::Arc::try_unwrap(grounded).unwrap_or_else(|a| (*a).clone());
+        for ((task, outcome), draft) in grounded.into_iter().zip(outcomes).zip(drafts) {
             let env = envs.for_split(task.split);
+            let (instruction, refinement) = match outcome {
+                Refined::Answer { text, retried } => (
+                    Ok(text),
+                    (!scripted).then(|| if retried { "retried" } else { "first" }.to_string()),
+                ),
+                Refined::NoDraft(why) => (Err(why), None),
+                Refined::Refused(reasons) => {
+                    let last = reasons.last().cloned().unwrap_or_default();
+                    match (cfg.on_refused, draft) {
+                        (OnRefused::Draft, Ok(draft)) => {
+                            (Ok(draft), Some(format!("fallback: {}", rule_of(&last))))
+                        }
+                        _ => (
+                            Err(format!("refused: twice by the checks; last: {last}")),
+                            None,
+                        ),
+                    }
+                }
+                Refined::Errored(why) => {
+                    errored.push((task.task_id.clone(), why.clone()));
+                    rejects.push(reject_row(&task, format!("errored: {why}")));
+                    continue;
+                }
+            };
+            // The checks every instruction meets here (a model's answer has met them all
+            // already); a gap only a reader can settle goes on to the judge in `tasks`.
             let checked = instruction.and_then(|instruction| {
                 crate::verify::check_no_internal_ids(env, &task, &instruction)
                     .map_err(|e| format!("forbidden_id: {e}"))?;
-                crate::verify::check_information(env, &task, &task.user_facts, &instruction)
-                    .map_err(|e| format!("information: {e}"))?;
-                Ok(instruction)
+                match crate::verify::information_gaps(
+                    env,
+                    &task,
+                    &task.user_facts,
+                    &instruction,
+                    &crate::verify::reference_outputs(env, &task),
+                ) {
+                    crate::verify::Gaps::Hard(e) => Err(format!("information: {e}")),
+                    _ => Ok(instruction),
+                }
             });
             match checked {
                 Ok(instruction) => kept.push(TaskRecord {
                     instruction: Some(instruction),
                     refiner: Some(refiner_id.clone()),
+                    refinement,
                     ..task
                 }),
-                Err(reason) => rejects.push(RejectRecord {
-                    domain: task.domain.clone(),
-                    split: task.split,
-                    trace_id: task.trace_id.clone(),
-                    task_id: Some(task.task_id.clone()),
-                    stage: "refined".into(),
-                    reason_kind: reason.split(':').next().unwrap_or("refinement").to_string(),
-                    rule: None,
-                    reason,
-                }),
+                Err(reason) => rejects.push(reject_row(&task, reason)),
             }
         }
+        super::roles::settle_errored(
+            ctx,
+            "refiner requests",
+            &errored,
+            kept.len() + rejects.len(),
+            cfg.max_errored_share,
+        )?;
         write_refined(ctx, &kept, &rejects)
     }
     fn shardable(&self) -> bool {

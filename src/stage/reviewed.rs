@@ -114,8 +114,8 @@ impl TypedStage for ReviewedStage {
         paths: &crate::config::Paths,
         domains: &[&'static dyn crate::domain::Domain],
     ) -> Vec<String> {
-        let cfg = match crate::config::read_table(&paths.stage_config(self.name())) {
-            Ok(t) => ReviewedConfig::load(&paths.stage_config(self.name()), &t).ok(),
+        let cfg = match paths.stage_table(self.name()) {
+            Ok((path, t)) => ReviewedConfig::load(&path, &t).ok(),
             Err(_) => None,
         }
         .unwrap_or_default();

@@ -1,9 +1,17 @@
-//! How stages obtain their LLM roles: the `[roles.<role>]` tables of a stage TOML are
-//! resolved to scripted stand-ins or preflighted endpoints sharing one response cache
-//! (`output/.llm-cache.redb`, so a re-run or resume never pays twice).
+//! How stages obtain their LLM roles and the prompts those roles send: the `[roles.<role>]`
+//! tables of a stage's settings (its own TOML, or the run's roles file merged in by
+//! `config::Paths::stage_table`) are resolved to scripted stand-ins or preflighted endpoints
+//! sharing one response cache (`output/.llm-cache.redb`, so a re-run or resume never pays
+//! twice); an endpoint role's prompt is the project file `<prompts>/<name>.md`, which is an
+//! input of the stage (editing it makes exactly the stages that send it stale).
 
-use crate::llm::{self, Role, RoleModel, RolesConfig};
+use crate::llm::{self, Prompt, Role, RoleModel, RolesConfig};
 use crate::pipeline::{ErrorKind, PipelineError, StageContext};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The prompts directory when a stage's settings name none (relative to the project root).
+pub const DEFAULT_PROMPTS_DIR: &str = "prompts";
 
 /// The model answering `role` in this stage (scripted when the config has no table for it).
 /// Its token usage and configured price go into the run's manifest when the stage ends.
@@ -20,4 +28,140 @@ pub fn open_role(
     Ok(model)
 }
 
+/// `<dir>/<name>.md`, relative to the project root.
+pub fn prompt_file(dir: Option<&str>, name: &str) -> PathBuf {
+    PathBuf::from(dir.unwrap_or(DEFAULT_PROMPTS_DIR)).join(format!("{name}.md"))
+}
+
+/// The prompt a role sends: the project's file for an endpoint (read and parsed; an error
+/// names the file), the shipped text for a scripted role (which sends nothing).
+pub fn role_prompt(
+    ctx: &StageContext,
+    model: &RoleModel,
+    dir: Option<&str>,
+    name: &str,
+) -> Result<Arc<Prompt>, PipelineError> {
+    let prompt = if model.is_scripted() {
+        llm::prompt::builtin(name).ok_or_else(|| format!("no shipped prompt '{name}'"))
+    } else {
+        Prompt::load(&ctx.paths.root.join(prompt_file(dir, name)))
+    };
+    prompt
+        .map(Arc::new)
+        .map_err(|e| ctx.fail(ErrorKind::Config, e))
+}
+
+/// The prompt files a stage's settings make it read: for each `(role, prompt name)` the
+/// stage uses, `<prompts>/<name>.md` when that role is an endpoint. Stages list them among
+/// their source files, so a prompt's bytes are part of the stage's fingerprint.
+pub fn prompt_sources(config: &toml::Table, uses: &[(Role, &str)]) -> Vec<PathBuf> {
+    let dir = config
+        .get(crate::config::PROMPTS_KEY)
+        .and_then(|v| v.as_str());
+    let roles = config.get("roles").and_then(|r| r.as_table());
+    uses.iter()
+        .filter(|(role, _)| {
+            roles
+                .and_then(|r| r.get(role.as_str()))
+                .is_some_and(crate::config::is_endpoint)
+        })
+        .map(|(_, name)| prompt_file(dir, name))
+        .collect()
+}
+
+/// Problems in the run's roles file, one line each: its shape, each role table's fields
+/// (as `tracer validate` and every command check them before any work), and a prompts
+/// directory that does not exist.
+pub fn roles_file_problems(paths: &crate::config::Paths) -> Vec<String> {
+    let rf = match paths.roles_file() {
+        Ok(Some(rf)) => rf,
+        Ok(None) => return Vec::new(),
+        Err(e) => return vec![e.to_string()],
+    };
+    let file = rf.path.display().to_string();
+    let mut problems = Vec::new();
+    for (at, role, table) in rf.role_tables() {
+        let context = if role == "embedder" {
+            "embedder 'emotion'".to_string()
+        } else {
+            match role.parse::<Role>() {
+                Ok(r)
+                    if crate::config::STAGE_ROLES
+                        .iter()
+                        .any(|(_, rs)| rs.contains(&r.as_str())) =>
+                {
+                    r.context()
+                }
+                _ => {
+                    problems.push(format!(
+                        "{file}: `{at}`: no stage has a '{role}' role (roles: grounder, refiner, feeler, judge, agent, user; and [embedder])"
+                    ));
+                    continue;
+                }
+            }
+        };
+        let checked = toml::Value::Table(table)
+            .try_into::<llm::RoleConfig>()
+            .map_err(|e| {
+                e.to_string()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .and_then(|cfg| {
+                cfg.validate(&context).map_err(|e| match e {
+                    llm::LlmError::Config { message, .. } => message,
+                    other => other.to_string(),
+                })
+            });
+        if let Err(message) = checked {
+            problems.push(format!("{file}: `{at}`: {message}"));
+        }
+    }
+    if let Some(dir) = rf.prompts()
+        && !paths.root.join(dir).is_dir()
+    {
+        problems.push(format!(
+            "{file}: `prompts`: {} is not a directory",
+            paths.root.join(dir).display()
+        ));
+    }
+    problems
+}
+
 pub use crate::roles::run_all;
+
+/// The endpoint failures of a stage's items against what its config tolerates: above
+/// `max_errored_share` of `total` the stage fails (and stays stale: a rerun asks again only
+/// for these items, every other answer comes from the response cache); at or under it the
+/// stage goes on with a warning, the items recorded as errored (never as rejected).
+/// `errored` holds (item id, reason).
+pub fn settle_errored(
+    ctx: &StageContext,
+    what: &str,
+    errored: &[(String, String)],
+    total: usize,
+    max_errored_share: f64,
+) -> Result<(), PipelineError> {
+    let Some((id, why)) = errored.first() else {
+        return Ok(());
+    };
+    let n = errored.len();
+    let tolerated = (max_errored_share * total as f64).floor() as usize;
+    let summary = format!("{n} of {total} {what} errored at an endpoint (first: {id}: {why})");
+    if n > tolerated {
+        return Err(ctx.fail(
+            ErrorKind::Endpoint,
+            format!(
+                "{summary}; the stage stays stale and a rerun asks again only for those \
+                 (max_errored_share = {max_errored_share} tolerates {tolerated})"
+            ),
+        ));
+    }
+    eprintln!(
+        "tracer: warning: {}/{}: {summary}; tolerated by max_errored_share = {max_errored_share} and recorded as errored in _rejects.parquet; only --force asks again",
+        ctx.stage,
+        ctx.domain.name()
+    );
+    Ok(())
+}

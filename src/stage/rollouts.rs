@@ -113,8 +113,15 @@ pub fn run_stage(
     )?);
     let policy = crate::project::read_policy(ctx.paths, ctx.domain, base.as_ref())
         .map_err(|e| ctx.fail(ErrorKind::Environment, e))?;
-    let roles = batch::open_roles(&cfg.roles, cfg.concurrency, &ctx.response_cache())
-        .map_err(|e| ctx.fail(ErrorKind::Endpoint, e.to_string()))?;
+    let user_prompt =
+        rollout::user_prompt(ctx.paths, cfg).map_err(|e| ctx.fail(ErrorKind::Config, e))?;
+    let roles = batch::open_roles(
+        &cfg.roles,
+        cfg.concurrency,
+        &ctx.response_cache(),
+        user_prompt,
+    )
+    .map_err(|e| ctx.fail(ErrorKind::Endpoint, e.to_string()))?;
     let resumed = rollout::open_journal(
         &ctx.journal_path(),
         &ctx.journal_key(),
@@ -180,8 +187,13 @@ impl TypedStage for RolloutsStage {
     fn inputs(&self) -> &'static [&'static str] {
         self.inputs
     }
-    fn source_files(&self, domain: &str, _config: &toml::Table) -> Vec<std::path::PathBuf> {
-        crate::project::policy_sources(domain)
+    fn source_files(&self, domain: &str, config: &toml::Table) -> Vec<std::path::PathBuf> {
+        let mut files = crate::project::policy_sources(domain);
+        files.extend(super::roles::prompt_sources(
+            config,
+            &[(Role::User, "user")],
+        ));
+        files
     }
     fn run(&self, ctx: &StageContext, cfg: &RolloutsConfig) -> Result<String, PipelineError> {
         let (tasks, rows) = run_stage(ctx, self.tasks_from, cfg)?;

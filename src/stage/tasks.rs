@@ -36,6 +36,13 @@ pub struct TasksConfig {
     /// `[roles.judge]`: decides inconclusive tasks. Scripted (the default) rejects them.
     #[serde(default)]
     pub roles: crate::llm::RolesConfig,
+    /// The directory of the role prompts: an endpoint judge sends `<prompts>/judge.md`.
+    #[serde(default)]
+    pub prompts: Option<String>,
+    /// Share of judge requests that may fail at the endpoint before the stage fails and
+    /// stays stale; failed ones are errored (reason kind `errored`), never rejected.
+    #[serde(default)]
+    pub max_errored_share: f64,
 }
 
 fn read_emotions(ctx: &StageContext) -> Result<Vec<TaskRecord>, PipelineError> {
@@ -74,6 +81,7 @@ impl StageConfig for TasksConfig {
             1,
             crate::config::MAX_COUNT,
         )?;
+        crate::config::Check::new(path).share("max_errored_share", self.max_errored_share)?;
         crate::llm::config::check_roles(path, &self.roles, &[crate::llm::Role::Judge])
     }
     fn preflight(&self) -> Result<(), String> {
@@ -88,6 +96,9 @@ impl TypedStage for TasksStage {
     }
     fn inputs(&self) -> &'static [&'static str] {
         &["db", "emotions"]
+    }
+    fn source_files(&self, _domain: &str, config: &toml::Table) -> Vec<PathBuf> {
+        super::roles::prompt_sources(config, &[(crate::llm::Role::Judge, "judge")])
     }
     fn run(&self, ctx: &StageContext, cfg: &TasksConfig) -> Result<String, PipelineError> {
         let mut refined = read_emotions(ctx)?;
@@ -107,9 +118,27 @@ impl TypedStage for TasksStage {
                 seed: crate::seed::derive_seed(ctx.seed, &["judge", &task.task_id]),
             })
             .collect();
-        let verdicts = crate::roles::judge::task_judge(&model)
+        let prompt = super::roles::role_prompt(ctx, &model, cfg.prompts.as_deref(), "judge")?;
+        let verdicts = crate::roles::judge::task_judge(&model, prompt)
             .settle(jobs)
             .map_err(|e| ctx.fail(ErrorKind::Endpoint, e))?;
+        let errored: Vec<(String, String)> = refined
+            .iter()
+            .zip(&verdicts)
+            .filter_map(|(t, v)| match v {
+                Err(r) if r.kind == crate::verify::RejectKind::EndpointError => {
+                    Some((t.task_id.clone(), r.reason.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        super::roles::settle_errored(
+            ctx,
+            "judge requests",
+            &errored,
+            refined.len(),
+            cfg.max_errored_share,
+        )?;
         let mut kept = Vec::new();
         let mut rejects = Vec::new();
         for (task, verdict) in refined.into_iter().zip(verdicts) {

@@ -11,6 +11,7 @@ fn the_funnel_counts_policy_rejections_per_named_rule() {
         root: dir.clone(),
         output: dir.join("output"),
         overrides: None,
+        roles: None,
     };
     let reject = |rule: Option<&str>, kind: &str| RejectRecord {
         domain: "airline".into(),
@@ -65,6 +66,7 @@ fn the_cost_report_prices_recorded_tokens_and_divides_by_tasks_and_trajectories(
         root: dir.clone(),
         output: dir.join("output"),
         overrides: None,
+        roles: None,
     };
     let tokens = |p, c, o| Usage {
         prompt_tokens: p,

@@ -37,7 +37,8 @@ pub enum RejectKind {
     Inconclusive,
     /// The judge rejected an inconclusive task.
     Judge,
-    /// The judge's endpoint failed.
+    /// The judge's endpoint failed (after its retries), or answered unusably twice: errored,
+    /// not the task's fault (the stage fails above its tolerated share; a rerun asks again).
     EndpointError,
     /// The composition repeats, overwrites or undoes its own writes, cancels what it
     /// created or uses what it cancelled (`rule`: the kind, `quality::coherence`).
@@ -51,6 +52,9 @@ pub enum RejectKind {
     Unanswered,
     /// More reference actions than `max_actions`.
     TooLong,
+    /// A model-written instruction carries more than the instruction (`rule`: the kind,
+    /// `quality::form`: a preamble, Markdown, the customer's own voice, ...).
+    Form,
 }
 
 impl RejectKind {
@@ -63,12 +67,13 @@ impl RejectKind {
             RejectKind::Information => "information",
             RejectKind::Inconclusive => "inconclusive",
             RejectKind::Judge => "judge",
-            RejectKind::EndpointError => "endpoint_error",
+            RejectKind::EndpointError => "errored",
             RejectKind::Incoherent => "incoherent",
             RejectKind::Unknowable => "unknowable",
             RejectKind::Language => "language",
             RejectKind::Unanswered => "unanswered",
             RejectKind::TooLong => "too_long",
+            RejectKind::Form => "form",
         }
     }
 }
@@ -157,6 +162,47 @@ pub fn verify_task_with(
         Gaps::None => Ok(()),
         Gaps::Hard(e) => Err(reject(RejectKind::Information, e)),
         Gaps::Inconclusive(e) => Err(reject(RejectKind::Inconclusive, e)),
+    }
+}
+
+/// Every check a task will meet later that depends on its instruction, applied to a
+/// model-written instruction where it arrives (the `refined` stage asks again with the
+/// reason): its form and the draft's values (`quality::form`), no internal id, the quality
+/// gates, and information sufficiency. A gap only a reader can settle passes: verification
+/// hands it to the judge.
+pub fn check_instruction(
+    env: &dyn Environment,
+    task: &TaskRecord,
+    instruction: &str,
+    gates: &Gates,
+    draft: &str,
+) -> Result<(), Rejection> {
+    if let Some(f) = crate::quality::form::check(instruction, draft)
+        .into_iter()
+        .next()
+    {
+        return Err(Rejection {
+            kind: RejectKind::Form,
+            rule: Some(f.rule),
+            reason: format!("form: {f}"),
+        });
+    }
+    check_no_internal_ids(env, task, instruction)
+        .map_err(|e| reject(RejectKind::ForbiddenId, e))?;
+    let with = TaskRecord {
+        instruction: Some(instruction.to_string()),
+        ..task.clone()
+    };
+    check_quality(env, &with, instruction, gates)?;
+    match information_gaps(
+        env,
+        task,
+        &task.user_facts,
+        instruction,
+        &reference_outputs(env, task),
+    ) {
+        Gaps::Hard(e) => Err(reject(RejectKind::Information, e)),
+        Gaps::None | Gaps::Inconclusive(_) => Ok(()),
     }
 }
 

@@ -55,7 +55,14 @@ pub enum Reply {
     EchoAuthorizationInAnswer,
     /// Close the connection without answering (a reset mid-request).
     Hangup,
+    /// Text cut at the token cap (`finish_reason: "length"`).
+    Cut(String),
+    /// One assistant message with text and these (name, arguments text) tool calls.
+    TextAndCalls(String, Vec<(String, String)>),
 }
+
+/// Answers every chat POST the script does not (see [`OpenAiServer::set_handler`]).
+pub type Handler = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
 
 #[derive(Clone, Debug)]
 pub struct Recorded {
@@ -77,6 +84,10 @@ struct State {
     context_window: Option<u64>,
     /// Refuse chat requests that carry `tools` (llama-server without `--jinja`).
     refuse_tools: bool,
+    /// Answers chat POSTs when the script is empty.
+    handler: Option<Handler>,
+    /// Usage from the texts (about four characters a token) instead of the fixed counts.
+    text_usage: bool,
 }
 
 pub struct OpenAiServer {
@@ -140,6 +151,8 @@ impl OpenAiServer {
             hold: Duration::ZERO,
             context_window: None,
             refuse_tools: false,
+            handler: None,
+            text_usage: false,
         }));
         let shared = state.clone();
         thread::spawn(move || {
@@ -176,6 +189,15 @@ impl OpenAiServer {
     /// the server's message; the script is left as it was.
     pub fn refuse_tools(&self) {
         self.state.lock().unwrap().refuse_tools = true;
+    }
+
+    /// Answer each chat POST the script leaves open with `handler(body)`, and count tokens
+    /// from the texts (prompt: the request's JSON, completion: the answer's, four characters
+    /// a token), as a real server's usage grows with what it reads and writes.
+    pub fn set_handler(&self, handler: Handler) {
+        let mut s = self.state.lock().unwrap();
+        s.handler = Some(handler);
+        s.text_usage = true;
     }
 
     /// Every POST waits this long before answering (to overlap requests).
@@ -277,7 +299,7 @@ fn serve_connection(conn: Box<dyn Conn>, state: Arc<Mutex<State>>) {
     let mut reader = BufReader::new(conn);
     while let Some(req) = read_request(&mut reader) {
         let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
-        let (reply, hold, models, window) = {
+        let reply = {
             let mut s = state.lock().unwrap();
             s.seen.push(Recorded {
                 at: Instant::now(),
@@ -301,7 +323,22 @@ fn serve_connection(conn: Box<dyn Conn>, state: Arc<Mutex<State>>) {
             } else {
                 None
             };
-            (reply, s.hold, s.models.clone(), s.context_window)
+            let handler = s.handler.clone();
+            (
+                reply,
+                s.hold,
+                s.models.clone(),
+                s.context_window,
+                handler,
+                s.text_usage,
+            )
+        };
+        let (reply, hold, models, window, handler, text_usage) = reply;
+        let reply = match (reply, handler) {
+            (None, Some(h)) if req.method == "POST" && req.path == "/v1/chat/completions" => {
+                Some(h(&body))
+            }
+            (r, _) => r,
         };
         if req.method == "POST" && !hold.is_zero() {
             thread::sleep(hold);
@@ -311,7 +348,7 @@ fn serve_connection(conn: Box<dyn Conn>, state: Arc<Mutex<State>>) {
             reader.get_mut().hang_up();
             return;
         }
-        let (code, headers, text) = answer(&req, &body, reply, &models, window);
+        let (code, headers, text) = answer(&req, &body, reply, &models, window, text_usage);
         {
             let mut s = state.lock().unwrap();
             s.in_flight -= 1;
@@ -326,6 +363,7 @@ fn answer(
     reply: Option<Reply>,
     models: &[String],
     window: Option<u64>,
+    text_usage: bool,
 ) -> (u16, String, String) {
     if req.method == "GET" && req.path == "/v1/models" {
         let data: Vec<Value> = models
@@ -407,7 +445,7 @@ fn answer(
         "/v1/chat/completions" => (
             200,
             String::new(),
-            chat_answer(&model, body, reply).to_string(),
+            chat_answer(&model, body, reply, text_usage).to_string(),
         ),
         "/v1/embeddings" => (
             200,
@@ -422,7 +460,7 @@ fn answer(
     }
 }
 
-fn chat_answer(model: &str, body: &Value, reply: Option<Reply>) -> Value {
+fn chat_answer(model: &str, body: &Value, reply: Option<Reply>, text_usage: bool) -> Value {
     let last_user = body["messages"]
         .as_array()
         .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
@@ -454,22 +492,41 @@ fn chat_answer(model: &str, body: &Value, reply: Option<Reply>) -> Value {
             m[field] = json!(reasoning);
             (m, "stop")
         }
+        Some(Reply::Cut(t)) => (json!({"role": "assistant", "content": t}), "length"),
+        Some(Reply::TextAndCalls(t, calls)) => {
+            let calls: Vec<Value> = calls
+                .iter()
+                .enumerate()
+                .map(|(i, (name, args))| {
+                    json!({"id": format!("call_{i}"), "type": "function",
+                           "function": {"name": name, "arguments": args}})
+                })
+                .collect();
+            (
+                json!({"role": "assistant", "content": t, "tool_calls": calls}),
+                "tool_calls",
+            )
+        }
         _ => (
             json!({"role": "assistant", "content": format!("echo: {last_user}")}),
             "stop",
         ),
     };
     let messages = body["messages"].as_array().map_or(0, Vec::len);
-    let prompt_tokens = messages * 10;
-    // Like a server with prefix caching: every message but the newest was seen before.
-    let cached_tokens = messages.saturating_sub(1) * 10;
+    let (prompt_tokens, cached_tokens, completion_tokens) = if text_usage {
+        let prompt = body.to_string().len() / 4;
+        (prompt, 0, message.to_string().len() / 4)
+    } else {
+        // Like a server with prefix caching: every message but the newest was seen before.
+        (messages * 10, messages.saturating_sub(1) * 10, 5)
+    };
     json!({
         "id": "chatcmpl-test",
         "object": "chat.completion",
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 5,
-                  "total_tokens": prompt_tokens + 5,
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens,
                   "prompt_tokens_details": {"cached_tokens": cached_tokens}}
     })
 }

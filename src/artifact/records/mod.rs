@@ -154,6 +154,11 @@ record! {
         pub grounder: String,
         pub instruction: Option<String>,
         pub refiner: Option<String>,
+        /// How a model refiner's instruction came about: `first` (its first answer passed
+        /// the checks), `retried` (its second, asked with the first one's refusal), or
+        /// `fallback: <rule>` (both refused: the template draft is the instruction). None
+        /// for the scripted refiner.
+        pub refinement: Option<String>,
         pub feeling: Option<String>,
         pub emotion_family: Option<String>,
         pub emotion: Option<String>,

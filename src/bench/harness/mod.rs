@@ -229,6 +229,8 @@ impl HarnessBench {
                     load.first_error.get_or_insert(e);
                 }
             };
+            let rules =
+                Arc::new(crate::llm::prompt::builtin("user").ok_or("no shipped user prompt")?);
             for i in 0..spec.episodes {
                 let permit = Arc::clone(&limit)
                     .acquire_owned()
@@ -258,6 +260,7 @@ impl HarnessBench {
                     (Arc::clone(base), Arc::clone(policy), Arc::clone(tools));
                 let (agent, user) = (Arc::clone(&agent), Arc::clone(&user));
                 let instruction = instruction.to_string();
+                let rules = Arc::clone(&rules);
                 set.spawn(async move {
                     let _permit = permit;
                     let seed = crate::seed::derive_seed(run_seed, &[&i.to_string()]);
@@ -268,7 +271,7 @@ impl HarnessBench {
                         seed,
                     };
                     let user_model = Arc::clone(&user);
-                    let mut user = EndpointUser::new(user, &instruction, None, seed);
+                    let mut user = EndpointUser::new(user, &rules, &instruction, None, seed);
                     let ep = run_episode(env.as_mut(), &policy, &mut agent, &mut user, 50).await;
                     // As the rollouts stage does before an episode reaches its journal.
                     let synced = match agent.model.sync().await {

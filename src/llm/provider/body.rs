@@ -87,7 +87,7 @@ impl ChatBody {
                     };
                 }
                 "tools" => tools = range,
-                "max_tokens" => {
+                "max_tokens" | "max_completion_tokens" => {
                     if let Part::Json(v) = part {
                         max_tokens = v.as_u64();
                     }
@@ -119,7 +119,7 @@ impl ChatBody {
         &self.json
     }
 
-    /// `max_tokens`, when the body sets it.
+    /// The token cap (`max_tokens` or `max_completion_tokens`), when the body sets it.
     pub fn max_tokens(&self) -> Option<u64> {
         self.max_tokens
     }

@@ -26,7 +26,7 @@ mod words;
 
 use super::{Call, run_all};
 use crate::domain::Intent;
-use crate::llm::{ChatMessage, ChatModel, ChatRequest};
+use crate::llm::{ChatMessage, ChatModel, ChatRequest, Prompt};
 use crate::seed::{derive_rng, derive_seed};
 use std::sync::Arc;
 
@@ -44,12 +44,6 @@ pub struct FeelerInput {
     /// The intent of each requested tool (from its domain's tool specs), in order.
     pub intents: Vec<Intent>,
 }
-
-/// The LLM feeler's instructions (our own words).
-pub const FEELER_PROMPT: &str = "You read what a customer wants from customer support and \
-describe, in two or three sentences in the third person, how this customer most likely feels \
-and how they will come across: which emotion, how polite or curt, how urgent, how much they \
-trust the agent. Use only what is given; do not invent account details.";
 
 /// One task to describe: what the feeler may know, and the task's domain and id (the
 /// request seed and the scripted feeler's draws derive from them).
@@ -91,25 +85,81 @@ impl Feeler for ScriptedFeeler {
 pub struct EndpointFeeler {
     pub model: Arc<dyn ChatModel>,
     pub seed: u64,
+    /// `prompts/feeler.md`.
+    pub prompt: Arc<Prompt>,
 }
 
-/// The request the LLM feeler gets for one task.
-pub fn feeler_request(input: &FeelerInput, seed: u64) -> ChatRequest {
+/// The request the LLM feeler gets for one task of `domain`.
+pub fn feeler_request(
+    prompt: &Prompt,
+    domain: &str,
+    input: &FeelerInput,
+    seed: u64,
+) -> ChatRequest {
     let actions: Vec<String> = input
         .requested_tools
         .iter()
         .zip(&input.intents)
         .map(|(t, i)| format!("{t} ({})", i.as_str()))
         .collect();
-    ChatRequest::new(vec![
-        ChatMessage::system(FEELER_PROMPT),
-        ChatMessage::user(format!(
-            "What the customer wants:\n{}\n\nRequested actions: {}",
-            input.instruction,
-            actions.join(", ")
-        )),
-    ])
-    .with_seed(seed)
+    let mut messages = prompt.messages(Some(domain));
+    messages.push(ChatMessage::user(format!(
+        "What the customer wants:\n{}\n\nRequested actions: {}",
+        input.instruction,
+        actions.join(", ")
+    )));
+    ChatRequest::new(messages).with_seed(seed)
+}
+
+/// Why a feeling cannot be used as it is: labels instead of a description (the mapper must
+/// read a person, not a category it was handed), or markup.
+pub fn feeling_problem(text: &str) -> Option<String> {
+    let lower = text.to_lowercase();
+    for label in [
+        "emotion:",
+        "politeness:",
+        "urgency:",
+        "trust:",
+        "emotion family",
+        "<think>",
+        "**",
+        "\n- ",
+        "\n# ",
+    ] {
+        if lower.contains(label) || lower.starts_with(label.trim_start_matches('\n')) {
+            return Some(format!(
+                "the feeling carries labels or markup (\"{}\") instead of a description",
+                label.trim()
+            ));
+        }
+    }
+    None
+}
+
+/// One feeler request with its checks: an empty or cut answer, or one carrying labels, is
+/// asked once more with another seed; a second bad answer is the item's error.
+async fn feel_one(model: Arc<dyn ChatModel>, req: ChatRequest) -> Result<String, String> {
+    let mut req = req;
+    let mut problem = String::new();
+    for attempt in 0..2 {
+        if attempt == 1 {
+            let seed = req.sampling.seed.unwrap_or(0).wrapping_add(1);
+            req = req.with_seed(seed);
+        }
+        let r = model.chat(req.clone()).await.map_err(|e| e.to_string())?;
+        let text = r
+            .message
+            .content
+            .clone()
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        match r.incomplete().or_else(|| feeling_problem(&text)) {
+            None => return Ok(text),
+            Some(p) => problem = p,
+        }
+    }
+    Err(format!("unusable_answer: {problem} (asked twice)"))
 }
 
 impl Feeler for EndpointFeeler {
@@ -121,20 +171,22 @@ impl Feeler for EndpointFeeler {
             .iter()
             .map(|j| {
                 let model = Arc::clone(&self.model);
-                let req =
-                    feeler_request(&j.input, derive_seed(self.seed, &["feelings", &j.task_id]));
-                Box::pin(async move {
-                    let r = model.chat(req).await.map_err(|e| e.to_string())?;
-                    Ok(r.message.content.unwrap_or_default().trim().to_string())
-                }) as Call<_>
+                let req = feeler_request(
+                    &self.prompt,
+                    &j.domain,
+                    &j.input,
+                    derive_seed(self.seed, &["feelings", &j.task_id]),
+                );
+                Box::pin(feel_one(model, req)) as Call<_>
             })
             .collect();
         run_all(calls)
     }
 }
 
-/// The feeler a role config opened: scripted or endpoint-backed; `seed` is the run's.
-pub fn feeler(model: &crate::llm::RoleModel, seed: u64) -> Box<dyn Feeler> {
+/// The feeler a role config opened: scripted or endpoint-backed (sending `prompt`); `seed`
+/// is the run's.
+pub fn feeler(model: &crate::llm::RoleModel, seed: u64, prompt: Arc<Prompt>) -> Box<dyn Feeler> {
     match model {
         crate::llm::RoleModel::Scripted(_) => Box::new(ScriptedFeeler {
             id: model.model_id(),
@@ -143,6 +195,7 @@ pub fn feeler(model: &crate::llm::RoleModel, seed: u64) -> Box<dyn Feeler> {
         crate::llm::RoleModel::Endpoint(m) => Box::new(EndpointFeeler {
             model: Arc::clone(m),
             seed,
+            prompt,
         }),
     }
 }

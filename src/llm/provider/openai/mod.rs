@@ -86,6 +86,8 @@ pub struct OpenAiModel {
     tool_call_format: ToolCallFormat,
     send_reasoning: SendReasoning,
     tools_in_prompt: bool,
+    /// The body key of the token cap (`max_tokens` or `max_completion_tokens`).
+    max_tokens_key: &'static str,
     /// The configured context window, if any.
     context_window: Option<u64>,
     /// The window the server reports, asked once (`None`: it reports none).
@@ -160,6 +162,7 @@ impl OpenAiModel {
             tool_call_format: cfg.tool_call_format,
             send_reasoning: cfg.send_reasoning,
             tools_in_prompt: cfg.tools_in_prompt,
+            max_tokens_key: cfg.max_tokens_field.key(),
             context_window: cfg.context_window,
             served_window: tokio::sync::OnceCell::new(),
             tools_text: std::sync::Mutex::new(None),
@@ -223,7 +226,7 @@ impl OpenAiModel {
         put("top_p", s.top_p.map(|x| json!(x)));
         put("top_k", s.top_k.map(|x| json!(x)));
         put("min_p", s.min_p.map(|x| json!(x)));
-        put("max_tokens", s.max_tokens.map(|x| json!(x)));
+        put(self.max_tokens_key, s.max_tokens.map(|x| json!(x)));
         put("seed", s.seed.map(|x| json!(x)));
         put("stream", Some(Value::Bool(false)));
         ChatBody::write(parts)

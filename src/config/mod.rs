@@ -7,6 +7,12 @@
 //! ([`Check`]): a value outside them is a one-line error naming the file and field, never
 //! a panic or an out-of-memory abort later.
 
+mod roles_file;
+
+pub use roles_file::{
+    PROMPTS_KEY, RolesFile, STAGE_ROLES, has_endpoint_role, is_endpoint, merge_tables, roles_of,
+};
+
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use std::path::{Path, PathBuf};
@@ -19,6 +25,12 @@ pub const ENV_PROJECT_ROOT: &str = "TRACER_ROOT";
 /// `stages/<stage>.toml` file by file (the release recipe: `configs/release/`). Relative
 /// paths are taken from the project root. Every command of one run must see the same value.
 pub const ENV_STAGE_OVERRIDES: &str = "TRACER_STAGE_OVERRIDES";
+/// The run's roles file (`--roles FILE` sets it too): every model role of a run in one TOML
+/// ([`RolesFile`]). Relative paths are taken from the project root. Default: `roles.toml` at
+/// the project root when it exists. Every command of one run must see the same file.
+pub const ENV_ROLES: &str = "TRACER_ROLES";
+/// The roles file a project root holds by default.
+pub const DEFAULT_ROLES_FILE: &str = "roles.toml";
 /// The sentence encoder's model directory (default `.cache/models/all-MiniLM-L6-v2` under
 /// the project root; `make model` fills it).
 pub const ENV_EMBED_MODEL: &str = "TRACER_EMBED_MODEL";
@@ -54,8 +66,11 @@ pub enum ConfigError {
 pub struct Paths {
     pub root: PathBuf,
     pub output: PathBuf,
-    /// `TRACER_STAGE_OVERRIDES`: a file here replaces `stages/` file of the same name.
+    /// `TRACER_STAGE_OVERRIDES`: a file here is merged over the `stages/` file of the same
+    /// name, key by key.
     pub overrides: Option<PathBuf>,
+    /// The run's roles file (`TRACER_ROLES`, `--roles`, or `roles.toml` at the root).
+    pub roles: Option<PathBuf>,
 }
 
 /// The response cache's file name in an output root (shared by every role, so a re-run or
@@ -74,15 +89,50 @@ impl Paths {
         let overrides = std::env::var_os(ENV_STAGE_OVERRIDES)
             .filter(|v| !v.is_empty())
             .map(|v| root.join(PathBuf::from(v)));
+        let roles = std::env::var_os(ENV_ROLES)
+            .filter(|v| !v.is_empty())
+            .map(|v| root.join(PathBuf::from(v)))
+            .or_else(|| Some(root.join(DEFAULT_ROLES_FILE)).filter(|p| p.is_file()));
         Paths {
             root,
             output,
             overrides,
+            roles,
         }
     }
 
-    /// The file a stage's options come from: the override when one exists, else
-    /// `stages/<stage>.toml`. The config hash is taken over the parsed values either way,
+    /// The same paths with `file` as the run's roles file (`--roles`; relative to the
+    /// current directory, as a command-line path is).
+    pub fn with_roles(mut self, file: PathBuf) -> Paths {
+        self.roles = Some(file);
+        self
+    }
+
+    /// The run's roles file, read and shape-checked (`None` when the run has none).
+    pub fn roles_file(&self) -> Result<Option<RolesFile>, ConfigError> {
+        self.roles.as_deref().map(RolesFile::load).transpose()
+    }
+
+    /// A stage's settings as the stage sees them: `stages/<stage>.toml`, the override of
+    /// `TRACER_STAGE_OVERRIDES` merged over it key by key, then the roles the stage uses
+    /// from the run's roles file where the stage's own files set none. The path is the file
+    /// errors name (the override when there is one). A missing stage file reads as empty.
+    pub fn stage_table(&self, stage: &str) -> Result<(PathBuf, toml::Table), ConfigError> {
+        let base = self.root.join("stages").join(format!("{stage}.toml"));
+        let path = self.stage_config(stage);
+        let mut table = read_table(&base)?;
+        if path != base {
+            merge_tables(&mut table, read_table(&path)?);
+        }
+        if let Some(rf) = self.roles_file()? {
+            rf.merge_into(stage, &mut table);
+        }
+        Ok((path, table))
+    }
+
+    /// The file that names a stage's options in errors: the override when one exists, else
+    /// `stages/<stage>.toml`. Read a stage's settings with [`Paths::stage_table`], which
+    /// merges the two (and the roles file); the config hash is taken over the merged values,
     /// so an override that repeats a default file's values changes nothing.
     pub fn stage_config(&self, stage: &str) -> PathBuf {
         let file = format!("{stage}.toml");
@@ -250,8 +300,8 @@ fn default_seed() -> u64 {
 
 impl PipelineConfig {
     pub fn load(paths: &Paths) -> Result<PipelineConfig, ConfigError> {
-        let path = paths.stage_config("pipeline");
-        let cfg: PipelineConfig = parse_typed(&path, &read_table(&path)?)?;
+        let (path, table) = paths.stage_table("pipeline")?;
+        let cfg: PipelineConfig = parse_typed(&path, &table)?;
         Check::new(&path).domains("domains", cfg.domains.iter().map(String::as_str))?;
         Ok(cfg)
     }
