@@ -547,7 +547,10 @@ pub fn analyze_run_dir(paths: &Paths, a: RunDirAnalysis<'_>) -> Result<Analysed,
         &rollouts,
         a.config.all(),
         &judge,
-        &prompt,
+        &crate::analysis::judge::JudgeContext {
+            prompt: &prompt,
+            policy: &crate::project::read_policy(paths, d, env.as_ref()).map_err(failed)?,
+        },
         seed,
     )
     .map_err(|e| failed(format!("{}: {e}", rollouts_path.display())))?;

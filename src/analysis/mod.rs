@@ -172,6 +172,10 @@ pub struct Finding {
     /// The detector's name, or `judge:<model>` for a model label.
     pub detector: String,
     pub detail: String,
+    /// Whose fault a judge's label says it is: `agent` or `user` (detectors: none).
+    pub party: Option<&'static str>,
+    /// A judge's severity: `minor`, `major` or `critical` (detectors: none).
+    pub severity: Option<&'static str>,
 }
 
 impl Finding {
@@ -182,6 +186,8 @@ impl Finding {
             call: None,
             detector: detector.to_string(),
             detail: detail.into(),
+            party: None,
+            severity: None,
         }
     }
 
@@ -347,7 +353,7 @@ pub fn analyse_rollouts(
 /// answers were unreadable (those episodes keep the detectors' findings only).
 pub fn add_judge_labels(
     judge: &crate::llm::RoleModel,
-    prompt: &crate::llm::Prompt,
+    ctx: &judge::JudgeContext,
     analysed: &mut [Analysed],
     seed: u64,
 ) -> Result<usize, String> {
@@ -358,7 +364,7 @@ pub fn add_judge_labels(
         .iter()
         .map(|a| (&a.episode, a.findings.clone()))
         .collect();
-    let answers = judge::judge_all(model, prompt, &asks, seed)?;
+    let answers = judge::judge_all(model, ctx, &asks, seed)?;
     let mut unreadable = 0;
     for (a, answer) in analysed.iter_mut().zip(answers) {
         match answer {
@@ -396,6 +402,8 @@ pub fn fault_records(
                 model_label: f.detector.starts_with("judge:"),
                 detector: f.detector,
                 detail: f.detail,
+                party: f.party.map(str::to_string),
+                severity: f.severity.map(str::to_string),
             });
         }
     }

@@ -55,11 +55,11 @@ pub fn analyse_source(
     rollouts: &[RolloutRecord],
     all: bool,
     judge: &crate::llm::RoleModel,
-    prompt: &crate::llm::Prompt,
+    ctx: &super::judge::JudgeContext,
     seed: u64,
 ) -> Result<(Vec<FaultRecord>, usize), super::AnalysisError> {
     let mut analysed = super::analyse_rollouts(starts, tasks, rollouts, all)?;
-    let unreadable = super::add_judge_labels(judge, prompt, &mut analysed, seed)
+    let unreadable = super::add_judge_labels(judge, ctx, &mut analysed, seed)
         .map_err(super::AnalysisError::Judge)?;
     Ok((super::fault_records(source, rollouts, analysed), unreadable))
 }

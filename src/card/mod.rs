@@ -170,6 +170,30 @@ fn tally<'a>(ids: impl Iterator<Item = &'a str>) -> BTreeMap<String, usize> {
     m
 }
 
+/// Every prompt file the run's stages read (a manifest input under a `prompts` directory),
+/// with its hash, and the stages that read it.
+fn prompt_versions(
+    runner: &Runner,
+) -> BTreeMap<(String, String), std::collections::BTreeSet<String>> {
+    let mut out: BTreeMap<(String, String), std::collections::BTreeSet<String>> = BTreeMap::new();
+    for stage in runner.dag.stages() {
+        for d in &runner.domains {
+            let dir = crate::pipeline::stage_dir(&runner.paths.output, stage.name(), d.name());
+            let Some(m) = crate::pipeline::read_manifest(&dir) else {
+                continue;
+            };
+            for (input, hash) in m.inputs {
+                if input.ends_with(".md") && input.contains("prompts") {
+                    out.entry((input, hash))
+                        .or_default()
+                        .insert(stage.name().to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
 /// A role configured in a stage TOML (the stage records no model per row).
 fn configured_role(paths: &Paths, stage: &str, role: crate::llm::Role) -> String {
     let roles: crate::llm::RolesConfig = paths
@@ -451,6 +475,21 @@ fn render_card(
         "| emotion mapping | {} | whole stage (from its config) |",
         emotion_mapping(paths)
     );
+    let prompts = prompt_versions(runner);
+    if !prompts.is_empty() {
+        out.push_str(
+            "\nThe prompts the endpoint roles were sent (`prompts/`, the first 12 hex digits of each file's SHA-256 as the stages' manifests record it):\n\n| prompt file | version | stages |\n|---|---|---|\n",
+        );
+        for ((file, hash), stages) in &prompts {
+            let stages: Vec<&str> = stages.iter().map(String::as_str).collect();
+            let _ = writeln!(
+                out,
+                "| `{file}` | {} | {} |",
+                &hash[..hash.len().min(12)],
+                stages.join(", ")
+            );
+        }
+    }
 
     let scope = crate::stats::CostScope::new(&runner.dag, published_stages(runner, with_eval)?)?;
     if let Some(cost) = crate::stats::cost_report(paths, &scope, &domains)? {

@@ -61,6 +61,12 @@ impl TypedStage for AnalysisStage {
         let judge = super::roles::open_role(ctx, &cfg.roles, Role::Judge)?;
         let prompt =
             super::roles::role_prompt(ctx, &judge, cfg.prompts.as_deref(), "analysis_judge")?;
+        let policy = crate::project::read_policy(ctx.paths, ctx.domain, starts.train)
+            .map_err(|e| ctx.fail(ErrorKind::Environment, e))?;
+        let judge_ctx = crate::analysis::judge::JudgeContext {
+            prompt: &prompt,
+            policy: &policy,
+        };
         let mut rows = Vec::new();
         let mut unreadable = 0;
         for source in SOURCES {
@@ -74,7 +80,7 @@ impl TypedStage for AnalysisStage {
                 &rollouts,
                 cfg.all(),
                 &judge,
-                &prompt,
+                &judge_ctx,
                 ctx.seed,
             )
             .map_err(|e| {

@@ -45,7 +45,7 @@ fn count<T>(rows: &Option<Vec<T>>, split: Split, split_of: impl Fn(&T) -> Split)
 /// The funnel table for these domains.
 pub fn funnel(paths: &Paths, domains: &[&str]) -> Result<String, ArtifactError> {
     let mut out = String::from(
-        "| domain | split | traces | grounded | refined | verified | screened | reviewed | rejected (stage: reason x n) |\n|---|---|---|---|---|---|---|---|---|\n",
+        "| domain | split | traces | grounded | refined | verified | screened | reviewed | rejected (stage: reason x n) | errored at an endpoint (stage x n) | model refiner: first / retried / fallback |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for &d in domains {
         let traces = read_opt::<TraceRecord>(paths, "traces", d, "part-00000.parquet")?;
@@ -63,7 +63,13 @@ pub fn funnel(paths: &Paths, domains: &[&str]) -> Result<String, ArtifactError> 
         }
         for split in [Split::Train, Split::Eval] {
             let mut reasons: BTreeMap<(String, String), usize> = BTreeMap::new();
+            let mut errored: BTreeMap<String, usize> = BTreeMap::new();
             for r in rejects.iter().filter(|r| r.split == split) {
+                // An endpoint failure is not the task's: its own column, never a rejection.
+                if r.reason_kind == "errored" {
+                    *errored.entry(r.stage.clone()).or_default() += 1;
+                    continue;
+                }
                 // Policy rejections count per named rule ("policy/<rule>").
                 let kind = match &r.rule {
                     Some(rule) => format!("{}/{rule}", r.reason_kind),
@@ -75,12 +81,32 @@ pub fn funnel(paths: &Paths, domains: &[&str]) -> Result<String, ArtifactError> 
                 .iter()
                 .map(|((s, k), n)| format!("{s}: {k} x {n}"))
                 .collect();
+            let errored: Vec<String> = errored.iter().map(|(s, n)| format!("{s} x {n}")).collect();
+            let outcome = |prefix: &str| {
+                refined.as_ref().map_or(0, |rows| {
+                    rows.iter()
+                        .filter(|t| t.split == split)
+                        .filter(|t| {
+                            t.refinement
+                                .as_deref()
+                                .is_some_and(|r| r.starts_with(prefix))
+                        })
+                        .count()
+                })
+            };
+            let (first, retried, fallback) =
+                (outcome("first"), outcome("retried"), outcome("fallback"));
+            let refinement = if first + retried + fallback == 0 {
+                "-".to_string()
+            } else {
+                format!("{first} / {retried} / {fallback}")
+            };
             let eval_only = |rows: &Option<Vec<TaskRecord>>| match split {
                 Split::Train => "-".to_string(),
                 Split::Eval => count(rows, split, |t| t.split),
             };
             out.push_str(&format!(
-                "| {d} | {split} | {} | {} | {} | {} | {} | {} | {} |\n",
+                "| {d} | {split} | {} | {} | {} | {} | {} | {} | {} | {} | {refinement} |\n",
                 count(&traces, split, |t| t.split),
                 count(&grounded, split, |t| t.split),
                 count(&refined, split, |t| t.split),
@@ -91,6 +117,11 @@ pub fn funnel(paths: &Paths, domains: &[&str]) -> Result<String, ArtifactError> 
                     "none".into()
                 } else {
                     reasons.join(", ")
+                },
+                if errored.is_empty() {
+                    "none".into()
+                } else {
+                    errored.join(", ")
                 }
             ));
         }

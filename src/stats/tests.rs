@@ -28,6 +28,8 @@ fn the_funnel_counts_policy_rejections_per_named_rule() {
         reject(Some("basic_economy_no_change"), "policy"),
         reject(Some("cancellation_window"), "policy"),
         reject(None, "information"),
+        reject(None, "errored"),
+        reject(None, "errored"),
     ];
     let out = stage_dir(&paths.output, "tasks", "airline");
     std::fs::create_dir_all(&out).unwrap();
@@ -44,10 +46,12 @@ fn the_funnel_counts_policy_rejections_per_named_rule() {
     std::fs::remove_dir_all(&dir).ok();
     assert!(
         table.contains(
-            "tasks: information x 1, tasks: policy/basic_economy_no_change x 2, tasks: policy/cancellation_window x 1"
+            "tasks: information x 1, tasks: policy/basic_economy_no_change x 2, tasks: policy/cancellation_window x 1 | tasks x 2 |"
         ),
         "{table}"
     );
+    // Errored items are their own column, never among the rejections.
+    assert!(!table.contains("errored x"), "{table}");
 }
 
 #[test]

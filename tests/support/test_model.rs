@@ -12,8 +12,8 @@
 //!
 //! How it errs ([`Fault`], with [`Faults::realistic`] the rates the tests use): preambles and
 //! Markdown, the customer's own voice, a reworded amount or date, a dropped identity sentence,
-//! answers cut at the token cap, empty answers, 5xx (failing every attempt of a request until
-//! a rerun) and timeouts; labels leaked into a feeling; instruction sentences and thinking
+//! answers cut at the token cap, empty answers, 5xx and timeouts (failing both attempts of a
+//! role with one retry, so the request errors and a rerun is answered); labels leaked into a feeling; instruction sentences and thinking
 //! pasted into a user turn, `###UNSATISFIED###` after success; empty agent turns, wrong
 //! arguments, calls written as text. Each fault is drawn per request from a hash of the
 //! request's body, so a run is repeatable and a re-asked request (another seed, or the
@@ -119,6 +119,10 @@ impl Faults {
     }
 }
 
+/// Attempts of one request a 5xx or timeout fault fails: a role configured with
+/// `max_retries = 1` makes two, so the request errors; its rerun is answered.
+pub const FAILED_ATTEMPTS: usize = 2;
+
 /// Text a fault leaves in an answer, so a test can look for it in what was released.
 pub const PREAMBLE: &str = "Here is the rewritten instruction: ";
 pub const LEAKED_LABELS: &str = "Emotion: anxiety. Politeness: warm. Urgency: high.";
@@ -138,10 +142,8 @@ struct Run {
 pub struct TestModel {
     faults: Faults,
     run: Mutex<Option<Run>>,
-    /// Requests seen per body hash (a 5xx or timeout fails every attempt of its first run).
+    /// Requests seen per body hash (a 5xx or timeout fails the first attempts of a request).
     attempts: Mutex<HashMap<String, usize>>,
-    /// Whether the first run is over (`rerun` makes faults of the kind "first run" pass).
-    rerun: Mutex<bool>,
     /// Faults injected, by kind.
     pub injected: Mutex<BTreeMap<Fault, usize>>,
     /// Requests answered per role.
@@ -181,7 +183,6 @@ impl TestModel {
             faults,
             run: Mutex::new(None),
             attempts: Mutex::new(HashMap::new()),
-            rerun: Mutex::new(false),
             injected: Mutex::new(BTreeMap::new()),
             answered: Mutex::new(BTreeMap::new()),
             rt: tokio::runtime::Builder::new_current_thread()
@@ -195,11 +196,6 @@ impl TestModel {
     pub fn handler(self: &Arc<TestModel>) -> Handler {
         let me = Arc::clone(self);
         Arc::new(move |body: &Value| me.answer(body))
-    }
-
-    /// From now on, requests that failed every attempt of the first run are answered.
-    pub fn start_rerun(&self) {
-        *self.rerun.lock().unwrap() = true;
     }
 
     /// Load what the episode roles need: the verified tasks of `domains` and their
@@ -253,11 +249,9 @@ impl TestModel {
         hit
     }
 
-    /// A fault that fails every attempt of a request during the first run.
+    /// A fault that fails the first [`FAILED_ATTEMPTS`] attempts of a request: every attempt
+    /// of a role with one retry, so the request errors in its run and is answered on a rerun.
     fn first_run_fault(&self, key: &str, fault: Fault) -> bool {
-        if *self.rerun.lock().unwrap() {
-            return false;
-        }
         let rate = self.faults.rates.get(&fault).copied().unwrap_or(0.0);
         if !hits(key, fault, rate) {
             return false;
@@ -265,11 +259,12 @@ impl TestModel {
         let mut attempts = self.attempts.lock().unwrap();
         let n = attempts.entry(format!("{fault:?}{key}")).or_default();
         *n += 1;
+        let failing = *n <= FAILED_ATTEMPTS;
         if *n == 1 {
             drop(attempts);
             self.count(fault);
         }
-        true
+        failing
     }
 
     fn role_of(&self, body: &Value) -> &'static str {

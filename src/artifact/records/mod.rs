@@ -265,6 +265,10 @@ record! {
         /// True when a model decided the label (the judge), false for a detector's.
         pub model_label: bool,
         pub detail: String,
+        /// Whose fault a judge's label says it is: `agent` or `user` (none for detectors).
+        pub party: Option<String>,
+        /// A judge's severity: `minor`, `major` or `critical` (none for detectors).
+        pub severity: Option<String>,
     }
 }
 

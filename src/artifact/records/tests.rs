@@ -54,6 +54,8 @@ fn fault_rows_round_trip_with_and_without_a_step() {
             fault: "friction".into(),
             detector: "judge:m".into(),
             model_label: true,
+            party: Some("user".into()),
+            severity: Some("major".into()),
             ..Default::default()
         },
     ];
