@@ -70,8 +70,9 @@ impl Bystander {
         Bystander { session, before }
     }
 
-    /// Same transcript and database state as before, and it still plays.
-    fn untouched(&self, addr: &str) {
+    /// Same transcript and database state as before, and it still plays; and the server
+    /// (`pid`) is back to a few dozen threads and a few hundred MiB at most.
+    fn untouched(&self, addr: &str, pid: u32) {
         let (s, after) = get(addr, &format!("/state?session={}", self.session));
         assert_eq!(s, 200, "{after}");
         assert_eq!(after["messages"], self.before["messages"]);
@@ -83,6 +84,13 @@ impl Bystander {
         );
         assert_eq!(s, 200, "{r}");
         assert_eq!(r["observation"]["messages"][0]["role"], "user", "{r}");
+        assert!(
+            eventually(|| threads_and_rss(pid).0 < 64),
+            "{} threads",
+            threads_and_rss(pid).0
+        );
+        let (_, rss) = threads_and_rss(pid);
+        assert!(rss < 512 * 1024, "{rss} KiB");
     }
 }
 
@@ -149,12 +157,7 @@ fn h1_a_client_cannot_have_the_server_send_its_secrets() {
         assert_eq!(r.authorization.as_deref(), Some("Bearer client-own-key"));
         assert!(!r.body.to_string().contains("sk-server-secret"));
     }
-    bystander.untouched(addr);
-    let (threads, rss) = threads_and_rss(server.child.id());
-    assert!(
-        threads < 64 && rss < 512 * 1024,
-        "{threads} threads, {rss} KiB"
-    );
+    bystander.untouched(addr, server.child.id());
 }
 
 #[test]
@@ -212,7 +215,7 @@ fn h2_connections_are_capped_and_every_request_has_a_deadline() {
     }
     assert_eq!(cut, 8, "trickling connections outlived their deadline");
     assert!(eventually(|| threads_and_rss(pid).0 <= idle_threads));
-    bystander.untouched(addr);
+    bystander.untouched(addr, pid);
 }
 
 #[test]
@@ -260,7 +263,7 @@ fn h2_running_out_of_file_descriptors_is_a_503_not_a_crash() {
     assert!(threads < 160, "{threads} threads");
     drop(held);
     assert!(eventually(|| get(addr, "/health").0 == 200));
-    bystander.untouched(addr);
+    bystander.untouched(addr, pid);
 }
 
 #[test]
@@ -324,7 +327,7 @@ fn h3_a_client_cannot_grow_the_server_memory() {
         rss_after < rss_before + 96 * 1024,
         "RSS {rss_before} KiB -> {rss_after} KiB"
     );
-    bystander.untouched(addr);
+    bystander.untouched(addr, pid);
 }
 
 #[test]
@@ -383,7 +386,7 @@ fn h4_a_client_cannot_poison_the_response_cache() {
         assert!(real.post_count() > asked, "round {round}: no request sent");
         assert_eq!(r["breakdown"]["state_match"], true, "round {round}: {r}");
     }
-    bystander.untouched(addr);
+    bystander.untouched(addr, server.child.id());
 }
 
 #[test]
@@ -462,7 +465,7 @@ fn m_a_run_and_the_server_share_an_output() {
             && err.contains("tracer serve"),
         "{err}"
     );
-    bystander.untouched(addr);
+    bystander.untouched(addr, server.child.id());
 }
 
 #[test]
@@ -488,7 +491,7 @@ fn m_a_page_that_rebinds_its_name_to_loopback_is_refused() {
     ] {
         assert!(ask(addr, &host).starts_with("HTTP/1.1 200"), "{host}");
     }
-    bystander.untouched(addr);
+    bystander.untouched(addr, server.child.id());
     // The review app answers through the same server.
     let project = project_copy("review-rebind");
     let mut cmd = tracer_command(&project, &project.join("output"));
@@ -542,7 +545,7 @@ fn l_an_episode_stops_with_its_client_and_episodes_are_capped() {
         &json!({"task_id": task, "agent": {"base_url": fast.base_url(), "model": "m"}}),
     );
     assert_eq!(s, 200, "its place came back: {r}");
-    bystander.untouched(&addr);
+    bystander.untouched(&addr, server.child.id());
 }
 
 #[test]
