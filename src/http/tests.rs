@@ -1,3 +1,7 @@
+//! HTTP server tests: requests read off a byte stream, queries decoded, the `Host` rule;
+//! and a real accept loop on loopback with its worker start made to fail, its connection
+//! cap filled, a request trickled past its deadline, an answer never read, a client gone.
+
 use super::server::{Job, accept_loop};
 use super::*;
 use std::io::{Read, Write};
