@@ -23,6 +23,7 @@ mod reference;
 mod review;
 mod schemas;
 mod serve;
+mod serve_attacks;
 #[cfg(feature = "tls")]
 mod tls;
 

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 /// A project with a small airline run through `rollouts` (scripted agent and user), built
 /// once per test binary; tests only read it (those with endpoint roles use a copy).
-fn base() -> &'static (TempDir, TempDir) {
+pub(crate) fn base() -> &'static (TempDir, TempDir) {
     static BASE: OnceLock<(TempDir, TempDir)> = OnceLock::new();
     BASE.get_or_init(|| {
         let root = project_copy("serve-base");
@@ -32,36 +32,42 @@ fn base() -> &'static (TempDir, TempDir) {
 
 /// A copy of the base output for a test whose endpoint roles write the response cache
 /// there (two processes cannot hold one cache file open at once).
-fn own_output(label: &str) -> TempDir {
+pub(crate) fn own_output(label: &str) -> TempDir {
     let copy = temp_dir(label);
     copy_dir(base().1.path(), copy.path());
     copy
 }
 
-fn serve(root: &Path, out: &Path, extra: &[&str]) -> ChildServer {
+pub(crate) fn serve(root: &Path, out: &Path, extra: &[&str]) -> ChildServer {
     let mut cmd = tracer_command(root, out);
     cmd.args(["serve", "--domain", "airline", "--port", "0"])
         .args(extra);
     ChildServer::start(cmd)
 }
 
-fn json_of(status: u16, text: String) -> (u16, Value) {
+/// A token long enough for `--token`.
+pub(crate) const TOKEN: &str = "0123456789abcdef-s3cret";
+
+/// A JSON body's header.
+pub(crate) const JSON: (&str, &str) = ("Content-Type", "application/json");
+
+pub(crate) fn json_of(status: u16, text: String) -> (u16, Value) {
     let v = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{status}: {e}: {text}"));
     (status, v)
 }
 
-fn post(addr: &str, path: &str, body: &Value) -> (u16, Value) {
-    let (s, t) = http(addr, "POST", path, &[], body.to_string());
+pub(crate) fn post(addr: &str, path: &str, body: &Value) -> (u16, Value) {
+    let (s, t) = http(addr, "POST", path, &[JSON], body.to_string());
     json_of(s, t)
 }
 
-fn get(addr: &str, path: &str) -> (u16, Value) {
+pub(crate) fn get(addr: &str, path: &str) -> (u16, Value) {
     let (s, t) = http(addr, "GET", path, &[], "");
     json_of(s, t)
 }
 
 /// The rollouts artifact, as pyarrow reads it.
-fn rollouts(out: &Path) -> Vec<Value> {
+pub(crate) fn rollouts(out: &Path) -> Vec<Value> {
     let text = python(&format!(
         "import json, pyarrow.parquet as pq\n\
          rows = pq.read_table('{}/rollouts/domain=airline/part-00000.parquet').to_pylist()\n\
@@ -150,7 +156,7 @@ fn served_episodes_are_the_rollouts_episodes_byte_for_byte() {
     assert_eq!(health["sessions"], 0, "{health}");
 }
 
-fn step_with(addr: &str, session: &str, message: Value) -> (u16, Value) {
+pub(crate) fn step_with(addr: &str, session: &str, message: Value) -> (u16, Value) {
     post(
         addr,
         "/step",
@@ -158,7 +164,7 @@ fn step_with(addr: &str, session: &str, message: Value) -> (u16, Value) {
     )
 }
 
-fn call(name: &str, arguments: &str) -> Value {
+pub(crate) fn call(name: &str, arguments: &str) -> Value {
     json!({"role": "assistant", "content": null, "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": name, "arguments": arguments}}
     ]})
@@ -200,7 +206,7 @@ fn every_fault_is_a_json_error_inside_its_own_session() {
         r["error"]["message"].as_str().unwrap().contains("message"),
         "{r}"
     );
-    let (st, t) = http(addr, "POST", "/step", &[], "{not json");
+    let (st, t) = http(addr, "POST", "/step", &[JSON], "{not json");
     assert_eq!(json_of(st, t).1["error"]["code"], "bad_request");
     // An unknown tool and arguments that are not JSON are the environment's to answer, in
     // the transcript, as in rollouts; the step says which calls failed.
@@ -312,14 +318,14 @@ fn a_token_guards_the_server_and_is_required_beyond_loopback() {
         stderr(&o)
     );
 
-    let server = serve(root.path(), out.path(), &["--token", "s3cret"]);
+    let server = serve(root.path(), out.path(), &["--token", TOKEN]);
     // Two requests on one kept connection, the second asking to close it.
     {
         use std::io::{Read, Write};
         let mut conn = std::net::TcpStream::connect(&server.addr).unwrap();
         let ask = |close: bool| {
             format!(
-                "GET /health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret\r\n{}\r\n",
+                "GET /health HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {TOKEN}\r\n{}\r\n",
                 if close { "Connection: close\r\n" } else { "" }
             )
         };
@@ -348,7 +354,7 @@ fn a_token_guards_the_server_and_is_required_beyond_loopback() {
         &server.addr,
         "GET",
         "/tasks?split=eval",
-        &[("Authorization", "Bearer s3cret")],
+        &[("Authorization", &format!("Bearer {TOKEN}"))],
         "",
     );
     let (_, list) = json_of(st, t);
@@ -430,12 +436,12 @@ asyncio.run(main())
     assert_eq!(calls[0]["function"]["name"], "get_user_details");
     assert_eq!(messages.last().unwrap()["role"], "tool");
     // A session that does not exist is refused before any message is read.
-    let (st, t) = http(&server.addr, "POST", "/mcp/s999-0", &[], "{}");
+    let (st, t) = http(&server.addr, "POST", "/mcp/s999-0", &[JSON], "{}");
     assert_eq!(st, 404, "{t}");
 }
 
 /// A task with a write among its gold actions, and those actions as tool calls.
-fn task_with_a_write(addr: &str) -> (String, Vec<(String, String)>) {
+pub(crate) fn task_with_a_write(addr: &str) -> (String, Vec<(String, String)>) {
     let (_, list) = get(addr, "/tasks?limit=1000");
     for t in list["tasks"].as_array().unwrap() {
         let id = t["task_id"].as_str().unwrap();
@@ -529,7 +535,12 @@ fn the_example_client_and_tracer_episode_play_a_fake_policy() {
             .contains("fake-policy"),
         "{cli}"
     );
-    let served = server; // the first server is still up; its /episode runs the same episode
+    // The first server is still up; its /episode runs the same episode. Its answers are
+    // not cached (the endpoint is the client's), so the policy answers again.
+    let served = server;
+    let asked = policy.post_count();
+    policy.push(Reply::ToolCalls(gold.clone()));
+    policy.push(Reply::Text("All done, thank you for your patience.".into()));
     let (st, http_ep) = post(
         &served.addr,
         "/episode",
@@ -539,6 +550,11 @@ fn the_example_client_and_tracer_episode_play_a_fake_policy() {
     assert_eq!(
         http_ep["record"], cli["record"],
         "same task, seed and answers: same record"
+    );
+    assert_eq!(
+        policy.post_count(),
+        2 * asked,
+        "the endpoint was asked again"
     );
     let o = tracer(
         root.path(),

@@ -5,7 +5,7 @@
 use super::CliError;
 use crate::config::Paths;
 use crate::domain::Domain;
-use crate::llm::{Role, RoleModel};
+use crate::llm::{Role, RoleConfig, RoleModel};
 use crate::serve::{DomainData, Server, Settings};
 use crate::split::Split;
 use std::path::{Path, PathBuf};
@@ -41,11 +41,15 @@ pub struct ServeArgs {
     /// Address to bind. Anything but loopback needs --token.
     #[arg(long, default_value = "127.0.0.1")]
     pub bind: std::net::IpAddr,
+    /// A host name the server answers to besides localhost and IP addresses (repeatable;
+    /// `*`: any). A loopback server refuses other names in `Host` (DNS rebinding).
+    #[arg(long = "allow-host", value_name = "NAME")]
+    pub allow_hosts: Vec<String>,
     /// Port (0: any free port; the address is printed).
     #[arg(long, default_value_t = 8766)]
     pub port: u16,
     /// A secret every request must carry as `Authorization: Bearer <token>` (also
-    /// TRACER_SERVE_TOKEN).
+    /// TRACER_SERVE_TOKEN): at least 16 printable characters, no spaces.
     #[arg(long)]
     pub token: Option<String>,
     /// Open sessions at most.
@@ -54,6 +58,16 @@ pub struct ServeArgs {
     /// Seconds without a request after which a session is closed.
     #[arg(long, default_value_t = 900)]
     pub idle_secs: u64,
+    /// Connections served at once (a thread each); one more is answered 503.
+    #[arg(long, default_value_t = 2048)]
+    pub max_connections: usize,
+    /// Seconds a client has to send a whole request (head and body), counted from when
+    /// the server starts waiting for it; also how long an idle connection stays open.
+    #[arg(long, default_value_t = 30)]
+    pub request_timeout_secs: u64,
+    /// Whole episodes (`POST /episode`) running at once; one more is answered 503.
+    #[arg(long, default_value_t = 8)]
+    pub max_episodes: usize,
 }
 
 #[derive(Debug, clap::Args)]
@@ -152,51 +166,89 @@ fn load_domains(
     Ok(out)
 }
 
-/// The server's settings and user simulator from `--config`.
-fn settings(
-    paths: &Paths,
-    args: &ServedArgs,
-    max_sessions: usize,
-    idle: Duration,
-    token: Option<String>,
-) -> Result<(Settings, RoleModel), CliError> {
+/// What `--config` says of episodes: the step limit, the emotion default, and the user
+/// simulator's table.
+fn served_config(args: &ServedArgs) -> Result<(usize, bool, RoleConfig), CliError> {
     use crate::rollout::RolloutsConfig;
     let table = crate::config::read_table(&args.config)?;
     let cfg = RolloutsConfig::load(&args.config, &table)?;
     let mut user = cfg.roles.get(&Role::User).cloned().unwrap_or_default();
     user.concurrency.get_or_insert(64);
-    let cache = paths.response_cache();
-    let user = crate::llm::build_role(Role::User, &user, &cache)
-        .map_err(|e| CliError::Failed(format!("{}: [roles.user]: {e}", args.config.display())))?;
-    Ok((
-        Settings {
-            max_steps: cfg.max_steps,
-            emotion: cfg.emotion,
-            seed: super::resolve_seed(paths, args.seed)?,
-            max_sessions,
-            idle,
-            token,
-            cache,
+    Ok((cfg.max_steps, cfg.emotion, user))
+}
+
+/// The user simulator, its endpoint answers cached in `cache`.
+fn user_model(args: &ServedArgs, user: &RoleConfig, cache: &Path) -> Result<RoleModel, CliError> {
+    crate::llm::build_role(Role::User, user, cache)
+        .map_err(|e| CliError::Failed(format!("{}: [roles.user]: {e}", args.config.display())))
+}
+
+/// The response cache of `tracer serve`'s endpoint user, beside the run's (which the
+/// server leaves to `tracer run`), and the lock that names the server holding it.
+pub const SERVE_CACHE: &str = ".serve-cache.redb";
+pub const SERVE_CACHE_LOCK: &str = ".serve-cache.lock";
+
+/// `--token` or TRACER_SERVE_TOKEN (unset or empty: none), checked.
+fn token(given: Option<String>) -> Result<Option<String>, CliError> {
+    let (name, token) = match given {
+        Some(t) => ("--token", t),
+        None => match std::env::var("TRACER_SERVE_TOKEN") {
+            Ok(t) if !t.is_empty() => ("TRACER_SERVE_TOKEN", t),
+            _ => return Ok(None),
         },
-        user,
-    ))
+    };
+    crate::serve::check_token(&token)
+        .map(Some)
+        .map_err(|why| CliError::Failed(format!("{name}: {why}")))
 }
 
 pub fn serve(paths: &Paths, args: ServeArgs) -> Result<(), CliError> {
-    if args.max_sessions == 0 {
-        return Err(CliError::Failed("--max-sessions must be at least 1".into()));
+    for (flag, value) in [
+        ("--max-sessions", args.max_sessions),
+        ("--max-connections", args.max_connections),
+        ("--max-episodes", args.max_episodes),
+        ("--request-timeout-secs", args.request_timeout_secs as usize),
+    ] {
+        if value == 0 {
+            return Err(CliError::Failed(format!("{flag} must be at least 1")));
+        }
     }
-    let token = args
-        .token
-        .or_else(|| std::env::var("TRACER_SERVE_TOKEN").ok())
-        .filter(|t| !t.is_empty());
-    let (settings, user) = settings(
-        paths,
-        &args.served,
-        args.max_sessions,
-        Duration::from_secs(args.idle_secs.max(1)),
+    let token = token(args.token)?;
+    let (max_steps, emotion, user_cfg) = served_config(&args.served)?;
+    // An endpoint user's answers go to the server's own cache file, so a `tracer run` on
+    // this output keeps the run's cache to itself; a second server here is told who holds
+    // the file.
+    let _cache_lock = if user_cfg.provider == crate::llm::Provider::Openai {
+        let command = std::iter::once("tracer".to_string())
+            .chain(std::env::args().skip(1))
+            .collect::<Vec<_>>()
+            .join(" ");
+        Some(
+            crate::pipeline::OutputLock::acquire_file(
+                &paths.output.join(SERVE_CACHE_LOCK),
+                &command,
+            )
+            .map_err(|e| CliError::Failed(format!("{e} (the endpoint user's response cache)")))?,
+        )
+    } else {
+        None
+    };
+    let user = user_model(&args.served, &user_cfg, &paths.output.join(SERVE_CACHE))?;
+    let settings = Settings {
+        max_steps,
+        emotion,
+        seed: super::resolve_seed(paths, args.served.seed)?,
+        max_sessions: args.max_sessions,
+        idle: Duration::from_secs(args.idle_secs.max(1)),
         token,
-    )?;
+        max_episodes: args.max_episodes,
+        http: crate::http::Limits {
+            max_connections: args.max_connections,
+            request_timeout: Duration::from_secs(args.request_timeout_secs),
+            write_timeout: Duration::from_secs(args.request_timeout_secs),
+        },
+        hosts: args.allow_hosts,
+    };
     let domains = load_domains(paths, &args.served, None)?;
     let server = Server::new(domains, user, settings)
         .map_err(CliError::Failed)?
@@ -243,7 +295,20 @@ pub fn episode(paths: &Paths, args: EpisodeArgs) -> Result<(), CliError> {
             ));
         }
     };
-    let (settings, user) = settings(paths, &args.served, 1, Duration::from_secs(3600), None)?;
+    let (max_steps, emotion, user_cfg) = served_config(&args.served)?;
+    let cache = paths.response_cache();
+    let user = user_model(&args.served, &user_cfg, &cache)?;
+    let settings = Settings {
+        max_steps,
+        emotion,
+        seed: super::resolve_seed(paths, args.served.seed)?,
+        max_sessions: 1,
+        idle: Duration::from_secs(3600),
+        token: None,
+        max_episodes: 1,
+        http: crate::http::Limits::default(),
+        hosts: Vec::new(),
+    };
     let agent_cfg = crate::llm::RoleConfig {
         provider: crate::llm::Provider::Openai,
         base_url: Some(args.agent_base_url.clone()),
@@ -251,7 +316,7 @@ pub fn episode(paths: &Paths, args: EpisodeArgs) -> Result<(), CliError> {
         api_key_env: args.agent_api_key_env.clone(),
         ..Default::default()
     };
-    let agent = crate::llm::build_role(Role::Agent, &agent_cfg, &settings.cache)
+    let agent = crate::llm::build_role(Role::Agent, &agent_cfg, &cache)
         .map_err(|e| CliError::Failed(format!("--agent-base-url: {e}")))?;
     let domains = load_domains(paths, &args.served, Some(d))?;
     let seed = settings.seed;
@@ -270,6 +335,7 @@ pub fn episode(paths: &Paths, args: EpisodeArgs) -> Result<(), CliError> {
                 seed,
                 trial: args.trial,
             },
+            std::future::pending(),
         )
         .map_err(|e| CliError::Failed(e.message))?;
     println!(

@@ -211,6 +211,27 @@ pub fn build_role_with_env(
     }
 }
 
+/// [`build_role_with_env`] with its answers kept in memory for the model's life only
+/// ([`cache::ResponseCache::in_memory`]), never in a cache file: for endpoints a server's
+/// clients name (`tracer serve`'s `/episode`), whose answers are theirs.
+pub fn build_role_uncached(
+    role: Role,
+    cfg: &RoleConfig,
+    env: &EnvLookup,
+) -> Result<RoleModel, LlmError> {
+    let context = role.context();
+    cfg.validate(&context)?;
+    match cfg.provider {
+        Provider::Scripted => Ok(RoleModel::Scripted(role)),
+        Provider::Openai => Ok(RoleModel::Endpoint(Arc::new(OpenAiModel::with_cache(
+            &context,
+            cfg,
+            cache::ResponseCache::in_memory,
+            env,
+        )?))),
+    }
+}
+
 /// An `/v1/embeddings` endpoint configured like a role (errors say `embedder '<name>'`).
 /// A scripted config is an error here: the offline embedder belongs to the emotion module.
 pub fn build_embedder(

@@ -3,12 +3,16 @@
 //! `tools/call` and notifications — and answers each request with one JSON body. A tool
 //! call runs on the session's database fork and joins its transcript (an assistant message
 //! with the call, then the tool's output), so the episode is scored like any other. The
-//! server keeps no MCP state of its own: the session in the path is the whole context.
+//! server keeps no MCP state of its own: the session in the path is the whole context. A
+//! batch holds at most [`MAX_BATCH`] messages, so one request's answer stays small.
 //! `GET` (a server-to-client stream) is refused with 405, which clients accept.
 
 use super::{ServeError, Server};
 use crate::http::{Request, Response};
 use serde_json::{Value, json};
+
+/// Messages in one JSON-RPC batch at most (a larger batch is one error, nothing runs).
+pub const MAX_BATCH: usize = 32;
 
 /// Protocol revisions this server speaks; a client asking for another gets the newest.
 const VERSIONS: &[&str] = &["2025-06-18", "2025-03-26", "2024-11-05"];
@@ -64,6 +68,21 @@ pub fn handle(server: &Server, rest: &str, req: &Request) -> Response {
             );
         }
     };
+    if let Value::Array(batch) = &body
+        && batch.len() > MAX_BATCH
+    {
+        return Response::json(
+            400,
+            &rpc_error(
+                Value::Null,
+                INVALID_REQUEST,
+                format!(
+                    "a batch of {} messages; the limit is {MAX_BATCH}",
+                    batch.len()
+                ),
+            ),
+        );
+    }
     let answers: Vec<Value> = match &body {
         Value::Array(batch) => batch
             .iter()

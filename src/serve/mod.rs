@@ -11,8 +11,15 @@
 //! drives: with the scripted user, the same task, seed, trial and assistant messages give
 //! the same transcript, state hash and reward as the rollouts stage.
 //!
+//! Security model (docs/serve.md): a client is not trusted with the server's secrets,
+//! memory or files. It cannot make the server read an environment variable (`/episode`'s
+//! agent brings its own key), write the response cache (`/episode` answers stay in memory
+//! for the call), or grow a session or an answer past the limits below; a web page cannot
+//! reach the server (JSON bodies only, `Origin` and `Host` checked); the HTTP server caps
+//! connections and deadlines every request (`crate::http`).
+//!
 //! Architecture invariant: nothing a client sends names a file; the server reads the run's
-//! artifacts once, at start, and writes nothing but the response cache of endpoint roles.
+//! artifacts once, at start, and writes nothing but its endpoint user's response cache.
 
 pub mod mcp;
 mod sessions;
@@ -30,7 +37,7 @@ use crate::llm::RoleModel;
 use crate::split::Split;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -39,6 +46,12 @@ use std::time::{Duration, Instant};
 pub const MAX_ARGUMENTS: usize = 64 * 1024;
 /// Tasks a `GET /tasks` page lists at most.
 pub const MAX_PAGE: usize = 1000;
+/// Tool calls in one assistant message at most (a model's parallel calls are a handful).
+pub const MAX_TOOL_CALLS: usize = 32;
+/// Bytes of text (contents, tool calls, thinking) in one session's transcript at most: a
+/// step that would pass it is refused, so a session holds at most this plus one step's
+/// tool results. Episodes of the ten domains stay under 64 KiB.
+pub const MAX_TRANSCRIPT: usize = 2 << 20;
 
 /// How the server runs episodes.
 #[derive(Clone, Debug)]
@@ -53,10 +66,53 @@ pub struct Settings {
     pub max_sessions: usize,
     /// A session untouched this long is closed.
     pub idle: Duration,
-    /// A secret every request must carry as `Authorization: Bearer <token>`.
+    /// A secret every request must carry as `Authorization: Bearer <token>` (checked by
+    /// [`check_token`]).
     pub token: Option<String>,
-    /// Where endpoint roles (the user, `/episode`'s agent) cache their answers.
-    pub cache: std::path::PathBuf,
+    /// Whole episodes (`POST /episode`) running at once at most.
+    pub max_episodes: usize,
+    /// The HTTP server's connection cap and deadlines.
+    pub http: crate::http::Limits,
+    /// Host names the server answers to besides loopback ones and IP addresses
+    /// (`--allow-host`; `*`: any).
+    pub hosts: Vec<String>,
+}
+
+/// Shortest token `--token` takes.
+pub const MIN_TOKEN: usize = 16;
+
+/// A token as given, trimmed; `Err` says why it cannot guard a server (empty, short, or
+/// not sendable in a header).
+pub fn check_token(token: &str) -> Result<String, String> {
+    let t = token.trim();
+    if t.is_empty() {
+        return Err("is empty (or only spaces)".to_string());
+    }
+    if !t.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(
+            "may hold only printable ASCII without spaces (it travels in an HTTP header)"
+                .to_string(),
+        );
+    }
+    if t.len() < MIN_TOKEN {
+        return Err(format!(
+            "is {} characters; use at least {MIN_TOKEN} (e.g. `openssl rand -hex 16`)",
+            t.len()
+        ));
+    }
+    Ok(t.to_string())
+}
+
+/// The credentials of an `Authorization: Bearer <token>` header (the scheme in any case,
+/// as RFC 9110 has it).
+fn bearer(req: &Request) -> Option<&str> {
+    let (scheme, credentials) = req
+        .header("authorization")?
+        .trim()
+        .split_once([' ', '\t'])?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| credentials.trim())
 }
 
 /// One domain's tasks, databases, policy and tools, read at start.
@@ -133,6 +189,8 @@ pub struct Open {
     last_used: Instant,
     /// Tool calls made over MCP (they get ids of their own).
     mcp_calls: usize,
+    /// Bytes of text in the transcript (see [`MAX_TRANSCRIPT`]).
+    bytes: usize,
 }
 
 /// The server: the served domains and the open sessions.
@@ -151,6 +209,8 @@ pub struct Server {
     /// When idle sessions were last looked for.
     last_purge: Mutex<Instant>,
     next: AtomicU64,
+    /// Whole episodes running now (see [`Settings::max_episodes`]).
+    episodes: AtomicUsize,
     salt: u64,
     runtime: tokio::runtime::Runtime,
 }
@@ -190,6 +250,7 @@ impl Server {
             expired: Mutex::new(HashSet::new()),
             last_purge: Mutex::new(Instant::now()),
             next: AtomicU64::new(1),
+            episodes: AtomicUsize::new(0),
             salt,
             runtime: crate::llm::runtime()?,
         })
@@ -225,17 +286,36 @@ impl Server {
     /// Answer one request; every refusal is a JSON error.
     pub fn handle(&self, req: &Request) -> Response {
         if let Some(token) = &self.settings.token {
-            let given = req
-                .header("authorization")
-                .and_then(|h| h.strip_prefix("Bearer "))
-                .unwrap_or("");
-            if !crate::http::constant_time_eq(given.trim().as_bytes(), token.as_bytes()) {
+            let given = bearer(req).unwrap_or("");
+            if !crate::http::constant_time_eq(given.as_bytes(), token.as_bytes()) {
                 return error_response(
                     401,
                     "unauthorized",
                     "this server needs 'Authorization: Bearer <token>'",
                 );
             }
+        }
+        // A web page's request: a cross-origin one carries its page's Origin, and the
+        // only bodies a page can post without the server's consent are form or text ones.
+        if req.cross_origin() {
+            return error_response(
+                403,
+                "cross_origin",
+                &format!(
+                    "requests from web pages ({}) are refused",
+                    req.header("origin").unwrap_or("")
+                ),
+            );
+        }
+        if req.method == "POST" && req.media_type().as_deref() != Some("application/json") {
+            return error_response(
+                415,
+                "unsupported_media_type",
+                &format!(
+                    "a POST body must be JSON sent with 'Content-Type: application/json', not '{}'",
+                    req.header("content-type").unwrap_or("(none)")
+                ),
+            );
         }
         match self.route(req) {
             Ok(r) => r,
@@ -262,6 +342,8 @@ impl Server {
                     "status": "ok",
                     "sessions": self.open_sessions(),
                     "max_sessions": self.settings.max_sessions,
+                    "episodes": self.episodes.load(std::sync::atomic::Ordering::Relaxed),
+                    "limits": self.limits(),
                     "domains": self.domains.iter().map(|d| d.domain.name()).collect::<Vec<_>>(),
                     "user_model": self.user_model(),
                 }))
@@ -306,7 +388,7 @@ impl Server {
             }
             "/episode" => {
                 expect(method, "POST")?;
-                ok(self.episode(&json_body(req)?)?.json())
+                ok(self.episode(&json_body(req)?, req)?.json())
             }
             _ => Err(ServeError::new(
                 404,
@@ -317,6 +399,22 @@ impl Server {
                 ),
             )),
         }
+    }
+
+    /// What the server takes at most (`GET /health`).
+    fn limits(&self) -> Value {
+        json!({
+            "max_sessions": self.settings.max_sessions,
+            "max_episodes": self.settings.max_episodes,
+            "max_connections": self.settings.http.max_connections,
+            "request_timeout_secs": self.settings.http.request_timeout.as_secs_f64(),
+            "idle_secs": self.settings.idle.as_secs(),
+            "max_body_bytes": crate::http::MAX_BODY,
+            "max_arguments_bytes": MAX_ARGUMENTS,
+            "max_tool_calls": MAX_TOOL_CALLS,
+            "max_transcript_bytes": MAX_TRANSCRIPT,
+            "max_mcp_batch": mcp::MAX_BATCH,
+        })
     }
 
     fn list_tasks(&self, req: &Request) -> Result<Value, ServeError> {
@@ -382,6 +480,9 @@ pub struct Options {
 
 /// Bind, print the address, and serve until killed. A non-loopback address needs a token.
 pub fn run(server: Server, opts: &Options) -> Result<(), String> {
+    if let Some(t) = &server.settings.token {
+        check_token(t).map_err(|why| format!("--token: {why}"))?;
+    }
     if !opts.bind.is_loopback() && server.settings.token.is_none() {
         return Err(format!(
             "--bind {}: serving beyond this machine needs --token (or TRACER_SERVE_TOKEN)",
@@ -398,7 +499,7 @@ pub fn run(server: Server, opts: &Options) -> Result<(), String> {
         .collect();
     let total: usize = tasks.values().sum();
     println!(
-        "tracer serve: http://{}:{} ({total} tasks of {} domains; user: {}; at most {} sessions)",
+        "tracer serve: http://{}:{} ({total} tasks of {} domains; user: {}; at most {} sessions, {} connections)",
         if opts.bind.is_unspecified() {
             "127.0.0.1".to_string()
         } else {
@@ -407,15 +508,21 @@ pub fn run(server: Server, opts: &Options) -> Result<(), String> {
         addr.port(),
         tasks.len(),
         server.user_model(),
-        server.settings.max_sessions
+        server.settings.max_sessions,
+        server.settings.http.max_connections
     );
     use std::io::Write;
     let _ = std::io::stdout().flush();
     let server = Arc::new(server);
+    let config = crate::http::Config {
+        limits: server.settings.http.clone(),
+        hosts: crate::http::Hosts::for_bind(opts.bind, &server.settings.hosts),
+        refusal: unreadable,
+    };
     crate::http::serve_with(
         listener,
         Arc::new(move |req: &Request| server.handle(req)),
-        unreadable,
+        config,
     );
     Ok(())
 }

@@ -2,16 +2,97 @@
 //! `/step` or MCP), read its state, score it, close idle ones; and whole episodes against a
 //! caller's endpoint.
 
-use super::wire::{Verdict, check_assistant, field, opt_bool, opt_u64, str_field, usage_field};
-use super::{MAX_ARGUMENTS, Open, Play, REMEMBERED_EXPIRED, ServeError, Server};
+use super::wire::{
+    Verdict, check_assistant, field, message_bytes, opt_bool, opt_u64, str_field, usage_field,
+};
+use super::{MAX_ARGUMENTS, MAX_TRANSCRIPT, Open, Play, REMEMBERED_EXPIRED, ServeError, Server};
 use crate::artifact::TaskRecord;
 use crate::harness::session::Session;
 use crate::harness::{ChatMessage, MessageRole, Usage, batch};
-use crate::llm::RoleModel;
+use crate::http::Request;
+use crate::llm::{LlmError, RoleConfig, RoleModel};
 use serde_json::{Value, json};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// The name under which `/episode` hands its client's own API key to the endpoint client
+/// (it is looked up in the request, never in the environment).
+const CLIENT_KEY: &str = "agent.api_key";
+
+/// A running whole episode's place under [`super::Settings::max_episodes`].
+struct EpisodePlace<'a>(&'a AtomicUsize);
+
+impl Drop for EpisodePlace<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The agent of an `/episode` request: its role table, and the key the client sent.
+fn client_agent(body: &Value) -> Result<(RoleConfig, Option<String>), ServeError> {
+    let Some(Value::Object(agent)) = field(body, "agent") else {
+        return Err(ServeError::bad(
+            "field 'agent' must be an object (a [roles.agent] table as JSON)",
+        ));
+    };
+    let mut agent = agent.clone();
+    if agent.contains_key("api_key_env") {
+        // Refused whatever the name, set or not: the answer tells nothing of the server's
+        // environment.
+        return Err(ServeError::new(
+            403,
+            "key_env_refused",
+            "field 'agent.api_key_env': a client cannot have the server read its environment; send the endpoint's key itself as 'agent.api_key' (it goes to the agent's base URL only)",
+        ));
+    }
+    if agent.contains_key("cache_namespace") {
+        return Err(ServeError::bad(
+            "field 'agent.cache_namespace': /episode answers are not cached, so there is no namespace to choose; leave it out",
+        ));
+    }
+    let key = match agent.remove("api_key") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(k)) if !k.trim().is_empty() => Some(k),
+        Some(_) => {
+            return Err(ServeError::bad(
+                "field 'agent.api_key' must be a non-empty string",
+            ));
+        }
+    };
+    let mut cfg: RoleConfig = serde_json::from_value(Value::Object(agent))
+        .map_err(|e| ServeError::bad(format!("field 'agent': {e}")))?;
+    cfg.provider = crate::llm::Provider::Openai;
+    cfg.api_key_env = key.as_ref().map(|_| CLIENT_KEY.to_string());
+    Ok((cfg, key))
+}
+
+/// Why an `/episode` agent could not be set up: the client's config (400), or the server's
+/// side (5xx).
+fn agent_error(e: LlmError) -> ServeError {
+    match e {
+        LlmError::Config { .. } => ServeError::bad(format!("field 'agent': {e}")),
+        LlmError::InvalidApiKey { reason, .. } => {
+            ServeError::bad(format!("field 'agent.api_key': {reason}"))
+        }
+        LlmError::Cache { .. } => ServeError::new(503, "cache_unavailable", e.to_string()),
+        other => ServeError::new(
+            500,
+            "internal",
+            format!("the agent could not be set up: {other}"),
+        ),
+    }
+}
+
+/// Resolves once the client of `req` has closed its connection.
+async fn client_gone(req: &Request) {
+    loop {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        if req.client_gone() {
+            return;
+        }
+    }
+}
 
 impl Server {
     pub(super) fn missing(&self, id: &str) -> ServeError {
@@ -179,6 +260,7 @@ impl Server {
             "done": session.termination().is_some(),
             "termination": session.termination().map(|t| t.as_str()),
         });
+        let bytes = session.messages().iter().map(message_bytes).sum();
         let open = Open {
             session,
             env,
@@ -190,6 +272,7 @@ impl Server {
             play,
             last_used: Instant::now(),
             mcp_calls: 0,
+            bytes,
         };
         let mut sessions = self.sessions.lock().map_err(|_| {
             ServeError::new(500, "internal", "the session table's lock is poisoned")
@@ -230,6 +313,7 @@ impl Server {
         } = o;
         session.agent_turn(env.as_mut(), Ok((msg, usage)));
         self.runtime.block_on(session.advance(user.as_mut()));
+        o.bytes = o.session.messages().iter().map(message_bytes).sum();
         let added = &o.session.messages()[(before + 1).min(o.session.messages().len())..];
         let done = o.session.termination();
         // The reward only: the record is built when the client asks for it (`/verify`).
@@ -245,6 +329,22 @@ impl Server {
             "termination": done.map(|t| t.as_str()),
             "steps": o.session.steps(),
         })
+    }
+
+    /// Refuse a message of `adding` bytes that would take the transcript past
+    /// [`MAX_TRANSCRIPT`] (nothing runs).
+    fn room(id: &str, o: &Open, adding: usize) -> Result<(), ServeError> {
+        if o.bytes + adding <= MAX_TRANSCRIPT {
+            return Ok(());
+        }
+        Err(ServeError::new(
+            413,
+            "transcript_too_large",
+            format!(
+                "the transcript of session '{id}' holds {} bytes and this message {adding} more; the limit is {MAX_TRANSCRIPT}: POST /verify with \"end\": true to score it",
+                o.bytes
+            ),
+        ))
     }
 
     /// The domain of an open session (what its MCP tools are).
@@ -271,6 +371,7 @@ impl Server {
         if let Some(e) = Self::over(id, &o) {
             return Err(e);
         }
+        Self::room(id, &o, message_bytes(&msg))?;
         Ok(self.turn(&mut o, msg, usage))
     }
 
@@ -327,26 +428,57 @@ impl Server {
     }
 
     /// `POST /episode`: a whole episode of a task against the caller's OpenAI-compatible
-    /// endpoint (`agent`: a `[roles.agent]` table as JSON, `base_url` and `model` at least).
-    pub fn episode(&self, body: &Value) -> Result<Verdict, ServeError> {
+    /// endpoint (`agent`: a `[roles.agent]` table as JSON, `base_url` and `model` at least;
+    /// `api_key`: the endpoint's key). The answers are kept for this call only, and the
+    /// episode stops when its client goes.
+    pub fn episode(&self, body: &Value, req: &Request) -> Result<Verdict, ServeError> {
         let task_id = str_field(body, "task_id")?;
-        let agent =
-            field(body, "agent").ok_or_else(|| ServeError::bad("field 'agent' is missing"))?;
-        let mut cfg: crate::llm::RoleConfig = serde_json::from_value(agent.clone())
-            .map_err(|e| ServeError::bad(format!("field 'agent': {e}")))?;
-        cfg.provider = crate::llm::Provider::Openai;
+        let (cfg, key) = client_agent(body)?;
         let play = self.play(body)?;
-        let model = crate::llm::build_role(crate::llm::Role::Agent, &cfg, &self.settings.cache)
-            .map_err(|e| ServeError::bad(format!("field 'agent': {e}")))?;
-        self.run_episode(task_id, model, &play)
+        self.find_task(task_id)?;
+        let _place = self.episode_place()?;
+        let env = move |name: &str| -> Option<String> {
+            if name == CLIENT_KEY {
+                return key.clone();
+            }
+            // The operator's CA bundle for HTTPS endpoints; nothing else of the
+            // environment.
+            #[cfg(feature = "tls")]
+            if name == crate::llm::tls::CA_BUNDLE_VAR {
+                return std::env::var(name).ok();
+            }
+            None
+        };
+        let model = crate::llm::build_role_uncached(crate::llm::Role::Agent, &cfg, &env)
+            .map_err(agent_error)?;
+        self.run_episode(task_id, model, &play, client_gone(req))
+    }
+
+    /// A place for one more whole episode, or 503 when [`super::Settings::max_episodes`]
+    /// run.
+    fn episode_place(&self) -> Result<EpisodePlace<'_>, ServeError> {
+        let most = self.settings.max_episodes;
+        if self.episodes.fetch_add(1, Ordering::AcqRel) >= most {
+            self.episodes.fetch_sub(1, Ordering::AcqRel);
+            return Err(ServeError::new(
+                503,
+                "too_many_episodes",
+                format!(
+                    "{most} episodes are running, the most this server runs at once; retry when one ends"
+                ),
+            ));
+        }
+        Ok(EpisodePlace(&self.episodes))
     }
 
     /// One whole episode of `task_id` with `agent` (an endpoint model) as the agent.
+    /// It stops (499 `client_closed`) when `stop` resolves first.
     pub fn run_episode(
         &self,
         task_id: &str,
         agent: RoleModel,
         play: &Play,
+        stop: impl std::future::Future<Output = ()>,
     ) -> Result<Verdict, ServeError> {
         let RoleModel::Endpoint(model) = agent else {
             return Err(ServeError::bad(
@@ -366,13 +498,25 @@ impl Server {
             ),
         };
         let mut user = self.user(&task, play);
-        let episode = self.runtime.block_on(crate::harness::run_episode(
-            env.as_mut(),
-            data.policy(split),
-            &mut agent,
-            user.as_mut(),
-            self.settings.max_steps,
-        ));
+        let episode = self.runtime.block_on(async {
+            tokio::select! {
+                episode = crate::harness::run_episode(
+                    env.as_mut(),
+                    data.policy(split),
+                    &mut agent,
+                    user.as_mut(),
+                    self.settings.max_steps,
+                ) => Some(episode),
+                () = stop => None,
+            }
+        });
+        let Some(episode) = episode else {
+            return Err(ServeError::new(
+                499,
+                "client_closed",
+                "the client closed its connection; the episode was stopped",
+            ));
+        };
         Ok(Verdict::of(
             &task,
             play,
@@ -406,6 +550,7 @@ impl Server {
                 ),
             ));
         }
+        Self::room(id, &o, name.len() + arguments.len())?;
         o.mcp_calls += 1;
         let call = crate::llm::ToolCall {
             id: format!("mcp_{}", o.mcp_calls),

@@ -1,7 +1,7 @@
 //! What the server reads from and writes to the wire: request fields, the client's
 //! assistant message, tasks as JSON, the JSON error of every refusal, and the verdict.
 
-use super::MAX_ARGUMENTS;
+use super::{MAX_ARGUMENTS, MAX_TOOL_CALLS};
 use crate::artifact::{RolloutRecord, TaskRecord};
 use crate::harness::reward::RewardBreakdown;
 use crate::harness::{ChatMessage, MessageRole, Usage};
@@ -43,8 +43,10 @@ pub fn error_response(status: u16, code: &str, message: &str) -> Response {
 /// A request that could not be read at all (too large, malformed head).
 pub(super) fn unreadable(status: u16, why: &str) -> Response {
     let code = match status {
+        403 => "wrong_host",
         413 => "too_large",
         431 => "head_too_large",
+        503 => "unavailable",
         _ => "bad_request",
     };
     error_response(status, code, why)
@@ -142,6 +144,16 @@ pub fn check_assistant(message: &Value) -> Result<ChatMessage, ServeError> {
             "field 'message': an assistant message needs content or tool_calls",
         ));
     }
+    if msg.tool_calls.len() > MAX_TOOL_CALLS {
+        return Err(ServeError::new(
+            400,
+            "too_many_tool_calls",
+            format!(
+                "field 'message': {} tool calls in one message; the limit is {MAX_TOOL_CALLS}",
+                msg.tool_calls.len()
+            ),
+        ));
+    }
     for call in &msg.tool_calls {
         if call.name.is_empty() || call.id.is_empty() {
             return Err(ServeError::new(
@@ -164,6 +176,19 @@ pub fn check_assistant(message: &Value) -> Result<ChatMessage, ServeError> {
         }
     }
     Ok(msg)
+}
+
+/// Bytes of text a message adds to a transcript: its content, thinking and tool calls.
+pub(super) fn message_bytes(m: &ChatMessage) -> usize {
+    let text = |t: &Option<String>| t.as_ref().map_or(0, String::len);
+    text(&m.content)
+        + text(&m.reasoning_content)
+        + text(&m.tool_call_id)
+        + text(&m.name)
+        + m.tool_calls
+            .iter()
+            .map(|c| c.id.len() + c.name.len() + c.arguments.len())
+            .sum::<usize>()
 }
 
 /// Token counts a client reports with a step (optional).
@@ -242,6 +267,12 @@ mod tests {
             (
                 json!({"role": "assistant", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "think", "arguments": "x".repeat(MAX_ARGUMENTS + 1)}}]}),
                 "arguments_too_large",
+            ),
+            (
+                json!({"role": "assistant", "tool_calls": (0..=MAX_TOOL_CALLS)
+                    .map(|i| json!({"id": format!("c{i}"), "type": "function", "function": {"name": "think", "arguments": "{}"}}))
+                    .collect::<Vec<_>>()}),
+                "too_many_tool_calls",
             ),
         ] {
             let e = check_assistant(&bad).unwrap_err();

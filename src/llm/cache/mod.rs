@@ -224,6 +224,39 @@ impl ResponseCache {
         })
     }
 
+    /// A cache held in memory only, for the life of its handles: no file, nothing shared
+    /// with other handles or processes. For endpoints a server's clients name (`tracer
+    /// serve`'s `/episode`), whose answers must neither be served to anyone else nor
+    /// outlive the call.
+    pub fn in_memory() -> Result<ResponseCache, LlmError> {
+        let path = PathBuf::from("(in memory)");
+        let db = guarded(|| {
+            Database::builder().create_with_backend(redb::backends::InMemoryBackend::new())
+        });
+        let db = match db {
+            Ok(Ok(db)) => db,
+            Ok(Err(e)) => {
+                return Err(LlmError::Cache {
+                    path: path.display().to_string(),
+                    message: e.to_string(),
+                });
+            }
+            Err(panic) => {
+                return Err(LlmError::Cache {
+                    path: path.display().to_string(),
+                    message: format!("redb panicked: {panic}"),
+                });
+            }
+        };
+        Ok(ResponseCache {
+            db: Arc::new(db),
+            path,
+            damaged: Arc::new(Mutex::new(None)),
+            others: Arc::new(Vec::new()),
+            group: Arc::new(Group::default()),
+        })
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

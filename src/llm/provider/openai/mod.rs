@@ -118,6 +118,16 @@ impl OpenAiModel {
         cache_path: &Path,
         env: &EnvLookup,
     ) -> Result<OpenAiModel, LlmError> {
+        Self::with_cache(context, cfg, || ResponseCache::open(cache_path), env)
+    }
+
+    /// [`OpenAiModel::new`] with its cache made by `cache` (after the key is read).
+    pub fn with_cache(
+        context: &str,
+        cfg: &RoleConfig,
+        cache: impl FnOnce() -> Result<ResponseCache, LlmError>,
+        env: &EnvLookup,
+    ) -> Result<OpenAiModel, LlmError> {
         cfg.validate(context)?;
         if cfg.provider != Provider::Openai {
             return Err(LlmError::Config {
@@ -154,7 +164,7 @@ impl OpenAiModel {
                 max: cfg.retry_max(),
             },
             timeout,
-            cache: ResponseCache::open(cache_path)?,
+            cache: cache()?,
             cache_namespace: cfg.cache_namespace(),
             stats: Arc::new(RoleStats::default()),
             secret: key.map(Secret),

@@ -1,18 +1,25 @@
-//! A small HTTP/1.1 server for `tracer review` and `tracer serve`: one thread per
-//! connection, persistent connections (HTTP/1.1's default, until the client sends
-//! `Connection: close` or stays idle for [`IDLE`]), bounded request line, headers and body.
+//! A small HTTP/1.1 server for `tracer review` and `tracer serve`: persistent connections
+//! (HTTP/1.1's default, until the client sends `Connection: close`), a bounded request line,
+//! headers and body, and only the host names a local server answers to (DNS rebinding).
+//! Here are the request and the response and how they are read and written; the accept
+//! loop, its connection cap and its deadlines are `server.rs`.
+//!
 //! Nothing here touches the file system: handlers get the parsed request and return a
 //! response. A leaf: it uses no other module of the crate.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+mod server;
+#[cfg(test)]
+mod tests;
+
+pub use server::{Config, Limits, serve, serve_with};
+
+use std::io::{BufRead, Read, Write};
+use std::net::{IpAddr, TcpListener, TcpStream};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::Instant;
 
 /// Largest request line plus headers.
 pub const MAX_HEAD: usize = 16 * 1024;
-/// How long a connection may wait for (the rest of) a request before it is closed.
-pub const IDLE: Duration = Duration::from_secs(30);
 /// Largest request body (an edit of a long task is a few KiB).
 pub const MAX_BODY: usize = 1024 * 1024;
 
@@ -27,6 +34,10 @@ pub struct Request {
     pub query: Vec<(String, String)>,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
+    /// HTTP/1.0 (which may leave out `Host`).
+    http10: bool,
+    /// The connection it came on (to notice a client that has gone).
+    conn: Option<Arc<TcpStream>>,
 }
 
 impl Request {
@@ -49,6 +60,53 @@ impl Request {
             let (k, v) = c.trim().split_once('=')?;
             (k == name).then_some(v)
         })
+    }
+
+    /// The media type of the body (`Content-Type` without parameters, lower case).
+    pub fn media_type(&self) -> Option<String> {
+        self.header("content-type").map(|t| {
+            t.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+    }
+
+    /// Whether the request comes from a web page of another origin: an `Origin` header
+    /// that is not `http://<Host>` (a browser sends one with every cross-origin request and
+    /// with same-origin writes; other clients send none).
+    pub fn cross_origin(&self) -> bool {
+        match (self.header("origin"), self.header("host")) {
+            (None, _) => false,
+            (Some(origin), Some(host)) => !origin.eq_ignore_ascii_case(&format!("http://{host}")),
+            (Some(_), None) => true,
+        }
+    }
+
+    /// Whether the client has closed (or reset) its connection while this request is
+    /// being answered. A client that half-closes after sending counts as gone; none of
+    /// this server's clients do.
+    pub fn client_gone(&self) -> bool {
+        let Some(stream) = &self.conn else {
+            return false;
+        };
+        // Only the thread answering this request uses the connection now, so switching it
+        // to non-blocking for one peek races with nothing.
+        if stream.set_nonblocking(true).is_err() {
+            return false;
+        }
+        let mut byte = [0u8; 1];
+        let gone = match stream.peek(&mut byte) {
+            Ok(0) => true,
+            Ok(_) => false,
+            Err(e) => !matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
+            ),
+        };
+        let _ = stream.set_nonblocking(false);
+        gone
     }
 }
 
@@ -86,8 +144,10 @@ impl Response {
 fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
+        202 => "Accepted",
         303 => "See Other",
         400 => "Bad Request",
+        401 => "Unauthorized",
         403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
@@ -95,9 +155,12 @@ fn reason(status: u16) -> &'static str {
         410 => "Gone",
         411 => "Length Required",
         413 => "Payload Too Large",
+        415 => "Unsupported Media Type",
         429 => "Too Many Requests",
-        503 => "Service Unavailable",
         431 => "Request Header Fields Too Large",
+        499 => "Client Closed Request",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
         _ => "Error",
     }
 }
@@ -137,6 +200,92 @@ pub fn parse_query(q: &str) -> Vec<(String, String)> {
             (percent_decode(k, true), percent_decode(v, true))
         })
         .collect()
+}
+
+/// Which `Host` names a server answers to. A page on another site can point its own host
+/// name at 127.0.0.1 (DNS rebinding) and then talk to a loopback server as if it were its
+/// own origin; its requests still carry that name in `Host`. An IP address in `Host` is
+/// never such a page (rebinding needs a name), nor is `localhost` (browsers resolve it
+/// themselves), so a loopback server answers to those and to the names its operator
+/// allows. A server bound beyond loopback answers to any name (it needs a token then).
+#[derive(Clone, Debug, Default)]
+pub struct Hosts {
+    any: bool,
+    names: Vec<String>,
+}
+
+impl Hosts {
+    /// Loopback names and IP addresses, and `names` (`*`: any name).
+    pub fn local(names: &[String]) -> Hosts {
+        Hosts {
+            any: names.iter().any(|n| n == "*"),
+            names: names
+                .iter()
+                .map(|n| n.trim().trim_end_matches('.').to_ascii_lowercase())
+                .collect(),
+        }
+    }
+
+    /// Any name.
+    pub fn any() -> Hosts {
+        Hosts {
+            any: true,
+            names: Vec::new(),
+        }
+    }
+
+    /// What a server bound on `ip` answers to: loopback names (and `names`) on loopback,
+    /// anything beyond.
+    pub fn for_bind(ip: IpAddr, names: &[String]) -> Hosts {
+        if ip.is_loopback() {
+            Hosts::local(names)
+        } else {
+            Hosts::any()
+        }
+    }
+
+    /// Whether a `Host` header value (name or address, maybe with a port) is answered.
+    pub fn allows(&self, host: &str) -> bool {
+        if self.any {
+            return true;
+        }
+        let host = host.trim();
+        let name = if let Some(v6) = host.strip_prefix('[') {
+            return v6.split_once(']').is_some_and(|(a, tail)| {
+                a.parse::<std::net::Ipv6Addr>().is_ok()
+                    && (tail.is_empty()
+                        || tail
+                            .strip_prefix(':')
+                            .is_some_and(|p| p.parse::<u16>().is_ok()))
+            });
+        } else {
+            match host.rsplit_once(':') {
+                Some((name, port)) if port.parse::<u16>().is_ok() => name,
+                Some(_) => return false,
+                None => host,
+            }
+        };
+        let name = name.trim_end_matches('.').to_ascii_lowercase();
+        name.parse::<std::net::Ipv4Addr>().is_ok()
+            || name == "localhost"
+            || name.ends_with(".localhost")
+            || self.names.contains(&name)
+    }
+
+    /// `Err(why)` for a request whose `Host` this server does not answer to.
+    fn check(&self, req: &Request) -> Result<(), (u16, String)> {
+        match req.header("host") {
+            None if req.http10 => Ok(()),
+            None => Err((400, "an HTTP/1.1 request needs a Host header".to_string())),
+            Some(h) if self.allows(h) => Ok(()),
+            Some(h) => Err((
+                403,
+                format!(
+                    "Host '{h}' is not a name this server answers to (it answers to localhost and IP addresses; a page that points its own name here is refused)"
+                ),
+            )),
+        }
+    }
 }
 
 /// Why a request could not be read: the status to answer with.
@@ -220,10 +369,14 @@ fn read_request<R: BufRead>(reader: &mut R) -> Result<Request, ReadError> {
         query: parse_query(query),
         headers,
         body,
+        http10,
+        conn: None,
     })
 }
 
-fn write_response(mut stream: &TcpStream, r: &Response, keep_alive: bool) -> bool {
+/// The bytes of an answer: head and body, for one write (no Nagle delay between them on a
+/// kept connection).
+fn answer_bytes(r: &Response, keep_alive: bool) -> Vec<u8> {
     let mut head = format!(
         "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: {}\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nX-Frame-Options: DENY\r\n",
         r.status,
@@ -236,11 +389,28 @@ fn write_response(mut stream: &TcpStream, r: &Response, keep_alive: bool) -> boo
         head.push_str(&format!("{k}: {v}\r\n"));
     }
     head.push_str("\r\n");
-    // One write for small answers (no Nagle delay between head and body on a kept
-    // connection).
     let mut out = head.into_bytes();
     out.extend_from_slice(&r.body);
-    stream.write_all(&out).and_then(|()| stream.flush()).is_ok()
+    out
+}
+
+/// Write `bytes` to `stream`, all of them by `until` (a client that does not read its
+/// answer cannot hold the connection, nor the answer's memory, past it).
+fn write_by(stream: &TcpStream, mut bytes: &[u8], until: Instant) -> bool {
+    let mut s = stream;
+    while !bytes.is_empty() {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() || stream.set_write_timeout(Some(left)).is_err() {
+            return false;
+        }
+        match s.write(bytes) {
+            Ok(0) => return false,
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+    s.flush().is_ok()
 }
 
 /// Connections waiting to be accepted (`listen`'s backlog; the kernel caps it at
@@ -261,106 +431,4 @@ pub fn bind(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
 /// Equal byte strings, compared in time that depends only on their lengths (tokens).
 pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// Serve `listener` forever, answering each request with `handler` (a request that cannot
-/// be read is answered in plain text).
-pub fn serve<H>(listener: TcpListener, handler: Arc<H>)
-where
-    H: Fn(&Request) -> Response + Send + Sync + 'static,
-{
-    serve_with(listener, handler, |status, why| Response::text(status, why))
-}
-
-/// [`serve`], with the answer to a request that cannot be read (too large, malformed)
-/// made by `unreadable` from its status and reason.
-pub fn serve_with<H>(listener: TcpListener, handler: Arc<H>, unreadable: fn(u16, &str) -> Response)
-where
-    H: Fn(&Request) -> Response + Send + Sync + 'static,
-{
-    for stream in listener.incoming() {
-        let Ok(stream) = stream else { continue };
-        let handler = Arc::clone(&handler);
-        std::thread::spawn(move || {
-            let _ = stream.set_read_timeout(Some(IDLE));
-            let _ = stream.set_nodelay(true);
-            let mut reader = BufReader::new(&stream);
-            loop {
-                let (response, keep) = match read_request(&mut reader) {
-                    Ok(req) => (handler(&req), req.keep_alive),
-                    Err(ReadError::Closed) => return,
-                    // The rest of a refused request is unread: the connection cannot go on.
-                    Err(ReadError::Bad(status, why)) => (unreadable(status, why), false),
-                };
-                if !write_response(&stream, &response, keep) || !keep {
-                    return;
-                }
-            }
-        });
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn read(text: &str) -> Vec<Result<(String, bool, usize), u16>> {
-        let mut reader = std::io::Cursor::new(text.as_bytes().to_vec());
-        let mut out = Vec::new();
-        loop {
-            match read_request(&mut reader) {
-                Ok(r) => out.push(Ok((r.path, r.keep_alive, r.body.len()))),
-                Err(ReadError::Closed) => return out,
-                Err(ReadError::Bad(status, _)) => {
-                    out.push(Err(status));
-                    return out;
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn requests_follow_each_other_on_a_kept_connection() {
-        let two = "POST /a HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET /b HTTP/1.1\r\nConnection: close\r\n\r\n";
-        assert_eq!(
-            read(two),
-            vec![Ok(("/a".into(), true, 3)), Ok(("/b".into(), false, 0))]
-        );
-        assert_eq!(
-            read("GET / HTTP/1.0\r\n\r\n"),
-            vec![Ok(("/".into(), false, 0))]
-        );
-        assert_eq!(
-            read("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n"),
-            vec![Ok(("/".into(), true, 0))]
-        );
-        assert_eq!(
-            read("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"),
-            vec![Err(411)]
-        );
-        let big = format!(
-            "POST / HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
-            MAX_BODY + 1
-        );
-        assert_eq!(read(&big), vec![Err(413)]);
-        assert_eq!(
-            read("POST / HTTP/1.1\r\nContent-Length: 9\r\n\r\nabc"),
-            vec![Err(400)]
-        );
-    }
-
-    #[test]
-    fn queries_and_paths_decode() {
-        assert_eq!(
-            parse_query("q=late+fee%21&domain=bank&x"),
-            vec![
-                ("q".into(), "late fee!".into()),
-                ("domain".into(), "bank".into()),
-                ("x".into(), "".into())
-            ]
-        );
-        assert_eq!(percent_decode("/task/a%2Fb", false), "/task/a/b");
-        assert_eq!(percent_decode("100%", false), "100%");
-        assert_eq!(percent_decode("%zz+", false), "%zz+");
-    }
 }
