@@ -31,6 +31,8 @@ pub enum Screened {
 
 pub struct Candidate {
     pub task: TaskRecord,
+    /// [`crate::review::content_hash`] of the task, computed once.
+    pub hash: String,
     pub verified: Verified,
     pub screened: Screened,
     /// Fault names from `tracer analyze` over all of this task's episodes.
@@ -189,6 +191,7 @@ impl DomainData {
                     .unwrap_or(t);
                 let faults = task_faults.remove(&task.task_id).unwrap_or_default();
                 Candidate {
+                    hash: crate::review::content_hash(&task),
                     task,
                     verified,
                     screened,
