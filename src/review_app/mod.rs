@@ -21,7 +21,8 @@
 //!   `reviews/graphs/<domain>.jsonl`, which the `graphs` stage applies.
 //!
 //! A domain's artifacts are read once, in the background from the start (the index answers
-//! at once and shows the domains still being read), and again after a run changed them.
+//! at once and shows the domains still being read; every domain's lists first, then the
+//! episodes and databases task pages need), and again after a run changed them.
 //!
 //! Safe by default: binds 127.0.0.1; any other address needs `--token`, which every
 //! request must then carry (query, cookie or `X-Tracer-Token`); request size limits; a
@@ -176,9 +177,15 @@ impl App {
         let spawned = std::thread::Builder::new()
             .name("review-warm".into())
             .spawn(move || {
+                // Every domain's lists first, then what task pages need. An unreadable
+                // domain shows its error when asked for; keep going.
                 for d in app.domains.clone() {
-                    // An unreadable domain shows its error when asked for; keep going.
                     let _ = app.data(d);
+                }
+                for d in app.domains.clone() {
+                    if let Some(data) = app.ready(d) {
+                        let _ = data.task_pages();
+                    }
                 }
                 app.warming.store(false, Ordering::SeqCst);
             });

@@ -492,9 +492,14 @@ pub fn task_page(
     );
 
     // Episodes.
-    let episodes = data.episodes.get(&t.task_id).map_or(&[][..], Vec::as_slice);
+    let (episodes, unread) = match data.episodes(&t.task_id) {
+        Ok(e) => (e, None),
+        Err(e) => (&[][..], Some(e)),
+    };
     let _ = write!(body, "<section><h2>Episodes ({})</h2>", episodes.len());
-    if episodes.is_empty() {
+    if let Some(e) = unread {
+        let _ = write!(body, "<p class=\"bad\">{}</p>", esc(&e));
+    } else if episodes.is_empty() {
         body.push_str("<p class=\"muted\">No screening, evaluation or rollout episode of this task in this run.</p>");
     }
     for (source, ep) in episodes {
