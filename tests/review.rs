@@ -10,6 +10,10 @@ use std::net::TcpStream;
 use std::path::Path;
 
 fn start(root: &Path, output: &Path, extra: &[&str]) -> ChildServer {
+    start_as(root, output, "tester", extra)
+}
+
+fn start_as(root: &Path, output: &Path, reviewer: &str, extra: &[&str]) -> ChildServer {
     let mut cmd = tracer_command(root, output);
     cmd.args([
         "review",
@@ -18,7 +22,7 @@ fn start(root: &Path, output: &Path, extra: &[&str]) -> ChildServer {
         "--port",
         "0",
         "--reviewer",
-        "tester",
+        reviewer,
     ])
     .args(extra);
     ChildServer::start(cmd)
@@ -29,10 +33,14 @@ fn get(addr: &str, path: &str) -> (u16, String) {
 }
 
 fn post(addr: &str, body: &Value) -> (u16, Value) {
+    post_to(addr, "/api/decide", body)
+}
+
+fn post_to(addr: &str, route: &str, body: &Value) -> (u16, Value) {
     let (status, text) = http(
         addr,
         "POST",
-        "/api/decide",
+        route,
         &[("Content-Type", "application/json")],
         body.to_string(),
     );
@@ -373,4 +381,323 @@ fn serving_beyond_loopback_needs_a_token_and_a_token_is_checked() {
         .0,
         200
     );
+}
+
+/// The (task id, content hash) of every reviewable row of a list page.
+fn rows(addr: &str, query: &str) -> Vec<(String, String)> {
+    let (status, list) = get(addr, &format!("/d/airline?{query}"));
+    assert_eq!(status, 200, "{list}");
+    list.split("<tr data-task=\"")
+        .skip(1)
+        .filter_map(|s| {
+            let id = s.split('"').next()?.to_string();
+            let rest = s.split('>').next()?;
+            let content = rest.split("data-content=\"").nth(1)?.split('"').next()?;
+            Some((id, content.to_string()))
+        })
+        .collect()
+}
+
+/// "12 of 146 left" of a page.
+fn progress_of(page: &str) -> (usize, usize) {
+    let span = page
+        .split("id=\"progress\"")
+        .nth(1)
+        .expect("a progress line");
+    let num = |key: &str| -> usize {
+        span.split(&format!("data-{key}=\""))
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    (num("left"), num("total"))
+}
+
+#[test]
+fn a_team_reviews_with_progress_undo_bulk_conflicts_and_graph_edges() {
+    let root = small_project("review-team");
+    let out = root.join("output");
+    assert_ok(&tracer(
+        &root,
+        &out,
+        &["run", "reviewed", "--domain", "airline"],
+    ));
+    let reviews = root.join("reviews/airline.jsonl");
+    let text = || std::fs::read_to_string(&reviews).unwrap_or_default();
+    let ana = start_as(&root, &out, "ana", &[]);
+    let addr = ana.addr.clone();
+    let all = rows(&addr, "");
+    assert!(all.len() >= 8, "{all:?}");
+    let decide = |addr: &str, i: usize, body: Value| {
+        let mut b = json!({"domain": "airline", "task_id": all[i].0, "content": all[i].1});
+        b.as_object_mut()
+            .unwrap()
+            .extend(body.as_object().unwrap().clone());
+        post(addr, &b)
+    };
+
+    // A decisions file whose last line lost its newline (a hand edit, a merge): the next
+    // decision goes on a line of its own and every page still answers.
+    let first =
+        json!({"task_id": all[0].0, "content": all[0].1, "decision": "accept", "reviewer": "ana"});
+    std::fs::create_dir_all(reviews.parent().unwrap()).unwrap();
+    std::fs::write(&reviews, first.to_string()).unwrap();
+    let (s, v) = decide(&addr, 1, json!({"decision": "accept"}));
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(text().lines().count(), 2, "{}", text());
+    assert_eq!(get(&addr, "/d/airline").0, 200);
+    assert_eq!(get(&addr, &format!("/d/airline/t/{}", all[1].0)).0, 200);
+
+    // Progress of the list, and the next open task after a decision (auto-advance).
+    let (_, page) = get(&addr, "/d/airline?review=left");
+    let (left, total) = progress_of(&page);
+    assert_eq!((left, total), (all.len() - 2, all.len() - 2));
+    let (s, v) = decide(
+        &addr,
+        2,
+        json!({"decision": "reject", "reason": "duplicate", "query": "review=left"}),
+    );
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["left"], left - 1, "{v}");
+    assert!(
+        v["next"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("/t/{}?", all[3].0)),
+        "the next open task after the decided one: {v}"
+    );
+    // `previous` from the decided task (no longer in the `left` list) is still its neighbour.
+    let (_, page) = get(&addr, &format!("/d/airline/t/{}?review=left", all[2].0));
+    assert!(
+        page.contains(&format!("id=\"next\" href=\"/d/airline/t/{}?", all[3].0)),
+        "{page}"
+    );
+
+    // Undo: an appended reversal line; the state before comes back; earlier bytes untouched.
+    let (s, _) = decide(&addr, 2, json!({"decision": "accept"}));
+    assert_eq!(s, 200);
+    let before = text();
+    let (s, v) = post_to(&addr, "/api/undo", &json!({"domain": "airline"}));
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(
+        (v["task_id"].as_str(), v["state"].as_str()),
+        (Some(all[2].0.as_str()), Some("rejected")),
+        "{v}"
+    );
+    let after = text();
+    assert!(after.starts_with(&before) && after.lines().count() == before.lines().count() + 1);
+    assert!(after.lines().last().unwrap().contains("\"undo\""));
+    let (_, v) = post_to(&addr, "/api/undo", &json!({"domain": "airline"}));
+    assert_eq!(v["state"], "pending", "{v}");
+
+    // Bulk: exactly the filtered list, one line per task; a stale list is refused.
+    let query = "review=pending&q=You";
+    let set = rows(&addr, query);
+    assert!(set.len() >= 3, "{set:?}");
+    let lines_before = text().lines().count();
+    let stale: Vec<&(String, String)> = set.iter().skip(1).collect();
+    let (s, v) = post_to(
+        &addr,
+        "/api/bulk",
+        &json!({"domain": "airline", "query": query, "decision": "accept", "tasks": stale}),
+    );
+    assert_eq!(s, 409, "{v}");
+    let (s, v) = post_to(
+        &addr,
+        "/api/bulk",
+        &json!({"domain": "airline", "query": query, "decision": "reject", "tasks": set}),
+    );
+    assert_eq!(s, 400, "a bulk reject needs a reason: {v}");
+    assert_eq!(text().lines().count(), lines_before, "nothing written");
+    let (s, v) = post_to(
+        &addr,
+        "/api/bulk",
+        &json!({"domain": "airline", "query": query, "decision": "accept", "tasks": set}),
+    );
+    assert_eq!(
+        (s, v["written"].as_u64()),
+        (200, Some(set.len() as u64)),
+        "{v}"
+    );
+    assert_eq!(text().lines().count(), lines_before + set.len());
+    assert!(rows(&addr, query).is_empty(), "none of them is pending now");
+
+    // A second reviewer: agreeing on one task, disagreeing on another is a conflict.
+    let ben = start_as(&root, &out, "ben", &[]);
+    let (s, v) = decide(
+        &ben.addr,
+        0,
+        json!({"decision": "reject", "reason": "unsolvable"}),
+    );
+    assert_eq!((s, v["state"].as_str()), (200, Some("conflict")), "{v}");
+    let (s, v) = decide(&ben.addr, 1, json!({"decision": "accept"}));
+    assert_eq!((s, v["state"].as_str()), (200, Some("accepted")), "{v}");
+    let (_, page) = get(&addr, &format!("/d/airline/t/{}", all[0].0));
+    assert!(
+        page.contains("id=\"conflict\"") && page.contains("<b>ben</b>: reject"),
+        "{page}"
+    );
+    assert_eq!(rows(&addr, "review=conflict").len(), 1);
+    assert_ok(&tracer(
+        &root,
+        &out,
+        &["run", "reviewed", "--domain", "airline"],
+    ));
+    let counts = review_counts(&out);
+    assert_eq!(counts["conflicts"], 1, "{counts}");
+    assert_eq!(counts["agreement"]["accept_accept"], 1, "{counts}");
+    assert_eq!(counts["agreement"]["accept_reject"], 1, "{counts}");
+    let stats = stdout(&tracer(&root, &out, &["stats", "--domain", "airline"]));
+    assert!(
+        stats.contains("Agreement between reviewers")
+            && stats.contains("| airline | 2 | 1 | 50.0% |"),
+        "{stats}"
+    );
+    // Whoever decides a task in conflict resolves it.
+    let (s, v) = decide(&addr, 0, json!({"decision": "accept"}));
+    assert_eq!(
+        (s, v["state"].as_str(), v["resolved"].as_bool()),
+        (200, Some("accepted"), Some(true)),
+        "{v}"
+    );
+    drop(ben);
+
+    // Assignment: round robin over the reviewable tasks, every task doubled; "left for you"
+    // is then what is yours and undecided by you.
+    std::fs::write(
+        root.join("reviews/assignment.toml"),
+        "reviewers = [\"ana\", \"ben\"]\nsecond_share = 0.0\n",
+    )
+    .unwrap();
+    let mine = rows(&addr, "assigned=me");
+    let bens = rows(&addr, "assigned=ben");
+    assert_eq!(
+        mine.len() + bens.len(),
+        all.len(),
+        "each task has one reviewer"
+    );
+    assert!(
+        mine.len() >= all.len() / 2 && bens.len() >= all.len() / 2,
+        "{} {}",
+        mine.len(),
+        bens.len()
+    );
+    let (_, page) = get(&addr, "/d/airline?review=left");
+    assert!(progress_of(&page).0 <= mine.len());
+    std::fs::write(root.join("reviews/assignment.toml"), "reviewers = []\n").unwrap();
+    let (s, page) = get(&addr, "/d/airline");
+    assert_eq!(s, 500, "a broken assignment is named: {page}");
+    assert!(page.contains("assignment.toml"), "{page}");
+    std::fs::remove_file(root.join("reviews/assignment.toml")).unwrap();
+
+    // Graph edges: drop the edges into one tool until its last is refused (it would be
+    // unreachable), then the graphs stage leaves the dropped ones out.
+    let graph: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("graphs/airline.json")).unwrap())
+            .unwrap();
+    let roots: Vec<&str> = graph["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["root"] == true)
+        .map(|n| n["tool"].as_str().unwrap())
+        .collect();
+    let edges: Vec<(&str, &str)> = graph["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["from"].as_str().unwrap(), e["to"].as_str().unwrap()))
+        .collect();
+    let into_count = |t: &str| edges.iter().filter(|e| e.1 == t).count();
+    let target = graph["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["tool"].as_str().unwrap())
+        .filter(|t| !roots.contains(t))
+        .min_by_key(|t| into_count(t))
+        .unwrap();
+    let into: Vec<(&str, &str)> = edges.iter().copied().filter(|e| e.1 == target).collect();
+    let edge = |from: &str, to: &str, decision: &str, reason: Option<&str>| {
+        let mut b = json!({"domain": "airline", "from": from, "to": to, "decision": decision});
+        if let Some(r) = reason {
+            b["reason"] = json!(r);
+        }
+        post_to(&addr, "/api/edge", &b)
+    };
+    assert_eq!(
+        edge(into[0].0, into[0].1, "drop", None).0,
+        400,
+        "a drop needs a reason"
+    );
+    assert_eq!(edge("no_such_tool", target, "drop", Some("x")).0, 404);
+    // An edge into a root can always go (roots need no way in).
+    let to_root = *edges.iter().find(|e| roots.contains(&e.1)).unwrap();
+    let (s, v) = edge(to_root.0, to_root.1, "drop", Some("a customer starts here"));
+    assert_eq!(s, 200, "{v}");
+    let mut dropped = vec![to_root];
+    let mut refused = false;
+    for (from, to) in &into {
+        let (s, v) = edge(from, to, "drop", Some("never needed first"));
+        if s == 400 {
+            assert!(
+                v["error"].as_str().unwrap().contains("not reachable"),
+                "{v}"
+            );
+            refused = true;
+            break;
+        }
+        assert_eq!(s, 200, "{v}");
+        dropped.push((*from, *to));
+    }
+    assert!(refused, "the last way into {target} is refused: {into:?}");
+    let (s, page) = get(&addr, "/d/airline/graph");
+    assert_eq!(s, 200);
+    assert!(
+        page.contains("edge dropped") && page.contains("dropped by ana"),
+        "shown in review"
+    );
+    let edge_file = root.join("reviews/graphs/airline.jsonl");
+    assert_eq!(
+        std::fs::read_to_string(&edge_file).unwrap().lines().count(),
+        dropped.len()
+    );
+    drop(ana);
+
+    let status = stdout(&tracer(&root, &out, &["status", "--domain", "airline"]));
+    assert!(status.contains("| graphs | airline | stale"), "{status}");
+    let o = tracer(&root, &out, &["run", "graphs", "--domain", "airline"]);
+    assert_ok(&o);
+    assert!(
+        stderr(&o).contains(&format!("{} dropped in review", dropped.len())),
+        "{}",
+        stderr(&o)
+    );
+    let written: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("graphs/domain=airline/graph.json")).unwrap(),
+    )
+    .unwrap();
+    let kept: Vec<(&str, &str)> = written["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["from"].as_str().unwrap(), e["to"].as_str().unwrap()))
+        .collect();
+    assert_eq!(kept.len(), edges.len() - dropped.len());
+    assert!(dropped.iter().all(|d| !kept.contains(d)));
+    let status = stdout(&tracer(&root, &out, &["status", "--domain", "airline"]));
+    assert!(
+        status.contains("| traces | airline | stale"),
+        "downstream goes stale: {status}"
+    );
+
+    // A broken edge decisions file stops the stage, its line named.
+    std::fs::write(&edge_file, "{\"from\": \"a\"}\n").unwrap();
+    let o = tracer(&root, &out, &["run", "graphs", "--domain", "airline"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("airline.jsonl:1"), "{}", stderr(&o));
 }

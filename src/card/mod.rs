@@ -436,7 +436,7 @@ fn render_card(
     out.push_str("\n## Task funnel\n\nTraces sampled from each domain's tool dependency graph, grounded into reference actions that execute, refined into user instructions, and verified by replay and policy checks; evaluation candidates then screened by a model rollout (kept if solved at least once in k trials) and reviewed by a person; rejections with their reasons.\n\n");
     out.push_str(&crate::stats::funnel(paths, &domains)?);
     if let Some(review) = crate::stats::review_table(paths, &domains) {
-        out.push_str("\nManual review of the evaluation release (`tracer review`; decisions in `reviews/<domain>.jsonl`). Edit kinds as the paper counts them: gold edits (arguments or outputs changed), id swaps (only ids replaced), rewrites of the instruction, edits of the emotion instruction; tasks not yet reviewed are released or dropped as `stages/reviewed.toml` says.\n\n");
+        out.push_str("\nManual review of the evaluation release (`tracer review`; decisions in `reviews/<domain>.jsonl`). Edit kinds as the paper counts them: gold edits (arguments or outputs changed), id swaps (only ids replaced), rewrites of the instruction, edits of the emotion instruction; tasks not yet reviewed (or whose reviewers disagree and nobody resolved it) are released or dropped as `stages/reviewed.toml` says. Where two reviewers decided some tasks, their agreement on accept / reject follows (raw and Cohen's kappa).\n\n");
         out.push_str(&review);
     }
 

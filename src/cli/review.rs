@@ -17,9 +17,14 @@ pub struct ReviewArgs {
     /// A secret every request must carry (also TRACER_REVIEW_TOKEN).
     #[arg(long)]
     pub token: Option<String>,
-    /// Your name on each decision (also TRACER_REVIEWER; default: $USER).
+    /// Your name on each decision (also TRACER_REVIEWER; default: $USER). With an
+    /// assignment (reviews/assignment.toml), what is left for you is what is yours.
     #[arg(long)]
     pub reviewer: Option<String>,
+    /// Stay on a task after deciding it (the default moves on to the next open task of the
+    /// list; the page has a switch that overrides this for the browser).
+    #[arg(long)]
+    pub no_auto_advance: bool,
 }
 
 pub fn review(paths: &Paths, args: ReviewArgs) -> Result<(), CliError> {
@@ -39,6 +44,7 @@ pub fn review(paths: &Paths, args: ReviewArgs) -> Result<(), CliError> {
             .or_else(|| std::env::var("TRACER_REVIEW_TOKEN").ok())
             .filter(|t| !t.is_empty()),
         reviewer,
+        auto_advance: !args.no_auto_advance,
     };
     let app =
         crate::review_app::App::new(paths.clone(), domains, &opts).map_err(CliError::Failed)?;

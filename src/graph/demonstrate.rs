@@ -136,6 +136,14 @@ pub struct GraphsConfig {
     /// Fail the stage when an edge cannot be demonstrated.
     #[serde(default = "yes")]
     pub require_all_demonstrated: bool,
+    /// Folder of the reviewers' edge decisions (`<reviews_dir>/graphs/<domain>.jsonl`),
+    /// relative to the project root.
+    #[serde(default = "reviews")]
+    pub reviews_dir: String,
+}
+
+fn reviews() -> String {
+    "reviews".into()
 }
 
 fn default_customers() -> usize {

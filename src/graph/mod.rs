@@ -186,6 +186,29 @@ pub fn check_structure(graph: &ToolGraph, domain: &dyn Domain) -> Result<(), (St
     Ok(())
 }
 
+/// An edge as a (from, to) pair of tool names.
+pub type EdgePair = (String, String);
+
+/// `graph` without the `dropped` edges (reviewers' decisions), checked again: a drop that
+/// leaves a tool unreachable from every root is an error (field, message). Also returns the
+/// dropped edges the graph does not have (decisions on edges since removed by hand).
+pub fn without_edges(
+    graph: &ToolGraph,
+    dropped: &BTreeSet<EdgePair>,
+    domain: &dyn Domain,
+) -> Result<(ToolGraph, Vec<EdgePair>), (String, String)> {
+    let mut out = graph.clone();
+    out.edges
+        .retain(|e| !dropped.contains(&(e.from.clone(), e.to.clone())));
+    let absent = dropped
+        .iter()
+        .filter(|(from, to)| !graph.has_edge(from, to))
+        .cloned()
+        .collect();
+    check_structure(&out, domain)?;
+    Ok((out, absent))
+}
+
 pub fn petgraph_of(graph: &ToolGraph) -> DiGraphMap<&str, ()> {
     let mut g = DiGraphMap::new();
     for n in &graph.nodes {
@@ -268,4 +291,39 @@ pub fn stats_table(rows: &[GraphStats]) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dropping_edges_keeps_the_graph_valid_or_says_which_tool_is_lost() {
+        let domain = crate::domain::find("airline").unwrap();
+        let graph = load(Path::new("graphs/airline.json"), domain).unwrap();
+        let roots: BTreeSet<&str> = graph.roots().map(|n| n.tool.as_str()).collect();
+        let key = |e: &Edge| (e.from.clone(), e.to.clone());
+        // An edge into a root always goes; a decision on an edge the file lacks is reported.
+        let to_root = graph
+            .edges
+            .iter()
+            .find(|e| roots.contains(e.to.as_str()))
+            .unwrap();
+        let dropped: BTreeSet<_> = [key(to_root), ("nope".into(), "none".into())].into();
+        let (out, absent) = without_edges(&graph, &dropped, domain).unwrap();
+        assert_eq!(out.edges.len(), graph.edges.len() - 1);
+        assert!(!out.has_edge(&to_root.from, &to_root.to));
+        assert_eq!(absent, [("nope".to_string(), "none".to_string())]);
+        // Every edge into a non-root tool: it is lost.
+        let lost = graph.nodes.iter().find(|n| !n.root).unwrap();
+        let into: BTreeSet<_> = graph
+            .edges
+            .iter()
+            .filter(|e| e.to == lost.tool)
+            .map(key)
+            .collect();
+        let (field, message) = without_edges(&graph, &into, domain).unwrap_err();
+        assert_eq!(field, "nodes");
+        assert!(message.contains("not reachable"), "{message}");
+    }
 }

@@ -1,6 +1,8 @@
 //! What the review app shows, read once per domain from a run's artifacts: every
-//! evaluation and training candidate with its verification verdict, screening result,
-//! episodes and faults, and the domain's dependency graph with its witnesses.
+//! evaluation and training candidate with its verification verdict, screening result and
+//! faults, and the domain's dependency graph with its witnesses (what the lists need); the
+//! episodes and the databases (what only a task page needs, the larger part) are read on
+//! first use, or by the app's background reader once every domain's lists are ready.
 
 use crate::artifact::{self, EdgeRecord, FaultRecord, RejectRecord, RolloutRecord, TaskRecord};
 use crate::config::Paths;
@@ -9,6 +11,7 @@ use crate::pipeline::stage_dir;
 use crate::split::Split;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
+use std::sync::OnceLock;
 
 /// Verification of a candidate by the `tasks` stage.
 #[derive(Clone, Debug, PartialEq)]
@@ -31,6 +34,8 @@ pub enum Screened {
 
 pub struct Candidate {
     pub task: TaskRecord,
+    /// [`crate::review::content_hash`] of the task, computed once.
+    pub hash: String,
     pub verified: Verified,
     pub screened: Screened,
     /// Fault names from `tracer analyze` over all of this task's episodes.
@@ -41,19 +46,59 @@ pub struct DomainData {
     pub domain: &'static dyn Domain,
     pub candidates: Vec<Candidate>,
     pub index: HashMap<String, usize>,
-    /// Episodes per task id: (source stage, record), screening first.
-    pub episodes: HashMap<String, Vec<(&'static str, RolloutRecord)>>,
     /// Faults per (task id, trial, source).
     pub faults: HashMap<(String, i32, String), Vec<FaultRecord>>,
     pub graph: Option<crate::graph::ToolGraph>,
     pub edges: Vec<EdgeRecord>,
-    /// The evaluation database (edits are verified on it) and the training one.
-    pub eval_env: Option<Box<dyn Environment>>,
-    pub train_env: Option<Box<dyn Environment>>,
     /// Stages whose artifacts were found.
     pub stages: BTreeSet<&'static str>,
     /// The manifests of the stages read, as they were when read (see [`stamp`]).
     pub stamp: Vec<Option<std::time::SystemTime>>,
+    paths: Paths,
+    pages: OnceLock<Result<TaskPages, String>>,
+}
+
+/// What only a task page needs: the episodes and the databases.
+pub struct TaskPages {
+    /// Episodes per task id: (source stage, record), screening first.
+    pub episodes: HashMap<String, Vec<(&'static str, RolloutRecord)>>,
+    /// The evaluation database (edits are verified on it) and the training one.
+    pub eval_env: Option<Box<dyn Environment>>,
+    pub train_env: Option<Box<dyn Environment>>,
+}
+
+/// Where each stage's episodes are.
+const EPISODES: [(&str, &str); 3] = [
+    ("screened", "episodes.parquet"),
+    ("eval", "part-00000.parquet"),
+    ("rollouts", "part-00000.parquet"),
+];
+
+impl TaskPages {
+    fn load(paths: &Paths, domain: &'static dyn Domain) -> Result<TaskPages, String> {
+        let dir = |stage: &str| stage_dir(&paths.output, stage, domain.name());
+        let mut episodes: HashMap<String, Vec<(&'static str, RolloutRecord)>> = HashMap::new();
+        for (source, file) in EPISODES {
+            for r in read_if::<RolloutRecord>(&dir(source).join(file))?.unwrap_or_default() {
+                episodes
+                    .entry(r.task_id.clone())
+                    .or_default()
+                    .push((source, r));
+            }
+        }
+        let db = dir("db");
+        let env = |split| crate::project::load_db(&db, domain, split).ok();
+        let (eval_env, train_env) = if db.is_dir() {
+            (env(Split::Eval), env(Split::Train))
+        } else {
+            (None, None)
+        };
+        Ok(TaskPages {
+            episodes,
+            eval_env,
+            train_env,
+        })
+    }
 }
 
 /// The stages the app reads.
@@ -135,21 +180,8 @@ impl DomainData {
                 screen_fail.insert(id, r.reason);
             }
         }
-        let mut episodes: HashMap<String, Vec<(&'static str, RolloutRecord)>> = HashMap::new();
-        for (source, file) in [
-            ("screened", "episodes.parquet"),
-            ("eval", "part-00000.parquet"),
-            ("rollouts", "part-00000.parquet"),
-        ] {
-            if let Some(rows) = read_if::<RolloutRecord>(&dir(source).join(file))? {
-                found(source, true);
-                for r in rows {
-                    episodes
-                        .entry(r.task_id.clone())
-                        .or_default()
-                        .push((source, r));
-                }
-            }
+        for (source, file) in EPISODES {
+            found(source, dir(source).join(file).is_file());
         }
         let mut faults: HashMap<(String, i32, String), Vec<FaultRecord>> = HashMap::new();
         let mut task_faults: HashMap<String, BTreeSet<String>> = HashMap::new();
@@ -189,6 +221,7 @@ impl DomainData {
                     .unwrap_or(t);
                 let faults = task_faults.remove(&task.task_id).unwrap_or_default();
                 Candidate {
+                    hash: crate::review::content_hash(&task),
                     task,
                     verified,
                     screened,
@@ -206,36 +239,47 @@ impl DomainData {
             .and_then(|b| serde_json::from_slice(&b).ok());
         let edges =
             read_if::<EdgeRecord>(&dir("graphs").join("part-00000.parquet"))?.unwrap_or_default();
-        let db = dir("db");
-        let env = |split| crate::project::load_db(&db, domain, split).ok();
-        let (eval_env, train_env) = if db.is_dir() {
-            (env(Split::Eval), env(Split::Train))
-        } else {
-            (None, None)
-        };
         Ok(DomainData {
             domain,
             candidates,
             index,
-            episodes,
             faults,
             graph,
             edges,
-            eval_env,
-            train_env,
             stages,
             stamp,
+            paths: paths.clone(),
+            pages: OnceLock::new(),
         })
+    }
+
+    /// The episodes and databases, read on first use.
+    pub fn task_pages(&self) -> Result<&TaskPages, String> {
+        self.pages
+            .get_or_init(|| TaskPages::load(&self.paths, self.domain))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// A task's episodes: (source stage, record), screening first.
+    pub fn episodes(&self, task_id: &str) -> Result<&[(&'static str, RolloutRecord)], String> {
+        Ok(self
+            .task_pages()?
+            .episodes
+            .get(task_id)
+            .map_or(&[][..], Vec::as_slice))
     }
 
     pub fn get(&self, task_id: &str) -> Option<&Candidate> {
         self.index.get(task_id).map(|&i| &self.candidates[i])
     }
 
+    /// The database of a split (none when the run has none, or it could not be read).
     pub fn env(&self, split: Split) -> Option<&dyn Environment> {
+        let pages = self.task_pages().ok()?;
         match split {
-            Split::Eval => self.eval_env.as_deref(),
-            Split::Train => self.train_env.as_deref(),
+            Split::Eval => pages.eval_env.as_deref(),
+            Split::Train => pages.train_env.as_deref(),
         }
     }
 

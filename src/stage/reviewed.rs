@@ -3,10 +3,11 @@
 //! (`reviews/<domain>.jsonl`, see [`crate::review`]; written by `tracer review`), and
 //! writes the release: accepted tasks as they are, edited tasks with their edit applied
 //! and re-verified by replay, rejected tasks to `_rejects.parquet` with the reviewer's
-//! reason. Tasks nobody has decided on yet (or whose content changed since their decision)
-//! are kept or dropped by `unreviewed` (default `keep`, so an offline run without reviews
+//! reason. Tasks nobody has decided on yet (or whose content changed since their decision,
+//! or whose reviewers disagree and nobody resolved it) are kept or dropped by `unreviewed` (default `keep`, so an offline run without reviews
 //! still has an evaluation set; a release that publishes only reviewed tasks sets `drop`).
-//! `review.json` counts the decisions and the edit kinds for `tracer stats` and the card.
+//! `review.json` counts the decisions, the edit kinds and the agreement between reviewers
+//! (over the tasks two of them decided) for `tracer stats` and the card.
 //! Deterministic given the same decisions file: it is a declared source of the stage, so a
 //! new decision makes the stage (and eval after it) stale.
 
@@ -41,8 +42,16 @@ pub fn apply_reviews(
         rule: None,
         reason,
     };
-    for t in tasks {
-        match reviews.state(&t) {
+    let hashes: Vec<String> = tasks.iter().map(crate::review::content_hash).collect();
+    counts.agreement = crate::review::agreement(
+        reviews,
+        tasks
+            .iter()
+            .zip(&hashes)
+            .map(|(t, h)| (t.task_id.as_str(), h.as_str())),
+    );
+    for (t, hash) in tasks.into_iter().zip(&hashes) {
+        match reviews.state_of(&t.task_id, hash) {
             State::Accepted => {
                 counts.accepted += 1;
                 kept.push(t);
@@ -70,11 +79,11 @@ pub fn apply_reviews(
                     ));
                 }
             },
-            s @ (State::Pending | State::Stale) => {
-                if s == State::Pending {
-                    counts.pending += 1;
-                } else {
-                    counts.stale += 1;
+            s @ (State::Pending | State::Stale | State::Conflict(_)) => {
+                match s {
+                    State::Pending => counts.pending += 1,
+                    State::Stale => counts.stale += 1,
+                    _ => counts.conflicts += 1,
                 }
                 if cfg.unreviewed == "keep" {
                     kept.push(t);
@@ -143,7 +152,7 @@ impl TypedStage for ReviewedStage {
         let json = serde_json::to_vec_pretty(&counts).unwrap_or_default();
         artifact::write_atomic(&ctx.out("review.json"), &json)?;
         Ok(format!(
-            "{} of {} tasks released: {} accepted, {} edited, {} rejected, {} pending, {} need review again (unreviewed = {})",
+            "{} of {} tasks released: {} accepted, {} edited, {} rejected, {} pending, {} need review again, {} in conflict (unreviewed = {})",
             counts.released,
             counts.candidates,
             counts.accepted,
@@ -151,6 +160,7 @@ impl TypedStage for ReviewedStage {
             counts.rejected + counts.failed_edits,
             counts.pending,
             counts.stale,
+            counts.conflicts,
             cfg.unreviewed
         ))
     }

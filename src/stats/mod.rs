@@ -130,13 +130,15 @@ pub fn funnel(paths: &Paths, domains: &[&str]) -> Result<String, ArtifactError> 
 }
 
 /// The manual review of the evaluation release per domain, from the `reviewed` stage's
-/// counts: decisions, edit kinds (the paper's gold edits, id swaps and rewrites) and what
-/// is released; `None` when no domain has run the stage.
+/// counts: decisions, edit kinds (the paper's gold edits, id swaps and rewrites), what is
+/// released, and, when two reviewers decided some tasks, their agreement (raw and Cohen's
+/// kappa on accept / reject, per domain and pooled); `None` when no domain has run the stage.
 pub fn review_table(paths: &Paths, domains: &[&str]) -> Option<String> {
     let mut out = String::from(
-        "| domain | screened candidates | accepted | edited | rejected | pending | needs review again | released | gold edits | id swaps | rewrites | emotion edits |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| domain | screened candidates | accepted | edited | rejected | pending | needs review again | conflict | released | gold edits | id swaps | rewrites | emotion edits |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     let mut any = false;
+    let mut agreement: Vec<(String, crate::review::Agreement)> = Vec::new();
     for &d in domains {
         let path = stage_dir(&paths.output, "reviewed", d).join("review.json");
         let Some(c) = crate::review::read_counts(&path) else {
@@ -144,21 +146,55 @@ pub fn review_table(paths: &Paths, domains: &[&str]) -> Option<String> {
         };
         any = true;
         out.push_str(&format!(
-            "| {d} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {d} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             c.candidates,
             c.accepted,
             c.edited,
             c.rejected + c.failed_edits,
             c.pending,
             c.stale,
+            c.conflicts,
             c.released,
             c.gold_edits,
             c.id_swaps,
             c.rewrites,
             c.emotion_edits
         ));
+        if c.agreement.tasks() > 0 {
+            agreement.push((d.to_string(), c.agreement));
+        }
+    }
+    if !agreement.is_empty() {
+        out.push_str(&agreement_table(&agreement));
     }
     any.then_some(out)
+}
+
+/// Agreement between reviewers per domain and pooled (kappa recomputed from the pooled
+/// pairs, not averaged).
+fn agreement_table(rows: &[(String, crate::review::Agreement)]) -> String {
+    let mut out = String::from(
+        "\nAgreement between reviewers over the tasks two of them decided (accept or edit vs reject; the first two reviewers of each task):\n\n| domain | doubly reviewed | agreed | raw agreement | Cohen's kappa |\n|---|---|---|---|---|\n",
+    );
+    let row = |name: &str, a: &crate::review::Agreement| {
+        format!(
+            "| {name} | {} | {} | {} | {} |\n",
+            a.tasks(),
+            a.agreed(),
+            a.raw().map_or("-".into(), |r| format!("{:.1}%", 100.0 * r)),
+            a.kappa()
+                .map_or("- (one label only)".into(), |k| format!("{k:.2}"))
+        )
+    };
+    let mut pooled = crate::review::Agreement::default();
+    for (d, a) in rows {
+        out.push_str(&row(d, a));
+        pooled.add(a);
+    }
+    if rows.len() > 1 {
+        out.push_str(&row("all", &pooled));
+    }
+    out
 }
 
 /// The paper's Tables 6 and 7 analogues from the `rollouts` artifacts: reward mix and

@@ -157,3 +157,53 @@ fn the_cost_report_prices_recorded_tokens_and_divides_by_tasks_and_trajectories(
     }
     assert!(!report.contains("| grounded |"), "no manifest, no row");
 }
+
+#[test]
+fn the_review_table_reports_agreement_per_domain_and_pooled() {
+    let dir = std::env::temp_dir().join(format!("tracer-stats-agree-{}", std::process::id()));
+    let paths = Paths {
+        root: dir.clone(),
+        output: dir.join("output"),
+        overrides: None,
+    };
+    let write = |d: &str, counts: &crate::review::ReviewCounts| {
+        let out = stage_dir(&paths.output, "reviewed", d);
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.join("review.json"), serde_json::to_vec(counts).unwrap()).unwrap();
+    };
+    let table = |aa, ar, ra, rr| crate::review::Agreement {
+        accept_accept: aa,
+        accept_reject: ar,
+        reject_accept: ra,
+        reject_reject: rr,
+    };
+    // Pooled: 20 / 5 / 10 / 15, kappa 0.40, raw 70%.
+    write(
+        "airline",
+        &crate::review::ReviewCounts {
+            candidates: 30,
+            conflicts: 2,
+            agreement: table(12, 2, 6, 10),
+            ..Default::default()
+        },
+    );
+    write(
+        "retail",
+        &crate::review::ReviewCounts {
+            candidates: 20,
+            agreement: table(8, 3, 4, 5),
+            ..Default::default()
+        },
+    );
+    // A domain reviewed by one person only has no agreement row.
+    write("bank", &crate::review::ReviewCounts::default());
+    let out = review_table(&paths, &["airline", "retail", "bank"]).unwrap();
+    assert!(
+        out.contains("| airline | 30 | 0 | 0 | 0 | 0 | 0 | 2 |"),
+        "{out}"
+    );
+    assert!(out.contains("| all | 50 | 35 | 70.0% | 0.40 |"), "{out}");
+    let agreement = out.split("Agreement between reviewers").nth(1).unwrap();
+    assert!(!agreement.contains("| bank"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,23 +1,27 @@
-//! The graph page: a domain's tool dependency graph drawn as SVG, a task's path on it
-//! highlighted, and every edge with its witness.
+//! The graph page: a domain's tool dependency graph (`graphs/<domain>.json`) drawn as SVG,
+//! a task's path on it highlighted, the edges reviewers dropped drawn dashed, and every
+//! edge with its witness, its keep / drop decision and whether this run's graph honours it.
 
 use super::{badge, esc, layout, pretty};
 use crate::http::Request;
+use crate::review::edges::{EdgeDecision, EdgeReviews};
+use crate::review_app::App;
 use crate::review_app::data::DomainData;
 use serde_json::Value;
 use std::fmt::Write;
 
 /// The dependency graph as SVG: tools on a circle (roots first), edges as arrows, the
-/// task's path (if `?task=`) highlighted; below, every edge with its witness.
-pub fn graph_page(data: &DomainData, req: &Request) -> String {
+/// task's path (if `?task=`) highlighted, dropped edges dashed; below, every edge with its
+/// witness and decision.
+pub fn graph_page(app: &App, data: &DomainData, req: &Request) -> Result<String, String> {
     let name = data.domain.name();
-    let Some(g) = &data.graph else {
-        return layout(
-            "graph",
-            &format!(" / <a href=\"/d/{name}\">{name}</a> / graph"),
-            "<p class=\"muted\">The graphs stage has not run for this domain.</p>",
-        );
-    };
+    let file = app.paths.graph_file(name);
+    let g = &crate::graph::load(&file, data.domain).map_err(|e| e.to_string())?;
+    let decisions = EdgeReviews::read(&app.edge_reviews_path(name))?;
+    let dropped = decisions.dropped();
+    // This run's graph: what the last `tracer run graphs` wrote.
+    let run = data.graph.as_ref();
+    let in_run = |from: &str, to: &str| run.map(|r| r.has_edge(from, to));
     let path_edges: std::collections::BTreeSet<(String, String)> = req
         .param("task")
         .and_then(|id| data.get(id))
@@ -56,10 +60,16 @@ pub fn graph_page(data: &DomainData, req: &Request) -> String {
         let (dx, dy) = (x2 - x1, y2 - y1);
         let len = (dx * dx + dy * dy).sqrt().max(1.0);
         let (ex, ey) = (x2 - dx / len * 14.0, y2 - dy / len * 14.0);
-        let on = path_edges.contains(&(e.from.clone(), e.to.clone()));
+        let key = (e.from.clone(), e.to.clone());
+        let on = path_edges.contains(&key);
+        let cut = if dropped.contains(&key) {
+            " dropped"
+        } else {
+            ""
+        };
         let _ = write!(
             svg,
-            "<line class=\"edge{}\" x1=\"{x1:.1}\" y1=\"{y1:.1}\" x2=\"{ex:.1}\" y2=\"{ey:.1}\" marker-end=\"url(#arrow)\"><title>{} → {}</title></line>",
+            "<line class=\"edge{}{cut}\" x1=\"{x1:.1}\" y1=\"{y1:.1}\" x2=\"{ex:.1}\" y2=\"{ey:.1}\" marker-end=\"url(#arrow)\"><title>{} → {}</title></line>",
             if on { " on-path" } else { "" },
             esc(&e.from),
             esc(&e.to)
@@ -80,38 +90,79 @@ pub fn graph_page(data: &DomainData, req: &Request) -> String {
         );
     }
     svg.push_str("</svg>");
+    let not_applied = dropped
+        .iter()
+        .filter(|(f, t)| g.has_edge(f, t))
+        .filter(|(f, t)| in_run(f, t) == Some(true))
+        .count();
     let mut body = format!(
-        "<h1>{name}: tool dependency graph</h1><p class=\"lead\">{} tools, {} edges. Filled circles are roots; writes are drawn darker. {}</p>{svg}",
+        "<h1>{name}: tool dependency graph</h1><p class=\"lead\">{} tools, {} edges in <code>graphs/{name}.json</code>; {} dropped in review (dashed){}. Filled circles are roots; writes are drawn darker. {}</p>{svg}",
         g.nodes.len(),
         g.edges.len(),
+        dropped.len(),
+        if not_applied > 0 || (run.is_none() && !dropped.is_empty()) {
+            ", not yet left out of this run's graph: <code>tracer run graphs</code> applies decisions".to_string()
+        } else {
+            String::new()
+        },
         if path_edges.is_empty() {
             String::new()
         } else {
             "The task's path is highlighted.".into()
         }
     );
-    body.push_str("<h2>Edges and their witnesses</h2><table class=\"grid\"><thead><tr><th>source</th><th>target</th><th>demonstrated</th><th>witness (the executed calls)</th></tr></thead><tbody>");
-    for e in &data.edges {
-        let witness = serde_json::from_str::<Value>(&e.witness)
-            .map(|v| pretty(&v))
-            .unwrap_or_else(|_| e.witness.clone());
+    body.push_str("<h2>Edges: witnesses and decisions</h2><p class=\"muted\">Keep or drop an edge (a drop needs a reason). Decisions go to the reviews folder; the next <code>tracer run graphs</code> leaves dropped edges out of the graph traces are sampled from, and the stages after it run again.</p>");
+    let _ = write!(
+        body,
+        "<table class=\"grid edges\" id=\"edges\" data-domain=\"{name}\"><thead><tr><th>source</th><th>target</th><th>demonstrated</th><th>decision</th><th>in this run's graph</th><th>keep / drop</th><th>witness (the executed calls)</th></tr></thead><tbody>"
+    );
+    for e in &g.edges {
+        let demo = data
+            .edges
+            .iter()
+            .find(|r| r.source == e.from && r.target == e.to);
+        let witness = demo.map_or(String::new(), |d| {
+            let w = serde_json::from_str::<Value>(&d.witness)
+                .map(|v| pretty(&v))
+                .unwrap_or_else(|_| d.witness.clone());
+            format!(
+                "<details><summary>witness</summary><pre>{}</pre></details>",
+                esc(&w)
+            )
+        });
+        let decision = match decisions.decision(&e.from, &e.to) {
+            Some(l) if l.decision == EdgeDecision::Drop => badge(
+                "bad",
+                &format!(
+                    "dropped by {}: {}",
+                    l.reviewer,
+                    l.reason.as_deref().unwrap_or("")
+                ),
+            ),
+            Some(l) => badge("ok", &format!("kept by {}", l.reviewer)),
+            None => String::new(),
+        };
         let _ = write!(
             body,
-            "<tr><td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td><details><summary>witness</summary><pre>{}</pre></details></td></tr>",
-            esc(&e.source),
-            esc(&e.target),
-            if e.demonstrated {
-                badge("ok", "yes")
-            } else {
-                badge("bad", "no")
+            "<tr class=\"edge-row\" data-from=\"{from}\" data-to=\"{to}\"><td><code>{from}</code></td><td><code>{to}</code></td><td>{}</td><td class=\"edge-decision\">{decision}</td><td class=\"edge-in-run\">{}</td><td><div class=\"buttons\"><button class=\"edge-keep ok\">keep</button><input class=\"edge-reason\" placeholder=\"reason to drop\" aria-label=\"reason to drop {from} to {to}\"><button class=\"edge-drop bad\">drop</button></div><span class=\"message edge-message\" role=\"status\" aria-live=\"polite\"></span></td><td>{witness}</td></tr>",
+            match demo {
+                Some(d) if d.demonstrated => badge("ok", "yes"),
+                Some(_) => badge("bad", "no"),
+                None => badge("muted", "not in this run"),
             },
-            esc(&witness)
+            match in_run(&e.from, &e.to) {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "the graphs stage has not run",
+            },
+            from = esc(&e.from),
+            to = esc(&e.to),
         );
     }
     body.push_str("</tbody></table>");
-    layout(
+    Ok(layout(
         "graph",
         &format!(" / <a href=\"/d/{name}\">{name}</a> / graph"),
         &body,
-    )
+    ))
 }
