@@ -381,6 +381,9 @@ pub fn run_task_file(paths: &Paths, run: TaskFileRun<'_>) -> Result<EvalReport, 
     };
     let rows = roll_out_journaled(episodes, resumed, cfg.max_errored_share, &voice)
         .map_err(|e| failed(e.to_string()))?;
+    // The lock must still be the file this run locked (not deleted or replaced under it,
+    // letting a second writer in) before anything is written into place.
+    crate::pipeline::lock::verify_held(run.out)?;
     let prov = Provenance {
         version: env!("CARGO_PKG_VERSION").into(),
         stage: "rollout".into(),
@@ -572,6 +575,7 @@ pub fn analyze_run_dir(paths: &Paths, a: RunDirAnalysis<'_>) -> Result<Analysed,
         ]
         .into(),
     };
+    crate::pipeline::lock::verify_held(a.dir)?;
     artifact::write_records(&a.dir.join("analysis.parquet"), &rows, &out_prov)?;
     Ok(Analysed { rows, unreadable })
 }

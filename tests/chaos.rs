@@ -527,6 +527,53 @@ fn a_rollout_journal_of_other_settings_is_refused_and_the_same_settings_resume()
     assert_one_line_error(&o, &["--out", "a-file: is a regular file"]);
 }
 
+/// `tracer rollout` notices its `.lock` deleted under it (as `tracer run` does): it stops
+/// before writing any result into place, keeps its journal, and a rerun resumes and
+/// finishes.
+#[test]
+fn a_rollout_whose_lock_file_is_deleted_under_it_writes_nothing_into_place() {
+    let db = retail_fixture();
+    let tasks = format!("{db}/tasks.json");
+    let dir = temp_dir("rollout-lock-deleted");
+    let out = dir.join("run");
+    let o_s = out.display().to_string();
+    let args = with_db(rollout_args(&tasks, &o_s, "1"), &db);
+    // Every episode sleeps 3 s after it ends: the run holds the lock for several seconds.
+    let child = tracer_command(&repo(), &dir)
+        .args(&args)
+        .env("TRACER_EPISODE_DELAY_MS", "3000")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let holder = format!("pid {}: ", child.id());
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(out.join(".lock")).is_ok_and(|l| l.contains(&holder)) {
+        assert!(started.elapsed().as_secs() < 60, "the rollout never locked");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::fs::remove_file(out.join(".lock")).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_one_line_error(
+        &o,
+        &[".lock: the lock file was deleted or replaced while this run held it"],
+    );
+    for f in TASK_FILE_OUTPUTS_WRITTEN {
+        assert!(!out.join(f).exists(), "{f} written after the lock was lost");
+    }
+    assert!(out.join(".journal.jsonl").exists(), "the journal is kept");
+    let o = tracer(&repo(), &dir, &args);
+    assert_ok(&o);
+    assert!(out.join("report.json").exists());
+}
+
+const TASK_FILE_OUTPUTS_WRITTEN: [&str; 4] = [
+    "rollouts.parquet",
+    "tasks.parquet",
+    "report.json",
+    "report.md",
+];
+
 #[test]
 fn tasks_whose_gold_fails_and_changes_nothing_are_flagged_and_not_scored() {
     let db = retail_fixture();

@@ -331,3 +331,166 @@ fn a_misspelt_overrides_directory_is_refused_by_every_command() {
     }
     assert!(!out.join("export.json").exists() && !out.join("rollout").exists());
 }
+
+/// `tracer` run to completion within 60 s (killed and failed past it: a FIFO read would
+/// block for ever).
+fn tracer_within_a_minute(
+    root: &std::path::Path,
+    out: &std::path::Path,
+    env: (&str, &std::path::Path),
+    args: &[&str],
+) -> std::process::Output {
+    let mut child = tracer_command(root, out)
+        .env(env.0, env.1)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("tracer {args:?} still running after 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn override_entries_that_are_not_regular_files_are_one_line_errors() {
+    let root = project_copy("overrides-not-files");
+    let out = temp_dir("overrides-not-files-out");
+    let fifo = |p: &std::path::Path| {
+        let o = std::process::Command::new("mkfifo")
+            .arg(p)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "mkfifo: {o:?}");
+    };
+    let cases: [(&str, &str, Box<dyn Fn(&std::path::Path)>); 4] = [
+        (
+            "dangling",
+            "is a dangling symlink",
+            Box::new(|p| std::os::unix::fs::symlink("no-such.toml", p).unwrap()),
+        ),
+        (
+            "loop",
+            "is a symlink that cannot be followed",
+            Box::new(|p| std::os::unix::fs::symlink(p.file_name().unwrap(), p).unwrap()),
+        ),
+        ("fifo", "is a FIFO, not a regular file", Box::new(fifo)),
+        (
+            "zero",
+            "is a device, not a regular file",
+            Box::new(|p| std::os::unix::fs::symlink("/dev/zero", p).unwrap()),
+        ),
+    ];
+    for (name, why, make) in cases {
+        let dir = root.join("configs").join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let entry = dir.join("traces.toml");
+        make(&entry);
+        for args in [
+            &["validate"][..],
+            &["status"],
+            &["run", "db", "--domain", "airline"],
+        ] {
+            let o = tracer_within_a_minute(&root, &out, ("TRACER_STAGE_OVERRIDES", &dir), args);
+            assert_eq!(o.status.code(), Some(1), "{name} {args:?}: {}", stderr(&o));
+            let err = stderr(&o);
+            let needle = format!("{}: {why}", entry.display());
+            assert!(
+                err.contains(&needle),
+                "{name} {args:?}: {needle:?} in {err}"
+            );
+            if args[0] != "validate" {
+                assert_eq!(err.trim().lines().count(), 1, "{name} {args:?}: {err}");
+            } else {
+                assert_eq!(err.matches("traces.toml").count(), 1, "{name}: {err}");
+            }
+        }
+        assert!(!out.join("db").exists(), "{name}: nothing ran");
+    }
+}
+
+/// `tracer status | head -1` (and `stats`, `list`, ...): a reader that closes the pipe early
+/// is no error; the command finishes quietly with exit 0 instead of panicking (101).
+#[test]
+fn printing_commands_exit_0_when_the_reader_goes_away() {
+    let out = temp_dir("epipe");
+    assert_ok(&tracer(
+        &repo(),
+        &out,
+        &["run", "db", "--domain", "airline"],
+    ));
+    let commands: [&[&str]; 6] = [
+        &["status"],
+        &["stats", "--domain", "airline"],
+        &["list"],
+        &["graph"],
+        &["graphs", "stats"],
+        &["status", "--domain", "airline"],
+    ];
+    for args in commands {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = tracer_command(&repo(), &out)
+            .args(args)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{args:?}: {}", stderr(&o));
+    }
+}
+
+/// `tracer stats` where no stage ran says so (one line naming the output, exit 1) instead
+/// of printing tables of dashes.
+#[test]
+fn stats_of_an_output_where_nothing_ran_is_a_one_line_error() {
+    let out = temp_dir("stats-empty");
+    let o = tracer(&repo(), &out, &["stats"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("{}: nothing to report", out.display())),
+        "{err}"
+    );
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    // Another domain's run does not count for this one.
+    assert_ok(&tracer(
+        &repo(),
+        &out,
+        &["run", "db", "--domain", "airline"],
+    ));
+    assert_ok(&tracer(&repo(), &out, &["stats", "--domain", "airline"]));
+    let o = tracer(&repo(), &out, &["stats", "--domain", "retail"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+}
+
+/// `--help` says what the user needs: `run` lists the stages, `--domain` is explained
+/// wherever it is taken, `stats` names its tables.
+#[test]
+fn help_lists_the_stages_and_explains_domain() {
+    let help = |args: &[&str]| stdout(&tracer(&repo(), &temp_dir("help"), args));
+    let run = help(&["run", "--help"]);
+    assert!(
+        run.contains("Stages, in the order they run: db, ") && run.contains("trajectories"),
+        "{run}"
+    );
+    for cmd in ["status", "stats", "quality"] {
+        let text = help(&[cmd, "--help"]);
+        let line = text
+            .lines()
+            .skip_while(|l| !l.contains("--domain"))
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(line.contains("Only these domains"), "{cmd}: {text}");
+    }
+    assert!(help(&["stats", "--help"]).contains("funnel"));
+}

@@ -14,6 +14,7 @@ mod cli_rulesets;
 mod cli_shards;
 mod cli_trajectories;
 mod cost;
+mod doc_figures;
 mod emotion;
 mod endpoint_roles;
 mod layers;

@@ -2,8 +2,9 @@
 //! required outputs were right; it says nothing about how the agent got there. A row a model
 //! is trained on must also end with the user's own stop, carry no policy or interaction fault
 //! that the failure analysis finds (a skipped confirmation, a premature or wrong transfer,
-//! information revealed before verification, a policy breach, a redundant question), and —
-//! where the policy requires it — identify the customer with a lookup before the first write.
+//! information revealed before verification, a policy breach, a redundant question) and no
+//! write carried out with wrong arguments, and — where the policy requires it — identify the
+//! customer with a lookup before the first write.
 //!
 //! Architecture invariant: decides from an analysed [`Episode`] and its findings; reads no
 //! files.
@@ -16,6 +17,22 @@ use std::collections::BTreeMap;
 /// The fault groups that disqualify a successful episode as training data.
 pub fn disqualifies(fault: Fault) -> bool {
     matches!(fault.category(), "policy & interaction" | "integrity")
+}
+
+/// Whether a finding disqualifies a successful episode: a fault of a disqualifying group
+/// ([`disqualifies`]), or a write that ran with other arguments than the reference's
+/// (`wrong_arguments` on a call the tool carried out): the agent changed the customer's
+/// records in a way they did not ask for, even when a later write put it right (retail's
+/// kept row `a645f3ac12303e31` wrote an address the customer never gave, then the one a
+/// change of mind asked for). A wrong call the tool refused changed nothing; trying again
+/// after an error is not a fault of the row.
+pub fn disqualifying(ep: &Episode, f: &Finding) -> bool {
+    let ran = || {
+        f.call
+            .and_then(|n| ep.calls.iter().find(|c| c.ordinal == n))
+            .is_some_and(|c| c.succeeded())
+    };
+    disqualifies(f.fault) || (f.fault == Fault::WrongArguments && ran())
 }
 
 /// Why a successful episode is not a clean SFT row.
@@ -81,7 +98,7 @@ pub fn unclean(ep: &Episode, findings: &[Finding], identity_first: bool) -> Vec<
     if ep.termination != Termination::UserStop.as_str() {
         out.push(Unclean::NotStopped(ep.termination.clone()));
     }
-    for f in findings.iter().filter(|f| disqualifies(f.fault)) {
+    for f in findings.iter().filter(|f| disqualifying(ep, f)) {
         if !out
             .iter()
             .any(|u| matches!(u, Unclean::Fault(g, _) if *g == f.fault))
@@ -265,7 +282,7 @@ impl SftSummary {
             self.not_stopped += 1;
         }
         let mut faulty = false;
-        for f in findings.iter().filter(|f| disqualifies(f.fault)) {
+        for f in findings.iter().filter(|f| disqualifying(ep, f)) {
             *self.faults.entry(f.fault.as_str()).or_default() += 1;
             faulty = true;
         }
@@ -354,7 +371,55 @@ pub fn table(rows: &[(String, crate::split::Split, SftSummary)]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixtures::*;
+    use super::{Unclean, unclean};
+    use crate::analysis::{Fault, detect_all};
     use crate::harness::{ChatMessage, MessageRole, ToolCall};
+
+    /// A write carried out with wrong arguments disqualifies the row, even when a later
+    /// write put the record right (retail's kept row `a645f3ac12303e31`); one the tool
+    /// refused, retried with the right arguments, does not.
+    #[test]
+    fn a_write_that_ran_with_wrong_arguments_is_not_a_clean_row() {
+        let f = Fixture::new();
+        let (a, _) = f.two_baggage_writes();
+        let faults = |ep: &super::Episode| -> Vec<&'static str> {
+            unclean(ep, &detect_all(ep), false)
+                .iter()
+                .map(Unclean::kind)
+                .collect()
+        };
+        // Wrong arguments the tool carries out (one more checked bag), then the right ones.
+        let ran = [1, 2].into_iter().find_map(|more| {
+            let mut wrong = a.1.clone();
+            wrong["total_baggages"] =
+                serde_json::json!(a.1["total_baggages"].as_i64().unwrap() + more);
+            let out = f.env.fork().invoke(&a.0, &wrong);
+            (!out.is_error && f.env.check_policy(&a.0, &wrong).is_ok()).then_some(wrong)
+        });
+        let wrong = ran.expect("a wrong baggage change the tool carries out");
+        let mut s = f.script(std::slice::from_ref(&a));
+        s.user("Add a bag.");
+        s.agent("I will add a bag. Shall I proceed?");
+        s.user("Yes, go ahead.");
+        s.call(&a.0, wrong);
+        s.call(&a.0, a.1.clone());
+        let ep = s.episode("user_stop", 1);
+        assert!(ep.calls[0].succeeded());
+        assert_eq!(faults(&ep), [Fault::WrongArguments.as_str()]);
+        // Refused by the tool, then made right: clean.
+        let mut refused = a.1.clone();
+        refused["reservation_id"] = serde_json::json!("NOSUCH");
+        let mut s = f.script(std::slice::from_ref(&a));
+        s.user("Add a bag.");
+        s.agent("I will add a bag. Shall I proceed?");
+        s.user("Yes, go ahead.");
+        s.call(&a.0, refused);
+        s.call(&a.0, a.1.clone());
+        let ep = s.episode("user_stop", 1);
+        assert!(!ep.calls[0].succeeded());
+        assert!(faults(&ep).is_empty(), "{:?}", faults(&ep));
+    }
 
     #[test]
     fn a_row_with_an_empty_leaked_or_scripted_turn_is_refused() {

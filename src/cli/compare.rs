@@ -26,6 +26,6 @@ pub fn compare(args: CompareArgs) -> Result<(), CliError> {
     let a = crate::compare::load(&args.a)?;
     let b = crate::compare::load(&args.b)?;
     let comparison = crate::compare::compare(&a, &b, args.resamples as usize, args.seed)?;
-    print!("{}", crate::compare::comparison_table(&comparison, &a, &b));
+    out!("{}", crate::compare::comparison_table(&comparison, &a, &b));
     Ok(())
 }

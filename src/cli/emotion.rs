@@ -10,7 +10,7 @@ use crate::emotion::settings::EmotionsConfig;
 use crate::emotion::{self, Mapper, ModelSource, Taxonomy, anchors, eval};
 use crate::seed::derive_rng;
 use clap::{Args, Subcommand};
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 use std::path::PathBuf;
 
 /// The two command families, flattened into the top-level command list.
@@ -212,7 +212,7 @@ fn generate(paths: &Paths, a: GenerateArgs) -> Result<(), CliError> {
                 a.seed
             )));
         }
-        println!(
+        outln!(
             "ok: {} is up to date ({} anchors)",
             path.display(),
             list.len()
@@ -220,7 +220,7 @@ fn generate(paths: &Paths, a: GenerateArgs) -> Result<(), CliError> {
         return Ok(());
     }
     crate::artifact::write_atomic(&path, text.as_bytes()).map_err(failed)?;
-    println!(
+    outln!(
         "wrote {} anchors ({} conditions x {}) by {by} to {}",
         list.len(),
         taxonomy.condition_count(),
@@ -318,9 +318,7 @@ fn map(paths: &Paths, a: MapArgs) -> Result<(), CliError> {
     }
     match a.output {
         Some(p) => crate::artifact::write_atomic(&p, out.as_bytes()).map_err(failed)?,
-        None => std::io::stdout()
-            .write_all(out.as_bytes())
-            .map_err(|e| failed(format!("<stdout>: {e}")))?,
+        None => out!("{out}"),
     }
     Ok(())
 }
@@ -358,9 +356,9 @@ fn evaluate(paths: &Paths, a: EvalArgs) -> Result<(), CliError> {
     )
     .map_err(failed)?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&report).map_err(failed)?);
+        outln!("{}", serde_json::to_string_pretty(&report).map_err(failed)?);
     } else {
-        print!("{}", report.to_markdown());
+        out!("{}", report.to_markdown());
     }
     Ok(())
 }
@@ -404,7 +402,7 @@ fn vectors(paths: &Paths, a: VectorsArgs) -> Result<(), CliError> {
                 texts.len()
             )));
         }
-        println!(
+        outln!(
             "ok: the vectors in {} cover all {} texts",
             dir.display(),
             texts.len()
@@ -416,12 +414,12 @@ fn vectors(paths: &Paths, a: VectorsArgs) -> Result<(), CliError> {
         .write_seed(&texts, &dir, a.compact)
         .map_err(failed)?
     {
-        Some(path) => println!(
+        Some(path) => outln!(
             "wrote {}: the checked-in vectors now cover all {} texts",
             path.display(),
             texts.len()
         ),
-        None => println!(
+        None => outln!(
             "ok: the checked-in vectors already cover all {} texts",
             texts.len()
         ),
@@ -503,21 +501,21 @@ fn agreement(paths: &Paths, a: AgreementArgs) -> Result<(), CliError> {
         )));
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&rows).map_err(failed)?);
+        outln!("{}", serde_json::to_string_pretty(&rows).map_err(failed)?);
         return Ok(());
     }
-    println!(
+    outln!(
         "# Scripted feelings read as the feeler meant them ({} / {})\n",
         mapper.embedder().id(),
         mapper.decision().as_str()
     );
-    println!(
+    outln!(
         "| domain | feelings | family | emotion | politeness | urgency | trust | ms per feeling |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    outln!("|---|---|---|---|---|---|---|---|");
     let pct = |k: usize, n: usize| format!("{:.1}%", 100.0 * k as f64 / n.max(1) as f64);
     for r in &rows {
-        println!(
+        outln!(
             "| {} | {}{} | {} | {} | {} | {} | {} | {:.1} |",
             r.domain,
             r.feelings,

@@ -12,16 +12,19 @@ use std::path::PathBuf;
 pub enum GraphsCommand {
     /// Check structure and demonstrate every edge by execution on the generated database.
     Verify {
+        /// Only these domains (repeatable). Default: `domains` of stages/pipeline.toml, else all.
         #[arg(long = "domain")]
         domains: Vec<String>,
         /// Verify this file instead of graphs/<domain>.json (needs exactly one --domain).
         #[arg(long)]
         file: Option<PathBuf>,
+        /// Run seed (default: `seed` in stages/pipeline.toml).
         #[arg(long)]
         seed: Option<u64>,
     },
     /// Propose candidate edges from tool data flow and policy ordering, for review.
     Build {
+        /// The domain (see `tracer list`).
         #[arg(long)]
         domain: String,
         /// Write the candidate graph JSON here (default: stdout).
@@ -30,18 +33,22 @@ pub enum GraphsCommand {
         /// Consider every tool of the domain, not only the current graph's nodes.
         #[arg(long)]
         all_tools: bool,
+        /// Run seed (default: `seed` in stages/pipeline.toml).
         #[arg(long)]
         seed: Option<u64>,
     },
     /// Write DOT (and SVG where graphviz `dot` is installed).
     Render {
+        /// Only these domains (repeatable). Default: `domains` of stages/pipeline.toml, else all.
         #[arg(long = "domain")]
         domains: Vec<String>,
+        /// Where the `.dot` and `.svg` files go.
         #[arg(long, default_value = "output/graphs_render")]
         out_dir: PathBuf,
     },
     /// Per-domain statistics as a Markdown table.
     Stats {
+        /// Only these domains (repeatable). Default: `domains` of stages/pipeline.toml, else all.
         #[arg(long = "domain")]
         domains: Vec<String>,
     },
@@ -64,7 +71,7 @@ fn verify_one(
     let demos = demonstrate::demonstrate_edges(&g, env.as_ref(), seed, cfg.limits());
     let failed: Vec<_> = demos.iter().filter(|x| x.witness.is_none()).collect();
     let s = graph::stats(&g);
-    println!(
+    outln!(
         "{}: {} tools, {} edges, {} demonstrated by execution, density {:.2}, two-way {:.0}%, roots {} ({} read / {} write)",
         file.display(),
         s.tools,
@@ -77,7 +84,7 @@ fn verify_one(
         s.roots_write
     );
     for f in &failed {
-        println!("  not demonstrated: {} -> {}", f.from, f.to);
+        outln!("  not demonstrated: {} -> {}", f.from, f.to);
     }
     Ok(failed.len())
 }
@@ -142,7 +149,7 @@ pub fn run(paths: &Paths, cmd: GraphsCommand) -> Result<(), CliError> {
             );
             match out {
                 Some(path) => crate::artifact::write_atomic(&path, g.to_pretty_json().as_bytes())?,
-                None => print!("{}", g.to_pretty_json()),
+                None => out!("{}", g.to_pretty_json()),
             }
             Ok(())
         }
@@ -161,9 +168,9 @@ pub fn run(paths: &Paths, cmd: GraphsCommand) -> Result<(), CliError> {
                     .status();
                 match svg {
                     Ok(s) if s.success() => {
-                        println!("{} and {}", dot_path.display(), svg_path.display())
+                        outln!("{} and {}", dot_path.display(), svg_path.display())
                     }
-                    _ => println!("{} (install graphviz for SVG)", dot_path.display()),
+                    _ => outln!("{} (install graphviz for SVG)", dot_path.display()),
                 }
             }
             Ok(())
@@ -173,7 +180,7 @@ pub fn run(paths: &Paths, cmd: GraphsCommand) -> Result<(), CliError> {
             for d in resolve_domains(paths, &domains)? {
                 rows.push(graph::stats(&graph::load(&paths.graph_file(d.name()), d)?));
             }
-            print!("{}", graph::stats_table(&rows));
+            out!("{}", graph::stats_table(&rows));
             Ok(())
         }
     }

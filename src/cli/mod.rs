@@ -3,6 +3,25 @@
 //!
 //! Architecture invariant: no pipeline or domain logic here — parse, call, print.
 
+/// `print!` for the commands: a reader that goes away (`tracer status | head -1`: EPIPE)
+/// ends the output quietly, and the command goes on and exits as it would have
+/// ([`write_stdout`]); `print!` would panic and exit 101.
+macro_rules! out {
+    ($($t:tt)*) => {
+        $crate::cli::write_stdout(format_args!($($t)*))
+    };
+}
+
+/// `println!` for the commands, quiet on EPIPE as [`out!`].
+macro_rules! outln {
+    () => {
+        $crate::cli::write_stdout(format_args!("\n"))
+    };
+    ($($t:tt)*) => {
+        $crate::cli::write_stdout(format_args!("{}\n", format_args!($($t)*)))
+    };
+}
+
 pub mod compare;
 pub mod data;
 pub mod emotion;
@@ -107,7 +126,9 @@ pub enum Command {
     Reference(data::ReferenceCommand),
     /// Run the benchmarks and print a Markdown report.
     Bench(pipeline::BenchArgs),
-    /// The funnel per domain (traces -> grounded -> refined -> verified) as Markdown.
+    /// A run's tables as Markdown, per domain: the task funnel (traces -> grounded ->
+    /// refined -> verified), manual review, emotion mix, rollouts, evaluation (Avg@k,
+    /// Pass^k), cost, faults and data quality; an output with no stage run is an error.
     Stats(pipeline::StatsArgs),
     /// Compare two evaluations task by task: Avg@k and Pass^k per domain and overall, the
     /// difference with its 95% interval, a paired p-value, and whether it is within noise.
@@ -128,9 +149,33 @@ pub enum Command {
     Emotion(emotion::EmotionCommands),
 }
 
+/// The command line as clap sees it, with what only the registry knows: `run --help`
+/// lists the stages, in the order they run.
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    let dag = crate::stage::dag();
+    let stages: Vec<&str> = dag.topo_order().iter().map(|s| s.name()).collect();
+    let listed = format!("Stages, in the order they run: {}", stages.join(", "));
+    Cli::command().mut_subcommand("run", |c| c.after_help(listed))
+}
+
+/// Write to stdout. A broken pipe (the reader closed it: `| head`) is not an error of the
+/// command: the rest of its output is dropped and it finishes as it would have. Any other
+/// failure to write stdout panics, as `print!` does.
+pub fn write_stdout(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_fmt(args).and_then(|()| out.flush()) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(e) => panic!("failed printing to stdout: {e}"),
+    }
+}
+
 /// Parse the process arguments and run; `Err` carries the one-line error to print.
 pub fn main() -> Result<(), CliError> {
-    let cli = Cli::parse();
+    use clap::FromArgMatches;
+    let cli = Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|e| e.exit());
     let mut paths = crate::config::Paths::from_env();
     if let Some(file) = cli.roles.clone() {
         paths = paths.with_roles(file);
@@ -180,7 +225,7 @@ fn run(paths: &crate::config::Paths, command: Command) -> Result<(), CliError> {
         Command::Status(a) => pipeline::status(paths, a),
         Command::Card(a) => pipeline::card(paths, a),
         Command::Graph => {
-            print!("{}", crate::stage::dag().to_dot());
+            out!("{}", crate::stage::dag().to_dot());
             Ok(())
         }
         Command::Validate => pipeline::validate(paths),
@@ -246,4 +291,72 @@ pub fn resolve_domains(
         .iter()
         .map(|n| crate::domain::find(n))
         .collect::<Result<Vec<_>, _>>()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every argument of every command (and subcommand) says what it is for in `--help`.
+    #[test]
+    fn every_argument_has_help() {
+        fn walk(c: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for a in c.get_arguments() {
+                let id = a.get_id().as_str();
+                if id != "help" && id != "version" && a.get_help().is_none() {
+                    missing.push(format!("{path} --{}", a.get_long().unwrap_or(id)));
+                }
+            }
+            for sub in c.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&command(), "tracer", &mut missing);
+        assert!(missing.is_empty(), "arguments without help: {missing:?}");
+    }
+
+    /// `tracer run --help` lists every stage of the registry, in the order they run.
+    #[test]
+    fn run_help_lists_the_stages() {
+        let mut cmd = command();
+        let help = cmd
+            .find_subcommand_mut("run")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        let dag = crate::stage::dag();
+        let names: Vec<&str> = dag.topo_order().iter().map(|s| s.name()).collect();
+        assert!(names.len() >= 14, "{names:?}");
+        assert!(
+            help.contains(&format!(
+                "Stages, in the order they run: {}",
+                names.join(", ")
+            )),
+            "{help}"
+        );
+    }
+
+    /// `stats --help` names every table `tracer stats` prints.
+    #[test]
+    fn stats_help_names_its_tables() {
+        let mut cmd = command();
+        let help = cmd
+            .find_subcommand_mut("stats")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        for table in [
+            "funnel",
+            "review",
+            "emotion",
+            "rollouts",
+            "evaluation",
+            "cost",
+            "faults",
+            "quality",
+        ] {
+            assert!(help.contains(table), "{table}: {help}");
+        }
+    }
 }

@@ -34,24 +34,30 @@ pub struct RunArgs {
 pub struct MergeArgs {
     /// The item-parallel stage whose shard parts to merge.
     pub stage: String,
+    /// Only these domains (repeatable). Default: `domains` of stages/pipeline.toml, else all.
     #[arg(long = "domain")]
     pub domains: Vec<String>,
+    /// Run seed (default: `seed` in stages/pipeline.toml).
     #[arg(long)]
     pub seed: Option<u64>,
 }
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
+    /// Only these domains (repeatable). Default: `domains` of stages/pipeline.toml, else all.
     #[arg(long = "domain")]
     pub domains: Vec<String>,
+    /// Run seed (default: `seed` in stages/pipeline.toml).
     #[arg(long)]
     pub seed: Option<u64>,
 }
 
 #[derive(Debug, Args)]
 pub struct CardArgs {
+    /// Only these domains (repeatable). Default: `domains` of stages/pipeline.toml, else all.
     #[arg(long = "domain")]
     pub domains: Vec<String>,
+    /// Run seed (default: `seed` in stages/pipeline.toml).
     #[arg(long)]
     pub seed: Option<u64>,
 }
@@ -65,12 +71,13 @@ pub fn card(paths: &Paths, args: CardArgs) -> Result<(), CliError> {
     let quality = || super::quality::report(paths, &names).map_err(|e| e.to_string());
     let resamples = crate::rollout::eval_resamples(paths)?;
     let path = crate::card::write_card(&r, &quality, resamples)?;
-    println!("wrote {}", path.display());
+    outln!("wrote {}", path.display());
     Ok(())
 }
 
 #[derive(Debug, Args)]
 pub struct StatsArgs {
+    /// Only these domains (repeatable). Default: `domains` of stages/pipeline.toml, else all.
     #[arg(long = "domain")]
     pub domains: Vec<String>,
 }
@@ -80,47 +87,62 @@ pub fn stats(paths: &Paths, args: StatsArgs) -> Result<(), CliError> {
         .iter()
         .map(|d| d.name())
         .collect();
-    println!("## Task funnel\n");
-    print!("{}", crate::stats::funnel(paths, &names)?);
+    // Tables of dashes say nothing: an output tree where no stage ran for these domains
+    // (a new directory, a wrong TRACER_OUTPUT) is refused with where it looked.
+    let dag = crate::stage::dag();
+    let ran = dag.stages().iter().any(|s| {
+        names
+            .iter()
+            .any(|d| crate::pipeline::stage_dir(&paths.output, s.name(), d).is_dir())
+    });
+    if !ran {
+        return Err(CliError::Failed(format!(
+            "{}: nothing to report: no stage has run here for {} (run e.g. `tracer run tasks` first, or set TRACER_OUTPUT to a run's output)",
+            paths.output.display(),
+            names.join(", ")
+        )));
+    }
+    outln!("## Task funnel\n");
+    out!("{}", crate::stats::funnel(paths, &names)?);
     if let Some(review) = crate::stats::review_table(paths, &names) {
-        println!("\n## Manual review of the evaluation release\n");
-        print!("{review}");
+        outln!("\n## Manual review of the evaluation release\n");
+        out!("{review}");
     }
     let emotions = crate::stats::emotion_table(paths, &names)?;
     if emotions.lines().count() > 2 {
-        println!("\n## Emotion conditions of verified tasks\n");
-        print!("{emotions}");
+        outln!("\n## Emotion conditions of verified tasks\n");
+        out!("{emotions}");
     }
     let rollouts = crate::stats::rollout_table(paths, &names)?;
     if rollouts.lines().count() > 2 {
-        println!("\n## Rollouts (training)\n");
-        print!("{rollouts}");
+        outln!("\n## Rollouts (training)\n");
+        out!("{rollouts}");
     }
     let resamples = crate::rollout::eval_resamples(paths)?;
     if let Some(eval) = crate::stats::eval_table(paths, &names, resamples)? {
-        println!("\n## Evaluation\n");
-        print!("{eval}");
+        outln!("\n## Evaluation\n");
+        out!("{eval}");
     }
-    let dag = crate::stage::dag();
     let scope =
         crate::stats::CostScope::new(&dag, dag.topo_order().iter().map(|s| s.name()).collect())?;
     if let Some(cost) = crate::stats::cost_report(paths, &scope, &names)? {
-        println!("\n## Cost\n\n{}\n", crate::stats::COST_NOTE);
-        print!("{cost}");
+        outln!("\n## Cost\n\n{}\n", crate::stats::COST_NOTE);
+        out!("{cost}");
     }
-    print!(
+    out!(
         "{}",
         crate::stats::fault_report(&crate::stats::read_faults(paths, &names)?)
     );
     if let Some(q) = super::quality::report(paths, &names)? {
-        println!("\n## Quality of verified tasks\n");
-        print!("{q}");
+        outln!("\n## Quality of verified tasks\n");
+        out!("{q}");
     }
     Ok(())
 }
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
+    /// Run seed (default: `seed` in stages/pipeline.toml).
     #[arg(long)]
     pub seed: Option<u64>,
     /// Shorter runs of every benchmark (a smoke check, noisier figures).
@@ -263,13 +285,13 @@ fn fold_shard_caches(paths: &Paths) -> Result<(), CliError> {
 
 pub fn status(paths: &Paths, args: StatusArgs) -> Result<(), CliError> {
     let r = runner(paths, &args.domains, args.seed)?;
-    println!("| stage | domain | status |\n|---|---|---|");
+    outln!("| stage | domain | status |\n|---|---|---|");
     for (stage, domain, state) in r.status(&r.dag.topo_order())? {
         let state = match state {
             Freshness::Fresh => "fresh".to_string(),
             Freshness::Stale(why) => format!("stale ({why})"),
         };
-        println!("| {stage} | {domain} | {state} |");
+        outln!("| {stage} | {domain} | {state} |");
     }
     // Shard parts waiting for a merge (or half of a cluster run), per stage and domain.
     let mut shards = Vec::new();
@@ -281,9 +303,9 @@ pub fn status(paths: &Paths, args: StatusArgs) -> Result<(), CliError> {
         }
     }
     if !shards.is_empty() {
-        println!("\n| stage | domain | shard parts |\n|---|---|---|");
+        outln!("\n| stage | domain | shard parts |\n|---|---|---|");
         for line in shards {
-            println!("{line}");
+            outln!("{line}");
         }
     }
     Ok(())
@@ -303,7 +325,7 @@ pub fn docs(paths: &Paths, a: DocsArgs) -> Result<(), CliError> {
     let stale = crate::docs::stale(&pages);
     if a.check {
         if stale.is_empty() {
-            println!("ok: {} generated pages are current", pages.len());
+            outln!("ok: {} generated pages are current", pages.len());
             return Ok(());
         }
         for s in &stale {
@@ -317,20 +339,20 @@ pub fn docs(paths: &Paths, a: DocsArgs) -> Result<(), CliError> {
     for (path, text) in &pages {
         crate::artifact::write_atomic(path, text.as_bytes())?;
     }
-    println!("wrote {} pages ({} had changed)", pages.len(), stale.len());
+    outln!("wrote {} pages ({} had changed)", pages.len(), stale.len());
     Ok(())
 }
 
 pub fn list() -> Result<(), CliError> {
-    println!("stages (dependency order):");
+    outln!("stages (dependency order):");
     for s in crate::stage::dag().topo_order() {
-        println!("  {:<10} <- {}", s.name(), s.inputs().join(", "));
+        outln!("  {:<10} <- {}", s.name(), s.inputs().join(", "));
     }
-    println!("domains:");
+    outln!("domains:");
     for d in domain::registry() {
         let specs = d.tool_specs();
         let reads = specs.iter().filter(|s| s.kind == ToolKind::Read).count();
-        println!(
+        outln!(
             "  {} ({} tools: {} read, {} write)",
             d.name(),
             specs.len(),
@@ -339,11 +361,11 @@ pub fn list() -> Result<(), CliError> {
         );
         for (i, r) in d.rulesets().iter().enumerate() {
             let default = if i == 0 { " (default)" } else { "" };
-            println!("    ruleset {}{default}: {}", r.name, r.description);
+            outln!("    ruleset {}{default}: {}", r.name, r.description);
         }
         for s in specs {
             let end = if s.terminates { ", ends episode" } else { "" };
-            println!("    {:<34} {}{end}", s.name, s.kind.as_str());
+            outln!("    {:<34} {}{end}", s.name, s.kind.as_str());
         }
     }
     Ok(())
@@ -382,17 +404,17 @@ pub fn scaffold(paths: &Paths, command: ScaffoldCommand) -> Result<(), CliError>
     let done = crate::scaffold::scaffold_domain(&paths.root, &name)?;
     for path in &done.written {
         let rel = path.strip_prefix(&paths.root).unwrap_or(path);
-        println!("wrote  {}", rel.display());
+        outln!("wrote  {}", rel.display());
     }
     let rel = done
         .edited
         .strip_prefix(&paths.root)
         .unwrap_or(&done.edited);
-    println!(
+    outln!(
         "edited {} (pub mod {name}; and its registry line)",
         rel.display()
     );
-    println!("{}", crate::scaffold::next_steps(&name));
+    outln!("{}", crate::scaffold::next_steps(&name));
     Ok(())
 }
 
@@ -403,7 +425,7 @@ pub fn validate(paths: &Paths) -> Result<(), CliError> {
             Some(file) => format!("; roles from {}", file.display()),
             None => String::new(),
         };
-        println!(
+        outln!(
             "ok: {} stage configs, {} domains (graphs, policies, tools) are valid{roles}",
             crate::stage::dag().stages().len(),
             domain::registry().len()
@@ -436,7 +458,7 @@ pub fn bench(paths: &Paths, args: BenchArgs) -> Result<(), CliError> {
             held: args.held,
         })
         .map_err(CliError::Failed)?;
-        print!("{report}");
+        out!("{report}");
         return Ok(());
     }
     let seed = resolve_seed(paths, args.seed)?;
@@ -447,6 +469,6 @@ pub fn bench(paths: &Paths, args: BenchArgs) -> Result<(), CliError> {
         // CPU time and memory are the harness's own.
         server_exe: std::env::current_exe().ok(),
     };
-    print!("{}", crate::bench::run_benchmarks(paths, seed, &opts));
+    out!("{}", crate::bench::run_benchmarks(paths, seed, &opts));
     Ok(())
 }

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 
 #[derive(Debug, Args)]
 pub struct QualityArgs {
+    /// Only these domains (repeatable). Default: `domains` of stages/pipeline.toml, else all.
     #[arg(long = "domain")]
     pub domains: Vec<String>,
 }
@@ -97,8 +98,8 @@ pub fn quality(paths: &Paths, args: QualityArgs) -> Result<(), CliError> {
         .collect();
     match report(paths, &names)? {
         Some(t) => {
-            println!("## Quality of verified tasks\n");
-            print!("{t}");
+            outln!("## Quality of verified tasks\n");
+            out!("{t}");
             Ok(())
         }
         None => Err(CliError::Failed(

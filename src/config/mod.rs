@@ -130,15 +130,17 @@ impl Paths {
         Ok((path, table))
     }
 
-    /// The file that names a stage's options in errors: the override when one exists, else
-    /// `stages/<stage>.toml`. Read a stage's settings with [`Paths::stage_table`], which
-    /// merges the two (and the roles file); the config hash is taken over the merged values,
-    /// so an override that repeats a default file's values changes nothing.
+    /// The file that names a stage's options in errors: the override when an entry of that
+    /// name exists (whatever it is: [`read_table`] refuses one that is not a regular file,
+    /// and every command checks the directory first), else `stages/<stage>.toml`. Read a
+    /// stage's settings with [`Paths::stage_table`], which merges the two (and the roles
+    /// file); the config hash is taken over the merged values, so an override that repeats a
+    /// default file's values changes nothing.
     pub fn stage_config(&self, stage: &str) -> PathBuf {
         let file = format!("{stage}.toml");
         if let Some(dir) = &self.overrides {
             let candidate = dir.join(&file);
-            if candidate.is_file() {
+            if candidate.symlink_metadata().is_ok() {
                 return candidate;
             }
         }
@@ -179,8 +181,57 @@ pub fn policy_sources(domain: &dyn crate::domain::Domain) -> Vec<PathBuf> {
     files
 }
 
-/// Read a TOML file as a generic table (missing file = empty table).
+/// Why the entry at `path` is not a config file one can read (`None` when it is a regular
+/// file, or a symlink to one): a dangling or looping symlink, a FIFO, a device, a
+/// directory. Checked without opening it, so a FIFO never blocks and `/dev/zero` is never
+/// read.
+pub fn not_a_regular_file(path: &Path) -> Option<String> {
+    let why = match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => return None,
+        Ok(m) => format!("is {}, not a regular file", file_kind(&m.file_type())),
+        Err(e) if path.symlink_metadata().is_ok_and(|m| m.is_symlink()) => {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                "is a dangling symlink".to_string()
+            } else {
+                format!("is a symlink that cannot be followed ({e})")
+            }
+        }
+        Err(e) => e.to_string(),
+    };
+    Some(format!("{}: {why}", path.display()))
+}
+
+fn file_kind(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a file"
+    }
+}
+
+/// Read a TOML file as a generic table (missing file = empty table). An entry that is there
+/// but is no regular file (a dangling symlink, a FIFO, a device) is an error naming it,
+/// never read.
 pub fn read_table(path: &Path) -> Result<toml::Table, ConfigError> {
+    if path.symlink_metadata().is_err() {
+        return Ok(toml::Table::new());
+    }
+    if let Some(why) = not_a_regular_file(path) {
+        return Err(ConfigError::File {
+            path: path.display().to_string(),
+            message: why
+                .strip_prefix(&format!("{}: ", path.display()))
+                .unwrap_or(&why)
+                .to_string(),
+        });
+    }
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(toml::Table::new()),

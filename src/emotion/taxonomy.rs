@@ -152,8 +152,9 @@ impl Taxonomy {
     }
 
     /// Check the emotion labels a task carries (each optional): every one must be in this
-    /// taxonomy, and a family given with an emotion must be that emotion's family. The
-    /// error names the field and the labels it may take.
+    /// taxonomy. The error names the field and the labels it may take. A family that is
+    /// not its emotion's is no error ([`Taxonomy::family_disagreement`] says so): the
+    /// authors' own task files carry such pairs.
     pub fn check_labels(
         &self,
         family: Option<&str>,
@@ -183,13 +184,6 @@ impl Taxonomy {
         }
         if let Some(e) = emotion {
             one_of("emotion_leaf", e, &self.emotion_names())?;
-            if let (Some(f), Some(of)) = (family, self.family_of(e))
-                && f != of
-            {
-                return Err(format!(
-                    "emotion_leaf '{e}' belongs to family '{of}', not emotion_family '{f}'"
-                ));
-            }
         }
         for (field, value, known) in [
             ("dimension_politeness", politeness, &self.politeness),
@@ -201,6 +195,20 @@ impl Taxonomy {
             }
         }
         Ok(())
+    }
+
+    /// When a task's `emotion_leaf` belongs to another family than its `emotion_family`
+    /// (both known labels), what disagrees, in words.
+    pub fn family_disagreement(
+        &self,
+        family: Option<&str>,
+        emotion: Option<&str>,
+    ) -> Option<String> {
+        let (f, e) = (family?, emotion?);
+        let of = self.family_of(e)?;
+        (f != of && self.family_names().iter().any(|n| n == f)).then(|| {
+            format!("emotion_leaf '{e}' belongs to family '{of}', not emotion_family '{f}'")
+        })
     }
 
     pub fn condition_count(&self) -> usize {

@@ -47,13 +47,15 @@ pub fn problems(paths: &Paths, scope: &Scope) -> Vec<String> {
     if let Some(dir) = &paths.overrides {
         problems.extend(override_problems(dir, scope.registry));
     }
-    if let Err(e) = PipelineConfig::load(paths) {
+    if let Err(e) = PipelineConfig::load(paths)
+        && !problems.contains(&e.to_string())
+    {
         problems.push(e.to_string());
     }
     for stage in scope.stages {
         problems.extend(stage.validate_sources(paths, scope.domains));
         let path = paths.stage_config(stage.name());
-        if !path.is_file() {
+        if path.symlink_metadata().is_err() {
             // Every stage has its file; a missing one is a lost or misnamed file, not a wish
             // for defaults (an empty file is that).
             problems.push(format!(
@@ -61,6 +63,14 @@ pub fn problems(paths: &Paths, scope: &Scope) -> Vec<String> {
                 path.display()
             ));
             continue;
+        }
+        if paths
+            .overrides
+            .as_deref()
+            .is_some_and(|d| path.starts_with(d))
+            && crate::config::not_a_regular_file(&path).is_some()
+        {
+            continue; // listed with the override directory's problems above
         }
         let checked = paths
             .stage_table(stage.name())
@@ -103,10 +113,9 @@ pub fn override_problems(dir: &std::path::Path, stages: &[&'static dyn Stage]) -
     names.sort();
     for name in names {
         let stem = name.strip_suffix(".toml");
-        if !stem.is_some_and(|s| known.contains(s))
-            && !name.starts_with('.')
-            && !name.ends_with(".md")
-        {
+        if stem.is_some_and(|s| known.contains(s)) {
+            problems.extend(crate::config::not_a_regular_file(&dir.join(&name)));
+        } else if !name.starts_with('.') && !name.ends_with(".md") {
             problems.push(format!(
                 "{}: not a stage config (expected <stage>.toml or pipeline.toml)",
                 dir.join(&name).display()

@@ -206,11 +206,14 @@ pub fn check(text: &str) -> Vec<Hit> {
         };
         if amount && i > 0 {
             let prev = ws[i - 1].core.to_lowercase();
-            // "the 4,876.37 INR", "the 20.00 euros": the currency follows.
+            // "the 4,876.37 INR", "the 20.00 euros", "the 20.00 in euros": the currency
+            // follows ("in local currency" names none).
+            let after_in = ws.get(i + 2).map(|w| w.core.to_lowercase());
             let currency_after = next.is_some_and(|n| {
                 (n.len() == 3 && n.chars().all(|c| c.is_ascii_uppercase()))
-                    || ["dollars", "euros", "pounds", "rupees", "in"]
-                        .contains(&n.to_lowercase().as_str())
+                    || ["dollars", "euros", "pounds", "rupees"].contains(&n.to_lowercase().as_str())
+                    || n.eq_ignore_ascii_case("in")
+                        && after_in.as_deref().is_some_and(|w| w != "local")
             });
             if !currency_after
                 && ["the", "pay", "paying", "paid", "of", "costs", "cost"].contains(&prev.as_str())
@@ -378,6 +381,11 @@ mod tests {
             rules("You will pay the 37.80 with your gift card."),
             ["bare_amount"]
         );
+        // Movie's requests said this in 103 tasks: a currency no one can name.
+        assert_eq!(
+            rules("You will pay the 59.03 in local currency with your card."),
+            ["bare_amount"]
+        );
         assert_eq!(
             rules("You want a table. the Oak Hollow branch is fine."),
             ["sentence_case"]
@@ -419,6 +427,7 @@ mod tests {
             "Tell me your name; give me the total. You want it done.",
             "You had had enough. Please help me.",
             "You love Piri Piri chicken and pay the 4,876.37 INR today.",
+            "You will pay the 59.03 EUR with your card, or the 20.00 in euros.",
         ] {
             assert_eq!(check(ok), [], "{ok}");
         }

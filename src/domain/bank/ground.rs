@@ -25,12 +25,13 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
 
-/// Reasons a client gives for a freeze.
+/// Reasons a client gives for a freeze: the `reason` argument, which the request quotes
+/// ("...; the reason: card lost."), so each is a noun phrase.
 pub const REASONS: [&str; 4] = [
     "card lost",
     "suspected fraud",
     "card stolen",
-    "travelling and want it locked",
+    "travelling abroad",
 ];
 pub const ACCOUNT_REASONS: [&str; 3] = [
     "suspicious activity",

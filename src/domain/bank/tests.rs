@@ -706,3 +706,38 @@ fn lookups_make_the_agent_tell_what_every_request_asks() {
             .is_empty()
     );
 }
+
+/// A freeze's reason is the tool's `reason` argument, quoted by the request ("You want your
+/// card frozen; the reason: card lost."), so every reason must be a noun phrase that reads
+/// after "the reason:" and "citing": no verb of the customer's and no pronoun ("travelling
+/// and want it locked" read "...; the reason: travelling and want it locked.").
+#[test]
+fn freeze_reasons_are_noun_phrases_the_request_can_quote() {
+    let clause_words = [
+        "want", "wants", "need", "needs", "like", "is", "are", "was", "am", "have", "has", "it",
+        "i", "you", "my", "your", "and",
+    ];
+    for reason in super::ground::REASONS
+        .iter()
+        .chain(super::ground::ACCOUNT_REASONS.iter())
+    {
+        for word in reason.split_whitespace() {
+            assert!(
+                !clause_words.contains(&word.to_lowercase().as_str()),
+                "freeze reason {reason:?} is a clause ('{word}'), not a noun phrase"
+            );
+        }
+    }
+    // And the request says it as such.
+    let db = eval();
+    let card = db
+        .clients
+        .iter()
+        .find_map(|(_, c)| c.cards.values().find(|c| c.status == "active"))
+        .expect("an active card");
+    for reason in super::ground::REASONS {
+        let args = json!({"card_id": card.card_id, "reason": reason});
+        let request = Hooks::describe_request(&db, "freeze_card", &args, "").unwrap();
+        assert!(request.contains(&format!("{reason}.")), "{request}");
+    }
+}

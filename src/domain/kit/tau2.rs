@@ -63,7 +63,8 @@ pub fn parse_table<T: DeserializeOwned>(
 /// - a row's key is its id: in a table whose rows carry their key in one field (the field
 ///   most rows agree with, e.g. `student_id`), a row whose field says otherwise is refused;
 /// - every value shaped like a date (`YY-MM-DD`, `YY-MM-DD-HH-MM`, `YYYY-MM-DD`, at any
-///   depth) is a real one.
+///   depth) in a field that holds dates ([`is_date_field`]) is a real one. A date-shaped
+///   value elsewhere is not a date (bank's UK sort codes, `routing_number: "20-19-18"`).
 pub fn check_import(
     tables: &BTreeMap<String, Value>,
     known: &[&str],
@@ -106,7 +107,7 @@ pub fn check_import(
                     "{name}['{key}']: the row's key differs from its {field} ({id})"
                 )));
             }
-            if let Some((at, bad)) = invalid_date(row, String::new()) {
+            if let Some((at, bad)) = invalid_date(row, String::new(), false) {
                 return Err(err(format!(
                     "{name}['{key}']{at}: '{bad}' is not a valid date"
                 )));
@@ -116,19 +117,52 @@ pub fn check_import(
     Ok(())
 }
 
-/// The first value under `v` shaped like a date that is not one: (path, value).
-fn invalid_date(v: &Value, at: String) -> Option<(String, String)> {
+/// The first value under `v` in a date field (`in_date`: `v` is, or is an element of, one)
+/// shaped like a date that is not one: (path, value).
+fn invalid_date(v: &Value, at: String, in_date: bool) -> Option<(String, String)> {
     match v {
-        Value::String(s) => (looks_like_date(s) && !is_valid_date(s)).then(|| (at, s.clone())),
+        Value::String(s) => {
+            (in_date && looks_like_date(s) && !is_valid_date(s)).then(|| (at, s.clone()))
+        }
         Value::Array(items) => items
             .iter()
             .enumerate()
-            .find_map(|(i, x)| invalid_date(x, format!("{at}[{i}]"))),
+            .find_map(|(i, x)| invalid_date(x, format!("{at}[{i}]"), in_date)),
         Value::Object(map) => map
             .iter()
-            .find_map(|(k, x)| invalid_date(x, format!("{at}.{k}"))),
+            .find_map(|(k, x)| invalid_date(x, format!("{at}.{k}"), is_date_field(k))),
         _ => None,
     }
+}
+
+/// Whether a field of a tau2 row holds dates, by its name: one of its words (split at `_`
+/// and `-`, a plural `s` dropped) names a date or a time: `date`, `dob`, `birth`, `at`,
+/// `on`, `time`, `timestamp`, `deadline`, `expiry`, `meeting`, `est` (the references'
+/// suffix of a US Eastern time). Every date-shaped value in ToolOrchestra's six databases
+/// sits in such a field, and none of theirs that is not a date does (a sort code is a
+/// `routing_number`).
+pub fn is_date_field(name: &str) -> bool {
+    const WORDS: [&str; 11] = [
+        "date",
+        "dob",
+        "birth",
+        "at",
+        "on",
+        "time",
+        "timestamp",
+        "deadline",
+        "expiry",
+        "meeting",
+        "est",
+    ];
+    name.split(['_', '-']).any(|word| {
+        let word = word.to_ascii_lowercase();
+        let singular = match word.strip_suffix('s') {
+            Some(stem) if stem.len() >= 3 => stem,
+            _ => word.as_str(),
+        };
+        WORDS.contains(&singular)
+    })
 }
 
 /// `NN-NN-NN`, `NN-NN-NN-NN-NN` or `NNNN-NN-NN` (digits and dashes only).
@@ -333,6 +367,11 @@ mod tests {
         let good = r#"{"students": {"S1": {"student_id": "S1", "dob": "03-08-19"}, "S2": {"student_id": "S2", "dob": "99-12-31"}},
                        "courses": {"C1": {"course_id": "C1", "first": "25-01-27-09-00", "term": "2025-SPRING", "on": "2025-02-28"}}}"#;
         check_import(&db(good), &known, origin).unwrap();
+        // A date-shaped value in a field that is no date is left alone: bank's UK sort
+        // codes (ToolOrchestra's `BENUK001`), at any depth.
+        let sort_code = r#"{"students": {"S1": {"student_id": "S1", "routing_number": "20-19-18",
+                           "bank_details": {"routing_number": "20-19-18"}, "codes": ["99-99-99"]}}}"#;
+        check_import(&db(sort_code), &known, origin).unwrap();
         for (text, needle) in [
             (
                 r#"{"students": {}, "studnets": {}}"#,
@@ -354,6 +393,10 @@ mod tests {
                 r#"{"courses": {"C1": {"course_id": "C1", "on": "2025-13-01"}}}"#,
                 "'2025-13-01' is not a valid date",
             ),
+            (
+                r#"{"courses": {"C1": {"course_id": "C1", "dates": {"x": {"actual_end_time_est": "25-01-27-09-60"}}}}}"#,
+                "courses['C1'].dates.x.actual_end_time_est: '25-01-27-09-60' is not a valid date",
+            ),
         ] {
             let e = check_import(&db(text), &known, origin)
                 .unwrap_err()
@@ -362,6 +405,56 @@ mod tests {
                 e.starts_with("db.json: ") && e.contains(needle),
                 "{text}: {e}"
             );
+        }
+    }
+
+    /// Every field of ToolOrchestra's six `db.json` files that holds a date-shaped value,
+    /// but bank's `routing_number` (a UK sort code, `20-19-18`), is a date field.
+    #[test]
+    fn the_references_date_fields_are_date_fields_and_sort_codes_are_not() {
+        for field in [
+            "created_at",
+            "due_date",
+            "first_payment_date",
+            "last_reviewed_at",
+            "maturity_date",
+            "opened_at",
+            "origination_date",
+            "posted_at",
+            "release_at",
+            "timestamp",
+            "verified_at",
+            "date",
+            "end_date",
+            "start_date",
+            "canceled_at",
+            "end_of_run_est",
+            "end_time_local",
+            "release_date",
+            "start_time_local",
+            "actual_end_time_est",
+            "actual_start_time_est",
+            "date-of-birth",
+            "dob",
+            "scheduled_first_meeting_est",
+            "booking_date",
+            "departure_date",
+            "early_bird_deadline",
+            "expiry",
+            "meetings",
+        ] {
+            assert!(is_date_field(field), "{field}");
+        }
+        for field in [
+            "routing_number",
+            "phone",
+            "status",
+            "course_code",
+            "term",
+            "account_number_masked",
+            "zip",
+        ] {
+            assert!(!is_date_field(field), "{field}");
         }
     }
 

@@ -10,7 +10,7 @@
 //! confirmation), so the booking ids are the identity fact; name, email, phone and loyalty
 //! id follow (a new booking needs them). Customers name movies by title, theaters by name,
 //! shows by date and time, seats by seat label, payment methods by brand and last digits,
-//! and amounts in the theater's money.
+//! and amounts in the theater's money, with its currency (`CURRENCIES`, by country).
 //!
 //! Architecture invariant: reads the state only; phrasing varies deterministically with the
 //! arguments (no RNG), so grounding stays reproducible.
@@ -31,10 +31,51 @@ use std::sync::LazyLock;
 static REQUESTS: LazyLock<Templates> =
     LazyLock::new(|| Templates::builtin(include_str!("requests.toml")));
 
-/// An amount in the theater's money (the data names no currency): "27.50".
-/// An amount as a customer says it: the theater's currency is local, so it is named so.
-fn amount(x: f64) -> String {
-    format!("{x:.2} in local currency")
+/// The currency of each country a theater stands in (ours, `vocabulary.toml`'s places, and
+/// the reference database's): the data names none, a theater charges in its country's.
+const CURRENCIES: [(&str, &str); 18] = [
+    ("Austria", "EUR"),
+    ("Belgium", "EUR"),
+    ("Canada", "CAD"),
+    ("Colombia", "COP"),
+    ("France", "EUR"),
+    ("Germany", "EUR"),
+    ("Iran", "IRR"),
+    ("Ireland", "EUR"),
+    ("Japan", "JPY"),
+    ("Mexico", "MXN"),
+    ("Norway", "NOK"),
+    ("Portugal", "EUR"),
+    ("Romania", "RON"),
+    ("Russia", "RUB"),
+    ("South Korea", "KRW"),
+    ("Spain", "EUR"),
+    ("Sweden", "SEK"),
+    ("United States", "USD"),
+];
+
+/// The currency code of a country ([`CURRENCIES`]), if known.
+pub(super) fn currency_of(country: &str) -> Option<&'static str> {
+    CURRENCIES
+        .iter()
+        .find(|(c, _)| c.eq_ignore_ascii_case(country))
+        .map(|(_, code)| *code)
+}
+
+/// An amount as a customer says it, in the money of the theater it is paid to: "$27.50",
+/// "59.03 EUR" (the digits as the tools print them); a country without a known currency
+/// is named instead ("59.03 in Iceland's currency").
+fn amount(db: &MovieDb, theater_id: &str, x: f64) -> String {
+    let country = db
+        .theaters
+        .get(theater_id)
+        .map_or("", |t| t.address.country.as_str());
+    match currency_of(country) {
+        Some("USD") => format!("${x:.2}"),
+        Some(code) => format!("{x:.2} {code}"),
+        None if country.is_empty() => format!("{x:.2} in the theater's currency"),
+        None => format!("{x:.2} in {country}'s currency"),
+    }
 }
 
 /// "24-06-12-19-30" -> "2024-06-12 at 19:30".
@@ -178,7 +219,10 @@ pub fn describe_request(db: &MovieDb, tool: &str, args: &Value, _output: &str) -
                     _ => "e-ticket",
                 };
                 vars.insert("delivery", delivery.to_string());
-                vars.insert("amount", amount(grand_total(db, args)));
+                vars.insert(
+                    "amount",
+                    amount(db, arg_str(args, "theater_id"), grand_total(db, args)),
+                );
                 let pay = args["payments"].get(0).and_then(payment_method)?;
                 vars.insert("pay", method_text(&pay));
             }
@@ -194,7 +238,7 @@ pub fn describe_request(db: &MovieDb, tool: &str, args: &Value, _output: &str) -
             vars.insert("old", seats_text(&old));
             vars.insert("seats", seats_text(&seat_args(args)));
             let diff = seat_change_difference(db, args);
-            vars.insert("amount", amount(diff.abs()));
+            vars.insert("amount", amount(db, &b.theater_id, diff.abs()));
             let case = if diff > 0.0 {
                 let pay = args.get("payment").and_then(payment_method)?;
                 vars.insert("pay", method_text(&pay));

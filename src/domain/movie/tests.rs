@@ -678,3 +678,49 @@ fn a_theater_and_a_film_are_answered_with_what_every_request_asks() {
         ]
     );
 }
+
+/// An amount a customer is told to pay or get back names its currency (the theater's
+/// country's): "You will pay the 59.03 EUR", never "59.03 in local currency".
+#[test]
+fn amounts_in_requests_carry_the_theaters_currency() {
+    for split in [Split::Eval, Split::Train] {
+        let db = generate::generate(SEED, split);
+        for (_, t) in db.theaters.iter() {
+            assert!(
+                super::hooks::currency_of(&t.address.country).is_some(),
+                "{}: no currency for {}",
+                t.theater_id,
+                t.address.country
+            );
+        }
+    }
+    // The reference database's countries too.
+    for country in ["Iran", "Romania", "Russia", "Sweden", "Portugal", "Japan"] {
+        assert!(super::hooks::currency_of(country).is_some(), "{country}");
+    }
+    let db = eval();
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let mut said = 0;
+    for user in Hooks::customers(&db).iter().take(20) {
+        let ctx = GroundingContext::for_user(user);
+        for args in Hooks::propose_calls(&db, "create_booking", &ctx, &mut rng) {
+            let Some(request) = Hooks::describe_request(&db, "create_booking", &args, "") else {
+                continue;
+            };
+            let theater = db
+                .theaters
+                .get(args["theater_id"].as_str().unwrap())
+                .unwrap();
+            let code = super::hooks::currency_of(&theater.address.country).unwrap();
+            let total = grand_total(&db, &args);
+            let money = match code {
+                "USD" => format!("${total:.2}"),
+                code => format!("{total:.2} {code}"),
+            };
+            assert!(request.contains(&money), "{money} not in {request}");
+            assert!(!request.contains("local currency"), "{request}");
+            said += 1;
+        }
+    }
+    assert!(said > 10, "{said} bookings described");
+}
