@@ -50,7 +50,13 @@ fn episode(
         tools: tools.into(),
         seed,
     };
-    let mut user = EndpointUser::new(endpoint(server, Role::User, cache), "Ask.", None, seed);
+    let mut user = EndpointUser::new(
+        endpoint(server, Role::User, cache),
+        &user_rules(),
+        "Ask.",
+        None,
+        seed,
+    );
     let mut fork = env.fork();
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(run_episode(
@@ -101,6 +107,7 @@ fn an_episode_runs_every_tool_call_and_stops_on_a_glued_marker() {
     };
     let mut user = EndpointUser::new(
         endpoint(&server, Role::User, &cache),
+        &user_rules(),
         "Ask about your reservation.",
         Some("You are calm."),
         1,
@@ -156,7 +163,13 @@ fn an_episode_runs_every_tool_call_and_stops_on_a_glued_marker() {
         tools: Vec::new().into(),
         seed: 2,
     };
-    let mut user = EndpointUser::new(endpoint(&server, Role::User, &cache), "Say hello.", None, 2);
+    let mut user = EndpointUser::new(
+        endpoint(&server, Role::User, &cache),
+        &user_rules(),
+        "Say hello.",
+        None,
+        2,
+    );
     let mut fork = env.fork();
     let ep = rt.block_on(run_episode(
         fork.as_mut(),
@@ -167,6 +180,11 @@ fn an_episode_runs_every_tool_call_and_stops_on_a_glued_marker() {
     ));
     assert_eq!(ep.termination, Termination::AgentError);
     assert!(ep.error.unwrap().contains("get_user_details"));
+}
+
+/// The user simulator's shipped rules (`prompts/user.md`).
+fn user_rules() -> tracer::llm::Prompt {
+    tracer::llm::prompt::builtin("user").unwrap()
 }
 
 /// Append TOML (e.g. a `[roles.<role>]` table) to a stage config of a project copy.
@@ -431,6 +449,7 @@ fn the_llm_grounder_only_advances_on_executed_calls_of_the_trace() {
             intents,
             user_id.clone(),
             9,
+            Arc::new(tracer::llm::prompt::builtin("grounder").unwrap()),
         ))
         .expect("grounded");
     assert_eq!(g.steps.len(), 2);

@@ -85,7 +85,12 @@ impl RolesFile {
                 )));
             }
             let expect_table = key != "prompts";
-            if expect_table != value.is_table() {
+            let shaped = if expect_table {
+                value.is_table()
+            } else {
+                value.is_str()
+            };
+            if !shaped {
                 return Err(err(format!(
                     "`{key}` must be {}",
                     if expect_table { "a table" } else { "a string" }
@@ -304,7 +309,7 @@ mod tests {
             t["roles"]["agent"]["base_url"].as_str(),
             Some("http://a/v1")
         );
-        assert!(t["roles"].get("refiner").is_none(), "{t}");
+        assert!(t["roles"].get("refiner").is_none(), "{t:?}");
         assert_eq!(t[PROMPTS_KEY].as_str(), Some("my-prompts"));
         // screened: its own agent.
         let mut t = toml::Table::new();
@@ -316,12 +321,12 @@ mod tests {
         assert_eq!(t["roles"]["refiner"]["provider"].as_str(), Some("scripted"));
         assert!(
             t.get(PROMPTS_KEY).is_none(),
-            "no endpoint role, no prompts: {t}"
+            "no endpoint role, no prompts: {t:?}"
         );
         // A stage without roles gets nothing.
         let mut t = toml::Table::new();
         rf.merge_into("traces", &mut t);
-        assert!(t.is_empty(), "{t}");
+        assert!(t.is_empty(), "{t:?}");
     }
 
     #[test]
