@@ -13,7 +13,9 @@
 #   make release  every landed domain at its share of the paper's counts (configs/release/):
 #                 trajectories, eval, then the dataset card output/README.md (tracer card);
 #                 with ROLES=configs/models/<preset>.toml every model role on an endpoint
-#   make plan     what a run will cost before it runs (tracer plan; ROLES= names the models)
+#   make plan     what a run will cost before it runs (tracer plan; ROLES= names the models,
+#                 ARGS="--pilot 5" measures it on the endpoints first; plan-release: the
+#                 release's caps)
 #   make release-slurm SHARDS=N STAGE=rollouts [ARGS="--domain airline"]
 #                 submit preparation, an N-shard job array and the merge to Slurm (deploy/slurm/)
 #   make review   the manual review web app on this run (tracer review, http://127.0.0.1:8765)
@@ -41,7 +43,7 @@ SHARDS  ?= 4
 RELEASE_CONFIG ?= configs/release
 STAGE   ?= rollouts
 
-.PHONY: review test-review test-scaffold release card release-slurm test-slurm model build traces tasks trajectories eval analyze stats status validate graphs-render test test-deps lint bench clean smoke-llm
+.PHONY: plan plan-release review test-review test-scaffold release card release-slurm test-slurm model build traces tasks trajectories eval analyze stats status validate graphs-render test test-deps lint bench clean smoke-llm
 
 build: model
 	$(CARGO) build --bin tracer
@@ -71,6 +73,16 @@ analyze: build
 
 stats: build
 	$(TRACER) stats
+
+# What a run will cost before it runs: requests, tokens and dollars per stage and role
+# (docs/real-models.md). ROLES= names the roles file; ARGS="--pilot 5" runs 5 tasks per
+# domain and split on the real endpoints first and extrapolates from them. `make
+# plan-release` plans the release recipe (the caps of $(RELEASE_CONFIG)).
+plan: build
+	$(TRACER) plan $(ARGS)
+
+plan-release: build
+	TRACER_STAGE_OVERRIDES="$(RELEASE_CONFIG)" $(TRACER) plan $(ARGS)
 
 status: build
 	$(TRACER) status

@@ -36,6 +36,8 @@
 //!   HTTP/1.1 server (a leaf, also under `tracer review`).
 //! - [`bench`]: the benchmarks behind `make bench`.
 //! - [`stats`]: the funnel and other reports of `tracer stats`.
+//! - [`plan`]: `tracer plan`, what a run will cost before it runs (from an offline run's
+//!   measurements, or extrapolated from a pilot on the real endpoints).
 //! - [`compare`]: `tracer compare`, two evaluations paired by task, with the noise of
 //!   each difference.
 //! - [`card`]: `tracer card`, the Hugging Face dataset card of a fresh run.
@@ -62,6 +64,7 @@ pub mod llm;
 pub mod message;
 pub mod parallel;
 pub mod pipeline;
+pub mod plan;
 pub mod project;
 pub mod quality;
 pub mod replay;

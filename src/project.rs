@@ -147,6 +147,59 @@ pub fn read_policy(
     std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// The largest request the agent sends in any of `domains`, for the preflight probe's
+/// context check: the longest policy (of any ruleset) as its system prompt and the longest
+/// tool list. A policy file that cannot be read is left out (validation names it).
+pub fn agent_fit(paths: &Paths, domains: &[&'static dyn Domain]) -> crate::llm::preflight::ProbeFit {
+    let mut policy = String::new();
+    let mut tools: Vec<serde_json::Value> = Vec::new();
+    let mut tools_len = 0;
+    for d in domains {
+        for file in crate::config::policy_sources(*d) {
+            if let Ok(text) = std::fs::read_to_string(paths.root.join(&file))
+                && text.len() > policy.len()
+            {
+                policy = text;
+            }
+        }
+        let list: Vec<serde_json::Value> = d.tool_specs().iter().map(|s| s.openai()).collect();
+        let len = serde_json::to_string(&list).map_or(0, |t| t.len());
+        if len > tools_len {
+            (tools, tools_len) = (list, len);
+        }
+    }
+    crate::llm::preflight::ProbeFit {
+        messages: vec![crate::llm::ChatMessage::system(policy)],
+        tools,
+    }
+}
+
+/// The largest leading messages a role sending the prompt file `file` (relative to the
+/// root) sends in any of `domains`: its system message and the worked examples for the
+/// domain that gets the most. `None` when the file does not load (the stage names it).
+pub fn prompt_fit(
+    paths: &Paths,
+    file: &Path,
+    domains: &[&'static dyn Domain],
+) -> Option<crate::llm::preflight::ProbeFit> {
+    let prompt = crate::llm::Prompt::load(&paths.root.join(file)).ok()?;
+    let candidates: Vec<Vec<crate::llm::ChatMessage>> = if domains.is_empty() {
+        vec![prompt.messages(None)]
+    } else {
+        domains
+            .iter()
+            .map(|d| prompt.messages(Some(d.name())))
+            .collect()
+    };
+    let messages = candidates
+        .into_iter()
+        .max_by_key(|m| crate::llm::provider::body::estimate_prompt_tokens(m, &[]))?;
+    Some(crate::llm::preflight::ProbeFit {
+        messages,
+        tools: Vec::new(),
+    })
+}
+
 /// The train and eval databases of a domain, loaded once.
 pub struct SplitEnvs {
     train: Box<dyn Environment>,

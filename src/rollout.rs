@@ -149,6 +149,23 @@ pub fn user_prompt(
     Ok(std::sync::Arc::new(prompt))
 }
 
+/// The preflight probe's bounds for the episode roles of one domain: the agent's policy and
+/// tools, the user simulator's prompt file.
+fn episode_fits(
+    paths: &Paths,
+    cfg: &RolloutsConfig,
+    domain: &'static dyn Domain,
+) -> crate::llm::preflight::Fits {
+    let mut fits = crate::llm::preflight::Fits::new();
+    fits.insert(Role::Agent, crate::project::agent_fit(paths, &[domain]));
+    let dir = cfg.prompts.as_deref().unwrap_or("prompts");
+    if let Some(fit) = crate::project::prompt_fit(paths, &Path::new(dir).join("user.md"), &[domain])
+    {
+        fits.insert(Role::User, fit);
+    }
+    fits
+}
+
 /// The journal's view of an episode: its id, and whether it is finished for good.
 fn episode_id(r: &RolloutRecord) -> String {
     format!("{}\u{0}{}", r.task_id, r.trial)
@@ -324,7 +341,8 @@ pub fn run_task_file(paths: &Paths, run: TaskFileRun<'_>) -> Result<EvalReport, 
     let cfg = run.config;
     let failed = RolloutError::Failed;
     let _locks = lock_run_dir(paths, run.out, &cfg.roles)?;
-    crate::llm::preflight::preflight_roles(&cfg.roles).map_err(failed)?;
+    crate::llm::preflight::preflight_roles(&cfg.roles, &episode_fits(paths, cfg, run.domain))
+        .map_err(failed)?;
     let name = run.domain.name();
     // Replay the gold first: a task whose gold fails and changes nothing scores 100% for an
     // agent that does nothing.
@@ -530,7 +548,16 @@ pub fn analyze_run_dir(paths: &Paths, a: RunDirAnalysis<'_>) -> Result<Analysed,
     }
     let roles = &a.config.roles;
     let _locks = lock_run_dir(paths, a.dir, roles)?;
-    crate::llm::preflight::preflight_roles(roles).map_err(failed)?;
+    let mut fits = crate::llm::preflight::Fits::new();
+    let dir = a.config.prompts.as_deref().unwrap_or("prompts");
+    if let Some(fit) = crate::project::prompt_fit(
+        paths,
+        &Path::new(dir).join("analysis_judge.md"),
+        &[d],
+    ) {
+        fits.insert(Role::Judge, fit);
+    }
+    crate::llm::preflight::preflight_roles(roles, &fits).map_err(failed)?;
     let judge_cfg = roles.get(&Role::Judge).cloned().unwrap_or_default();
     let judge = crate::llm::build_role(Role::Judge, &judge_cfg, &paths.response_cache())
         .map_err(|e| failed(e.to_string()))?;

@@ -99,6 +99,18 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     ("card", &["artifact", "config", "pipeline", "stats", "llm"]),
+    // `tracer plan` prices the requests the stages will send: it reads the run's settings
+    // (config, rollout), measures artifacts and manifests (artifact, pipeline), sizes each
+    // request with the builders the roles send it by (roles, harness, analysis, llm) on the
+    // domain's tools and policy (domain, project), re-derives the pilot's inconclusive
+    // verdicts (verify), and formats dollars as every cost report does (stats).
+    (
+        "plan",
+        &[
+            "analysis", "artifact", "config", "domain", "harness", "llm", "pipeline", "project",
+            "roles", "rollout", "stats", "verify",
+        ],
+    ),
     ("compare", &["artifact", "harness"]),
     (
         "review_app",

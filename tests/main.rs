@@ -19,6 +19,8 @@ mod emotion;
 mod endpoint_roles;
 mod layers;
 mod llm;
+mod plan;
+mod preflight;
 mod real_models;
 mod reference;
 mod review;

@@ -184,7 +184,11 @@ fn serve_connection(stream: TcpStream, script: &Script, posts: &AtomicU64) {
                         if !latency.is_zero() {
                             std::thread::sleep(latency);
                         }
-                        (200, chat_answer(script, &body, req.body.len()))
+                        if is_probe(&req.body) {
+                            (200, probe_answer(&body))
+                        } else {
+                            (200, chat_answer(script, &body, req.body.len()))
+                        }
                     }
                     Err(e) => (400, json!({"error": {"message": format!("bad JSON: {e}")}})),
                 }
@@ -228,6 +232,26 @@ struct MessageIn<'a> {
     role: std::borrow::Cow<'a, str>,
     #[serde(default)]
     tool_calls: Option<Vec<serde::de::IgnoredAny>>,
+}
+
+/// Whether a chat request is a role's preflight probe (its system message opens with
+/// [`crate::llm::preflight::PROBE_MARK`]).
+fn is_probe(body: &[u8]) -> bool {
+    std::str::from_utf8(body).is_ok_and(|t| t.contains(crate::llm::preflight::PROBE_MARK))
+}
+
+/// A well-configured server's answer to a preflight probe: a call of the first offered tool,
+/// or a word. Probes are not part of any episode's script.
+fn probe_answer(body: &ChatIn) -> Value {
+    let message = if body.tools.as_ref().is_some_and(|t| !t.is_empty()) {
+        json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_probe",
+            "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]})
+    } else {
+        json!({"role": "assistant", "content": "OK"})
+    };
+    json!({"id": "chatcmpl-bench", "object": "chat.completion", "model": body.model,
+           "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+           "usage": {"prompt_tokens": 20, "completion_tokens": 2, "total_tokens": 22}})
 }
 
 /// The scripted answer to one chat request.

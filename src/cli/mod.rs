@@ -27,6 +27,7 @@ pub mod data;
 pub mod emotion;
 pub mod graphs;
 pub mod pipeline;
+pub mod plan;
 pub mod quality;
 pub mod review;
 pub mod serve;
@@ -63,6 +64,8 @@ pub enum CliError {
     Rollout(#[from] crate::rollout::RolloutError),
     #[error(transparent)]
     Project(#[from] crate::project::ProjectError),
+    #[error(transparent)]
+    Plan(#[from] crate::plan::PlanError),
     /// A check ran and found problems (already printed); exit non-zero.
     #[error("{0}")]
     Failed(String),
@@ -130,6 +133,9 @@ pub enum Command {
     /// refined -> verified), manual review, emotion mix, rollouts, evaluation (Avg@k,
     /// Pass^k), cost, faults and data quality; an output with no stage run is an error.
     Stats(pipeline::StatsArgs),
+    /// What a run will cost before it runs: requests, tokens and dollars per stage and
+    /// role, from the configuration and a measured run (or `--pilot N` on the endpoints).
+    Plan(plan::PlanArgs),
     /// Compare two evaluations task by task: Avg@k and Pass^k per domain and overall, the
     /// difference with its 95% interval, a paired p-value, and whether it is within noise.
     Compare(compare::CompareArgs),
@@ -241,6 +247,7 @@ fn run(paths: &crate::config::Paths, command: Command) -> Result<(), CliError> {
         Command::Reference(c) => data::reference(paths, c),
         Command::Bench(a) => pipeline::bench(paths, a),
         Command::Stats(a) => pipeline::stats(paths, a),
+        Command::Plan(a) => plan::plan(paths, a),
         Command::Compare(a) => compare::compare(a),
         Command::Quality(a) => quality::quality(paths, a),
         Command::Review(a) => review::review(paths, a),

@@ -185,7 +185,7 @@ fn runner<'a>(
     Ok(r)
 }
 
-fn print_step(prefix: &str, step: &StepReport) {
+pub(super) fn print_step(prefix: &str, step: &StepReport) {
     for note in &step.notes {
         eprintln!("tracer{prefix}: {note}");
     }

@@ -85,7 +85,12 @@ impl RolesFile {
                 )));
             }
             let expect_table = key != "prompts";
-            if expect_table != value.is_table() {
+            let shaped = if expect_table {
+                value.is_table()
+            } else {
+                value.is_str()
+            };
+            if !shaped {
                 return Err(err(format!(
                     "`{key}` must be {}",
                     if expect_table { "a table" } else { "a string" }

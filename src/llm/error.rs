@@ -79,6 +79,15 @@ pub enum LlmError {
     /// server's own refusal. Not transient: the same request fails the same way.
     #[error("{context}: context window exceeded: {detail}")]
     ContextExceeded { context: String, detail: String },
+    /// The preflight probe: the role's endpoint answers, but not in the shape the role's
+    /// config reads (tools dropped, calls or thinking left in the text) or its context
+    /// window cannot hold what the role will send. Not transient.
+    #[error("{context} at {endpoint}: preflight probe: {reason}")]
+    Probe {
+        context: String,
+        endpoint: String,
+        reason: String,
+    },
 }
 
 /// The coarse kinds errors are counted under in [`super::stats::RoleStats`].
@@ -142,7 +151,7 @@ impl ErrorKind {
 impl LlmError {
     pub fn kind(&self) -> ErrorKind {
         match self {
-            LlmError::Config { .. } => ErrorKind::Config,
+            LlmError::Config { .. } | LlmError::Probe { .. } => ErrorKind::Config,
             LlmError::MissingApiKey { .. } | LlmError::InvalidApiKey { .. } => ErrorKind::ApiKey,
             LlmError::Unreachable { .. } => ErrorKind::Unreachable,
             LlmError::ModelNotServed { .. } => ErrorKind::ModelNotServed,

@@ -51,7 +51,7 @@ pub mod validate;
 pub use journal::{Journal, JournalError, JournalKey, OnMismatch, Resumed};
 pub use lock::{LockError, OutputLock};
 pub use shard::Shard;
-pub use stage::{Stage, StageConfig, TypedStage};
+pub use stage::{PreflightScope, Stage, StageConfig, TypedStage};
 
 pub use context::{StageContext, UsageSource};
 pub use dag::{Dag, Freshness};
@@ -373,7 +373,11 @@ impl<'a> Runner<'a> {
             if stale {
                 may_run.push(stage.name());
                 let (path, table) = self.stage_config(*stage)?;
-                stage.preflight(&path, &table).map_err(|message| {
+                let scope = PreflightScope {
+                    paths: self.paths,
+                    domains: &self.domains,
+                };
+                stage.preflight(&path, &table, &scope).map_err(|message| {
                     PipelineError::stage(stage.name(), "*", ErrorKind::Endpoint, message)
                 })?;
             }

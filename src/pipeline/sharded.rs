@@ -80,7 +80,11 @@ impl Runner<'_> {
         self.validate(target)?;
         self.require_fresh_inputs(stage, &format!("--shard {shard}"))?;
         let (path, table) = self.stage_config(stage)?;
-        stage.preflight(&path, &table).map_err(|message| {
+        let scope = super::PreflightScope {
+            paths: self.paths,
+            domains: &self.domains,
+        };
+        stage.preflight(&path, &table, &scope).map_err(|message| {
             PipelineError::stage(stage.name(), "*", ErrorKind::Endpoint, message)
         })?;
         let mut reports = Vec::new();

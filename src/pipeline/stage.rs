@@ -8,6 +8,14 @@ use crate::config::{self, ConfigError, Paths};
 use crate::domain::Domain;
 use std::path::{Path, PathBuf};
 
+/// What a stage's preflight may look at besides its settings: the project (its policies and
+/// prompt files) and the run's domains, from which it bounds the largest request each of
+/// its roles will send (the probe's context check).
+pub struct PreflightScope<'a> {
+    pub paths: &'a Paths,
+    pub domains: &'a [&'static dyn Domain],
+}
+
 /// A stage's typed settings (`stages/<stage>.toml`): parsed from the TOML table once per
 /// use (unknown fields rejected, errors naming the file and field), then checked; the
 /// runner derives `tracer validate`'s check and the preflight of the stage from it.
@@ -16,8 +24,9 @@ pub trait StageConfig: serde::de::DeserializeOwned + Sync {
     fn check(&self, _path: &Path) -> Result<(), ConfigError> {
         Ok(())
     }
-    /// Check the endpoints these settings name (key set, reachable, model served).
-    fn preflight(&self) -> Result<(), String> {
+    /// Check the endpoints these settings name (key set, reachable, model served, and the
+    /// probe of `llm::preflight`: one tiny request of each role's shape).
+    fn preflight(&self, _scope: &PreflightScope) -> Result<(), String> {
         Ok(())
     }
     /// Parse and check a table read from `path`.
@@ -94,7 +103,12 @@ pub trait Stage: Sync {
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError>;
     /// Check the endpoints this stage's config names (key set, reachable, model served);
     /// the runner calls it for every stage it may run, before any stage starts.
-    fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String>;
+    fn preflight(
+        &self,
+        path: &Path,
+        table: &toml::Table,
+        scope: &PreflightScope,
+    ) -> Result<(), String>;
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError>;
     fn shardable(&self) -> bool;
     fn merge(&self, ctx: &StageContext, parts: &[PathBuf]) -> Result<String, PipelineError>;
@@ -122,10 +136,15 @@ impl<S: TypedStage> Stage for S {
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
         S::Config::load(path, table).map(|_| ())
     }
-    fn preflight(&self, path: &Path, table: &toml::Table) -> Result<(), String> {
+    fn preflight(
+        &self,
+        path: &Path,
+        table: &toml::Table,
+        scope: &PreflightScope,
+    ) -> Result<(), String> {
         S::Config::load(path, table)
             .map_err(|e| e.to_string())?
-            .preflight()
+            .preflight(scope)
     }
     fn run(&self, ctx: &StageContext) -> Result<String, PipelineError> {
         let cfg = S::Config::load(&ctx.config_path, &ctx.config)?;

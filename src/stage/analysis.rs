@@ -23,8 +23,13 @@ impl StageConfig for AnalysisConfig {
     fn load(path: &Path, table: &toml::Table) -> Result<Self, ConfigError> {
         AnalysisConfig::load(path, table)
     }
-    fn preflight(&self) -> Result<(), String> {
-        crate::llm::preflight::preflight_roles(&self.roles)
+    fn preflight(&self, scope: &crate::pipeline::PreflightScope) -> Result<(), String> {
+        super::roles::preflight(
+            scope,
+            &self.roles,
+            self.prompts.as_deref(),
+            &[(Role::Judge, "analysis_judge")],
+        )
     }
 }
 

@@ -85,7 +85,7 @@ impl StageConfig for EmotionsConfig {
         }
         Ok(())
     }
-    fn preflight(&self) -> Result<(), String> {
+    fn preflight(&self, _scope: &crate::pipeline::PreflightScope) -> Result<(), String> {
         match self
             .embedder
             .as_ref()

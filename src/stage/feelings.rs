@@ -34,8 +34,13 @@ impl StageConfig for FeelingsConfig {
     fn check(&self, path: &Path) -> Result<(), ConfigError> {
         crate::llm::config::check_roles(path, &self.roles, &[Role::Feeler])
     }
-    fn preflight(&self) -> Result<(), String> {
-        crate::llm::preflight::preflight_roles(&self.roles)
+    fn preflight(&self, scope: &crate::pipeline::PreflightScope) -> Result<(), String> {
+        super::roles::preflight(
+            scope,
+            &self.roles,
+            self.prompts.as_deref(),
+            &[(Role::Feeler, "feeler")],
+        )
     }
 }
 

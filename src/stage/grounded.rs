@@ -201,8 +201,13 @@ impl StageConfig for GroundedConfig {
         }
         crate::llm::config::check_roles(path, &self.roles, &[crate::llm::Role::Grounder])
     }
-    fn preflight(&self) -> Result<(), String> {
-        crate::llm::preflight::preflight_roles(&self.roles)
+    fn preflight(&self, scope: &crate::pipeline::PreflightScope) -> Result<(), String> {
+        super::roles::preflight(
+            scope,
+            &self.roles,
+            self.prompts.as_deref(),
+            &[(crate::llm::Role::Grounder, "grounder")],
+        )
     }
 }
 

@@ -69,6 +69,50 @@ pub fn prompt_sources(config: &toml::Table, uses: &[(Role, &str)]) -> Vec<PathBu
         .collect()
 }
 
+/// The probe's bound for each endpoint role of a stage (`uses`: each role and the prompt it
+/// sends): the agent's from the run's policies and tools, the grounder's from its prompt
+/// and the tools, every other role's from its prompt file.
+pub fn probe_fits(
+    scope: &crate::pipeline::PreflightScope,
+    roles: &RolesConfig,
+    prompts: Option<&str>,
+    uses: &[(Role, &str)],
+) -> llm::preflight::Fits {
+    let mut fits = llm::preflight::Fits::new();
+    for (role, cfg) in roles {
+        if cfg.provider != llm::Provider::Openai {
+            continue;
+        }
+        let agent = || crate::project::agent_fit(scope.paths, scope.domains);
+        if *role == Role::Agent {
+            fits.insert(*role, agent());
+            continue;
+        }
+        let Some((_, name)) = uses.iter().find(|(r, _)| r == role) else {
+            continue;
+        };
+        let file = prompt_file(prompts, name);
+        if let Some(mut fit) = crate::project::prompt_fit(scope.paths, &file, scope.domains) {
+            if llm::preflight::offers_tools(*role) {
+                fit.tools = agent().tools;
+            }
+            fits.insert(*role, fit);
+        }
+    }
+    fits
+}
+
+/// A stage's preflight of its roles: the model checks and the probe of each endpoint role
+/// (`uses` as in [`probe_fits`]).
+pub fn preflight(
+    scope: &crate::pipeline::PreflightScope,
+    roles: &RolesConfig,
+    prompts: Option<&str>,
+    uses: &[(Role, &str)],
+) -> Result<(), String> {
+    llm::preflight::preflight_roles(roles, &probe_fits(scope, roles, prompts, uses))
+}
+
 /// Problems in the run's roles file, one line each: its shape, each role table's fields
 /// (as `tracer validate` and every command check them before any work), and a prompts
 /// directory that does not exist.

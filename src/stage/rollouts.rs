@@ -174,8 +174,13 @@ impl StageConfig for RolloutsConfig {
     fn check(&self, path: &Path) -> Result<(), ConfigError> {
         RolloutsConfig::check(self, path)
     }
-    fn preflight(&self) -> Result<(), String> {
-        crate::llm::preflight::preflight_roles(&self.roles)
+    fn preflight(&self, scope: &crate::pipeline::PreflightScope) -> Result<(), String> {
+        super::roles::preflight(
+            scope,
+            &self.roles,
+            self.prompts.as_deref(),
+            &[(Role::User, "user")],
+        )
     }
 }
 

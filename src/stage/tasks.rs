@@ -84,8 +84,13 @@ impl StageConfig for TasksConfig {
         crate::config::Check::new(path).share("max_errored_share", self.max_errored_share)?;
         crate::llm::config::check_roles(path, &self.roles, &[crate::llm::Role::Judge])
     }
-    fn preflight(&self) -> Result<(), String> {
-        crate::llm::preflight::preflight_roles(&self.roles)
+    fn preflight(&self, scope: &crate::pipeline::PreflightScope) -> Result<(), String> {
+        super::roles::preflight(
+            scope,
+            &self.roles,
+            self.prompts.as_deref(),
+            &[(crate::llm::Role::Judge, "judge")],
+        )
     }
 }
 

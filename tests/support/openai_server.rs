@@ -15,7 +15,10 @@
 //! request (time, path, body, `Authorization`) and the most requests it ever had in flight
 //! at once. [`OpenAiServer::refuse_tools`] makes it answer like llama.cpp's `llama-server`
 //! started without `--jinja`: a chat request carrying `tools` gets a 500 and takes nothing
-//! from the script.
+//! from the script. A role's preflight probe (a chat request whose system message opens with
+//! `tracer::llm::preflight::PROBE_MARK`) is answered apart from the script and the handler,
+//! as [`OpenAiServer::set_probe`] says (a well-configured server by default), and recorded
+//! in [`OpenAiServer::probes`], not among the requests.
 
 #![allow(dead_code)]
 
@@ -61,6 +64,22 @@ pub enum Reply {
     TextAndCalls(String, Vec<(String, String)>),
 }
 
+/// How the server answers a preflight probe.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ProbeMode {
+    /// A tool call in `tool_calls` (as `<tool_call>` text when the tools were in the
+    /// prompt), else a word.
+    #[default]
+    Good,
+    /// Text where a tool call was asked for: a chat template that drops `tools`.
+    DropsTools,
+    /// The tool call written as Hermes text: a server without a tool-call parser.
+    CallsAsText,
+    /// The answer with its thinking left in the content as `<think>...</think>`: a server
+    /// without a reasoning parser.
+    ThinkInContent,
+}
+
 /// Answers every chat POST the script does not (see [`OpenAiServer::set_handler`]).
 pub type Handler = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
 
@@ -88,6 +107,9 @@ struct State {
     handler: Option<Handler>,
     /// Usage from the texts (about four characters a token) instead of the fixed counts.
     text_usage: bool,
+    probe: ProbeMode,
+    /// The preflight probes seen, in order (kept apart from `seen`).
+    probes: Vec<Recorded>,
 }
 
 pub struct OpenAiServer {
@@ -153,6 +175,8 @@ impl OpenAiServer {
             refuse_tools: false,
             handler: None,
             text_usage: false,
+            probe: ProbeMode::Good,
+            probes: Vec::new(),
         }));
         let shared = state.clone();
         thread::spawn(move || {
@@ -198,6 +222,16 @@ impl OpenAiServer {
         let mut s = self.state.lock().unwrap();
         s.handler = Some(handler);
         s.text_usage = true;
+    }
+
+    /// Answer preflight probes this way from now on.
+    pub fn set_probe(&self, mode: ProbeMode) {
+        self.state.lock().unwrap().probe = mode;
+    }
+
+    /// The preflight probes seen, in order.
+    pub fn probes(&self) -> Vec<Recorded> {
+        self.state.lock().unwrap().probes.clone()
     }
 
     /// Every POST waits this long before answering (to overlap requests).
@@ -301,13 +335,19 @@ fn serve_connection(conn: Box<dyn Conn>, state: Arc<Mutex<State>>) {
         let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
         let reply = {
             let mut s = state.lock().unwrap();
-            s.seen.push(Recorded {
+            let probe = req.path == "/v1/chat/completions" && is_probe(&body);
+            let recorded = Recorded {
                 at: Instant::now(),
                 method: req.method.clone(),
                 path: req.path.clone(),
                 body: body.clone(),
                 authorization: req.authorization.clone(),
-            });
+            };
+            if probe {
+                s.probes.push(recorded);
+            } else {
+                s.seen.push(recorded);
+            }
             s.in_flight += 1;
             s.max_in_flight = s.max_in_flight.max(s.in_flight);
             let offers_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty())
@@ -318,6 +358,8 @@ fn serve_connection(conn: Box<dyn Conn>, state: Arc<Mutex<State>>) {
                     retry_after: None,
                     message: "tools param requires --jinja flag".to_string(),
                 })
+            } else if probe {
+                Some(probe_reply(s.probe, &body))
             } else if req.method == "POST" {
                 s.script.pop_front()
             } else {
@@ -354,6 +396,38 @@ fn serve_connection(conn: Box<dyn Conn>, state: Arc<Mutex<State>>) {
             s.in_flight -= 1;
         }
         write_response(reader.get_mut().as_mut(), code, &headers, &text);
+    }
+}
+
+/// Whether a chat request is a role's preflight probe.
+fn is_probe(body: &Value) -> bool {
+    body["messages"][0]["content"]
+        .as_str()
+        .is_some_and(|c| c.starts_with(tracer::llm::preflight::PROBE_MARK))
+}
+
+/// The answer to a probe under `mode`.
+fn probe_reply(mode: ProbeMode, body: &Value) -> Reply {
+    let offered = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+    let in_prompt = body["messages"][0]["content"]
+        .as_str()
+        .is_some_and(|c| c.contains("<tool_call>"));
+    let call = || vec![("get_weather".to_string(), "{\"city\":\"Paris\"}".to_string())];
+    let text_call =
+        "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+    if !(offered || in_prompt) {
+        return Reply::Text(match mode {
+            ProbeMode::ThinkInContent => "<think>Easy.</think>OK".into(),
+            _ => "OK".into(),
+        });
+    }
+    match mode {
+        ProbeMode::Good if offered => Reply::ToolCalls(call()),
+        ProbeMode::Good | ProbeMode::CallsAsText => Reply::Text(text_call.into()),
+        ProbeMode::DropsTools => Reply::Text("It is sunny in Paris today.".into()),
+        ProbeMode::ThinkInContent => {
+            Reply::TextAndCalls("<think>The weather tool fits.</think>".into(), call())
+        }
     }
 }
 

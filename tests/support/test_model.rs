@@ -150,6 +150,20 @@ pub struct TestModel {
     pub answered: Mutex<BTreeMap<&'static str, usize>>,
     rt: tokio::runtime::Runtime,
     prompts: BTreeMap<&'static str, String>,
+    /// Where to load the run from when an episode names a task not loaded yet (see
+    /// [`TestModel::watch_run`]).
+    watch: Mutex<Option<Watch>>,
+    /// Held while the watched run loads (one load for a burst of misses).
+    reload: Mutex<()>,
+}
+
+/// A run output to load the tasks from on demand.
+#[derive(Clone)]
+struct Watch {
+    output: std::path::PathBuf,
+    domains: Vec<String>,
+    seed: u64,
+    trials: u32,
 }
 
 /// The share `rate` of draws keyed by `key` that hit: a fixed function of the key.
@@ -189,7 +203,48 @@ impl TestModel {
                 .build()
                 .unwrap(),
             prompts,
+            watch: Mutex::new(None),
+            reload: Mutex::new(()),
         })
+    }
+
+    /// Load the run in `output` whenever an episode's request names a task the model has
+    /// not loaded (one command that runs every stage, as `tracer plan --pilot` does, writes
+    /// its tasks while the model serves it).
+    pub fn watch_run(&self, output: &Path, domains: &[&str], seed: u64, trials: u32) {
+        *self.watch.lock().unwrap() = Some(Watch {
+            output: output.to_path_buf(),
+            domains: domains.iter().map(|d| d.to_string()).collect(),
+            seed,
+            trials,
+        });
+    }
+
+    /// `look(run)`, after loading the watched run once more when the loaded one does not
+    /// answer it.
+    fn lookup<T>(&self, look: impl Fn(&Run) -> Option<T>) -> Option<T> {
+        if let Some(found) = self.run.lock().unwrap().as_ref().and_then(&look) {
+            return Some(found);
+        }
+        let watch = self.watch.lock().unwrap().clone()?;
+        let ready = watch.domains.iter().all(|d| {
+            watch
+                .output
+                .join("tasks")
+                .join(format!("domain={d}"))
+                .join("part-00000.parquet")
+                .is_file()
+        });
+        if !ready {
+            return None;
+        }
+        let _one_load = self.reload.lock().unwrap();
+        if let Some(found) = self.run.lock().unwrap().as_ref().and_then(&look) {
+            return Some(found);
+        }
+        let domains: Vec<&str> = watch.domains.iter().map(String::as_str).collect();
+        self.load_run(&watch.output, &domains, watch.seed, watch.trials);
+        self.run.lock().unwrap().as_ref().and_then(&look)
     }
 
     /// The handler to install on an [`super::openai_server::OpenAiServer`].
@@ -403,20 +458,17 @@ impl TestModel {
             .unwrap_or_default();
         let emotion = system.contains("## How you feel and communicate");
         let seed = body["seed"].as_u64().unwrap_or(0);
-        let (task, trial, run_seed) = {
-            let run = self.run.lock().unwrap();
-            let Some(run) = run.as_ref() else {
-                return Reply::Text("###STOP###".into());
-            };
-            let Some(task) = run.by_instruction.get(&instruction).cloned() else {
-                return Reply::Text("###STOP###".into());
-            };
+        let found = self.lookup(|run| {
+            let task = run.by_instruction.get(&instruction).cloned()?;
             let trial = run
                 .by_seed
                 .get(&seed)
                 .or_else(|| run.by_seed.get(&seed.wrapping_sub(1)))
                 .map_or(0, |(_, t)| *t);
-            (task, trial, run.seed)
+            Some((task, trial, run.seed))
+        });
+        let Some((task, trial, run_seed)) = found else {
+            return Reply::Text("###STOP###".into());
         };
         let mut user = tracer::harness::user::ScriptedUser::new(&task, emotion, run_seed, trial);
         let mut reply = String::new();
@@ -450,22 +502,18 @@ impl TestModel {
         let seed = body["seed"].as_u64().unwrap_or(0);
         let transcript: Vec<ChatMessage> =
             serde_json::from_value(body["messages"].clone()).unwrap_or_default();
-        let (task, trial, run_seed, env) = {
-            let run = self.run.lock().unwrap();
-            let Some(run) = run.as_ref() else {
-                return Reply::Text("I cannot help with that.".into());
-            };
-            let Some((task_id, trial)) = run
+        let found = self.lookup(|run| {
+            let (task_id, trial) = run
                 .by_seed
                 .get(&seed)
                 .or_else(|| run.by_seed.get(&seed.wrapping_sub(1)))
-                .cloned()
-            else {
-                return Reply::Text("I cannot help with that.".into());
-            };
+                .cloned()?;
             let task = run.tasks[&task_id].clone();
             let env = Arc::clone(&run.dbs[&(task.domain.clone(), task.split)]);
-            (task, trial, run.seed, env)
+            Some((task, trial, run.seed, env))
+        });
+        let Some((task, trial, run_seed, env)) = found else {
+            return Reply::Text("I cannot help with that.".into());
         };
         let transfer = env
             .tool_specs()

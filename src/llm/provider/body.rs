@@ -136,6 +136,59 @@ impl ChatBody {
     }
 }
 
+/// The layer's prompt-size estimate ([`ChatBody::estimate_prompt_tokens`]) of a conversation
+/// kept as it grows, one message at a time: what `tracer plan` prices each turn of an
+/// episode with, and the preflight probe holds a role's largest prompt against the model's
+/// context window. Messages are counted without their reasoning (as a role that sends none
+/// back writes them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PromptEstimate {
+    /// Characters of the messages' JSON, without the list's brackets and commas.
+    message_chars: u64,
+    messages: u64,
+    /// Characters of the `tools` list's JSON (0 when none is offered).
+    tools_chars: u64,
+}
+
+impl PromptEstimate {
+    /// An empty conversation offering `tools`.
+    pub fn new(tools: &[Value]) -> PromptEstimate {
+        let tools_chars = if tools.is_empty() {
+            0
+        } else {
+            tools_text(tools).chars().count() as u64
+        };
+        PromptEstimate {
+            tools_chars,
+            ..PromptEstimate::default()
+        }
+    }
+
+    /// The conversation with `m` appended.
+    pub fn push(&mut self, m: &ChatMessage) {
+        let mut out = Vec::with_capacity(256);
+        write_json(&mut out, &Message(m, false));
+        self.message_chars += String::from_utf8_lossy(&out).chars().count() as u64;
+        self.messages += 1;
+    }
+
+    /// Estimated prompt tokens: the JSON of the messages and tools at four characters a
+    /// token, plus four per message.
+    pub fn tokens(&self) -> u64 {
+        let list = 2 + self.message_chars + self.messages.saturating_sub(1);
+        (list + self.tools_chars).div_ceil(4) + 4 * self.messages
+    }
+}
+
+/// [`PromptEstimate`] of `messages` offering `tools`.
+pub fn estimate_prompt_tokens(messages: &[ChatMessage], tools: &[Value]) -> u64 {
+    let mut e = PromptEstimate::new(tools);
+    for m in messages {
+        e.push(m);
+    }
+    e.tokens()
+}
+
 /// The canonical JSON of OpenAI `tools` entries (a list).
 pub fn tools_text(tools: &[Value]) -> String {
     let mut out = Vec::with_capacity(1024);

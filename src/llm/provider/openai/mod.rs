@@ -77,7 +77,8 @@ pub struct OpenAiModel {
     extra_body: Map<String, Value>,
     retry: RetryPolicy,
     timeout: Duration,
-    cache: ResponseCache,
+    /// `None` for a model built by [`OpenAiModel::uncached`] (the preflight probe).
+    cache: Option<ResponseCache>,
     /// Which server's answers this role reads and writes in the cache.
     cache_namespace: String,
     stats: Arc<RoleStats>,
@@ -103,7 +104,7 @@ impl std::fmt::Debug for OpenAiModel {
             .field("context", &self.context)
             .field("model", &self.model)
             .field("endpoints", &self.pool.base_urls())
-            .field("cache", &self.cache.path())
+            .field("cache", &self.cache.as_ref().map(ResponseCache::path))
             .field("api_key", &self.secret)
             .finish()
     }
@@ -126,6 +127,26 @@ impl OpenAiModel {
         context: &str,
         cfg: &RoleConfig,
         cache: impl FnOnce() -> Result<ResponseCache, LlmError>,
+        env: &EnvLookup,
+    ) -> Result<OpenAiModel, LlmError> {
+        OpenAiModel::build(context, cfg, Some(cache), env)
+    }
+
+    /// A model that neither reads nor writes a response cache: the preflight probe's, whose
+    /// answers must never be replayed as work.
+    pub fn uncached(
+        context: &str,
+        cfg: &RoleConfig,
+        env: &EnvLookup,
+    ) -> Result<OpenAiModel, LlmError> {
+        type NoCache = fn() -> Result<ResponseCache, LlmError>;
+        OpenAiModel::build(context, cfg, None::<NoCache>, env)
+    }
+
+    fn build(
+        context: &str,
+        cfg: &RoleConfig,
+        cache: Option<impl FnOnce() -> Result<ResponseCache, LlmError>>,
         env: &EnvLookup,
     ) -> Result<OpenAiModel, LlmError> {
         cfg.validate(context)?;
@@ -164,7 +185,7 @@ impl OpenAiModel {
                 max: cfg.retry_max(),
             },
             timeout,
-            cache: cache()?,
+            cache: cache.map(|open| open()).transpose()?,
             cache_namespace: cfg.cache_namespace(),
             stats: Arc::new(RoleStats::default()),
             secret: key.map(Secret),
@@ -250,8 +271,8 @@ impl OpenAiModel {
         Value::Object(body)
     }
 
-    pub fn cache(&self) -> &ResponseCache {
-        &self.cache
+    pub fn cache(&self) -> Option<&ResponseCache> {
+        self.cache.as_ref()
     }
 
     /// Replace the key in server-provided text.
@@ -311,7 +332,10 @@ impl OpenAiModel {
     }
 
     async fn cached<T: DeserializeOwned>(&self, key: [u8; 32]) -> Result<Option<T>, LlmError> {
-        let bytes = self.cache.get(key).await.map_err(|e| self.fail(e))?;
+        let Some(cache) = &self.cache else {
+            return Ok(None);
+        };
+        let bytes = cache.get(key).await.map_err(|e| self.fail(e))?;
         // An entry we cannot read (older format) is a miss and gets overwritten.
         Ok(bytes.and_then(|b| serde_json::from_slice(&b).ok()))
     }
@@ -321,15 +345,21 @@ impl OpenAiModel {
     /// as a `cache` error; a failed commit is counted when a sync reports it. Neither fails
     /// the call (the answer is paid for); a re-run would ask again.
     fn store<T: Serialize>(&self, key: [u8; 32], value: &T) {
+        let Some(cache) = &self.cache else {
+            return;
+        };
         match serde_json::to_vec(value) {
-            Ok(bytes) => self.cache.put_behind(key, bytes),
+            Ok(bytes) => cache.put_behind(key, bytes),
             Err(_) => self.stats.record_error(ErrorKind::Cache),
         }
     }
 
     /// Wait until every answer stored so far is durable.
     async fn sync_cache(&self) -> Result<(), LlmError> {
-        self.cache.sync().await.map_err(|e| {
+        let Some(cache) = &self.cache else {
+            return Ok(());
+        };
+        cache.sync().await.map_err(|e| {
             self.stats.record_error(ErrorKind::Cache);
             self.scrub(e)
         })

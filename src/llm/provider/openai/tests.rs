@@ -154,6 +154,15 @@ fn the_written_body_is_the_canonical_text_of_the_tree_it_replaced() {
                     request_key("chat", "ns", &tree)
                 );
                 assert_eq!(body.estimate_prompt_tokens(), estimate_prompt_tokens(&tree));
+                // The incremental estimate `tracer plan` and the probe use is the same
+                // figure for a role that sends no reasoning back.
+                if send_reasoning == SendReasoning::Never && !tools_in_prompt {
+                    let offered: &[Value] = if with_tools { &tools } else { &[] };
+                    assert_eq!(
+                        super::super::body::estimate_prompt_tokens(&messages, offered),
+                        body.estimate_prompt_tokens()
+                    );
+                }
                 assert_eq!(
                     body.max_tokens(),
                     tree.get("max_tokens").and_then(Value::as_u64)
