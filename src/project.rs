@@ -150,7 +150,10 @@ pub fn read_policy(
 /// The largest request the agent sends in any of `domains`, for the preflight probe's
 /// context check: the longest policy (of any ruleset) as its system prompt and the longest
 /// tool list. A policy file that cannot be read is left out (validation names it).
-pub fn agent_fit(paths: &Paths, domains: &[&'static dyn Domain]) -> crate::llm::preflight::ProbeFit {
+pub fn agent_fit(
+    paths: &Paths,
+    domains: &[&'static dyn Domain],
+) -> crate::llm::preflight::ProbeFit {
     let mut policy = String::new();
     let mut tools: Vec<serde_json::Value> = Vec::new();
     let mut tools_len = 0;

@@ -550,11 +550,9 @@ pub fn analyze_run_dir(paths: &Paths, a: RunDirAnalysis<'_>) -> Result<Analysed,
     let _locks = lock_run_dir(paths, a.dir, roles)?;
     let mut fits = crate::llm::preflight::Fits::new();
     let dir = a.config.prompts.as_deref().unwrap_or("prompts");
-    if let Some(fit) = crate::project::prompt_fit(
-        paths,
-        &Path::new(dir).join("analysis_judge.md"),
-        &[d],
-    ) {
+    if let Some(fit) =
+        crate::project::prompt_fit(paths, &Path::new(dir).join("analysis_judge.md"), &[d])
+    {
         fits.insert(Role::Judge, fit);
     }
     crate::llm::preflight::preflight_roles(roles, &fits).map_err(failed)?;

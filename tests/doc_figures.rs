@@ -6,7 +6,7 @@ use crate::common::*;
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn figures(root: &Path, out: &Path, args: &[&str]) -> Output {
+fn figures(root: &Path, args: &[&str]) -> Output {
     Command::new("python3")
         .arg(repo().join("scripts/doc_figures.py"))
         .args(args)
@@ -60,7 +60,7 @@ fn doc_figures_are_written_from_a_run_and_checked() {
         .collect();
     std::fs::write(&page, &text).unwrap();
     let p = page.display().to_string();
-    let check = figures(&root, &out, &["--check", &o, &p]);
+    let check = figures(&root, &["--check", &o, &p]);
     assert_eq!(check.status.code(), Some(1), "{}", stderr(&check));
     for b in BLOCKS {
         assert!(
@@ -76,8 +76,8 @@ fn doc_figures_are_written_from_a_run_and_checked() {
     );
 
     // Written from the run, the page checks clean, and says what the run's tables say.
-    assert_ok(&figures(&root, &out, &[&o, &p]));
-    assert_ok(&figures(&root, &out, &["--check", &o, &p]));
+    assert_ok(&figures(&root, &[&o, &p]));
+    assert_ok(&figures(&root, &["--check", &o, &p]));
     let written = std::fs::read_to_string(&page).unwrap();
     let quality = stdout(&tracer(&root, &out, &["quality"]));
     let stats = stdout(&tracer(&root, &out, &["stats"]));
@@ -117,7 +117,7 @@ fn doc_figures_are_written_from_a_run_and_checked() {
     // One figure edited by hand is named, and rewritten.
     let edited = written.replacen(&screening, "147 of 150", 1);
     std::fs::write(&page, &edited).unwrap();
-    let check = figures(&root, &out, &["--check", &o, &p]);
+    let check = figures(&root, &["--check", &o, &p]);
     assert_eq!(check.status.code(), Some(1), "{}", stderr(&check));
     assert_eq!(
         stderr(&check)
@@ -133,7 +133,7 @@ fn doc_figures_are_written_from_a_run_and_checked() {
         "<!-- run figures: nope -->1<!-- /run figures: nope -->\n",
     )
     .unwrap();
-    let bad = figures(&root, &out, &["--check", &o, &p]);
+    let bad = figures(&root, &["--check", &o, &p]);
     assert_eq!(bad.status.code(), Some(1));
     assert!(
         stderr(&bad).contains(&format!("{p}: block 'nope': unknown block")),
@@ -141,7 +141,7 @@ fn doc_figures_are_written_from_a_run_and_checked() {
         stderr(&bad)
     );
     std::fs::write(&page, "<!-- run figures: funnel -->1\n").unwrap();
-    let bad = figures(&root, &out, &[&o, &p]);
+    let bad = figures(&root, &[&o, &p]);
     assert!(
         stderr(&bad).contains("block 'funnel' is not closed"),
         "{}",
@@ -150,7 +150,7 @@ fn doc_figures_are_written_from_a_run_and_checked() {
 
     // The repository's docs hold only blocks the script knows, each closed: checked against
     // this small run they are stale (they are written from a ten-domain run), never wrong.
-    let repo_check = figures(&root, &out, &["--check", &o]);
+    let repo_check = figures(&root, &["--check", &o]);
     let err = stderr(&repo_check);
     assert!(
         err.lines()

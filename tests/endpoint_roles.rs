@@ -187,11 +187,6 @@ fn an_episode_runs_every_tool_call_and_stops_on_a_glued_marker() {
     assert!(ep.error.unwrap().contains("get_user_details"));
 }
 
-/// The user simulator's shipped rules (`prompts/user.md`).
-fn user_rules() -> tracer::llm::Prompt {
-    tracer::llm::prompt::builtin("user").unwrap()
-}
-
 /// Append TOML (e.g. a `[roles.<role>]` table) to a stage config of a project copy.
 fn append_config(root: &std::path::Path, stage: &str, toml: &str) {
     let cfg = root.join(format!("stages/{stage}.toml"));

@@ -45,7 +45,10 @@ fn recorded_tokens(output: &Path) -> f64 {
     let mut total = 0.0;
     for stage in std::fs::read_dir(output).unwrap().flatten() {
         for d in DOMAINS {
-            let manifest = stage.path().join(format!("domain={d}")).join("_manifest.json");
+            let manifest = stage
+                .path()
+                .join(format!("domain={d}"))
+                .join("_manifest.json");
             let Ok(text) = std::fs::read_to_string(&manifest) else {
                 continue;
             };
@@ -119,7 +122,10 @@ fn a_pilot_extrapolates_the_tokens_of_a_full_run() {
     assert_ok(&o);
     let pilot: Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(pilot["basis"]["pilot"]["tasks_per_split"], PILOT);
-    assert!(!out.join("tasks").exists(), "the pilot wrote only into .pilot/");
+    assert!(
+        !out.join("tasks").exists(),
+        "the pilot wrote only into .pilot/"
+    );
     for d in DOMAINS {
         let tasks = out.join(".pilot/tasks").join(format!("domain={d}"));
         assert!(tasks.join("part-00000.parquet").is_file(), "{d}");

@@ -33,7 +33,10 @@ fn refused(roles: &RolesConfig, fits: &Fits, server: &OpenAiServer, who: &str) -
     let err = preflight_roles(roles, fits).unwrap_err();
     assert!(!err.contains('\n'), "not one line: {err}");
     assert!(
-        err.starts_with(&format!("role '{who}' at {}: preflight probe: ", server.base_url())),
+        err.starts_with(&format!(
+            "role '{who}' at {}: preflight probe: ",
+            server.base_url()
+        )),
         "{err}"
     );
     err
@@ -50,7 +53,10 @@ fn a_well_configured_server_passes_and_is_probed_as_configured() {
     preflight_roles(&rs, &Fits::new()).unwrap();
     let probes = server.probes();
     assert_eq!(probes.len(), 2, "one probe per endpoint role");
-    let agent = probes.iter().find(|p| p.body.get("tools").is_some()).unwrap();
+    let agent = probes
+        .iter()
+        .find(|p| p.body.get("tools").is_some())
+        .unwrap();
     let names: Vec<&str> = agent.body["tools"]
         .as_array()
         .unwrap()
@@ -63,8 +69,14 @@ fn a_well_configured_server_passes_and_is_probed_as_configured() {
         "extra_body is sent as configured"
     );
     assert_eq!(agent.body["max_tokens"], PROBE_MAX_TOKENS);
-    let user = probes.iter().find(|p| p.body.get("tools").is_none()).unwrap();
-    assert_eq!(user.body["max_tokens"], 16, "never above the role's own cap");
+    let user = probes
+        .iter()
+        .find(|p| p.body.get("tools").is_none())
+        .unwrap();
+    assert_eq!(
+        user.body["max_tokens"], 16,
+        "never above the role's own cap"
+    );
     // Probes are not work: no POST among the requests, nothing answered from a cache (a
     // second preflight asks the server again).
     assert_eq!(server.post_count(), 0);
@@ -132,7 +144,10 @@ fn a_context_window_too_small_for_the_largest_prompt_is_refused() {
     // The window the server reports (vLLM's `max_model_len`).
     server.report_context_window(2048);
     let err = refused(&agent("max_tokens = 1024\n"), &fits, &server, "agent");
-    assert!(err.contains("context window of 2048 tokens is too small"), "{err}");
+    assert!(
+        err.contains("context window of 2048 tokens is too small"),
+        "{err}"
+    );
     assert!(err.contains("max_tokens 1024"), "{err}");
     assert!(server.probes().is_empty(), "refused before any request");
     // A small enough cap fits; a configured window wins over the server's.

@@ -20,19 +20,20 @@ pub fn disqualifies(fault: Fault) -> bool {
 }
 
 /// Whether a finding disqualifies a successful episode: a fault of a disqualifying group
-/// ([`disqualifies`]), or a write that ran with other arguments than the reference's
-/// (`wrong_arguments` on a call the tool carried out): the agent changed the customer's
-/// records in a way they did not ask for, even when a later write put it right (retail's
-/// kept row `a645f3ac12303e31` wrote an address the customer never gave, then the one a
-/// change of mind asked for). A wrong call the tool refused changed nothing; trying again
-/// after an error is not a fault of the row.
+/// ([`disqualifies`]), or a write the tool carried out that the reference does not hold as
+/// made (`wrong_arguments`, or `extra_action` when a later write put the record right):
+/// the agent changed the customer's records in a way they did not ask for (retail's kept
+/// row `a645f3ac12303e31` wrote an address the customer never gave, then the one a change
+/// of mind asked for). A wrong call the tool refused changed nothing; trying again after an
+/// error is not a fault of the row.
 pub fn disqualifying(ep: &Episode, f: &Finding) -> bool {
     let ran = || {
         f.call
             .and_then(|n| ep.calls.iter().find(|c| c.ordinal == n))
             .is_some_and(|c| c.succeeded())
     };
-    disqualifies(f.fault) || (f.fault == Fault::WrongArguments && ran())
+    disqualifies(f.fault)
+        || (matches!(f.fault, Fault::WrongArguments | Fault::ExtraAction) && ran())
 }
 
 /// Why a successful episode is not a clean SFT row.
@@ -136,7 +137,10 @@ const DIRECTION_WORDS: usize = 6;
 
 /// The instruction's sentences that direct the simulated customer (how to behave, when to
 /// say who it is), not what it wants: a customer who repeats them reads a script aloud.
-fn directions(instruction: &str) -> Vec<Vec<String>> {
+/// Each as its words and how many of them come before a colon: what follows "If asked who
+/// you are:" is what the customer may say in its own name, so only a run that reaches into
+/// the words before the colon is a copied direction.
+fn directions(instruction: &str) -> Vec<(Vec<String>, usize)> {
     instruction
         .split(['.', ';', '\n'])
         .map(str::trim)
@@ -151,8 +155,15 @@ fn directions(instruction: &str) -> Vec<Vec<String>> {
                 || l.starts_with("open in general terms")
                 || l.starts_with("begin vaguely")
         })
-        .map(words)
-        .filter(|w| w.len() >= DIRECTION_WORDS)
+        .map(|s| {
+            let all = words(s);
+            let head = match s.split_once(':') {
+                Some((before, _)) => words(before).len(),
+                None => all.len(),
+            };
+            (all, head)
+        })
+        .filter(|(w, _)| w.len() >= DIRECTION_WORDS)
         .collect()
 }
 
@@ -163,11 +174,12 @@ fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The first `DIRECTION_WORDS`-word run `turn` shares with a direction, if any.
-fn copied_direction(turn: &str, directions: &[Vec<String>]) -> Option<String> {
+/// The first `DIRECTION_WORDS`-word run `turn` shares with a direction, if any (a run that
+/// starts among the direction's words before its colon).
+fn copied_direction(turn: &str, directions: &[(Vec<String>, usize)]) -> Option<String> {
     let said = words(turn);
-    for d in directions {
-        for run in d.windows(DIRECTION_WORDS) {
+    for (d, head) in directions {
+        for run in d.windows(DIRECTION_WORDS).take(*head) {
             if said.windows(DIRECTION_WORDS).any(|w| w == run) {
                 return Some(run.join(" "));
             }
@@ -377,8 +389,9 @@ mod tests {
     use crate::harness::{ChatMessage, MessageRole, ToolCall};
 
     /// A write carried out with wrong arguments disqualifies the row, even when a later
-    /// write put the record right (retail's kept row `a645f3ac12303e31`); one the tool
-    /// refused, retried with the right arguments, does not.
+    /// write put the record right (retail's kept row `a645f3ac12303e31`): the first write is
+    /// then an extra action that ran. One the tool refused, retried with the right
+    /// arguments, does not.
     #[test]
     fn a_write_that_ran_with_wrong_arguments_is_not_a_clean_row() {
         let f = Fixture::new();
@@ -390,28 +403,40 @@ mod tests {
                 .collect()
         };
         // Wrong arguments the tool carries out (one more checked bag), then the right ones.
-        let ran = [1, 2].into_iter().find_map(|more| {
-            let mut wrong = a.1.clone();
-            wrong["total_baggages"] =
-                serde_json::json!(a.1["total_baggages"].as_i64().unwrap() + more);
-            let out = f.env.fork().invoke(&a.0, &wrong);
-            (!out.is_error && f.env.check_policy(&a.0, &wrong).is_ok()).then_some(wrong)
-        });
-        let wrong = ran.expect("a wrong baggage change the tool carries out");
+        // Wrong arguments the tool carries out: more checked bags than asked for.
+        let wrong = (1..=3)
+            .map(|n| {
+                let mut wrong = a.1.clone();
+                let asked = a.1["total_baggages"].as_i64().unwrap();
+                wrong["total_baggages"] = serde_json::json!(asked + n);
+                wrong
+            })
+            .find(|wrong| !f.env.fork().invoke(&a.0, wrong).is_error)
+            .expect("a wrong baggage change the tool carries out");
+        // The customer names the trip and the card, so no id the agent uses is unseen.
+        let said = format!(
+            "Add a bag to {}, please, paid with {}.",
+            a.1["reservation_id"].as_str().unwrap(),
+            a.1["payment_id"].as_str().unwrap()
+        );
         let mut s = f.script(std::slice::from_ref(&a));
-        s.user("Add a bag.");
+        s.user(&said);
         s.agent("I will add a bag. Shall I proceed?");
         s.user("Yes, go ahead.");
         s.call(&a.0, wrong);
         s.call(&a.0, a.1.clone());
         let ep = s.episode("user_stop", 1);
         assert!(ep.calls[0].succeeded());
-        assert_eq!(faults(&ep), [Fault::WrongArguments.as_str()]);
+        assert!(
+            faults(&ep).contains(&Fault::ExtraAction.as_str()),
+            "{:?}",
+            detect_all(&ep)
+        );
         // Refused by the tool, then made right: clean.
         let mut refused = a.1.clone();
         refused["reservation_id"] = serde_json::json!("NOSUCH");
         let mut s = f.script(std::slice::from_ref(&a));
-        s.user("Add a bag.");
+        s.user(&format!("My trip is NOSUCH. {said}"));
         s.agent("I will add a bag. Shall I proceed?");
         s.user("Yes, go ahead.");
         s.call(&a.0, refused);

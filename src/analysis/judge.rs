@@ -282,6 +282,7 @@ mod tests {
         let (a, _) = f.two_baggage_writes();
         let mut s = f.script(std::slice::from_ref(&a));
         s.user("Add a bag please.");
+        s.call(&a.0, a.1.clone());
         let ep = s.episode("user_stop", 0);
         let full = render_transcript(&ep, usize::MAX);
         let longest = ep

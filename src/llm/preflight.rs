@@ -200,16 +200,8 @@ pub fn probe_tools() -> Vec<Value> {
                 "properties": {param: {"type": "string"}}, "required": [param]}}})
     };
     vec![
-        tool(
-            "get_weather",
-            "The current weather in a city.",
-            "city",
-        ),
-        tool(
-            "get_time",
-            "The current time in a time zone.",
-            "timezone",
-        ),
+        tool("get_weather", "The current weather in a city.", "city"),
+        tool("get_time", "The current time in a time zone.", "timezone"),
     ]
 }
 
@@ -290,7 +282,11 @@ fn fits_window(cfg: &RoleConfig, fit: &ProbeFit, window: u64) -> Result<(), Stri
     if estimated + reserve > window {
         return Err(format!(
             "the context window of {window} tokens is too small: the largest system prompt{} this role sends takes about {estimated} tokens, plus max_tokens {reserve}; serve the model with a longer context (vLLM `--max-model-len`, llama-server `-c`) or lower max_tokens",
-            if fit.tools.is_empty() { "" } else { " and tools" }
+            if fit.tools.is_empty() {
+                ""
+            } else {
+                " and tools"
+            }
         ));
     }
     Ok(())
@@ -422,12 +418,8 @@ mod tests {
             judge_answer(Role::Agent, &c, &answer(None, 1, "tool_calls", false)),
             Ok(None)
         );
-        let dropped = judge_answer(
-            Role::Agent,
-            &c,
-            &answer(Some("Sunny."), 0, "stop", false),
-        )
-        .unwrap_err();
+        let dropped =
+            judge_answer(Role::Agent, &c, &answer(Some("Sunny."), 0, "stop", false)).unwrap_err();
         assert!(dropped.contains("drops `tools`"), "{dropped}");
         // Cut while thinking: inconclusive, not refused.
         assert!(matches!(
@@ -438,8 +430,7 @@ mod tests {
             judge_answer(Role::User, &c, &answer(Some("OK"), 0, "stop", false)),
             Ok(None)
         );
-        let empty =
-            judge_answer(Role::User, &c, &answer(Some(" "), 0, "stop", false)).unwrap_err();
+        let empty = judge_answer(Role::User, &c, &answer(Some(" "), 0, "stop", false)).unwrap_err();
         assert!(empty.contains("empty"), "{empty}");
         let fields = cfg("reasoning_format = \"fields\"\n");
         let think = judge_answer(
@@ -466,7 +457,10 @@ mod tests {
         let need = estimate_prompt_tokens(&fit.messages, &fit.tools) + 512;
         assert!(fits_window(&c, &fit, need).is_ok());
         let e = fits_window(&c, &fit, need - 1).unwrap_err();
-        assert!(e.contains(&format!("{} tokens is too small", need - 1)), "{e}");
+        assert!(
+            e.contains(&format!("{} tokens is too small", need - 1)),
+            "{e}"
+        );
         assert!(e.contains("max_tokens 512"), "{e}");
     }
 }

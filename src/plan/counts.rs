@@ -45,7 +45,10 @@ pub fn role_settings(paths: &Paths) -> Result<Vec<RoleSetting>, PlanError> {
                         PlanError::Invalid(format!(
                             "{}: roles.{role}: {}",
                             path.display(),
-                            e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
+                            e.to_string()
+                                .split_whitespace()
+                                .collect::<Vec<_>>()
+                                .join(" ")
                         ))
                     })?;
                     (cfg.provider == Provider::Openai).then_some(cfg)

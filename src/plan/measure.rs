@@ -166,7 +166,11 @@ pub fn user_system(rules: &str, task: &TaskRecord, emotion: bool) -> String {
 /// The analysis judge's request for one episode, approximately: its prompt, the
 /// instruction, the emotion instruction and the transcript as numbered lines (tool results
 /// cut at 400 characters, as the judge's rendering cuts them).
-fn analysis_prompt_tokens(prompt: &[ChatMessage], task: Option<&TaskRecord>, r: &RolloutRecord) -> u64 {
+fn analysis_prompt_tokens(
+    prompt: &[ChatMessage],
+    task: Option<&TaskRecord>,
+    r: &RolloutRecord,
+) -> u64 {
     let mut chars = 200usize;
     if let Some(t) = task {
         chars += t.instruction.as_deref().map_or(0, str::len);
@@ -174,11 +178,12 @@ fn analysis_prompt_tokens(prompt: &[ChatMessage], task: Option<&TaskRecord>, r: 
     }
     for m in r.messages.iter().skip(1) {
         let text = m.content.as_deref().unwrap_or("");
-        chars += 12 + if m.role == MessageRole::Tool {
-            text.chars().take(400).count()
-        } else {
-            text.chars().count()
-        };
+        chars += 12
+            + if m.role == MessageRole::Tool {
+                text.chars().take(400).count()
+            } else {
+                text.chars().count()
+            };
         for c in &m.tool_calls {
             chars += 20 + c.name.len() + c.arguments.len();
         }
@@ -223,8 +228,12 @@ pub fn measure(
     ) {
         m.ran.push("refined");
         f.refined = count_by_split(tasks.iter().map(|t| &t.split));
-        let no_draft =
-            count_by_split(rejects.iter().filter(|r| r.reason_kind == "no_request").map(|r| &r.split));
+        let no_draft = count_by_split(
+            rejects
+                .iter()
+                .filter(|r| r.reason_kind == "no_request")
+                .map(|r| &r.split),
+        );
         f.drafted = [f.grounded[0] - no_draft[0], f.grounded[1] - no_draft[1]];
         m.errored.push(errored("refined", &rejects, f.grounded));
         for t in &tasks {
@@ -242,8 +251,13 @@ pub fn measure(
         }
         for t in &tasks {
             let draft = t.instruction.as_deref().unwrap_or_default();
-            let req =
-                crate::roles::refiner::refiner_request(&prompts.refiner, d, draft, &t.user_facts, 0);
+            let req = crate::roles::refiner::refiner_request(
+                &prompts.refiner,
+                d,
+                draft,
+                &t.user_facts,
+                0,
+            );
             refiner.add(
                 estimate_prompt_tokens(&req.messages, &[]),
                 text_tokens(draft) as u64,
@@ -276,7 +290,10 @@ pub fn measure(
         read::<RejectRecord>(output, "tasks", d, REJECTS)?,
     ) {
         m.ran.push("tasks");
-        let judged: Vec<&RejectRecord> = rejects.iter().filter(|r| r.reason_kind == "judge").collect();
+        let judged: Vec<&RejectRecord> = rejects
+            .iter()
+            .filter(|r| r.reason_kind == "judge")
+            .collect();
         f.judged = count_by_split(judged.iter().map(|r| &r.split));
         let verified = count_by_split(kept.iter().map(|t| &t.split));
         eval_verified = verified[1];
@@ -315,8 +332,15 @@ pub fn measure(
 }
 
 /// Errored items of a stage's rejections among `items` (both splits).
-fn errored(stage: &'static str, rejects: &[RejectRecord], items: [f64; 2]) -> (&'static str, f64, f64) {
-    let n = rejects.iter().filter(|r| r.reason_kind == "errored").count() as f64;
+fn errored(
+    stage: &'static str,
+    rejects: &[RejectRecord],
+    items: [f64; 2],
+) -> (&'static str, f64, f64) {
+    let n = rejects
+        .iter()
+        .filter(|r| r.reason_kind == "errored")
+        .count() as f64;
     (stage, n, items[0] + items[1])
 }
 

@@ -235,10 +235,7 @@ pub enum Basis {
     /// No run in the output directory: documented defaults.
     Defaults { output: String },
     /// Extrapolated from a pilot of `tasks_per_split` tasks per domain and split.
-    Pilot {
-        dir: String,
-        tasks_per_split: usize,
-    },
+    Pilot { dir: String, tasks_per_split: usize },
 }
 
 /// A plan: per stage and role, what the run will send and cost.
@@ -267,7 +264,10 @@ impl Lines {
         let mut prices = Vec::new();
         for r in &settings.roles {
             let (model, note) = match &r.endpoint {
-                None => ("scripted".to_string(), "scripted: costs nothing".to_string()),
+                None => (
+                    "scripted".to_string(),
+                    "scripted: costs nothing".to_string(),
+                ),
                 Some(c) => (c.model.clone().unwrap_or_default(), String::new()),
             };
             let scripted = r.endpoint.is_none();
@@ -337,7 +337,9 @@ impl Lines {
             total.prompt_tokens += line.prompt_tokens.unwrap_or(0.0);
             total.completion_tokens += line.completion_tokens.unwrap_or(0.0);
             if line.stage == "emotions" {
-                line.note = "embeddings (per text); tracer does not count or price the embedder's tokens".into();
+                line.note =
+                    "embeddings (per text); tracer does not count or price the embedder's tokens"
+                        .into();
                 continue;
             }
             match (price, line.prompt_tokens, line.completion_tokens) {
@@ -383,7 +385,11 @@ fn role_calls(stage: &str, role: &str, f: &Funnel, s: &Sizes) -> Option<Calls> {
                 _ => f.eval_episodes,
             };
             let size = s.episodes.get(episodes).copied().unwrap_or_default();
-            let calls = if role == "agent" { size.agent } else { size.user };
+            let calls = if role == "agent" {
+                size.agent
+            } else {
+                size.user
+            };
             calls.scaled(n)
         }
     })
@@ -434,7 +440,11 @@ pub fn plan(paths: &Paths, domains: &[&'static dyn Domain]) -> Result<Plan, Plan
         }
         for r in &settings.roles {
             if r.endpoint.is_some() {
-                lines.add(r.stage, r.role, role_calls(r.stage, r.role, &funnel, &sizes));
+                lines.add(
+                    r.stage,
+                    r.role,
+                    role_calls(r.stage, r.role, &funnel, &sizes),
+                );
             }
         }
         counts.push(Counts {
@@ -466,10 +476,7 @@ fn standard_notes(lines: &[Line]) -> Vec<String> {
         "Inconclusive tasks are counted as accepted by the judge, so the verified tasks and everything after them are an upper bound.".to_string(),
         "Sizes are those of the offline roles' texts: a model's thinking and its own wording are not in them (a pilot measures them); no prompt-cache discount is applied.".to_string(),
     ];
-    if lines
-        .iter()
-        .any(|l| l.stage == "grounded" && !l.scripted)
-    {
+    if lines.iter().any(|l| l.stage == "grounded" && !l.scripted) {
         notes.push("The LLM grounder's requests depend on its search and are not estimated offline: `tracer plan --pilot N` measures them.".to_string());
     }
     notes

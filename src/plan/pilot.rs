@@ -29,7 +29,9 @@ pub const PILOT_DIR: &str = ".pilot";
 pub const PILOT_TARGETS: [&str; 2] = ["trajectories", "analysis"];
 
 /// The stages that tolerate a share of endpoint failures (`max_errored_share`).
-const TOLERANT: [&str; 6] = ["grounded", "refined", "tasks", "rollouts", "screened", "eval"];
+const TOLERANT: [&str; 6] = [
+    "grounded", "refined", "tasks", "rollouts", "screened", "eval",
+];
 
 /// Where the pilot's stage overrides go, inside its output directory.
 const CONFIG_DIR: &str = ".config";
@@ -118,7 +120,11 @@ fn toml_value(v: &toml::Value) -> String {
         toml::Value::Integer(i) => i.to_string(),
         toml::Value::Float(f) if f.is_nan() => "nan".into(),
         toml::Value::Float(f) if f.is_infinite() => {
-            if *f > 0.0 { "inf".into() } else { "-inf".into() }
+            if *f > 0.0 {
+                "inf".into()
+            } else {
+                "-inf".into()
+            }
         }
         toml::Value::Float(f) => format!("{f:?}"),
         toml::Value::Boolean(b) => b.to_string(),
@@ -215,8 +221,9 @@ fn inconclusive(pilot: &Paths, domain: &'static dyn Domain) -> Result<[f64; 2], 
         "part-00000.parquet",
     )?
     .unwrap_or_default();
-    let envs = crate::project::SplitEnvs::load(&stage_dir(&pilot.output, "db", domain.name()), domain)
-        .map_err(|e| PlanError::Invalid(e.to_string()))?;
+    let envs =
+        crate::project::SplitEnvs::load(&stage_dir(&pilot.output, "db", domain.name()), domain)
+            .map_err(|e| PlanError::Invalid(e.to_string()))?;
     let mut out = [0.0; 2];
     for t in &tasks {
         if let Err(r) = crate::verify::verify_task_with(envs.for_split(t.split), t, &gates)
@@ -261,7 +268,9 @@ pub fn extrapolate(
         let m = measure::measure(&pilot.output, d, caps.max_actions, &prompts, &|s| {
             settings.emotion(s)
         })?;
-        for stage in ["grounded", "refined", "tasks", "rollouts", "screened", "eval"] {
+        for stage in [
+            "grounded", "refined", "tasks", "rollouts", "screened", "eval",
+        ] {
             if !m.has(stage) {
                 return Err(PlanError::Invalid(format!(
                     "{}: the pilot has no `{stage}` output for {} (run `tracer plan --pilot {n}` again)",
@@ -361,7 +370,12 @@ pub fn extrapolate(
             domain: d.name().to_string(),
             funnel: scaled(&m.funnel, k, failed, &settings),
         });
-        if m.funnel.attempted.iter().zip(full).any(|(p, f)| *p == 0.0 && f > 0.0) {
+        if m.funnel
+            .attempted
+            .iter()
+            .zip(full)
+            .any(|(p, f)| *p == 0.0 && f > 0.0)
+        {
             notes.push(format!(
                 "{}: the pilot grounded no trace of a split the release grounds: that split's cost is left out",
                 d.name()

@@ -97,7 +97,14 @@ pub fn markdown(plan: &Plan) -> String {
                 .errored
                 .iter()
                 .filter(|e| e.items > 0.0)
-                .map(|e| format!("{} {}/{}", e.stage, count(Some(e.errored)), count(Some(e.items))))
+                .map(|e| {
+                    format!(
+                        "{} {}/{}",
+                        e.stage,
+                        count(Some(e.errored)),
+                        count(Some(e.items))
+                    )
+                })
                 .collect();
             out.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",

@@ -36,8 +36,8 @@ fn the_caps_are_the_grounded_stages_own() {
         "[caps.travel]\nmax_train = 776\nmax_eval = 195\nmax_actions = 8\n",
     ] {
         let table: toml::Table = text.parse().unwrap();
-        let cfg = GroundedConfig::load(std::path::Path::new("stages/grounded.toml"), &table)
-            .unwrap();
+        let cfg =
+            GroundedConfig::load(std::path::Path::new("stages/grounded.toml"), &table).unwrap();
         for d in ["bank", "travel", "airline"] {
             let (train, eval) = cfg.caps_for(d);
             assert_eq!(
@@ -193,7 +193,10 @@ fn lines_price_endpoints_say_what_is_scripted_and_flag_the_unpriced() {
         notes: vec![],
         pilot: None,
     });
-    assert!(md.contains("| tasks | judge | scripted | - | - | - | $0 (scripted) |"), "{md}");
+    assert!(
+        md.contains("| tasks | judge | scripted | - | - | - | $0 (scripted) |"),
+        "{md}"
+    );
     assert!(md.contains("$4.00 + unpriced"), "{md}");
     assert_eq!(table::count(Some(1_234_567.4)), "1,234,567");
 }

@@ -165,6 +165,7 @@ fn the_review_table_reports_agreement_per_domain_and_pooled() {
         root: dir.clone(),
         output: dir.join("output"),
         overrides: None,
+        roles: None,
     };
     let write = |d: &str, counts: &crate::review::ReviewCounts| {
         let out = stage_dir(&paths.output, "reviewed", d);

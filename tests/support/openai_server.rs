@@ -412,9 +412,13 @@ fn probe_reply(mode: ProbeMode, body: &Value) -> Reply {
     let in_prompt = body["messages"][0]["content"]
         .as_str()
         .is_some_and(|c| c.contains("<tool_call>"));
-    let call = || vec![("get_weather".to_string(), "{\"city\":\"Paris\"}".to_string())];
-    let text_call =
-        "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+    let call = || {
+        vec![(
+            "get_weather".to_string(),
+            "{\"city\":\"Paris\"}".to_string(),
+        )]
+    };
+    let text_call = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
     if !(offered || in_prompt) {
         return Reply::Text(match mode {
             ProbeMode::ThinkInContent => "<think>Easy.</think>OK".into(),
