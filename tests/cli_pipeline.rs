@@ -369,7 +369,8 @@ fn override_entries_that_are_not_regular_files_are_one_line_errors() {
             .unwrap();
         assert!(o.status.success(), "mkfifo: {o:?}");
     };
-    let cases: [(&str, &str, Box<dyn Fn(&std::path::Path)>); 4] = [
+    type Make = Box<dyn Fn(&std::path::Path)>;
+    let cases: [(&str, &str, Make); 4] = [
         (
             "dangling",
             "is a dangling symlink",

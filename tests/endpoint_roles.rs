@@ -217,8 +217,11 @@ fn the_llm_refiner_is_checked_and_a_rerun_is_served_from_the_cache() {
     )
     .unwrap();
     with_refiner(&root, &server);
+    // The test model without faults answers each draft as it is: the checks pass at once.
+    server.set_handler(
+        crate::test_model::TestModel::new(crate::test_model::Faults::none()).handler(),
+    );
     let out = temp_dir("llm-refiner-out");
-    // The server echoes the prompt: the draft survives, so the checks pass.
     assert_ok(&tracer(
         &root,
         &out,
@@ -237,13 +240,13 @@ fn the_llm_refiner_is_checked_and_a_rerun_is_served_from_the_cache() {
     let first = server.post_count();
     assert_eq!(first, grounded, "one request per grounded task");
     let rows = python(&format!(
-        "import pyarrow.parquet as pq; t = pq.read_table({:?}).to_pylist(); print(len(t), t[0]['refiner'], t[0]['instruction'][:6])",
+        "import pyarrow.parquet as pq; t = pq.read_table({:?}).to_pylist(); print(len(t), t[0]['refiner'], {{r['refinement'] for r in t}}, t[0]['instruction'][:12])",
         out.join("refined/domain=airline/part-00000.parquet")
             .display()
             .to_string()
     ));
     assert!(
-        rows.starts_with(&format!("{grounded} test-model echo: ")),
+        rows.starts_with(&format!("{grounded} test-model {{'first'}} Your name is")),
         "{rows}"
     );
 
@@ -258,7 +261,8 @@ fn the_llm_refiner_is_checked_and_a_rerun_is_served_from_the_cache() {
         "the re-run must be served from the cache"
     );
 
-    // Output that breaks the checks is rejected with the reason, not kept.
+    // Output that breaks the checks is asked for again with the reason, then the task
+    // falls back to its draft (`on_refused = "draft"`, the default): never kept as given.
     let server2 = OpenAiServer::start(&["test-model"]);
     let root2 = project_copy("llm-refiner-bad");
     std::fs::write(
@@ -267,7 +271,7 @@ fn the_llm_refiner_is_checked_and_a_rerun_is_served_from_the_cache() {
     )
     .unwrap();
     with_refiner(&root2, &server2);
-    for _ in 0..3 {
+    for _ in 0..6 {
         server2.push(Reply::Text("You want help with something.".into()));
     }
     let out2 = temp_dir("llm-refiner-bad-out");
@@ -276,8 +280,19 @@ fn the_llm_refiner_is_checked_and_a_rerun_is_served_from_the_cache() {
         &out2,
         &["run", "refined", "--domain", "airline"],
     ));
+    assert_eq!(server2.post_count(), 6, "each task asked twice");
+    let rows = python(&format!(
+        "import pyarrow.parquet as pq; t = pq.read_table({:?}).to_pylist(); print(len(t), sorted({{r['refinement'].split(':')[0] for r in t}}), any('help with something' in r['instruction'] for r in t))",
+        out2.join("refined/domain=airline/part-00000.parquet")
+            .display()
+            .to_string()
+    ));
+    assert_eq!(rows.trim(), "3 ['fallback'] False", "{rows}");
     let stats = stdout(&tracer(&root2, &out2, &["stats", "--domain", "airline"]));
-    assert!(stats.contains("refined: information x 3"), "{stats}");
+    assert!(
+        stats.contains("0 / 0 / 3"),
+        "the funnel counts the fallbacks: {stats}"
+    );
 }
 
 #[test]

@@ -13,9 +13,9 @@ const DOMAINS: [&str; 2] = ["airline", "bank"];
 const MODEL: &str = "test-model";
 const SEED: u64 = 20_261_129;
 /// The full run's caps, and the pilot's tasks per domain and split.
-const MAX_TRAIN: usize = 16;
-const MAX_EVAL: usize = 8;
-const PILOT: usize = 4;
+const MAX_TRAIN: usize = 24;
+const MAX_EVAL: usize = 12;
+const PILOT: usize = 6;
 
 /// Every endpoint role of a run (the grounder stays the scripted search), priced.
 fn roles_file(base_url: &str) -> String {
@@ -136,7 +136,10 @@ fn a_pilot_extrapolates_the_tokens_of_a_full_run() {
     let md = tracer(&root, &out, &with_domains(&["plan", "--pilot", &pilot_n]));
     assert_ok(&md);
     let md = stdout(&md);
-    assert!(md.contains("**Extrapolated from a pilot** of 4"), "{md}");
+    assert!(
+        md.contains(&format!("**Extrapolated from a pilot** of {PILOT}")),
+        "{md}"
+    );
     assert!(md.contains("What the pilot measured"), "{md}");
     eprintln!("{md}");
 

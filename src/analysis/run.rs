@@ -48,6 +48,7 @@ impl AnalysisConfig {
 
 /// Analyse one source's rollouts: detectors, then the judge. Returns the rows and how many
 /// judge answers were unreadable.
+#[allow(clippy::too_many_arguments)] // the stage's and `tracer analyze`'s inputs, each named
 pub fn analyse_source(
     starts: super::StartStates<'_>,
     tasks: &BTreeMap<String, TaskRecord>,

@@ -189,7 +189,7 @@ pub fn main() -> Result<(), CliError> {
     // One check of the roles file for every command (`validate` lists it with the rest): a
     // malformed role there would otherwise surface stage by stage, or not at all.
     if !matches!(cli.command, Command::Validate) {
-        let problems = crate::stage::roles::roles_file_problems(&paths);
+        let problems = crate::llm::config::roles_file_problems(&paths);
         if let Some(first) = problems.first() {
             return Err(CliError::Failed(match problems.len() {
                 1 => first.clone(),

@@ -376,7 +376,7 @@ pub fn list() -> Result<(), CliError> {
 pub fn validation_problems(paths: &Paths) -> Vec<String> {
     let dag = crate::stage::dag();
     // The roles file first: a stage's config problems may only echo it.
-    let mut problems = crate::stage::roles::roles_file_problems(paths);
+    let mut problems = crate::llm::config::roles_file_problems(paths);
     problems.extend(crate::pipeline::validate::problems(
         paths,
         &crate::pipeline::validate::Scope {

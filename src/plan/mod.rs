@@ -582,8 +582,8 @@ impl Rates {
             attempted,
             ..Funnel::default()
         };
-        for i in 0..2 {
-            f.grounded[i] = attempted[i] * self.grounded[i];
+        for (i, attempted) in attempted.into_iter().enumerate() {
+            f.grounded[i] = attempted * self.grounded[i];
             f.drafted[i] = f.grounded[i] * self.drafted[i];
             f.refined[i] = f.grounded[i] * self.refined[i];
             f.judged[i] = f.refined[i] * self.judged[i];

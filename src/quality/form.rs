@@ -74,6 +74,26 @@ const MARKUP: &[&str] = &[
     "__",
 ];
 
+/// Text without the stars that mask a number ("account ****6639"): they are a value as
+/// the customer's statement shows it, not bold markup.
+fn without_masks(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut stars = 0;
+    for c in text.chars() {
+        if c == '*' {
+            stars += 1;
+            continue;
+        }
+        if !c.is_ascii_digit() {
+            out.extend(std::iter::repeat_n('*', stars));
+        }
+        stars = 0;
+        out.push(c);
+    }
+    out.extend(std::iter::repeat_n('*', stars));
+    out
+}
+
 /// Text with double-quoted spans blanked out.
 fn unquoted(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -183,7 +203,8 @@ fn form_problems(instruction: &str, draft_words: usize) -> Vec<FormFinding> {
             "the whole answer is in quotes; answer with the text itself".to_string(),
         );
     }
-    if let Some(m) = MARKUP.iter().find(|m| text.contains(**m)) {
+    let unmasked = without_masks(text);
+    if let Some(m) = MARKUP.iter().find(|m| unmasked.contains(**m)) {
         add("markup", format!("contains the markup {m}"));
     }
     for line in text.lines().map(str::trim_start) {
@@ -202,8 +223,8 @@ fn form_problems(instruction: &str, draft_words: usize) -> Vec<FormFinding> {
         .split(|c: char| !(c.is_alphanumeric() || c == '\''))
         .find(|w| {
             matches!(
-                *w,
-                "I" | "I'm" | "I'd" | "I've" | "I'll" | "me" | "my" | "mine" | "myself"
+                w.to_lowercase().as_str(),
+                "i" | "i'm" | "i'd" | "i've" | "i'll" | "me" | "my" | "mine" | "myself"
             )
         });
     if let Some(w) = first_person {
@@ -255,6 +276,13 @@ mod tests {
     }
 
     #[test]
+    fn a_masked_number_is_no_markup() {
+        let ok = "Your name is Ada. You want to pay Jonas from account ****6639 and card \
+                  ****1234.";
+        assert!(rules(ok).is_empty(), "{:?}", form_problems(ok, 40));
+    }
+
+    #[test]
     fn each_fault_is_named() {
         for (text, rule) in [
             (
@@ -266,8 +294,10 @@ mod tests {
             ("Your name is Ada.\n- cancel ABC123\n- refund", "markdown"),
             ("## Instruction\nYour name is Ada.", "markdown"),
             ("Your name is **Ada**.", "markup"),
+            ("Your name is Ada. Pay from ****6639 to **Bob**.", "markup"),
             ("<think>ok</think>Your name is Ada.", "markup"),
             ("My name is Ada and I want a refund.", "first_person"),
+            ("My name is Ada. You want a refund.", "first_person"),
             (
                 "Your name is Ada. Could you cancel ABC123 for you?",
                 "addresses_agent",

@@ -28,12 +28,13 @@ pub struct RefineJob {
 pub enum Refined {
     /// An instruction that passed the checker (`retried`: on the second ask).
     Answer { text: String, retried: bool },
-    /// Two answers refused by the checker; the reasons, in order.
+    /// Two answers refused by the checker, or two that were unusable (empty, cut at the
+    /// token cap); the reasons, in order. The task falls back to its draft or is dropped.
     Refused(Vec<String>),
     /// No draft to refine: why (`<kind>: <detail>`).
     NoDraft(String),
-    /// The endpoint failed after its own retries, or answered nothing usable twice: not the
-    /// task's fault, so never a rejection (the item is asked again on a rerun).
+    /// The endpoint failed after its own retries: not the task's fault, so never a
+    /// rejection (the item is asked again on a rerun).
     Errored(String),
 }
 
@@ -125,7 +126,10 @@ async fn refine_one(
             Err(e) => return Refined::Errored(format!("endpoint_error: {e}")),
             Ok(Err(why)) => {
                 if unusable.is_some() {
-                    return Refined::Errored(format!("unusable_answer: {why} (asked twice)"));
+                    // The draft is known to pass: a model that twice answers nothing
+                    // usable (a deterministic one would on every rerun) leaves it.
+                    refusals.push(format!("unusable_answer: {why} (asked twice)"));
+                    return Refined::Refused(refusals);
                 }
                 unusable = Some(why);
                 let seed = req.sampling.seed.unwrap_or(0).wrapping_add(1);
@@ -152,10 +156,10 @@ async fn refine_one(
         }
     }
     // Three asks: an unusable answer, then two more that were each unusable or refused once.
-    match refusals.is_empty() {
-        true => Refined::Errored("unusable_answer: asked three times".to_string()),
-        false => Refined::Refused(refusals),
+    if refusals.is_empty() {
+        refusals.push("unusable_answer: asked three times".to_string());
     }
+    Refined::Refused(refusals)
 }
 
 impl Refiner for EndpointRefiner {

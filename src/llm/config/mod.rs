@@ -530,5 +530,65 @@ pub fn check_role_table(
     })
 }
 
+/// Problems in the run's roles file, one line each: its shape, each role table's fields
+/// (as `tracer validate` and every command check them before any work), and a prompts
+/// directory that does not exist.
+pub fn roles_file_problems(paths: &crate::config::Paths) -> Vec<String> {
+    let rf = match paths.roles_file() {
+        Ok(Some(rf)) => rf,
+        Ok(None) => return Vec::new(),
+        Err(e) => return vec![e.to_string()],
+    };
+    let file = rf.path.display().to_string();
+    let mut problems = Vec::new();
+    for (at, role, table) in rf.role_tables() {
+        let context = if role == "embedder" {
+            "embedder 'emotion'".to_string()
+        } else {
+            match role.parse::<Role>() {
+                Ok(r)
+                    if crate::config::STAGE_ROLES
+                        .iter()
+                        .any(|(_, rs)| rs.contains(&r.as_str())) =>
+                {
+                    r.context()
+                }
+                _ => {
+                    problems.push(format!(
+                        "{file}: `{at}`: no stage has a '{role}' role (roles: grounder, refiner, feeler, judge, agent, user; and [embedder])"
+                    ));
+                    continue;
+                }
+            }
+        };
+        let checked = toml::Value::Table(table)
+            .try_into::<RoleConfig>()
+            .map_err(|e| {
+                e.to_string()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .and_then(|cfg| {
+                cfg.validate(&context).map_err(|e| match e {
+                    crate::llm::LlmError::Config { message, .. } => message,
+                    other => other.to_string(),
+                })
+            });
+        if let Err(message) = checked {
+            problems.push(format!("{file}: `{at}`: {message}"));
+        }
+    }
+    if let Some(dir) = rf.prompts()
+        && !paths.root.join(dir).is_dir()
+    {
+        problems.push(format!(
+            "{file}: `prompts`: {} is not a directory",
+            paths.root.join(dir).display()
+        ));
+    }
+    problems
+}
+
 #[cfg(test)]
 mod tests;

@@ -136,13 +136,17 @@ pub fn feeling_problem(text: &str) -> Option<String> {
     None
 }
 
+/// Asks of one feeling before it errors.
+const FEEL_ASKS: usize = 3;
+
 /// One feeler request with its checks: an empty or cut answer, or one carrying labels, is
-/// asked once more with another seed; a second bad answer is the item's error.
+/// asked again with the next seed, up to [`FEEL_ASKS`] times; then it is the item's error
+/// (a model seeded as before answers a rerun the same, so the asks are spent here).
 async fn feel_one(model: Arc<dyn ChatModel>, req: ChatRequest) -> Result<String, String> {
     let mut req = req;
     let mut problem = String::new();
-    for attempt in 0..2 {
-        if attempt == 1 {
+    for attempt in 0..FEEL_ASKS {
+        if attempt > 0 {
             let seed = req.sampling.seed.unwrap_or(0).wrapping_add(1);
             req = req.with_seed(seed);
         }
@@ -159,7 +163,9 @@ async fn feel_one(model: Arc<dyn ChatModel>, req: ChatRequest) -> Result<String,
             Some(p) => problem = p,
         }
     }
-    Err(format!("unusable_answer: {problem} (asked twice)"))
+    Err(format!(
+        "unusable_answer: {problem} (asked {FEEL_ASKS} times)"
+    ))
 }
 
 impl Feeler for EndpointFeeler {
