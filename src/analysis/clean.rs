@@ -146,7 +146,15 @@ fn directions(instruction: &str) -> Vec<(Vec<String>, usize)> {
         .map(str::trim)
         .filter(|s| {
             let l = s.to_lowercase();
-            l.contains("the agent")
+            // "you would like the agent to tell you X" is a request, said as one.
+            let request = [
+                "like the agent to",
+                "want the agent to",
+                "need the agent to",
+            ]
+            .iter()
+            .any(|r| l.contains(r));
+            (l.contains("the agent") && !request)
                 || l.starts_with("if asked")
                 || l.starts_with("to confirm your identity")
                 || l.starts_with("for identification")
@@ -167,8 +175,11 @@ fn directions(instruction: &str) -> Vec<(Vec<String>, usize)> {
         .collect()
 }
 
+/// Lower-case words, a value whole ("ada_lee_1", "4,400.00", "a@b.com" are one word each):
+/// a customer may say its own ids and amounts, so they do not make a run long.
 fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '@'))
+    text.split(|c: char| c.is_whitespace() || matches!(c, ';' | ':' | '(' | ')' | '"'))
+        .map(|w| w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '\'')))
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
         .collect()
@@ -487,8 +498,16 @@ mod tests {
             rule(1, "If asked who you are: your user id is ada_lee_1."),
             "verbatim_direction"
         );
-        // Saying who you are in your own words is not a copied direction.
+        // Saying who you are in your own words is not a copied direction, nor is a
+        // request the instruction puts as what the agent should do.
         assert_eq!(rule(1, "My user id is ada_lee_1; cancel ABC123."), "none");
+        let asks = "Your name is Ada Lee. You would like the agent to tell you the flight \
+                    numbers and dates on reservation ABC123.";
+        let m = [say(
+            MessageRole::User,
+            "I would like you to tell me the flight numbers and dates on reservation ABC123.",
+        )];
+        assert_eq!(super::turn_problems(&m, asks), []);
     }
 
     #[test]

@@ -233,8 +233,17 @@ pub fn first_person(text: &str) -> String {
         ("I ask how ", "I'd like to know how "),
         ("I ask about ", "I'd like to know about "),
     ];
+    // The customer speaks to the agent: what the instruction wants "the agent" to do,
+    // the customer asks of "you".
+    const TO_THE_AGENT: &[(&str, &str)] = &[
+        ("like the agent to ", "like you to "),
+        ("want the agent to ", "want you to "),
+        ("need the agent to ", "need you to "),
+        ("expect the agent to ", "expect you to "),
+    ];
     ASKING
         .iter()
+        .chain(TO_THE_AGENT)
         .fold(swap_person(text), |said, (from, to)| said.replace(from, to))
 }
 
@@ -386,7 +395,7 @@ mod tests {
         assert_eq!(first_person("Your user id is ab_1."), "My user id is ab_1.");
         assert_eq!(
             first_person("Then you want the agent to tell you if you are booked."),
-            "Then I want the agent to tell me if I am booked."
+            "Then I want you to tell me if I am booked."
         );
         for (you, me) in [
             (

@@ -73,13 +73,14 @@ pub fn markdown(plan: &Plan) -> String {
         crate::stats::dollars(t.dollars),
         if t.unpriced { " + unpriced" } else { "" }
     ));
-    out.push_str("\nCounts (train / eval):\n\n| domain | traces grounded | verified tasks | rollout episodes | screening episodes | eval episodes | episodes analysed |\n|---|---:|---:|---:|---:|---:|---:|\n");
+    out.push_str("\nCounts (train / eval):\n\n| domain | traces taken | grounded | verified tasks | rollout episodes | screening episodes | eval episodes | episodes analysed |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for c in &plan.counts {
         let f = &c.funnel;
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
             c.domain,
             pair(f.attempted),
+            pair(f.grounded),
             pair(f.verified),
             count(Some(f.rollout_episodes)),
             count(Some(f.screened_episodes)),
