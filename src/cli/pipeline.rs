@@ -375,16 +375,24 @@ pub fn list() -> Result<(), CliError> {
 /// validation path over every stage and every registered domain.
 pub fn validation_problems(paths: &Paths) -> Vec<String> {
     let dag = crate::stage::dag();
-    // The roles file first: a stage's config problems may only echo it.
+    // The roles file first; a stage's config problem that only echoes one of its problems
+    // (the stage reads the file's role tables) is left out, so each is named once, at the
+    // file that holds it.
     let mut problems = crate::llm::config::roles_file_problems(paths);
-    problems.extend(crate::pipeline::validate::problems(
-        paths,
-        &crate::pipeline::validate::Scope {
-            stages: dag.stages(),
-            registry: dag.stages(),
-            domains: domain::registry(),
-        },
-    ));
+    let detail = |p: &str| p.splitn(3, ": ").nth(2).map(str::to_string);
+    let echoed: Vec<String> = problems.iter().filter_map(|p| detail(p)).collect();
+    problems.extend(
+        crate::pipeline::validate::problems(
+            paths,
+            &crate::pipeline::validate::Scope {
+                stages: dag.stages(),
+                registry: dag.stages(),
+                domains: domain::registry(),
+            },
+        )
+        .into_iter()
+        .filter(|p| detail(p).is_none_or(|d| !echoed.contains(&d))),
+    );
     problems
 }
 

@@ -79,6 +79,21 @@ pub async fn preflight_with_env(
     listed_models(context, cfg, env).await.map(|_| ())
 }
 
+/// Why a failed `GET /models` did not reach an OpenAI-compatible API, when its error shows
+/// a web page (a proxy's or a web server's, not the API's) or runs long: one line naming
+/// the request instead of the page.
+fn not_an_api(error: &str) -> Option<String> {
+    let lower = error.to_lowercase();
+    let page = lower.contains("<html") || lower.contains("<!doctype") || lower.contains("<body");
+    if !page && error.len() <= 400 {
+        return None;
+    }
+    let what = if page { "a web page" } else { "an answer" };
+    Some(format!(
+        "GET /models answered {what} that is not an OpenAI-compatible model list (is base_url the API's root, such as http://host:8000/v1?)"
+    ))
+}
+
 /// The model checks of [`preflight_with_env`]; per endpoint, its `/models` listing.
 async fn listed_models(
     context: &str,
@@ -107,7 +122,14 @@ async fn listed_models(
                     endpoint: base_url.clone(),
                     cause: format!("no answer within {secs}s"),
                 },
-                other => redact(other, key.as_deref()),
+                other => match not_an_api(&other.to_string()) {
+                    Some(cause) => LlmError::Unreachable {
+                        context: context.to_string(),
+                        endpoint: base_url.clone(),
+                        cause,
+                    },
+                    None => redact(other, key.as_deref()),
+                },
             }
         })?;
         let ids: Vec<&str> = listed
@@ -368,6 +390,16 @@ pub fn preflight_roles(roles: &crate::llm::RolesConfig, fits: &Fits) -> Result<(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_web_page_for_a_model_list_is_one_line_naming_the_request() {
+        let page = "failed to deserialize api response: expected value at line 1 column 1 \
+                    content:<!DOCTYPE html><html><body><h1>Welcome to nginx!</h1></body></html>";
+        let why = super::not_an_api(page).unwrap();
+        assert!(why.starts_with("GET /models answered a web page"), "{why}");
+        assert!(!why.contains("nginx"), "{why}");
+        assert_eq!(super::not_an_api("connection refused"), None);
+    }
+
     use super::*;
     use crate::llm::chat::{AssistantMessage, ToolCall};
 
