@@ -67,6 +67,7 @@ pub mod pipeline;
 pub mod plan;
 pub mod project;
 pub mod quality;
+pub mod remote;
 pub mod replay;
 pub mod review;
 pub mod review_app;

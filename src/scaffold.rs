@@ -271,6 +271,77 @@ pub fn scaffold_domain(root: &Path, name: &str) -> Result<Scaffolded, ScaffoldEr
     })
 }
 
+/// The remote skeleton's files (`remote/skeleton/`: a lending library in Python on
+/// `remote/tracer_env.py`), `__DOMAIN__` standing for the name.
+const REMOTE_FILES: [(&str, &str); 6] = [
+    ("server.py", include_str!("../remote/skeleton/server.py")),
+    (
+        "domain.toml",
+        include_str!("../remote/skeleton/domain.toml"),
+    ),
+    ("tools.toml", include_str!("../remote/skeleton/tools.toml")),
+    (
+        "requests.toml",
+        include_str!("../remote/skeleton/requests.toml"),
+    ),
+    ("policy.md", include_str!("../remote/skeleton/policy.md")),
+    ("graph.json", include_str!("../remote/skeleton/graph.json")),
+];
+
+/// `tracer scaffold domain NAME --remote`: `domains/NAME/`, a runnable remote domain (no
+/// Rust, no rebuild) from the remote skeleton, checked first (a valid, unused name; no folder
+/// there) and written whole or not at all (staged, then renamed into place).
+pub fn scaffold_remote(root: &Path, name: &str) -> Result<Scaffolded, ScaffoldError> {
+    let registered: Vec<&str> = crate::domain::registry().iter().map(|d| d.name()).collect();
+    check_name(name, &registered)?;
+    let domains = root.join("domains");
+    let folder = domains.join(name);
+    if folder.exists() {
+        return Err(ScaffoldError::Exists(folder.display().to_string()));
+    }
+    let helper = root.join("remote/tracer_env.py");
+    if !helper.is_file() {
+        return Err(ScaffoldError::Io {
+            path: helper.display().to_string(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "the server module the skeleton imports is missing (run from a Tracer checkout)",
+            ),
+        });
+    }
+    let staging = domains.join(format!(".{name}.scaffold"));
+    let _ = std::fs::remove_dir_all(&staging);
+    let result = (|| -> Result<(), ScaffoldError> {
+        std::fs::create_dir_all(&staging).map_err(io(&staging))?;
+        for (file, text) in REMOTE_FILES {
+            let path = staging.join(file);
+            std::fs::write(&path, text.replace("__DOMAIN__", name)).map_err(io(&path))?;
+        }
+        std::fs::rename(&staging, &folder).map_err(io(&folder))
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(e);
+    }
+    Ok(Scaffolded {
+        written: REMOTE_FILES.iter().map(|(f, _)| folder.join(f)).collect(),
+        edited: folder,
+    })
+}
+
+/// What to do after a remote scaffold, as printed by the CLI.
+pub fn next_steps_remote(name: &str) -> String {
+    format!(
+        "next (no build needed; docs/remote-domains.md):
+  1. tracer list: '{name}' is loaded from domains/{name}/ and its server started
+  2. tracer validate; tracer run tasks --domain {name}: traces, grounding, verified tasks
+  then replace the library in domains/{name}/server.py with your domain (any language: the
+  command in domain.toml starts it), declare its customers and argument sources in
+  domain.toml, and rebuild the graph with
+  tracer graphs build --domain {name} --all-tools --out domains/{name}/graph.json"
+    )
+}
+
 /// What to do after a scaffold, as printed by the CLI.
 pub fn next_steps(name: &str) -> String {
     format!(

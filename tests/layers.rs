@@ -19,6 +19,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("config", &["artifact", "domain"]),
     ("llm", &["seed", "config"]),
     ("domain", &["seed", "parallel"]),
+    ("remote", &["domain"]),
     ("graph", &["domain", "seed", "parallel"]),
     ("docs", &["config", "domain", "graph"]),
     ("scaffold", &["domain", "graph"]),

@@ -23,6 +23,7 @@ mod plan;
 mod preflight;
 mod real_models;
 mod reference;
+mod remote;
 mod review;
 mod schemas;
 mod serve;

@@ -142,10 +142,10 @@ pub fn run(paths: &Paths, cmd: GraphsCommand) -> Result<(), CliError> {
                 eprintln!("{mark} {} -> {}: {}", c.from, c.to, c.reasons.join("; "));
             }
             eprintln!(
-                "{} candidates, {} demonstrated; review before replacing graphs/{}.json",
+                "{} candidates, {} demonstrated; review before replacing {}",
                 candidates.len(),
                 g.edges.len(),
-                d.name()
+                paths.graph_file(d.name()).display()
             );
             match out {
                 Some(path) => crate::artifact::write_atomic(&path, g.to_pretty_json().as_bytes())?,

@@ -217,7 +217,18 @@ pub fn main() -> Result<(), CliError> {
             }));
         }
     }
-    let result = run(&paths, cli.command);
+    // A project's remote domains (`domains/*/domain.toml`) join the registry before any
+    // command reads it; their servers are ended on the way out, whatever the outcome.
+    crate::remote::load(&paths.root).map_err(|e| CliError::Failed(e.to_string()))?;
+    let result =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&paths, cli.command)))
+            .unwrap_or_else(
+                |payload| match crate::domain::environment_failure(payload.as_ref()) {
+                    Some(message) => Err(CliError::Failed(message.to_string())),
+                    None => std::panic::resume_unwind(payload),
+                },
+            );
+    crate::remote::shutdown();
     // Answers still queued for a response cache's commit are written before the process
     // ends, whatever the command's outcome (a cut-off committer would lose them).
     crate::llm::cache::flush_all();

@@ -404,11 +404,24 @@ pub enum ScaffoldCommand {
     Domain {
         /// The domain's key: lower-case letters, digits and underscores ("car_rental").
         name: String,
+        /// A remote domain instead (domains/<name>/: a Python server and its declarations,
+        /// docs/remote-domains.md): no Rust, no rebuild.
+        #[arg(long)]
+        remote: bool,
     },
 }
 
 pub fn scaffold(paths: &Paths, command: ScaffoldCommand) -> Result<(), CliError> {
-    let ScaffoldCommand::Domain { name } = command;
+    let ScaffoldCommand::Domain { name, remote } = command;
+    if remote {
+        let done = crate::scaffold::scaffold_remote(&paths.root, &name)?;
+        for path in &done.written {
+            let rel = path.strip_prefix(&paths.root).unwrap_or(path);
+            outln!("wrote  {}", rel.display());
+        }
+        outln!("{}", crate::scaffold::next_steps_remote(&name));
+        return Ok(());
+    }
     let done = crate::scaffold::scaffold_domain(&paths.root, &name)?;
     for path in &done.written {
         let rel = path.strip_prefix(&paths.root).unwrap_or(path);

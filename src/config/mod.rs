@@ -153,12 +153,20 @@ impl Paths {
         self.output.join(RESPONSE_CACHE)
     }
 
+    /// `graphs/<domain>.json`, or `graph.json` in a remote domain's folder.
     pub fn graph_file(&self, domain: &str) -> PathBuf {
-        self.root.join("graphs").join(format!("{domain}.json"))
+        match remote_folder(domain) {
+            Some(dir) => self.root.join(dir).join("graph.json"),
+            None => self.root.join("graphs").join(format!("{domain}.json")),
+        }
     }
 
+    /// `policies/<domain>.md`, or `policy.md` in a remote domain's folder.
     pub fn policy_file(&self, domain: &str) -> PathBuf {
-        self.root.join("policies").join(format!("{domain}.md"))
+        match remote_folder(domain) {
+            Some(dir) => self.root.join(dir).join("policy.md"),
+            None => self.root.join("policies").join(format!("{domain}.md")),
+        }
     }
 
     /// The policy of a domain's non-default ruleset (`policies/<domain>.<ruleset>.md`):
@@ -170,10 +178,19 @@ impl Paths {
     }
 }
 
+/// The folder of a domain kept outside the crate (a remote domain), if `domain` is one.
+fn remote_folder(domain: &str) -> Option<&'static Path> {
+    crate::domain::find(domain).ok().and_then(|d| d.folder())
+}
+
 /// The policy files (relative to the root) an agent stage may read for `domain`:
-/// `policies/<d>.md`, and one `policies/<d>.<ruleset>.md` per non-default ruleset.
+/// `policies/<d>.md`, and one `policies/<d>.<ruleset>.md` per non-default ruleset; a remote
+/// domain's `policy.md` in its folder.
 pub fn policy_sources(domain: &dyn crate::domain::Domain) -> Vec<PathBuf> {
     let name = domain.name();
+    if let Some(dir) = domain.folder() {
+        return vec![dir.join("policy.md")];
+    }
     let mut files = vec![PathBuf::from(format!("policies/{name}.md"))];
     for r in domain.rulesets().iter().skip(1) {
         files.push(format!("policies/{name}.{}.md", r.name).into());

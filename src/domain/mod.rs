@@ -48,8 +48,8 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The registry: one line per domain. Order is the order of `tracer list` and of stages.
-pub fn registry() -> &'static [&'static dyn Domain] {
+/// The built-in domains: one line per domain, in the order of `tracer list` and of stages.
+pub fn registry_builtin() -> &'static [&'static dyn Domain] {
     static DOMAINS: &[&dyn Domain] = &[
         &airline::Airline,
         &retail::Retail,
@@ -63,6 +63,30 @@ pub fn registry() -> &'static [&'static dyn Domain] {
         &bank::Bank,
     ];
     DOMAINS
+}
+
+/// Domains added at run time (a project's remote domains, `crate::remote`), after the
+/// built-in ones.
+static EXTRA: std::sync::OnceLock<Vec<&'static dyn Domain>> = std::sync::OnceLock::new();
+static ALL: std::sync::OnceLock<Vec<&'static dyn Domain>> = std::sync::OnceLock::new();
+
+/// The registry: the built-in domains, then those [`register`]ed.
+pub fn registry() -> &'static [&'static dyn Domain] {
+    ALL.get_or_init(|| {
+        let mut all = registry_builtin().to_vec();
+        all.extend(EXTRA.get().into_iter().flatten().copied());
+        all
+    })
+}
+
+/// Add domains to the registry, once per process and before anything reads it.
+pub fn register(domains: Vec<&'static dyn Domain>) -> Result<(), String> {
+    if ALL.get().is_some() {
+        return Err("domains are registered before the registry is first read".into());
+    }
+    EXTRA
+        .set(domains)
+        .map_err(|_| "domains are registered once per process".to_string())
 }
 
 /// Look a domain up by its key (`"airline"`), with the error every command reports.
@@ -89,6 +113,20 @@ pub enum DomainError {
     Import { path: String, message: String },
     #[error("{0}")]
     Other(String),
+}
+
+/// The panic payload of an environment that cannot go on (a remote domain's process exited,
+/// hung or answered nonsense): no tool output may be made up for it, so it unwinds, and the
+/// pipeline (a stage fails, its output untouched) and the CLI (a one-line error) turn it
+/// into an error naming the domain and the call. Built-in domains never raise it.
+#[derive(Debug)]
+pub struct EnvironmentFailure(pub String);
+
+/// The message of an [`EnvironmentFailure`] panic payload, if it is one.
+pub fn environment_failure(payload: &(dyn std::any::Any + Send)) -> Option<&str> {
+    payload
+        .downcast_ref::<EnvironmentFailure>()
+        .map(|f| f.0.as_str())
 }
 
 /// Read tools observe; write tools change the database (the paper's classification:
@@ -488,6 +526,26 @@ pub trait Domain: Send + Sync {
                 self.name()
             ),
         })
+    }
+
+    /// The folder a domain keeps its policy and graph in (`policy.md`, `graph.json`), for a
+    /// domain outside the crate, relative to the project root when inside it; `None` for
+    /// built-in domains (`policies/`, `graphs/`).
+    fn folder(&self) -> Option<&'static Path> {
+        None
+    }
+
+    /// How a scripted instruction ties the customer to the service ("who fills
+    /// prescriptions at this pharmacy"), for a domain outside the crate (built-in domains keep
+    /// theirs in `src/stage/situations.toml`).
+    fn ties(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The hash of the domain's own code when it lives outside the crate (a remote
+    /// domain's folder); built-in domains' come from the build script.
+    fn own_code_hash(&self) -> Option<String> {
+        None
     }
 
     /// Read a tau-bench-format database directory (e.g. users.json, flights.json, ...):

@@ -40,8 +40,15 @@ pub(super) fn collect_inputs(
 include!(concat!(env!("OUT_DIR"), "/domain_code_hashes.rs"));
 
 /// The source hash a stage's run for `domain` depends on: the shared code plus that
-/// domain's own folder (see build.rs), so editing one domain leaves the others fresh.
+/// domain's own folder (see build.rs; a remote domain's folder is hashed when it is
+/// loaded), so editing one domain leaves the others fresh.
 pub fn code_hash(domain: &str) -> String {
+    if let Some(own) = crate::domain::find(domain)
+        .ok()
+        .and_then(|d| d.own_code_hash())
+    {
+        return format!("{}-{own}", env!("TRACER_CODE_HASH"));
+    }
     let own = DOMAIN_CODE_HASHES
         .iter()
         .find(|(d, _)| *d == domain)

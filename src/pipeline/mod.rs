@@ -525,10 +525,23 @@ impl<'a> Runner<'a> {
         }
         failpoint::hit("stage-started", stage.name());
         let started = Instant::now();
-        let result = match &parts {
+        // An environment that fails (a remote domain's process died or hung) unwinds; the
+        // stage fails with its message and its temporary output is removed below.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &parts {
             Some(p) => stage.merge(&ctx, &p.dirs),
             None => stage.run(&ctx),
-        };
+        }))
+        .unwrap_or_else(|payload| {
+            match crate::domain::environment_failure(payload.as_ref()) {
+                Some(message) => Err(PipelineError::stage(
+                    stage.name(),
+                    domain.name(),
+                    ErrorKind::Environment,
+                    message,
+                )),
+                None => std::panic::resume_unwind(payload),
+            }
+        });
         let summary = match result {
             Ok(s) => s,
             Err(e) => {

@@ -81,7 +81,10 @@ impl TypedStage for GraphsStage {
         errors
     }
     fn source_files(&self, domain: &str, _config: &toml::Table) -> Vec<PathBuf> {
-        vec![PathBuf::from(format!("graphs/{domain}.json"))]
+        match crate::domain::find(domain).ok().and_then(|d| d.folder()) {
+            Some(dir) => vec![dir.join("graph.json")],
+            None => vec![PathBuf::from(format!("graphs/{domain}.json"))],
+        }
     }
     fn optional_source_files(&self, domain: &str, config: &toml::Table) -> Vec<PathBuf> {
         let dir = config

@@ -105,7 +105,7 @@
 
 pub use super::declared::{ArgPath, Declared, Learn, declared};
 use super::schema;
-use crate::domain::{Intent, Tool, ToolFn, ToolKind};
+use crate::domain::{Intent, Tool, ToolFn, ToolKind, ToolSpec};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -459,6 +459,71 @@ fn named_tool<D>(
 }
 
 /// `internal` paths, each parsed; the error starts with `key` (file, tool and key).
+/// A remote domain's tools (`src/remote`): the specs its server lists (name, kind,
+/// description, schema), each with what the domain's `tools.toml` declares of it by name —
+/// the declaration keys of the built-in format (`internal`, `target`, `tells`, `learns`,
+/// `intent` and the file-wide ones), without `kind`, `description` or `args`, which the
+/// server owns. A `[[tool]]` naming a tool the server does not list is an error.
+pub fn declare(source: Option<&str>, listed: Vec<ToolSpec>) -> Result<Vec<ToolSpec>, String> {
+    let Some(source) = source else {
+        return Ok(listed);
+    };
+    let file: SpecFile = toml::from_str(source).map_err(|e| format!("tools.toml: {e}"))?;
+    let everywhere = paths(&file.internal, "tools.toml: internal")?;
+    let internal_fields = leak_list(file.internal_fields);
+    let learn_fields = leak_list(file.learn_fields);
+    let mut specs = listed;
+    for entry in file.tool {
+        let name = entry.name.clone();
+        if entry.kit.is_some() || name.is_empty() {
+            return Err(
+                "tools.toml: a remote domain's [[tool]] names one of its server's tools (no `kit`)"
+                    .into(),
+            );
+        }
+        if !entry.kind.is_empty() || !entry.description.is_empty() || !entry.args.is_empty() {
+            return Err(format!(
+                "tools.toml: [{name}] kind, description and args come from the server's tools/list; leave them out"
+            ));
+        }
+        let spec = specs
+            .iter_mut()
+            .find(|s| s.name == name)
+            .ok_or_else(|| format!("tools.toml: [{name}] the server lists no such tool"))?;
+        let internal = paths(&entry.internal, &format!("tools.toml: [{name}] internal"))?;
+        if let Some(path) = internal.iter().find(|p| !p.fits(&spec.parameters)) {
+            return Err(format!(
+                "tools.toml: [{name}] internal '{}': no string argument there",
+                path.text()
+            ));
+        }
+        let target = paths(&entry.target, &format!("tools.toml: [{name}] target"))?;
+        let owner = format!("tools.toml: [{name}] learns");
+        let parameters = spec.parameters.clone();
+        spec.declared.learns = learns(entry.learns, &owner, |a| has_arg(&parameters, a))?;
+        spec.declared.tells = entry
+            .tells
+            .map(|t| tells(&name, spec.kind, t))
+            .transpose()?;
+        if let Some(intent) = entry.intent {
+            spec.intent = intent;
+        }
+        spec.declared.internal = internal;
+        spec.declared.target = target;
+    }
+    let fits_some = |name: &str| specs.iter().any(|t| has_arg(&t.parameters, name));
+    let everywhere_learns = learns(file.learns, "tools.toml: learns", fits_some)?;
+    for spec in &mut specs {
+        spec.declared.internal.extend(everywhere.iter().cloned());
+        spec.declared.internal_fields = internal_fields;
+        spec.declared.learn_fields = learn_fields;
+        spec.declared
+            .learns
+            .extend(everywhere_learns.iter().cloned());
+    }
+    Ok(specs)
+}
+
 fn paths(texts: &[String], key: &str) -> Result<Vec<ArgPath>, String> {
     texts
         .iter()

@@ -79,11 +79,32 @@ pub fn vary_wording(text: &str, rng: &mut ChaCha8Rng) -> String {
     out
 }
 
+/// The ties a domain outside the crate declares (a remote domain's `domain.toml`), as a
+/// table of its own with the default traits and people; leaked once per domain.
+fn declared_ties(domain: &str) -> Option<&'static People> {
+    static DECLARED: std::sync::Mutex<std::collections::BTreeMap<String, &'static People>> =
+        std::sync::Mutex::new(std::collections::BTreeMap::new());
+    let mut declared = DECLARED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(p) = declared.get(domain) {
+        return Some(p);
+    }
+    let ties = crate::domain::find(domain).ok()?.ties();
+    if ties.is_empty() {
+        return None;
+    }
+    let people: &'static People = Box::leak(Box::new(People {
+        ties,
+        ..People::default()
+    }));
+    declared.insert(domain.to_string(), people);
+    Some(people)
+}
+
 /// Who the customer of a `domain` task is, as one second-person sentence ("You are a busy
 /// nurse who books flights for the whole household."); `None` for a domain that lists no
 /// `ties` (a new domain until its table is written).
 pub fn situation(domain: &str, rng: &mut ChaCha8Rng) -> Option<String> {
-    let own = SITUATIONS.get(domain)?;
+    let own = SITUATIONS.get(domain).or_else(|| declared_ties(domain))?;
     let fallback = SITUATIONS.get("default");
     let or_default = |own: &'static Vec<String>,
                       pick: fn(&'static People) -> &'static Vec<String>| {
