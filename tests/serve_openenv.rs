@@ -419,3 +419,35 @@ fn the_trainer_examples_run() {
     }
     assert_eq!(get(&server.addr, "/health").1["sessions"], 0);
 }
+
+#[test]
+fn the_ors_client_plays_episodes_with_the_reward_only_at_the_end() {
+    let (root, out) = base();
+    let rows = rollouts(out.path());
+    let mut chosen: Vec<&Value> = rows.iter().filter(|r| r["reward"] == 1).take(2).collect();
+    chosen.extend(rows.iter().filter(|r| r["reward"] != 1).take(1));
+    let file = temp_dir("ors-episodes");
+    let path = file.path().join("episodes.json");
+    std::fs::write(&path, serde_json::to_string(&chosen).unwrap()).unwrap();
+    let server = serve(root.path(), out.path(), &[]);
+    let said = run_script("ors_client.py", &[&server.addr, path.to_str().unwrap()]);
+    let v: Value = serde_json::from_str(said.trim()).unwrap_or_else(|e| panic!("{e}: {said}"));
+    assert!(v["error"].is_null(), "{v}");
+    assert_eq!(v["splits"].as_array().unwrap().len(), 2, "{v}");
+    assert!(v["train_tasks"].as_u64().unwrap() > 0, "{v}");
+    let tools = v["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 15, "{v}");
+    assert!(tools.contains(&json!("reply_to_customer")), "{v}");
+    let played = v["played"].as_array().unwrap();
+    assert_eq!(played.len(), chosen.len());
+    for p in played {
+        assert_eq!(p["finished"], true, "{p}");
+        assert_eq!(p["reward"].as_f64(), p["want"].as_f64(), "{p}");
+        assert_eq!(p["early_reward"], false, "no reward before the end: {p}");
+        assert_eq!(p["prompt_has_customer"], true, "{p}");
+    }
+    assert!(played.iter().any(|p| p["reward"] == 1.0), "{v}");
+    assert_eq!(v["after_end"], "episode_finished", "{v}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(get(&server.addr, "/health").1["sessions"], 0);
+}

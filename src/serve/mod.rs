@@ -23,6 +23,7 @@
 
 pub mod mcp;
 pub mod openenv;
+pub mod ors;
 mod sessions;
 pub mod wire;
 
@@ -345,7 +346,11 @@ impl Server {
                 ),
             ));
         }
-        if req.method == "POST" && req.media_type().as_deref() != Some("application/json") {
+        let bodiless = req.body.is_empty() && ors::bodiless(req.path.trim_end_matches('/'));
+        if req.method == "POST"
+            && !bodiless
+            && req.media_type().as_deref() != Some("application/json")
+        {
             return Some(error_response(
                 415,
                 "unsupported_media_type",
@@ -361,6 +366,9 @@ impl Server {
     fn route(&self, req: &Request) -> Result<Response, ServeError> {
         let path = req.path.trim_end_matches('/');
         let method = req.method.as_str();
+        if ors::claims(self, path) {
+            return ors::handle(self, req);
+        }
         if let Some(rest) = path.strip_prefix("/mcp/") {
             return Ok(mcp::handle(self, rest, req));
         }

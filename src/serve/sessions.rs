@@ -206,8 +206,19 @@ impl Server {
         format!("s{n}-{:012x}", mix & 0xffff_ffff_ffff)
     }
 
+    /// A new session id (unguessable: salted).
+    pub fn fresh_id(&self) -> String {
+        self.new_id()
+    }
+
     /// `POST /reset`: open an episode of a task.
     pub fn reset(&self, body: &Value) -> Result<Value, ServeError> {
+        self.reset_as(body, None)
+    }
+
+    /// Open an episode under the id `chosen` (an ORS client's session id; refused when in
+    /// use), or a new one.
+    pub fn reset_as(&self, body: &Value, chosen: Option<String>) -> Result<Value, ServeError> {
         let task_id = str_field(body, "task_id")?;
         let (d, task) = self.find_task(task_id)?;
         let data = &self.domains[d];
@@ -244,7 +255,7 @@ impl Server {
         let mut user = self.user(&task, &play);
         let mut session = Session::new(env.as_ref(), data.policy(split), self.settings.max_steps);
         self.runtime.block_on(session.advance(user.as_mut()));
-        let id = self.new_id();
+        let id = chosen.unwrap_or_else(|| self.new_id());
         let failure = match session.termination() {
             None => Value::Null,
             Some(_) => {
@@ -290,6 +301,13 @@ impl Server {
         // Checked again under the lock: concurrent resets never pass the cap together.
         if sessions.len() >= self.settings.max_sessions {
             return Err(self.full());
+        }
+        if sessions.contains_key(&id) {
+            return Err(ServeError::new(
+                409,
+                "session_exists",
+                format!("session '{id}' is already open"),
+            ));
         }
         sessions.insert(id, Arc::new(Mutex::new(open)));
         Ok(reply)
