@@ -451,3 +451,99 @@ fn the_ors_client_plays_episodes_with_the_reward_only_at_the_end() {
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(get(&server.addr, "/health").1["sessions"], 0);
 }
+
+#[test]
+fn ors_routes_refuse_bad_input_and_keep_the_server_rules() {
+    let (root, out) = base();
+    let task = rollouts(out.path())[0]["task_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let server = serve(root.path(), out.path(), &["--token", crate::serve::TOKEN]);
+    let addr = &server.addr;
+    let bearer = format!("Bearer {}", crate::serve::TOKEN);
+    let auth = ("Authorization", bearer.as_str());
+    let json_h = ("Content-Type", "application/json");
+    // The token guards the ORS routes too.
+    let (s, _) = http(addr, "GET", "/airline/tools", &[], "");
+    assert_eq!(s, 401);
+    let (s, t) = http(addr, "GET", "/airline/tools", &[auth], "");
+    assert_eq!(s, 200, "{t}");
+    // A session id that is not an id, a task that is not served, a tool call without a
+    // session: one-line JSON errors, nothing opened.
+    let create = |sid: &str, body: &str| {
+        json_of_pair(http(
+            addr,
+            "POST",
+            "/create",
+            &[auth, json_h, ("X-Session-ID", sid)],
+            body,
+        ))
+    };
+    let (s, v) = create(
+        "../../etc",
+        &json!({"task_spec": {"task_id": task}}).to_string(),
+    );
+    assert_eq!(s, 400, "{v}");
+    let (s, v) = create(
+        "ors-1",
+        &json!({"task_spec": {"task_id": "nope"}}).to_string(),
+    );
+    assert_eq!(s, 404, "{v}");
+    let (s, v) = create("ors-1", "{}");
+    assert_eq!(s, 400, "{v}");
+    let (s, v) = json_of_pair(http(
+        addr,
+        "POST",
+        "/airline/call",
+        &[auth, json_h, ("X-Session-ID", "ors-9")],
+        json!({"name": "reply_to_customer", "input": {"text": "hi"}}).to_string(),
+    ));
+    assert_eq!(s, 404, "{v}");
+    // A session opened, then the same id again: refused, the first untouched.
+    let (s, v) = create(
+        "ors-1",
+        &json!({"task_spec": {"task_id": task}}).to_string(),
+    );
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = create(
+        "ors-1",
+        &json!({"task_spec": {"task_id": task}}).to_string(),
+    );
+    assert_eq!(s, 409, "{v}");
+    // An unknown tool is a refused call (not_found), inside the event stream.
+    let (s, t) = http(
+        addr,
+        "POST",
+        "/airline/call",
+        &[auth, json_h, ("X-Session-ID", "ors-1")],
+        json!({"name": "launch_rocket", "input": {}}).to_string(),
+    );
+    assert_eq!(s, 200, "{t}");
+    assert!(t.contains("\"reason\":\"not_found\""), "{t}");
+    let (_, h) = json_of_pair(http(addr, "GET", "/health", &[auth], ""));
+    assert_eq!(h["sessions"], 1, "{h}");
+    let (s, _) = http(
+        addr,
+        "POST",
+        "/delete",
+        &[auth, ("X-Session-ID", "ors-1")],
+        "",
+    );
+    assert_eq!(s, 200);
+    let (_, h) = json_of_pair(http(addr, "GET", "/health", &[auth], ""));
+    assert_eq!(h["sessions"], 0, "{h}");
+    // A body without JSON's content type is still refused where a body is expected.
+    let (s, _) = http(
+        addr,
+        "POST",
+        "/airline/tasks",
+        &[auth, ("Content-Type", "text/plain")],
+        "{\"split\": \"train\"}",
+    );
+    assert_eq!(s, 415);
+}
+
+fn json_of_pair((s, t): (u16, String)) -> (u16, Value) {
+    json_of(s, t)
+}
