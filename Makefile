@@ -6,7 +6,8 @@
 #   make trajectories  the whole pipeline: ... -> rollouts -> trajectories (+ SFT export)
 #   make eval     k trials per evaluation task -> Avg@k and Pass^k per domain
 #   make analyze  why rollouts and eval episodes fail: fault tables (tracer analyze)
-#   make test     unit + integration tests (needs python3 with pyarrow: make test-deps)
+#   make test     unit + integration tests (needs python3 with pyarrow, and .venv-serve with
+#                 OpenEnv's and ORS's clients: make test-deps)
 #   make lint     rustfmt check + clippy with warnings as errors
 #   make bench    sampling, database fork/hash, harness throughput and memory, shards,
 #                 tracer serve under load (release build)
@@ -93,8 +94,14 @@ validate: build
 graphs-render: build
 	$(TRACER) graphs render
 
+# The trainers' own clients (OpenEnv's validator and EnvClient, the ORS SDK, MCP) go into
+# their own virtual environment, .venv-serve, which tests/serve_openenv.rs runs: their
+# dependencies (FastAPI, gradio, ...) stay out of the system Python.
+SERVE_VENV ?= .venv-serve
+SERVE_PINS = "openenv==0.10.0" "openreward==0.1.167" "mcp>=1.9"
 test-deps:
 	$(PYTHON) -c "import pyarrow, datasets, huggingface_hub, mcp" 2>/dev/null || $(PYTHON) -m pip install --quiet "pyarrow>=14" "datasets>=2.19" "huggingface_hub>=0.23" "mcp>=1.9"
+	$(SERVE_VENV)/bin/python -c "import openenv, openreward, mcp" 2>/dev/null || { $(PYTHON) -m venv $(SERVE_VENV) && $(SERVE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(SERVE_PINS); }
 
 test: test-deps model
 	$(CARGO) test

@@ -28,6 +28,7 @@ mod review;
 mod schemas;
 mod serve;
 mod serve_attacks;
+mod serve_openenv;
 #[cfg(feature = "tls")]
 mod tls;
 

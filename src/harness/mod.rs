@@ -74,6 +74,12 @@ pub trait Agent: Send {
 /// The user role: sees only the agent's text messages.
 pub trait User: Send {
     fn model_id(&self) -> String;
+    /// What cost the user's patience so far, in order (`write_without_consent`,
+    /// `identity_asked_again`, `apology_without_progress`, `asked_what_was_told`): why a
+    /// scripted customer left. A model user keeps no such count (empty).
+    fn frictions(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
     fn reply<'a>(
         &'a mut self,
         agent_text: &'a str,

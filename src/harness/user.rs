@@ -49,6 +49,8 @@ pub struct ScriptedUser {
     confirmed_in_intent: bool,
     patience: i32,
     friction: i32,
+    /// What cost patience, in order (see [`super::User::frictions`]).
+    causes: Vec<&'static str>,
     /// The last line said from each bank (so the same words are not said twice running).
     said: Vec<String>,
     rng: ChaCha8Rng,
@@ -184,6 +186,7 @@ impl ScriptedUser {
             identity_given: false,
             confirmed_in_intent: false,
             friction: 0,
+            causes: Vec::new(),
             said: Vec::new(),
             rng,
         }
@@ -304,6 +307,7 @@ impl ScriptedUser {
             let again = self.identity_given;
             if again {
                 self.friction += 1;
+                self.causes.push("identity_asked_again");
             }
             self.identity_given = true;
             let id = self
@@ -332,6 +336,7 @@ impl ScriptedUser {
             if wrote && !self.confirmed_in_intent {
                 // A change made without asking erodes trust.
                 self.friction += 2;
+                self.causes.push("write_without_consent");
             }
             return self.next_request();
         }
@@ -357,6 +362,7 @@ impl ScriptedUser {
         let full = agent.to_lowercase();
         if (full.contains("sorry") || full.contains("apolog")) && !full.contains("done") {
             self.friction += 1;
+            self.causes.push("apology_without_progress");
             return match self.voice.urgency() {
                 "high" => "I need this fixed, not apologies. Can we keep going?",
                 "low" => "That's all right. Shall we carry on?",
@@ -370,6 +376,7 @@ impl ScriptedUser {
                 return details;
             }
             self.friction += 1;
+            self.causes.push("asked_what_was_told");
             return match self.voice.trust() {
                 "skeptical" => "I already told you what I need. Why is this so hard?",
                 _ => "I've told you what I need; please just help me with that.",
@@ -384,6 +391,10 @@ impl ScriptedUser {
 impl User for ScriptedUser {
     fn model_id(&self) -> String {
         "scripted:user".into()
+    }
+
+    fn frictions(&self) -> Vec<&'static str> {
+        self.causes.clone()
     }
 
     fn reply<'a>(

@@ -10,6 +10,7 @@
 mod server;
 #[cfg(test)]
 mod tests;
+pub mod ws;
 
 pub use server::{Config, Limits, serve, serve_with};
 
@@ -115,6 +116,8 @@ pub struct Response {
     pub content_type: &'static str,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
+    /// A `101` answer's WebSocket: run on the connection once the answer is written.
+    pub upgrade: Option<ws::Upgrade>,
 }
 
 impl Response {
@@ -137,6 +140,7 @@ impl Response {
             content_type,
             headers: Vec::new(),
             body,
+            upgrade: None,
         }
     }
 }
@@ -377,6 +381,15 @@ fn read_request<R: BufRead>(reader: &mut R) -> Result<Request, ReadError> {
 /// The bytes of an answer: head and body, for one write (no Nagle delay between them on a
 /// kept connection).
 fn answer_bytes(r: &Response, keep_alive: bool) -> Vec<u8> {
+    if r.status == 101 {
+        // Switching protocols: no body, no Content-Length (RFC 9110 §8.6).
+        let mut head = "HTTP/1.1 101 Switching Protocols\r\n".to_string();
+        for (k, v) in &r.headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        head.push_str("\r\n");
+        return head.into_bytes();
+    }
     let mut head = format!(
         "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: {}\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nX-Frame-Options: DENY\r\n",
         r.status,

@@ -219,9 +219,9 @@ fn out_of_descriptors(_: &std::io::Error) -> bool {
 }
 
 /// Reads from a connection that fail once `until` has passed, however the bytes trickle.
-struct Deadline {
+pub(super) struct Deadline {
     stream: Arc<TcpStream>,
-    until: Instant,
+    pub(super) until: Instant,
 }
 
 impl Read for Deadline {
@@ -248,7 +248,7 @@ where
     });
     loop {
         reader.get_mut().until = Instant::now() + limits.request_timeout;
-        let (response, keep) = match read_request(&mut reader) {
+        let (mut response, keep) = match read_request(&mut reader) {
             Ok(mut req) => match config.hosts.check(&req) {
                 Ok(()) => {
                     req.conn = Some(Arc::clone(&stream));
@@ -261,7 +261,18 @@ where
             Err(ReadError::Bad(status, why)) => ((config.refusal)(status, why), false),
         };
         let until = Instant::now() + limits.write_timeout;
-        if !write_by(&stream, &answer_bytes(&response, keep), until) || !keep {
+        let upgrade = response.upgrade.take().filter(|_| response.status == 101);
+        if !write_by(&stream, &answer_bytes(&response, keep), until) {
+            return;
+        }
+        if let Some(run) = upgrade {
+            // The connection is a WebSocket from here on, on this worker, in its place.
+            let mut socket = super::ws::Socket::new(reader, Arc::clone(&stream), limits);
+            run(&mut socket);
+            socket.close(1000, "");
+            return;
+        }
+        if !keep {
             return;
         }
     }

@@ -86,9 +86,9 @@ pub fn handle(server: &Server, rest: &str, req: &Request) -> Response {
     let answers: Vec<Value> = match &body {
         Value::Array(batch) => batch
             .iter()
-            .filter_map(|m| message(server, session, m))
+            .filter_map(|m| message(server, Some(session), m))
             .collect(),
-        single => message(server, session, single).into_iter().collect(),
+        single => message(server, Some(session), single).into_iter().collect(),
     };
     match (body.is_array(), answers.len()) {
         // Notifications and responses only: accepted, nothing to say.
@@ -98,8 +98,59 @@ pub fn handle(server: &Server, rest: &str, req: &Request) -> Response {
     }
 }
 
+/// Answer `POST /mcp`, the server-wide MCP endpoint OpenEnv names: the session of a tool
+/// call is `params.session_id`, opened by `openenv/session/create` (params: a reset's
+/// fields, `task_id` at least) and closed by `openenv/session/close`. Every answer is
+/// `200` with a JSON-RPC body (an unreadable one is a JSON-RPC error, as OpenEnv's
+/// validator expects); a batch holds at most [`MAX_BATCH`] messages.
+pub fn handle_global(server: &Server, req: &Request) -> Response {
+    if req.method != "POST" {
+        return super::error_response(
+            405,
+            "method_not_allowed",
+            "MCP here takes POST (no server-to-client stream)",
+        );
+    }
+    let body: Value = match serde_json::from_slice(&req.body) {
+        Ok(v) => v,
+        Err(e) => {
+            return Response::json(
+                200,
+                &rpc_error(Value::Null, PARSE_ERROR, format!("not JSON: {e}")),
+            );
+        }
+    };
+    let one = |m: &Value| {
+        let session = m["params"]["session_id"].as_str().map(str::to_string);
+        message(server, session.as_deref(), m)
+    };
+    let answers: Vec<Value> = match &body {
+        Value::Array(batch) if batch.len() > MAX_BATCH => {
+            return Response::json(
+                200,
+                &rpc_error(
+                    Value::Null,
+                    INVALID_REQUEST,
+                    format!(
+                        "a batch of {} messages; the limit is {MAX_BATCH}",
+                        batch.len()
+                    ),
+                ),
+            );
+        }
+        Value::Array(batch) => batch.iter().filter_map(one).collect(),
+        single => one(single).into_iter().collect(),
+    };
+    match (body.is_array(), answers.len()) {
+        (_, 0) => Response::new(202, "application/json", Vec::new()),
+        (false, _) => Response::json(200, &answers[0]),
+        (true, _) => Response::json(200, &Value::Array(answers)),
+    }
+}
+
 /// One JSON-RPC message; `None` for a notification (or a response a client sends).
-fn message(server: &Server, session: &str, m: &Value) -> Option<Value> {
+/// `session`: the session in the path, or the server-wide endpoint's `params.session_id`.
+fn message(server: &Server, session: Option<&str>, m: &Value) -> Option<Value> {
     let Some(method) = m.get("method").and_then(Value::as_str) else {
         return if m.get("result").is_some() || m.get("error").is_some() {
             None
@@ -132,19 +183,55 @@ fn message(server: &Server, session: &str, m: &Value) -> Option<Value> {
         }
         "ping" => rpc_result(id, json!({})),
         "tools/list" => rpc_result(id, json!({ "tools": tools(server, session) })),
-        "tools/call" => call(server, session, id, &params),
+        "tools/call" => match session {
+            Some(session) => call(server, session, id, &params),
+            None => rpc_error(
+                id,
+                INVALID_PARAMS,
+                "tools/call needs params.session_id (open one with openenv/session/create)",
+            ),
+        },
+        "openenv/session/create" => {
+            let body = if params.is_null() { json!({}) } else { params };
+            let opened = if body.is_object() {
+                server.reset(&body)
+            } else {
+                Err(ServeError::bad("params must be an object"))
+            };
+            match opened {
+                Ok(r) => rpc_result(
+                    id,
+                    json!({"session_id": r["session"], "observation": r["observation"], "done": r["done"]}),
+                ),
+                Err(e) => rpc_error(id, INVALID_PARAMS, e.message),
+            }
+        }
+        "openenv/session/close" => match params["session_id"].as_str() {
+            None => rpc_error(id, INVALID_PARAMS, "params.session_id is required"),
+            Some(s) => match server.close_session(s) {
+                Ok(()) => rpc_result(id, json!({"session_id": s, "closed": true})),
+                Err(e) => rpc_error(id, INVALID_PARAMS, e.message),
+            },
+        },
         other => rpc_error(id, METHOD_NOT_FOUND, format!("no method '{other}'")),
     })
 }
 
-/// The session's domain tools in MCP's shape.
-fn tools(server: &Server, session: &str) -> Vec<Value> {
-    let Ok(domain) = server.session_domain(session) else {
-        return Vec::new();
+/// The session's domain tools in MCP's shape (without a session: every served domain's,
+/// each name once).
+fn tools(server: &Server, session: Option<&str>) -> Vec<Value> {
+    let domains: Vec<&'static dyn crate::domain::Domain> = match session {
+        Some(session) => match server.session_domain(session) {
+            Ok(d) => vec![d],
+            Err(_) => return Vec::new(),
+        },
+        None => server.domains.iter().map(|d| d.domain).collect(),
     };
-    domain
-        .tool_specs()
+    let mut seen = std::collections::HashSet::new();
+    domains
         .iter()
+        .flat_map(|d| d.tool_specs())
+        .filter(|s| seen.insert(s.name.to_string()))
         .map(|s| {
             let f = s.openai();
             let f = &f["function"];

@@ -22,6 +22,8 @@
 //! artifacts once, at start, and writes nothing but its endpoint user's response cache.
 
 pub mod mcp;
+pub mod openenv;
+pub mod ors;
 mod sessions;
 pub mod wire;
 
@@ -283,39 +285,36 @@ impl Server {
         Ok((d, Arc::clone(&self.domains[d].tasks[t])))
     }
 
+    /// Answer one request, a WebSocket handshake on `/ws` included (its session then runs
+    /// on this connection; see [`openenv`]).
+    pub fn handle_shared(self: &Arc<Self>, req: &Request) -> Response {
+        if req.path.trim_end_matches('/') != "/ws" {
+            return self.handle(req);
+        }
+        if let Some(refused) = self.gate(req) {
+            return refused;
+        }
+        if req.method != "GET" || !crate::http::ws::is_upgrade(req) {
+            return error_response(
+                400,
+                "not_websocket",
+                "/ws is a WebSocket: send GET with 'Upgrade: websocket' (OpenEnv's EnvClient does)",
+            );
+        }
+        let server = Arc::clone(self);
+        match crate::http::ws::accept(
+            req,
+            Box::new(move |socket| openenv::websocket(server, socket)),
+        ) {
+            Ok(r) => r,
+            Err(why) => error_response(400, "bad_handshake", &why),
+        }
+    }
+
     /// Answer one request; every refusal is a JSON error.
     pub fn handle(&self, req: &Request) -> Response {
-        if let Some(token) = &self.settings.token {
-            let given = bearer(req).unwrap_or("");
-            if !crate::http::constant_time_eq(given.as_bytes(), token.as_bytes()) {
-                return error_response(
-                    401,
-                    "unauthorized",
-                    "this server needs 'Authorization: Bearer <token>'",
-                );
-            }
-        }
-        // A web page's request: a cross-origin one carries its page's Origin, and the
-        // only bodies a page can post without the server's consent are form or text ones.
-        if req.cross_origin() {
-            return error_response(
-                403,
-                "cross_origin",
-                &format!(
-                    "requests from web pages ({}) are refused",
-                    req.header("origin").unwrap_or("")
-                ),
-            );
-        }
-        if req.method == "POST" && req.media_type().as_deref() != Some("application/json") {
-            return error_response(
-                415,
-                "unsupported_media_type",
-                &format!(
-                    "a POST body must be JSON sent with 'Content-Type: application/json', not '{}'",
-                    req.header("content-type").unwrap_or("(none)")
-                ),
-            );
+        if let Some(refused) = self.gate(req) {
+            return refused;
         }
         match self.route(req) {
             Ok(r) => r,
@@ -323,9 +322,53 @@ impl Server {
         }
     }
 
+    /// The refusal of a request that has no token, comes from a web page, or posts no JSON.
+    fn gate(&self, req: &Request) -> Option<Response> {
+        if let Some(token) = &self.settings.token {
+            let given = bearer(req).unwrap_or("");
+            if !crate::http::constant_time_eq(given.as_bytes(), token.as_bytes()) {
+                return Some(error_response(
+                    401,
+                    "unauthorized",
+                    "this server needs 'Authorization: Bearer <token>'",
+                ));
+            }
+        }
+        // A web page's request: a cross-origin one carries its page's Origin, and the
+        // only bodies a page can post without the server's consent are form or text ones.
+        if req.cross_origin() {
+            return Some(error_response(
+                403,
+                "cross_origin",
+                &format!(
+                    "requests from web pages ({}) are refused",
+                    req.header("origin").unwrap_or("")
+                ),
+            ));
+        }
+        let bodiless = req.body.is_empty() && ors::bodiless(req.path.trim_end_matches('/'));
+        if req.method == "POST"
+            && !bodiless
+            && req.media_type().as_deref() != Some("application/json")
+        {
+            return Some(error_response(
+                415,
+                "unsupported_media_type",
+                &format!(
+                    "a POST body must be JSON sent with 'Content-Type: application/json', not '{}'",
+                    req.header("content-type").unwrap_or("(none)")
+                ),
+            ));
+        }
+        None
+    }
+
     fn route(&self, req: &Request) -> Result<Response, ServeError> {
         let path = req.path.trim_end_matches('/');
         let method = req.method.as_str();
+        if ors::claims(self, path) {
+            return ors::handle(self, req);
+        }
         if let Some(rest) = path.strip_prefix("/mcp/") {
             return Ok(mcp::handle(self, rest, req));
         }
@@ -339,7 +382,7 @@ impl Server {
             "/health" => {
                 expect(method, "GET")?;
                 ok(json!({
-                    "status": "ok",
+                    "status": "healthy",
                     "sessions": self.open_sessions(),
                     "max_sessions": self.settings.max_sessions,
                     "episodes": self.episodes.load(std::sync::atomic::Ordering::Relaxed),
@@ -352,6 +395,19 @@ impl Server {
                 expect(method, "GET")?;
                 ok(self.list_tasks(req)?)
             }
+            "/metadata" => {
+                expect(method, "GET")?;
+                ok(openenv::metadata(self))
+            }
+            "/schema" => {
+                expect(method, "GET")?;
+                ok(openenv::schema())
+            }
+            "/openapi.json" => {
+                expect(method, "GET")?;
+                ok(openenv::openapi())
+            }
+            "/mcp" => Ok(mcp::handle_global(self, req)),
             "/reset" => {
                 expect(method, "POST")?;
                 ok(self.reset(&json_body(req)?)?)
@@ -375,15 +431,7 @@ impl Server {
                 expect(method, "POST")?;
                 let body = json_body(req)?;
                 let id = str_field(&body, "session")?;
-                let open = self
-                    .sessions
-                    .lock()
-                    .map(|mut s| s.remove(id))
-                    .ok()
-                    .flatten();
-                if open.is_none() {
-                    return Err(self.missing(id));
-                }
+                self.close_session(id)?;
                 ok(json!({ "session": id, "closed": true }))
             }
             "/episode" => {
@@ -394,7 +442,7 @@ impl Server {
                 404,
                 "not_found",
                 format!(
-                    "no route {} {}; see GET /health, /tasks, /tasks/<id>, /state; POST /reset, /step, /verify, /close, /episode, /mcp/<session>",
+                    "no route {} {}; see GET /health, /metadata, /schema, /openapi.json, /tasks, /tasks/<id>, /state, /ws (WebSocket); POST /reset, /step, /verify, /close, /episode, /mcp, /mcp/<session>",
                     req.method, req.path
                 ),
             )),
@@ -521,7 +569,7 @@ pub fn run(server: Server, opts: &Options) -> Result<(), String> {
     };
     crate::http::serve_with(
         listener,
-        Arc::new(move |req: &Request| server.handle(req)),
+        Arc::new(move |req: &Request| server.handle_shared(req)),
         config,
     );
     Ok(())

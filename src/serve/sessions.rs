@@ -206,8 +206,19 @@ impl Server {
         format!("s{n}-{:012x}", mix & 0xffff_ffff_ffff)
     }
 
+    /// A new session id (unguessable: salted).
+    pub fn fresh_id(&self) -> String {
+        self.new_id()
+    }
+
     /// `POST /reset`: open an episode of a task.
     pub fn reset(&self, body: &Value) -> Result<Value, ServeError> {
+        self.reset_as(body, None)
+    }
+
+    /// Open an episode under the id `chosen` (an ORS client's session id; refused when in
+    /// use), or a new one.
+    pub fn reset_as(&self, body: &Value, chosen: Option<String>) -> Result<Value, ServeError> {
         let task_id = str_field(body, "task_id")?;
         let (d, task) = self.find_task(task_id)?;
         let data = &self.domains[d];
@@ -244,7 +255,16 @@ impl Server {
         let mut user = self.user(&task, &play);
         let mut session = Session::new(env.as_ref(), data.policy(split), self.settings.max_steps);
         self.runtime.block_on(session.advance(user.as_mut()));
-        let id = self.new_id();
+        let id = chosen.unwrap_or_else(|| self.new_id());
+        let failure = match session.termination() {
+            None => Value::Null,
+            Some(_) => {
+                let episode = session.snapshot(env.as_ref());
+                let b =
+                    crate::harness::reward::score(&episode, &task.reference_hash, &task.outputs);
+                super::wire::failure(&episode, &b, &user.frictions())
+            }
+        };
         let reply = json!({
             "session": id,
             "observation": {
@@ -259,6 +279,7 @@ impl Server {
             "reward": Value::Null,
             "done": session.termination().is_some(),
             "termination": session.termination().map(|t| t.as_str()),
+            "failure": failure,
         });
         let bytes = session.messages().iter().map(message_bytes).sum();
         let open = Open {
@@ -281,8 +302,46 @@ impl Server {
         if sessions.len() >= self.settings.max_sessions {
             return Err(self.full());
         }
+        if sessions.contains_key(&id) {
+            return Err(ServeError::new(
+                409,
+                "session_exists",
+                format!("session '{id}' is already open"),
+            ));
+        }
         sessions.insert(id, Arc::new(Mutex::new(open)));
         Ok(reply)
+    }
+
+    /// Close session `id` (`POST /close`, a WebSocket's end, `openenv/session/close`).
+    pub fn close_session(&self, id: &str) -> Result<(), ServeError> {
+        let open = self
+            .sessions
+            .lock()
+            .map(|mut s| s.remove(id))
+            .ok()
+            .flatten();
+        match open {
+            Some(_) => Ok(()),
+            None => Err(self.missing(id)),
+        }
+    }
+
+    /// The id of the served task at `index` (counted over every domain's tasks in turn,
+    /// modulo their number): the task of a reset that names none.
+    pub fn task_at(&self, index: u64) -> Option<&str> {
+        let total: usize = self.domains.iter().map(|d| d.tasks.len()).sum();
+        if total == 0 {
+            return None;
+        }
+        let mut i = (index % total as u64) as usize;
+        for d in &self.domains {
+            if i < d.tasks.len() {
+                return Some(&d.tasks[i].task_id);
+            }
+            i -= d.tasks.len();
+        }
+        None
     }
 
     fn lock<'a>(open: &'a Arc<Mutex<Open>>) -> Result<std::sync::MutexGuard<'a, Open>, ServeError> {
@@ -316,17 +375,26 @@ impl Server {
         o.bytes = o.session.messages().iter().map(message_bytes).sum();
         let added = &o.session.messages()[(before + 1).min(o.session.messages().len())..];
         let done = o.session.termination();
-        // The reward only: the record is built when the client asks for it (`/verify`).
-        let reward = done.map(|_| {
-            let task = &o.task;
-            let episode = o.session.snapshot(o.env.as_ref());
-            crate::harness::reward::score(&episode, &task.reference_hash, &task.outputs).reward
-        });
+        // The reward only: the record is built when the client asks for it (`/verify`). An
+        // endpoint's failure is no reward (null) and says so.
+        let (reward, failure) = match done {
+            None => (None, Value::Null),
+            Some(_) => {
+                let task = &o.task;
+                let episode = o.session.snapshot(o.env.as_ref());
+                let b =
+                    crate::harness::reward::score(&episode, &task.reference_hash, &task.outputs);
+                let failure = super::wire::failure(&episode, &b, &o.user.frictions());
+                let reward = (!super::wire::infrastructure_failed(&failure)).then_some(b.reward);
+                (reward, failure)
+            }
+        };
         json!({
             "observation": { "messages": added, "tool_errors": o.session.tool_errors() },
             "reward": reward,
             "done": done.is_some(),
             "termination": done.map(|t| t.as_str()),
+            "failure": failure,
             "steps": o.session.steps(),
         })
     }
@@ -402,6 +470,7 @@ impl Server {
             &episode,
             o.agent_model.clone(),
             o.user_model.clone(),
+            &o.user.frictions(),
         )
     }
 
@@ -523,6 +592,7 @@ impl Server {
             &episode,
             crate::harness::Agent::model_id(&agent),
             user.model_id(),
+            &user.frictions(),
         ))
     }
 

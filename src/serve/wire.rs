@@ -204,10 +204,92 @@ pub(super) fn usage_field(body: &Value) -> Result<Usage, ServeError> {
     })
 }
 
+/// Who an episode's failure was, and why (`null` for an episode that scored 1): the
+/// policy's (`agent`: the customer left, the step limit, a transfer, an agent error, the
+/// state or outputs missed) or the infrastructure's (`infrastructure`: an endpoint that
+/// failed — never a reward). `frictions` are what cost the customer's patience, in order.
+pub fn failure(
+    episode: &crate::harness::Episode,
+    breakdown: &RewardBreakdown,
+    frictions: &[&'static str],
+) -> Value {
+    use crate::harness::Termination as T;
+    // The side that was to speak when an endpoint failed: after an assistant's text (or
+    // the greeting) the customer was to answer.
+    let customer_turn = episode
+        .messages
+        .last()
+        .is_some_and(|m| m.role == MessageRole::Assistant && m.tool_calls.is_empty());
+    let side = if customer_turn {
+        "user_simulator"
+    } else {
+        "agent_endpoint"
+    };
+    let detail = episode.error.clone();
+    match episode.termination {
+        T::EndpointError => json!({
+            "party": "infrastructure", "cause": "endpoint_error", "side": side, "detail": detail,
+        }),
+        T::ContextExceeded if customer_turn => json!({
+            "party": "infrastructure", "cause": "context_exceeded", "side": side, "detail": detail,
+        }),
+        T::ContextExceeded => {
+            json!({"party": "agent", "cause": "context_exceeded", "detail": detail})
+        }
+        T::AgentError => json!({"party": "agent", "cause": "agent_error", "detail": detail}),
+        T::UserUnsatisfied => {
+            let why = if frictions.contains(&"write_without_consent") {
+                "the customer left: a change was made without asking its consent first"
+            } else if frictions.is_empty() {
+                "the customer left unsatisfied"
+            } else {
+                "the customer left: its patience ran out"
+            };
+            json!({"party": "agent", "cause": "customer_left", "frictions": frictions, "detail": why})
+        }
+        _ if breakdown.reward == 1 => Value::Null,
+        T::MaxSteps => json!({"party": "agent", "cause": "step_limit", "frictions": frictions}),
+        t => {
+            let cause = if !breakdown.state_match {
+                "state_mismatch"
+            } else {
+                "outputs_not_told"
+            };
+            json!({"party": "agent", "cause": cause, "termination": t.as_str(), "frictions": frictions})
+        }
+    }
+}
+
+/// Whether an episode's end was the infrastructure's failure (then it has no reward).
+pub fn infrastructure_failed(failure: &Value) -> bool {
+    failure["party"] == "infrastructure"
+}
+
+/// Who wrote each message of a transcript: `system`, `greeting` (the environment's fixed
+/// opening), `policy` (the agent's messages: the only ones to train on), `tool`, `customer`
+/// (the simulated user: never policy tokens).
+pub fn sources(messages: &[ChatMessage]) -> Vec<&'static str> {
+    messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| match m.role {
+            MessageRole::System => "system",
+            MessageRole::Assistant if i == 1 => "greeting",
+            MessageRole::Assistant => "policy",
+            MessageRole::Tool => "tool",
+            MessageRole::User => "customer",
+        })
+        .collect()
+}
+
 /// What a finished (or cut) episode scores: reward, its parts, and its rollout record.
 pub struct Verdict {
     pub breakdown: RewardBreakdown,
     pub record: RolloutRecord,
+    /// See [`failure`].
+    pub failure: Value,
+    /// See [`sources`].
+    pub sources: Vec<&'static str>,
 }
 
 impl Verdict {
@@ -218,9 +300,13 @@ impl Verdict {
         episode: &crate::harness::Episode,
         agent_model: String,
         user_model: String,
+        frictions: &[&'static str],
     ) -> Verdict {
+        let breakdown = crate::harness::reward::score(episode, &task.reference_hash, &task.outputs);
         Verdict {
-            breakdown: crate::harness::reward::score(episode, &task.reference_hash, &task.outputs),
+            failure: failure(episode, &breakdown, frictions),
+            sources: sources(&episode.messages),
+            breakdown,
             record: crate::harness::batch::rollout_record(
                 task,
                 play.trial,
@@ -233,11 +319,18 @@ impl Verdict {
         }
     }
 
+    /// The reward, or `None` when the infrastructure failed.
+    pub fn reward(&self) -> Option<i32> {
+        (!infrastructure_failed(&self.failure)).then_some(self.breakdown.reward)
+    }
+
     pub fn json(&self) -> Value {
         json!({
-            "reward": self.breakdown.reward,
+            "reward": self.reward(),
             "breakdown": self.breakdown,
+            "failure": self.failure,
             "termination": self.record.termination,
+            "message_sources": self.sources,
             "record": self.record,
         })
     }
