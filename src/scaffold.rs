@@ -335,7 +335,8 @@ pub fn next_steps_remote(name: &str) -> String {
         "next (no build needed; docs/remote-domains.md):
   1. tracer list: '{name}' is loaded from domains/{name}/ and its server started
   2. tracer validate; tracer run tasks --domain {name}: traces, grounding, verified tasks
-  then replace the library in domains/{name}/server.py with your domain (any language: the
+  then replace the library in domains/{name}/server.py and policy.md (the agent reads it as
+  it is) with your domain (any language: the
   command in domain.toml starts it), declare its customers and argument sources in
   domain.toml, and rebuild the graph with
   tracer graphs build --domain {name} --all-tools --out domains/{name}/graph.json"

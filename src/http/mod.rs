@@ -445,3 +445,22 @@ pub fn bind(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
 pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
+
+/// Reads from a connection that fail once `until` has passed, however the bytes trickle.
+pub(crate) struct Deadline {
+    pub(crate) stream: std::sync::Arc<std::net::TcpStream>,
+    pub(crate) until: std::time::Instant,
+}
+
+impl std::io::Read for Deadline {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self
+            .until
+            .saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        self.stream.set_read_timeout(Some(left))?;
+        std::io::Read::read(&mut &*self.stream, buf)
+    }
+}

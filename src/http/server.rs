@@ -6,7 +6,7 @@
 //! runs out of file descriptors the loop answers the waiting connection 503 from a reserved
 //! descriptor and backs off instead of spinning.
 
-use super::{Hosts, ReadError, Request, Response, answer_bytes, read_request, write_by};
+use super::{Deadline, Hosts, ReadError, Request, Response, answer_bytes, read_request, write_by};
 use std::io::{BufReader, Read};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
@@ -216,23 +216,6 @@ fn out_of_descriptors(e: &std::io::Error) -> bool {
 #[cfg(not(unix))]
 fn out_of_descriptors(_: &std::io::Error) -> bool {
     false
-}
-
-/// Reads from a connection that fail once `until` has passed, however the bytes trickle.
-pub(super) struct Deadline {
-    stream: Arc<TcpStream>,
-    pub(super) until: Instant,
-}
-
-impl Read for Deadline {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let left = self.until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(std::io::ErrorKind::TimedOut.into());
-        }
-        self.stream.set_read_timeout(Some(left))?;
-        (&*self.stream).read(buf)
-    }
 }
 
 /// One connection: its requests in turn until it closes, asks to, or misses a deadline.

@@ -9,7 +9,7 @@
 //!
 //! The handshake's SHA-1 and base64 are here too (a few lines each; no crate needed).
 
-use super::server::Deadline;
+use super::Deadline;
 use super::{Request, Response};
 use std::io::{BufReader, Read};
 use std::net::TcpStream;

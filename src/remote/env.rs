@@ -7,12 +7,8 @@
 //! Architecture invariant: the session's lifetime is the value's (dropping it closes the
 //! session); every infrastructure failure unwinds (see [`super::fail`]).
 
-use super::{Shared, fail, ground};
-use crate::domain::{
-    GroundingContext, Hooks, PolicyViolation, StateHash, ToolKind, ToolOutput, ToolSpec, UserFact,
-    args, table::row_digest,
-};
-use rand_chacha::ChaCha8Rng;
+use super::{Shared, fail};
+use crate::domain::{StateHash, ToolKind, ToolOutput, args, table::row_digest};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -197,47 +193,5 @@ impl crate::domain::Environment for RemoteEnv {
 
     fn to_tau_bench(&self) -> BTreeMap<String, Value> {
         (*self.state()).clone()
-    }
-}
-
-impl Hooks for RemoteEnv {
-    fn tool_specs(&self) -> Vec<&'static ToolSpec> {
-        self.shared.specs.clone()
-    }
-
-    fn customers(&self) -> Vec<String> {
-        self.rows(&self.shared.decl.customers.table)
-            .into_iter()
-            .map(|(k, _)| k)
-            .collect()
-    }
-
-    fn propose_calls(
-        &self,
-        tool: &str,
-        ctx: &GroundingContext,
-        rng: &mut ChaCha8Rng,
-    ) -> Vec<Value> {
-        ground::propose(self, tool, ctx, rng)
-    }
-
-    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation> {
-        ground::check_policy(self, tool, args)
-    }
-
-    fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
-        ground::user_facts(self, user_id)
-    }
-
-    fn describe_request(&self, tool: &str, args: &Value, _output: &str) -> Option<String> {
-        ground::describe_request(self, tool, args)
-    }
-
-    fn customer_records(&self, user_id: &str) -> Vec<String> {
-        ground::customer_records(self, user_id)
-    }
-
-    fn identifies_customer(&self) -> bool {
-        self.shared.decl.identifies_customer
     }
 }

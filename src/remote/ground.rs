@@ -17,7 +17,7 @@ use super::declare::Draw;
 use super::env::RemoteEnv;
 use crate::domain::kit::propose::{self, MAX_PROPOSALS};
 use crate::domain::kit::text::join_and;
-use crate::domain::{Environment, GroundingContext, PolicyViolation, UserFact};
+use crate::domain::{Environment, GroundingContext, Hooks, PolicyViolation, ToolSpec, UserFact};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -363,4 +363,47 @@ pub(super) fn customer_records(env: &RemoteEnv, user_id: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The hooks of a remote session: its declarations read against its state.
+impl Hooks for RemoteEnv {
+    fn tool_specs(&self) -> Vec<&'static ToolSpec> {
+        self.shared.specs.clone()
+    }
+
+    fn customers(&self) -> Vec<String> {
+        self.rows(&self.shared.decl.customers.table)
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect()
+    }
+
+    fn propose_calls(
+        &self,
+        tool: &str,
+        ctx: &GroundingContext,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<Value> {
+        propose(self, tool, ctx, rng)
+    }
+
+    fn check_policy(&self, tool: &str, args: &Value) -> Result<(), PolicyViolation> {
+        check_policy(self, tool, args)
+    }
+
+    fn user_facts(&self, user_id: &str) -> Vec<UserFact> {
+        user_facts(self, user_id)
+    }
+
+    fn describe_request(&self, tool: &str, args: &Value, _output: &str) -> Option<String> {
+        describe_request(self, tool, args)
+    }
+
+    fn customer_records(&self, user_id: &str) -> Vec<String> {
+        customer_records(self, user_id)
+    }
+
+    fn identifies_customer(&self) -> bool {
+        self.shared.decl.identifies_customer
+    }
 }
