@@ -377,7 +377,7 @@ pub fn run_task_file(paths: &Paths, run: TaskFileRun<'_>) -> Result<EvalReport, 
         ("user", roles.user.model_id()),
         ("policy", artifact::sha256_hex(policy.as_bytes())),
         ("broken_gold", run.include_broken_gold.to_string()),
-        ("code", env!("TRACER_CODE_HASH").to_string()),
+        ("code", crate::pipeline::code_hash(file!(), name)),
         ("tool", env!("CARGO_PKG_VERSION").to_string()),
     ]
     .into_iter()

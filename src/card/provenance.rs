@@ -81,7 +81,11 @@ pub(super) fn provenance(runner: &Runner, with_eval: bool) -> Result<String, Car
         runner
             .domains
             .iter()
-            .map(|d| format!("{} `{}`", d.name(), crate::pipeline::code_hash(d.name())))
+            .map(|d| format!(
+                "{} `{}`",
+                d.name(),
+                crate::pipeline::code_hash("", d.name())
+            ))
             .collect::<Vec<_>>()
             .join(", ")
     );

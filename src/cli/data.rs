@@ -420,8 +420,12 @@ fn export_tasks(
     let d = domain::find(domain)?;
     // Hand on only what the pipeline vouches for: the file as its manifest records it,
     // from a stage that is fresh all the way up.
-    let runner =
-        crate::pipeline::Runner::new(paths, crate::stage::dag(), resolve_seed(paths, seed)?, &[])?;
+    let runner = crate::pipeline::Runner::new(
+        paths,
+        crate::stage::registry::dag(),
+        resolve_seed(paths, seed)?,
+        &[],
+    )?;
     let path = runner.checked_output("tasks", d, "part-00000.parquet", allow_stale)?;
     let (rows, _) = artifact::read_records::<artifact::TaskRecord>(&path)?;
     let tasks: Vec<replay::TauTask> = rows

@@ -159,7 +159,7 @@ pub enum Command {
 /// lists the stages, in the order they run.
 pub fn command() -> clap::Command {
     use clap::CommandFactory;
-    let dag = crate::stage::dag();
+    let dag = crate::stage::registry::dag();
     let stages: Vec<&str> = dag.topo_order().iter().map(|s| s.name()).collect();
     let listed = format!("Stages, in the order they run: {}", stages.join(", "));
     Cli::command().mut_subcommand("run", |c| c.after_help(listed))
@@ -205,8 +205,10 @@ pub fn main() -> Result<(), CliError> {
     if !matches!(cli.command, Command::Validate)
         && let Some(dir) = &paths.overrides
     {
-        let problems =
-            crate::pipeline::validate::override_problems(dir, crate::stage::dag().stages());
+        let problems = crate::pipeline::validate::override_problems(
+            dir,
+            crate::stage::registry::dag().stages(),
+        );
         if let Some(first) = problems.first() {
             return Err(CliError::Failed(match problems.len() {
                 1 => first.clone(),
@@ -242,7 +244,7 @@ fn run(paths: &crate::config::Paths, command: Command) -> Result<(), CliError> {
         Command::Status(a) => pipeline::status(paths, a),
         Command::Card(a) => pipeline::card(paths, a),
         Command::Graph => {
-            out!("{}", crate::stage::dag().to_dot());
+            out!("{}", crate::stage::registry::dag().to_dot());
             Ok(())
         }
         Command::Validate => pipeline::validate(paths),
@@ -343,7 +345,7 @@ mod tests {
             .unwrap()
             .render_long_help()
             .to_string();
-        let dag = crate::stage::dag();
+        let dag = crate::stage::registry::dag();
         let names: Vec<&str> = dag.topo_order().iter().map(|s| s.name()).collect();
         assert!(names.len() >= 14, "{names:?}");
         assert!(

@@ -89,7 +89,7 @@ pub fn stats(paths: &Paths, args: StatsArgs) -> Result<(), CliError> {
         .collect();
     // Tables of dashes say nothing: an output tree where no stage ran for these domains
     // (a new directory, a wrong TRACER_OUTPUT) is refused with where it looked.
-    let dag = crate::stage::dag();
+    let dag = crate::stage::registry::dag();
     let ran = dag.stages().iter().any(|s| {
         names
             .iter()
@@ -180,7 +180,7 @@ fn runner<'a>(
 ) -> Result<Runner<'a>, CliError> {
     let seed = resolve_seed(paths, seed)?;
     let domains = resolve_domains(paths, domains)?;
-    let mut r = Runner::new(paths, crate::stage::dag(), seed, &[])?;
+    let mut r = Runner::new(paths, crate::stage::registry::dag(), seed, &[])?;
     r.domains = domains;
     Ok(r)
 }
@@ -345,7 +345,7 @@ pub fn docs(paths: &Paths, a: DocsArgs) -> Result<(), CliError> {
 
 pub fn list() -> Result<(), CliError> {
     outln!("stages (dependency order):");
-    for s in crate::stage::dag().topo_order() {
+    for s in crate::stage::registry::dag().topo_order() {
         outln!("  {:<10} <- {}", s.name(), s.inputs().join(", "));
     }
     outln!("domains:");
@@ -374,7 +374,7 @@ pub fn list() -> Result<(), CliError> {
 /// Every check of `tracer validate`, as a list of problems (empty = valid): the shared
 /// validation path over every stage and every registered domain.
 pub fn validation_problems(paths: &Paths) -> Vec<String> {
-    let dag = crate::stage::dag();
+    let dag = crate::stage::registry::dag();
     // The roles file first; a stage's config problem that only echoes one of its problems
     // (the stage reads the file's role tables) is left out, so each is named once, at the
     // file that holds it.
@@ -448,7 +448,7 @@ pub fn validate(paths: &Paths) -> Result<(), CliError> {
         };
         outln!(
             "ok: {} stage configs, {} domains (graphs, policies, tools) are valid{roles}",
-            crate::stage::dag().stages().len(),
+            crate::stage::registry::dag().stages().len(),
             domain::registry().len()
         );
         Ok(())

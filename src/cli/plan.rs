@@ -27,7 +27,7 @@ pub struct PlanArgs {
 pub fn plan(paths: &Paths, args: PlanArgs) -> Result<(), CliError> {
     let seed = resolve_seed(paths, args.seed)?;
     let domains = resolve_domains(paths, &args.domains)?;
-    let mut r = Runner::new(paths, crate::stage::dag(), seed, &[])?;
+    let mut r = Runner::new(paths, crate::stage::registry::dag(), seed, &[])?;
     r.domains = domains.clone();
     for target in crate::plan::PILOT_TARGETS {
         r.validate(target)?;
@@ -43,7 +43,7 @@ pub fn plan(paths: &Paths, args: PlanArgs) -> Result<(), CliError> {
             let dir = paths.output.join(crate::plan::PILOT_DIR);
             let _lock = OutputLock::acquire(&dir, &crate::pipeline::lock::command_line())?;
             let pilot = crate::plan::pilot_paths(paths, n, &domains)?;
-            let mut p = Runner::new(&pilot, crate::stage::dag(), seed, &[])?;
+            let mut p = Runner::new(&pilot, crate::stage::registry::dag(), seed, &[])?;
             p.domains = domains.clone();
             for target in crate::plan::PILOT_TARGETS {
                 p.validate(target)?;

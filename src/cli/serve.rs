@@ -123,7 +123,7 @@ fn load_domains(
     // stage that is fresh all the way up (as `tracer export tasks`).
     let runner = crate::pipeline::Runner::new(
         paths,
-        crate::stage::dag(),
+        crate::stage::registry::dag(),
         super::resolve_seed(paths, args.seed)?,
         &[],
     )?;

@@ -8,7 +8,7 @@
 
 use super::journal::JournalKey;
 use super::shard::{self, Shard};
-use super::{ErrorKind, PipelineError, journal_path, stage_dir};
+use super::{ErrorKind, PipelineError, fingerprint_material, journal_dir, stage_dir};
 use crate::artifact::{Provenance, sha256_hex};
 use crate::config::{self, Paths};
 use crate::cost::{RoleUsage, sum_usage};
@@ -24,6 +24,8 @@ pub type UsageSource = Box<dyn Fn() -> RoleUsage + Send + Sync>;
 pub struct StageContext<'a> {
     pub paths: &'a Paths,
     pub stage: &'static str,
+    /// Where the stage's code starts (see `TypedStage::code_root`).
+    pub code_root: &'static str,
     pub domain: &'static dyn Domain,
     pub seed: u64,
     pub config: toml::Table,
@@ -96,16 +98,24 @@ impl StageContext<'_> {
     /// directory (so a killed run keeps it) and is keyed by everything that determines the
     /// stage's result (inputs, config, seed, code), so a stale journal is never reused.
     /// The runner deletes it once the stage's output is in place.
+    /// `domain=<d>-<key>.jsonl`, or `domain=<d>-<key>.part-<i>-of-<N>.jsonl` for a shard.
     pub fn journal_path(&self) -> PathBuf {
-        journal_path(
-            &self.paths.output,
+        let key = fingerprint_material(
             self.stage,
+            self.code_root,
             self.domain.name(),
             &config::config_hash(&self.config),
             self.seed,
             &self.inputs,
-            self.shard,
-        )
+        );
+        let name = format!(
+            "domain={}-{}{}.jsonl",
+            self.domain.name(),
+            &sha256_hex(key.as_bytes())[..16],
+            self.shard
+                .map_or(String::new(), |s| format!(".{}", s.part_name()))
+        );
+        journal_dir(&self.paths.output, self.stage).join(name)
     }
 
     /// The key written into this stage's journal (checked again when it is resumed).
@@ -117,7 +127,7 @@ impl StageContext<'_> {
             ("config", config::config_hash(&self.config)),
             ("seed", self.seed.to_string()),
             ("inputs", sha256_hex(inputs.as_bytes())),
-            ("code", env!("TRACER_CODE_HASH").to_string()),
+            ("code", super::code_hash(self.code_root, self.domain.name())),
             ("tool", env!("CARGO_PKG_VERSION").to_string()),
             (
                 "shard",

@@ -16,7 +16,7 @@ pub enum Freshness {
 }
 
 impl Dag {
-    /// The DAG of a stage registry (the caller injects it: `crate::stage::registry()`).
+    /// The DAG of a stage registry (the caller injects it: `crate::stage::registry::registry()`).
     pub fn new(stages: &'static [&'static dyn Stage]) -> Dag {
         Dag { stages }
     }

@@ -1,8 +1,9 @@
-//! Fingerprints: what a stage's run for one domain depends on (tool version, source hash of
-//! the shared code plus the domain's folder, config hash, seed, the hashes of every input)
-//! and the hashes of what it wrote.
+//! Fingerprints: what a stage's run for one domain depends on (tool version, the hash of
+//! the code the stage reaches, config hash, seed, the hashes of every input) and the
+//! hashes of what it wrote.
 
 use super::*;
+use std::collections::BTreeSet;
 
 /// Inputs (upstream outputs and source files) of one (stage, domain), with their hashes.
 pub(super) fn collect_inputs(
@@ -37,27 +38,92 @@ pub(super) fn collect_inputs(
     Ok(inputs)
 }
 
-include!(concat!(env!("OUT_DIR"), "/domain_code_hashes.rs"));
+/// One source file of the crate as build.rs scanned it (`pipeline::code_scan`).
+pub struct CodeFile {
+    /// Crate-relative path, e.g. `src/stage/db.rs`.
+    pub path: &'static str,
+    /// Hash of its code (comments, tests and blank lines left out).
+    pub hash: u64,
+    /// The domain whose folder holds it (`src/domain/<d>/`).
+    pub domain: Option<&'static str>,
+    /// Indices into [`CODE_FILES`] of the files it reaches directly.
+    pub deps: &'static [usize],
+}
 
-/// The source hash a stage's run for `domain` depends on: the shared code plus that
-/// domain's own folder (see build.rs; a remote domain's folder is hashed when it is
-/// loaded), so editing one domain leaves the others fresh.
-pub fn code_hash(domain: &str) -> String {
+include!(concat!(env!("OUT_DIR"), "/code_files.rs"));
+
+/// Where a remote domain's code starts in the crate (its `Domain` implementation); its own
+/// code is its folder, hashed when it is loaded.
+const REMOTE_ROOT: &str = "src/remote/mod.rs";
+
+/// The files of the crate a stage whose code starts at `root` (its module's `file!()`)
+/// reaches when it runs for `domain`: everything along the imports from `root` and from
+/// the domain's own folder, other domains' folders excepted. An empty or unknown `root`
+/// reaches the whole crate (less other domains' folders).
+pub fn code_reach(root: &str, domain: &str) -> BTreeSet<&'static str> {
+    let remote = crate::domain::find(domain)
+        .ok()
+        .is_some_and(|d| d.own_code_hash().is_some());
+    let other_domain = |f: &CodeFile| f.domain.is_some_and(|d| d != domain);
+    let start = CODE_FILES.iter().position(|f| f.path == root);
+    let mut stack: Vec<usize> = match start {
+        Some(i) => vec![i],
+        None => (0..CODE_FILES.len()).collect(),
+    };
+    stack.extend(
+        CODE_FILES
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.domain == Some(domain) || (remote && f.path == REMOTE_ROOT))
+            .map(|(i, _)| i),
+    );
+    let mut seen = BTreeSet::new();
+    while let Some(i) = stack.pop() {
+        let f = &CODE_FILES[i];
+        if other_domain(f) || !seen.insert(f.path) {
+            continue;
+        }
+        stack.extend(f.deps.iter().copied());
+    }
+    seen
+}
+
+/// The source hash a stage's run for `domain` depends on: the code it reaches (see
+/// [`code_reach`]), plus a remote domain's folder. Editing one domain leaves the others
+/// fresh; editing a module a stage cannot reach (the scripted agent, for the stages before
+/// rollouts) leaves that stage fresh; comments and tests never count.
+pub fn code_hash(root: &str, domain: &str) -> String {
+    code_hash_edited(root, domain, None)
+}
+
+/// [`code_hash`] as it would be with `edited`'s code changed: which stages an edit of that
+/// file makes stale.
+pub fn code_hash_edited(root: &str, domain: &str, edited: Option<&str>) -> String {
+    let mut material = String::new();
+    for path in code_reach(root, domain) {
+        let f = CODE_FILES
+            .iter()
+            .find(|f| f.path == path)
+            .expect("reached file");
+        let hash = if edited == Some(path) {
+            !f.hash
+        } else {
+            f.hash
+        };
+        material.push_str(&format!("{path} {hash:016x}\n"));
+    }
     if let Some(own) = crate::domain::find(domain)
         .ok()
         .and_then(|d| d.own_code_hash())
     {
-        return format!("{}-{own}", env!("TRACER_CODE_HASH"));
+        material.push_str(&format!("folder {own}\n"));
     }
-    let own = DOMAIN_CODE_HASHES
-        .iter()
-        .find(|(d, _)| *d == domain)
-        .map_or("", |(_, h)| h);
-    format!("{}-{own}", env!("TRACER_CODE_HASH"))
+    sha256_hex(material.as_bytes())[..16].to_string()
 }
 
 pub(super) fn fingerprint_material(
     stage: &str,
+    code_root: &str,
     domain: &str,
     config_hash: &str,
     seed: u64,
@@ -65,7 +131,7 @@ pub(super) fn fingerprint_material(
 ) -> String {
     serde_json::json!({
         "tool": env!("CARGO_PKG_VERSION"),
-        "code": code_hash(domain),
+        "code": code_hash(code_root, domain),
         "stage": stage,
         "config": config_hash,
         "seed": seed,
@@ -81,7 +147,14 @@ pub(super) fn fingerprint(
     seed: u64,
     inputs: &BTreeMap<String, String>,
 ) -> String {
-    let material = fingerprint_material(stage.name(), domain, config_hash, seed, inputs);
+    let material = fingerprint_material(
+        stage.name(),
+        stage.code_root(),
+        domain,
+        config_hash,
+        seed,
+        inputs,
+    );
     sha256_hex(format!("{material}|{}", stage.version()).as_bytes())
 }
 
@@ -107,32 +180,4 @@ pub(super) fn hash_outputs(dir: &Path) -> Result<BTreeMap<String, String>, Artif
         }
     }
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_domain_has_its_own_code_hash_on_top_of_the_shared_one() {
-        let shared = env!("TRACER_CODE_HASH");
-        let mut seen = std::collections::BTreeSet::new();
-        for d in domain::registry() {
-            assert!(
-                DOMAIN_CODE_HASHES.iter().any(|(n, _)| *n == d.name()),
-                "{}: build.rs found no src/domain/{}/ folder to hash",
-                d.name(),
-                d.name()
-            );
-            let h = code_hash(d.name());
-            assert!(h.starts_with(shared), "{h}");
-            assert!(
-                seen.insert(h),
-                "{}: same code hash as another domain",
-                d.name()
-            );
-        }
-        // The kit is shared code, never a domain of its own.
-        assert!(DOMAIN_CODE_HASHES.iter().all(|(n, _)| *n != "kit"));
-    }
 }

@@ -35,6 +35,8 @@
 //! the registry it is handed ([`Dag::new`]); it imports no stage module and knows nothing
 //! of what a stage computes.
 
+#[cfg(test)]
+mod code_scan;
 mod context;
 mod dag;
 mod error;
@@ -56,7 +58,7 @@ pub use stage::{PreflightScope, Stage, StageConfig, TypedStage};
 pub use context::{StageContext, UsageSource};
 pub use dag::{Dag, Freshness};
 pub use error::{ErrorKind, PipelineError};
-pub use fingerprint::code_hash;
+pub use fingerprint::{CODE_FILES, CodeFile, code_hash, code_hash_edited, code_reach};
 use fingerprint::{collect_inputs, fingerprint, fingerprint_material, hash_outputs};
 use swap::{is_complete, recover_slot, swap_into_place};
 
@@ -103,25 +105,6 @@ pub fn read_manifest(dir: &Path) -> Option<Manifest> {
 
 fn journal_dir(output: &Path, stage: &str) -> PathBuf {
     output.join(".journal").join(stage)
-}
-
-/// `domain=<d>-<key>.jsonl`, or `domain=<d>-<key>.part-<i>-of-<N>.jsonl` for a shard.
-fn journal_path(
-    output: &Path,
-    stage: &str,
-    domain: &str,
-    config_hash: &str,
-    seed: u64,
-    inputs: &BTreeMap<String, String>,
-    shard: Option<Shard>,
-) -> PathBuf {
-    let key = fingerprint_material(stage, domain, config_hash, seed, inputs);
-    let name = format!(
-        "domain={domain}-{}{}.jsonl",
-        &sha256_hex(key.as_bytes())[..16],
-        shard.map_or(String::new(), |s| format!(".{}", s.part_name()))
-    );
-    journal_dir(output, stage).join(name)
 }
 
 /// Which journals of a (stage, domain) a cleanup touches.
@@ -501,6 +484,7 @@ impl<'a> Runner<'a> {
         let ctx = StageContext {
             paths: self.paths,
             stage: stage.name(),
+            code_root: stage.code_root(),
             domain,
             seed: self.seed,
             config: table,

@@ -136,6 +136,7 @@ impl Runner<'_> {
         let ctx = StageContext {
             paths: self.paths,
             stage: stage.name(),
+            code_root: stage.code_root(),
             domain,
             seed: self.seed,
             config: table,

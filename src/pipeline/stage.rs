@@ -66,6 +66,12 @@ pub trait TypedStage: Sync {
     fn version(&self) -> u32 {
         1
     }
+    /// The file the stage's code starts from: `file!()` in its module. Its code
+    /// fingerprint covers what that file reaches along its imports (see
+    /// `pipeline::fingerprint::code_reach`); empty means the whole crate.
+    fn code_root(&self) -> &'static str {
+        ""
+    }
     /// Compute and write the outputs into `ctx.out_dir`; return a one-line summary. A
     /// shardable stage computes only the items `ctx.owns`.
     fn run(&self, ctx: &StageContext, cfg: &Self::Config) -> Result<String, PipelineError>;
@@ -99,6 +105,8 @@ pub trait Stage: Sync {
     fn optional_source_files(&self, domain: &str, config: &toml::Table) -> Vec<PathBuf>;
     fn validate_sources(&self, paths: &Paths, domains: &[&'static dyn Domain]) -> Vec<String>;
     fn version(&self) -> u32;
+    /// See [`TypedStage::code_root`].
+    fn code_root(&self) -> &'static str;
     /// Check the stage's config without running anything (`tracer validate`).
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError>;
     /// Check the endpoints this stage's config names (key set, reachable, model served);
@@ -132,6 +140,9 @@ impl<S: TypedStage> Stage for S {
     }
     fn version(&self) -> u32 {
         TypedStage::version(self)
+    }
+    fn code_root(&self) -> &'static str {
+        TypedStage::code_root(self)
     }
     fn validate_config(&self, path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
         S::Config::load(path, table).map(|_| ())

@@ -59,36 +59,48 @@ pub fn task_texts(task: &TaskRecord) -> Vec<&str> {
     .collect()
 }
 
-/// Measure one task on `env` (the database of its split).
+/// Measure one task on `env` (the database of its split): one replay.
 pub fn measure_task(env: &dyn Environment, task: &TaskRecord) -> TaskQuality {
-    let steps = coherence::replay_steps(env, task);
+    measure_steps(env, task, &coherence::replay_steps(env, task))
+}
+
+/// The reads the customer asks to hear (a read with a request sentence), each with what it
+/// tells ([`coherence::Step::told`]).
+fn requested_reads<'a>(
+    task: &'a TaskRecord,
+    steps: &'a [coherence::Step],
+) -> impl Iterator<Item = &'a coherence::Step> {
+    steps.iter().enumerate().filter_map(|(j, s)| {
+        let asked = task.requests.get(j).is_some_and(Option::is_some);
+        (s.kind == ToolKind::Read && asked).then_some(s)
+    })
+}
+
+/// Requested reads whose values the task's `outputs` do not all carry, or whose values no
+/// reference call shows (see [`TaskQuality::unanswered`]), from the replayed steps.
+pub fn unanswered(task: &TaskRecord, steps: &[coherence::Step]) -> usize {
+    let shown = |w: &String| steps.iter().any(|x| x.output.contains(w.as_str()));
+    requested_reads(task, steps)
+        .filter(|s| {
+            s.told.is_empty() || !s.told.iter().all(|w| task.outputs.contains(w) && shown(w))
+        })
+        .count()
+}
+
+/// Measure one task from its replayed steps (see [`coherence::replay_steps`]).
+pub fn measure_steps(
+    env: &dyn Environment,
+    task: &TaskRecord,
+    steps: &[coherence::Step],
+) -> TaskQuality {
     let ids = coherence::customer_ids(task);
     let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
     let requests = &task.requests;
-    let mut asks = false;
-    let mut unanswered = 0;
-    let mut state = env.fork();
-    for (j, s) in steps.iter().enumerate() {
-        let request = requests.get(j).cloned().flatten();
-        if s.kind == ToolKind::Read && request.is_some() {
-            asks = true;
-            let want = answers::answer(
-                state.as_ref(),
-                &s.tool,
-                &s.args,
-                &s.output,
-                request.as_deref(),
-            );
-            let shown = |w: &String| steps.iter().any(|x| x.output.contains(w.as_str()));
-            if want.is_empty() || !want.iter().all(|w| task.outputs.contains(w) && shown(w)) {
-                unanswered += 1;
-            }
-        }
-        state.invoke(&s.tool, &s.args);
-    }
+    let asks = requested_reads(task, steps).next().is_some();
+    let unanswered = unanswered(task, steps);
     let instruction = task.instruction.as_deref().unwrap_or_default();
     let records = env.customer_records(&task.user_id).join("\n");
-    let findings = coherence::check_steps(&steps, &ids);
+    let findings = coherence::check_steps(steps, &ids);
     let change_of_mind = coherence::is_stated_change_of_mind(&findings, instruction);
     TaskQuality {
         incoherent: (!change_of_mind)
@@ -97,8 +109,8 @@ pub fn measure_task(env: &dyn Environment, task: &TaskRecord) -> TaskQuality {
         change_of_mind,
         asks,
         unanswered,
-        unknowable: knowable::check(instruction, &steps, &records, env.internal_id_fields())
-            .or_else(|| knowable::check_made_references(requests, &steps, &records))
+        unknowable: knowable::check(instruction, steps, &records, env.internal_id_fields())
+            .or_else(|| knowable::check_made_references(requests, steps, &records))
             .map(|f| f.kind),
         words: instruction.split_whitespace().count(),
         actions: steps.len(),

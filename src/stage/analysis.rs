@@ -41,6 +41,9 @@ impl TypedStage for AnalysisStage {
     fn name(&self) -> &'static str {
         "analysis"
     }
+    fn code_root(&self) -> &'static str {
+        file!()
+    }
     fn inputs(&self) -> &'static [&'static str] {
         &["db", "tasks", "rollouts", "reviewed", "eval"]
     }

@@ -33,6 +33,9 @@ impl TypedStage for DbStage {
     fn name(&self) -> &'static str {
         "db"
     }
+    fn code_root(&self) -> &'static str {
+        file!()
+    }
     fn inputs(&self) -> &'static [&'static str] {
         &[]
     }

@@ -108,6 +108,9 @@ impl TypedStage for EmotionsStage {
     fn name(&self) -> &'static str {
         "emotions"
     }
+    fn code_root(&self) -> &'static str {
+        file!()
+    }
     fn inputs(&self) -> &'static [&'static str] {
         &["feelings"]
     }

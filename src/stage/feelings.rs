@@ -49,6 +49,9 @@ impl TypedStage for FeelingsStage {
     fn name(&self) -> &'static str {
         "feelings"
     }
+    fn code_root(&self) -> &'static str {
+        file!()
+    }
     fn inputs(&self) -> &'static [&'static str] {
         // Deliberately no "db": the feeler never sees the database.
         &["refined"]

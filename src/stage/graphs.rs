@@ -57,6 +57,9 @@ impl TypedStage for GraphsStage {
     fn name(&self) -> &'static str {
         "graphs"
     }
+    fn code_root(&self) -> &'static str {
+        file!()
+    }
     fn inputs(&self) -> &'static [&'static str] {
         &["db"]
     }

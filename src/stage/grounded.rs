@@ -216,6 +216,9 @@ impl TypedStage for GroundedStage {
     fn name(&self) -> &'static str {
         "grounded"
     }
+    fn code_root(&self) -> &'static str {
+        file!()
+    }
     fn inputs(&self) -> &'static [&'static str] {
         &["db", "traces"]
     }

@@ -11,6 +11,7 @@ pub mod feelings;
 pub mod graphs;
 pub mod grounded;
 pub mod refined;
+pub mod registry;
 pub mod reviewed;
 pub mod roles;
 pub mod rollouts;
@@ -19,35 +20,9 @@ pub mod traces;
 pub mod trajectories;
 
 use crate::artifact::Record;
-use crate::pipeline::{PipelineError, Stage, StageContext};
+use crate::pipeline::{PipelineError, StageContext};
 use std::collections::HashMap;
 use std::path::PathBuf;
-
-/// The stage DAG the CLI runs: the registry below, handed to the pipeline.
-pub fn dag() -> crate::pipeline::Dag {
-    crate::pipeline::Dag::new(registry())
-}
-
-/// The registry: one line per stage, in a topological order.
-pub fn registry() -> &'static [&'static dyn Stage] {
-    static STAGES: &[&dyn Stage] = &[
-        &db::DbStage,
-        &graphs::GraphsStage,
-        &traces::TracesStage,
-        &grounded::GroundedStage,
-        &refined::RefinedStage,
-        &feelings::FeelingsStage,
-        &emotions::EmotionsStage,
-        &tasks::TasksStage,
-        &rollouts::ROLLOUTS,
-        &trajectories::TrajectoriesStage,
-        &rollouts::SCREENED,
-        &reviewed::ReviewedStage,
-        &rollouts::EVAL,
-        &analysis::AnalysisStage,
-    ];
-    STAGES
-}
 
 /// Position of each id in an input list: the order a single process writes its rows in.
 fn positions<'a>(ids: impl IntoIterator<Item = &'a str>) -> HashMap<String, usize> {

@@ -108,6 +108,9 @@ impl TypedStage for ReviewedStage {
     fn name(&self) -> &'static str {
         "reviewed"
     }
+    fn code_root(&self) -> &'static str {
+        file!()
+    }
     fn inputs(&self) -> &'static [&'static str] {
         &["db", "screened"]
     }

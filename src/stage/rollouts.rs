@@ -189,6 +189,9 @@ impl TypedStage for RolloutsStage {
     fn name(&self) -> &'static str {
         self.name
     }
+    fn code_root(&self) -> &'static str {
+        file!()
+    }
     fn inputs(&self) -> &'static [&'static str] {
         self.inputs
     }

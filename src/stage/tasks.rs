@@ -99,6 +99,9 @@ impl TypedStage for TasksStage {
     fn name(&self) -> &'static str {
         "tasks"
     }
+    fn code_root(&self) -> &'static str {
+        file!()
+    }
     fn inputs(&self) -> &'static [&'static str] {
         &["db", "emotions"]
     }

@@ -37,6 +37,9 @@ impl TypedStage for TracesStage {
     fn name(&self) -> &'static str {
         "traces"
     }
+    fn code_root(&self) -> &'static str {
+        file!()
+    }
     fn inputs(&self) -> &'static [&'static str] {
         &["graphs"]
     }

@@ -206,6 +206,9 @@ impl TypedStage for TrajectoriesStage {
     fn name(&self) -> &'static str {
         "trajectories"
     }
+    fn code_root(&self) -> &'static str {
+        file!()
+    }
     fn inputs(&self) -> &'static [&'static str] {
         &["db", "tasks", "rollouts"]
     }

@@ -4,6 +4,7 @@
 use super::{RejectKind, Rejection, reject};
 use crate::artifact::TaskRecord;
 use crate::domain::Environment;
+use crate::quality::coherence::Step;
 
 /// The quality gates of verification (`stages/tasks.toml`), each on by default.
 #[derive(Clone, Debug, PartialEq, serde::Deserialize)]
@@ -46,18 +47,30 @@ fn with_rule(kind: RejectKind, rule: &'static str, reason: String) -> Rejection 
 }
 
 /// The quality gates on a task that replays: coherence, knowable ids, language, answered
-/// information requests, length.
+/// information requests, length. Replays the task once; verification, which has replayed
+/// it already, calls [`check_quality_on`].
 pub fn check_quality(
     env: &dyn Environment,
     task: &TaskRecord,
     instruction: &str,
     gates: &Gates,
 ) -> Result<(), Rejection> {
-    let m = crate::quality::coherence::replay_steps(env, task);
+    let steps = crate::quality::coherence::replay_steps(env, task);
+    check_quality_on(env, task, instruction, gates, &steps)
+}
+
+/// [`check_quality`] on the task's steps as replayed.
+pub fn check_quality_on(
+    env: &dyn Environment,
+    task: &TaskRecord,
+    instruction: &str,
+    gates: &Gates,
+    m: &[Step],
+) -> Result<(), Rejection> {
     if gates.coherence {
         let ids = crate::quality::coherence::customer_ids(task);
         let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-        let findings = crate::quality::coherence::check_steps(&m, &ids);
+        let findings = crate::quality::coherence::check_steps(m, &ids);
         // One change of mind the instruction states is the customer's, not an accident.
         if !crate::quality::coherence::is_stated_change_of_mind(&findings, instruction)
             && let Some(f) = findings.into_iter().next()
@@ -69,8 +82,8 @@ pub fn check_quality(
         let records = env.customer_records(&task.user_id).join("\n");
         let requests = &task.requests;
         if let Some(f) =
-            crate::quality::knowable::check(instruction, &m, &records, env.internal_id_fields())
-                .or_else(|| crate::quality::knowable::check_made_references(requests, &m, &records))
+            crate::quality::knowable::check(instruction, m, &records, env.internal_id_fields())
+                .or_else(|| crate::quality::knowable::check_made_references(requests, m, &records))
         {
             return Err(with_rule(RejectKind::Unknowable, f.kind.as_str(), f.detail));
         }
@@ -87,13 +100,13 @@ pub fn check_quality(
         }
     }
     if gates.answered {
-        let q = crate::quality::measure_task(env, task);
-        if q.unanswered > 0 {
+        let unanswered = crate::quality::unanswered(task, m);
+        if unanswered > 0 {
             return Err(reject(
                 RejectKind::Unanswered,
                 format!(
                     "{} read(s) the customer asks to hear have a value the outputs do not carry or no reference call shows",
-                    q.unanswered
+                    unanswered
                 ),
             ));
         }

@@ -15,7 +15,8 @@ mod information;
 use crate::artifact::TaskRecord;
 use crate::domain::Environment;
 
-pub use gates::{Gates, MAX_ACTIONS, check_quality};
+use crate::quality::coherence::{Step, replay_step};
+pub use gates::{Gates, MAX_ACTIONS, check_quality, check_quality_on};
 pub use information::{
     Gaps, check_information, check_no_internal_ids, information_gaps, reference_outputs,
 };
@@ -95,35 +96,40 @@ pub fn reject(kind: RejectKind, reason: impl Into<String>) -> Rejection {
     }
 }
 
-/// Replay with policy checks; returns each call's output.
-pub fn replay_checked(env: &dyn Environment, task: &TaskRecord) -> Result<Vec<String>, Rejection> {
-    let actions = &task.actions;
+/// Replay with policy checks: the one replay of a task in verification. Returns each
+/// call as a step (its output, the state hashes around it, what a read tells), which the
+/// quality gates and the information check read.
+pub fn replay_checked(env: &dyn Environment, task: &TaskRecord) -> Result<Vec<Step>, Rejection> {
+    let specs = env.tool_specs();
     let mut state = env.fork();
-    let mut outputs = Vec::with_capacity(actions.len());
+    let mut steps = Vec::with_capacity(task.actions.len());
     for (
         j,
         crate::task::Action {
             name: tool,
             kwargs: args,
         },
-    ) in actions.iter().enumerate()
+    ) in task.actions.iter().enumerate()
     {
+        let failed = |text: String| {
+            reject(
+                RejectKind::Replay,
+                format!("action {j} ({tool}) failed on replay: {text}"),
+            )
+        };
         // Policy is judged on the state before the call; a call the tool itself refuses is a
         // replay failure whatever the policy says.
         let policy = state.check_policy(tool, args);
-        let out = state.invoke(tool, args);
-        if out.is_error {
-            return Err(reject(
-                RejectKind::Replay,
-                format!("action {j} ({tool}) failed on replay: {}", out.text),
-            ));
-        }
+        let Some(spec) = specs.iter().find(|s| s.name == *tool) else {
+            return Err(failed(state.invoke(tool, args).text));
+        };
+        let step = replay_step(state.as_mut(), spec, task, j).map_err(failed)?;
         policy.map_err(|violation| Rejection {
             kind: RejectKind::Policy,
             rule: Some(violation.rule),
             reason: format!("action {j} ({tool}) breaks the policy: {violation}"),
         })?;
-        outputs.push(out.text);
+        steps.push(step);
     }
     let hash = state.state_hash().to_hex();
     if hash != task.reference_hash {
@@ -135,7 +141,7 @@ pub fn replay_checked(env: &dyn Environment, task: &TaskRecord) -> Result<Vec<St
             ),
         ));
     }
-    Ok(outputs)
+    Ok(steps)
 }
 
 /// Verify one task with the default gates (see [`verify_task_with`]).
@@ -150,14 +156,15 @@ pub fn verify_task_with(
     task: &TaskRecord,
     gates: &Gates,
 ) -> Result<(), Rejection> {
-    let outputs = replay_checked(env, task)?;
+    let steps = replay_checked(env, task)?;
+    let outputs: Vec<String> = steps.iter().map(|s| s.output.clone()).collect();
     let instruction = task
         .instruction
         .as_deref()
         .ok_or_else(|| reject(RejectKind::Malformed, "task has no instruction"))?;
     check_no_internal_ids(env, task, instruction)
         .map_err(|e| reject(RejectKind::ForbiddenId, e))?;
-    check_quality(env, task, instruction, gates)?;
+    check_quality_on(env, task, instruction, gates, &steps)?;
     match information_gaps(env, task, &task.user_facts, instruction, &outputs) {
         Gaps::None => Ok(()),
         Gaps::Hard(e) => Err(reject(RejectKind::Information, e)),
@@ -193,14 +200,16 @@ pub fn check_instruction(
         instruction: Some(instruction.to_string()),
         ..task.clone()
     };
-    check_quality(env, &with, instruction, gates)?;
-    match information_gaps(
-        env,
-        task,
-        &task.user_facts,
-        instruction,
-        &reference_outputs(env, task),
-    ) {
+    let steps = crate::quality::coherence::replay_steps(env, task);
+    check_quality_on(env, &with, instruction, gates, &steps)?;
+    // Every call replayed: its outputs are the steps'; otherwise each call's output,
+    // errors included, as the agent would see them.
+    let outputs = if steps.len() == task.actions.len() {
+        steps.into_iter().map(|s| s.output).collect()
+    } else {
+        reference_outputs(env, task)
+    };
+    match information_gaps(env, task, &task.user_facts, instruction, &outputs) {
         Gaps::Hard(e) => Err(reject(RejectKind::Information, e)),
         Gaps::None | Gaps::Inconclusive(_) => Ok(()),
     }
@@ -240,6 +249,105 @@ mod tests {
         crate::domain::find("airline")
             .unwrap()
             .generate(3, Split::Eval)
+    }
+
+    /// An environment that counts how often it is forked (each replay forks it once).
+    struct CountingForks {
+        inner: Box<dyn Environment>,
+        forks: std::sync::atomic::AtomicUsize,
+    }
+
+    impl crate::domain::Hooks for CountingForks {
+        fn tool_specs(&self) -> Vec<&'static crate::domain::ToolSpec> {
+            self.inner.tool_specs()
+        }
+        fn customers(&self) -> Vec<String> {
+            self.inner.customers()
+        }
+        fn propose_calls(
+            &self,
+            tool: &str,
+            ctx: &crate::domain::GroundingContext,
+            rng: &mut rand_chacha::ChaCha8Rng,
+        ) -> Vec<Value> {
+            self.inner.propose_calls(tool, ctx, rng)
+        }
+        fn check_policy(
+            &self,
+            tool: &str,
+            args: &Value,
+        ) -> Result<(), crate::domain::PolicyViolation> {
+            self.inner.check_policy(tool, args)
+        }
+        fn user_facts(&self, user_id: &str) -> Vec<crate::domain::UserFact> {
+            self.inner.user_facts(user_id)
+        }
+        fn describe_request(&self, tool: &str, args: &Value, output: &str) -> Option<String> {
+            self.inner.describe_request(tool, args, output)
+        }
+        fn customer_records(&self, user_id: &str) -> Vec<String> {
+            self.inner.customer_records(user_id)
+        }
+        fn internal_ids(&self, tool: &str, args: &Value) -> Vec<String> {
+            self.inner.internal_ids(tool, args)
+        }
+        fn required_outputs(&self, tool: &str, args: &Value, output: &str) -> Vec<String> {
+            self.inner.required_outputs(tool, args, output)
+        }
+        fn internal_id_fields(&self) -> &'static [&'static str] {
+            self.inner.internal_id_fields()
+        }
+    }
+
+    impl Environment for CountingForks {
+        fn fork(&self) -> Box<dyn Environment> {
+            self.forks.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            self.inner.fork()
+        }
+        fn invoke(&mut self, tool: &str, args: &Value) -> crate::domain::ToolOutput {
+            self.inner.invoke(tool, args)
+        }
+        fn state_hash(&self) -> crate::domain::StateHash {
+            self.inner.state_hash()
+        }
+        fn tables(&self) -> Vec<(&'static str, Vec<(String, Value)>)> {
+            self.inner.tables()
+        }
+        fn to_tau_bench(&self) -> std::collections::BTreeMap<String, Value> {
+            self.inner.to_tau_bench()
+        }
+    }
+
+    #[test]
+    fn verification_replays_a_task_once() {
+        let env = airline();
+        let mut task = grounded(
+            env.as_ref(),
+            &[&["get_user_details", "get_reservation_details"]],
+        );
+        task.instruction = Some("You want to look at your reservation.".into());
+        let counting = CountingForks {
+            inner: env,
+            forks: Default::default(),
+        };
+        // The verdict comes from the gates or after them (where the checks used to replay
+        // again), and every check read the one replay.
+        let verdict = verify_task(&counting, &task);
+        let early = [
+            RejectKind::Replay,
+            RejectKind::Policy,
+            RejectKind::ForbiddenId,
+        ];
+        assert!(
+            verdict
+                .as_ref()
+                .map_or_else(|r| !early.contains(&r.kind), |()| true),
+            "{:?}",
+            verdict.err().map(|r| r.reason)
+        );
+        assert_eq!(counting.forks.load(std::sync::atomic::Ordering::SeqCst), 1);
+        let _ = crate::quality::measure_task(&counting, &task);
+        assert_eq!(counting.forks.load(std::sync::atomic::Ordering::SeqCst), 2);
     }
 
     #[test]

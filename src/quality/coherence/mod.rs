@@ -303,36 +303,48 @@ pub fn replay_steps(env: &dyn Environment, task: &TaskRecord) -> Vec<Step> {
         let Some(spec) = specs.iter().find(|s| s.name == a.name) else {
             break;
         };
-        let before = state.state_hash();
-        let out = state.invoke(&a.name, &a.kwargs);
-        if out.is_error {
-            break;
+        match replay_step(state.as_mut(), spec, task, i) {
+            Ok(step) => steps.push(step),
+            Err(_) => break,
         }
-        // A read leaves the state as it was, so what it tells is read on the state after.
-        let request = task.requests.get(i).and_then(Option::as_deref);
-        let told = match spec.kind {
-            ToolKind::Read => crate::quality::answers::answer(
-                state.as_ref(),
-                &a.name,
-                &a.kwargs,
-                &out.text,
-                request,
-            ),
-            _ => Vec::new(),
-        };
-        steps.push(Step {
-            tool: a.name.clone(),
-            args: a.kwargs.clone(),
-            output: out.text,
-            kind: spec.kind,
-            intent: spec.intent,
-            before,
-            after: state.state_hash(),
-            told,
-            target: spec.declared.target_values(&a.kwargs),
-        });
     }
     steps
+}
+
+/// Run the task's call `i` (of tool `spec`) on `state` and describe it: the one way a
+/// reference call becomes a [`Step`], for verification's checked replay and for the
+/// measures. `Err` carries the tool's error text.
+pub fn replay_step(
+    state: &mut dyn Environment,
+    spec: &crate::domain::ToolSpec,
+    task: &TaskRecord,
+    i: usize,
+) -> Result<Step, String> {
+    let a = &task.actions[i];
+    let before = state.state_hash();
+    let out = state.invoke(&a.name, &a.kwargs);
+    if out.is_error {
+        return Err(out.text);
+    }
+    // A read leaves the state as it was, so what it tells is read on the state after.
+    let request = task.requests.get(i).and_then(Option::as_deref);
+    let told = match spec.kind {
+        ToolKind::Read => {
+            crate::quality::answers::answer(state, &a.name, &a.kwargs, &out.text, request)
+        }
+        _ => Vec::new(),
+    };
+    Ok(Step {
+        tool: a.name.clone(),
+        args: a.kwargs.clone(),
+        output: out.text,
+        kind: spec.kind,
+        intent: spec.intent,
+        before,
+        after: state.state_hash(),
+        told,
+        target: spec.declared.target_values(&a.kwargs),
+    })
 }
 
 /// The customer's own ids, never an entity of a call: the task's user id and the values of

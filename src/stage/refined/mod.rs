@@ -153,6 +153,9 @@ impl TypedStage for RefinedStage {
     fn name(&self) -> &'static str {
         "refined"
     }
+    fn code_root(&self) -> &'static str {
+        file!()
+    }
     fn inputs(&self) -> &'static [&'static str] {
         &["db", "grounded"]
     }
