@@ -537,7 +537,7 @@ pub trait Domain: Send + Sync {
 
     /// How a scripted instruction ties the customer to the service ("who fills
     /// prescriptions at this pharmacy"), for a domain outside the crate (built-in domains keep
-    /// theirs in `src/stage/situations.toml`).
+    /// theirs in `src/domain/<d>/situations.toml`).
     fn ties(&self) -> Vec<String> {
         Vec::new()
     }

@@ -21,11 +21,14 @@ pub(super) struct People {
     pub(super) ties: Vec<String>,
 }
 
-/// `situations.toml`, parsed once; a malformed file is a build defect the tests catch.
+/// `stage/situations.toml`: the `[default]` traits and people, parsed once; a malformed
+/// file is a build defect the tests catch.
 pub(super) static SITUATIONS: std::sync::LazyLock<std::collections::BTreeMap<String, People>> =
     std::sync::LazyLock::new(|| {
         toml::from_str(include_str!("../situations.toml")).unwrap_or_default()
     });
+
+include!(concat!(env!("OUT_DIR"), "/domain_situations.rs"));
 
 /// `wordings.toml`: groups of phrases that mean the same.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -79,32 +82,36 @@ pub fn vary_wording(text: &str, rng: &mut ChaCha8Rng) -> String {
     out
 }
 
-/// The ties a domain outside the crate declares (a remote domain's `domain.toml`), as a
-/// table of its own with the default traits and people; leaked once per domain.
-fn declared_ties(domain: &str) -> Option<&'static People> {
-    static DECLARED: std::sync::Mutex<std::collections::BTreeMap<String, &'static People>> =
+/// A domain's own table: a built-in domain's `src/domain/<d>/situations.toml`, or the
+/// ties a domain outside the crate declares (a remote domain's `domain.toml`) with the
+/// default traits and people; parsed and leaked once per domain. `None`: the domain has
+/// none (a new domain until its table is written).
+pub(super) fn people_of(domain: &str) -> Option<&'static People> {
+    static TABLES: std::sync::Mutex<std::collections::BTreeMap<String, Option<&'static People>>> =
         std::sync::Mutex::new(std::collections::BTreeMap::new());
-    let mut declared = DECLARED.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(p) = declared.get(domain) {
-        return Some(p);
+    let mut tables = TABLES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(p) = tables.get(domain) {
+        return *p;
     }
-    let ties = crate::domain::find(domain).ok()?.ties();
-    if ties.is_empty() {
-        return None;
-    }
-    let people: &'static People = Box::leak(Box::new(People {
-        ties,
-        ..People::default()
-    }));
-    declared.insert(domain.to_string(), people);
-    Some(people)
+    let own = match DOMAIN_SITUATIONS.iter().find(|(d, _)| *d == domain) {
+        Some((_, text)) => toml::from_str::<People>(text).ok(),
+        None => crate::domain::find(domain).ok().map(|d| People {
+            ties: d.ties(),
+            ..People::default()
+        }),
+    };
+    let own = own
+        .filter(|p| !p.ties.is_empty())
+        .map(|p| &*Box::leak(Box::new(p)));
+    tables.insert(domain.to_string(), own);
+    own
 }
 
 /// Who the customer of a `domain` task is, as one second-person sentence ("You are a busy
 /// nurse who books flights for the whole household."); `None` for a domain that lists no
 /// `ties` (a new domain until its table is written).
 pub fn situation(domain: &str, rng: &mut ChaCha8Rng) -> Option<String> {
-    let own = SITUATIONS.get(domain).or_else(|| declared_ties(domain))?;
+    let own = people_of(domain)?;
     let fallback = SITUATIONS.get("default");
     let or_default = |own: &'static Vec<String>,
                       pick: fn(&'static People) -> &'static Vec<String>| {
