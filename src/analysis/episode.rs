@@ -126,9 +126,9 @@ pub struct Episode {
 }
 
 /// Keys whose values identify a person or their own records, wherever a domain puts them;
-/// catalogue ids (flights, products, items, plans, services, devices; a cinema's movies,
-/// theaters, auditoriums, shows and seats) are public.
-fn customer_key(key: &str) -> bool {
+/// the catalogue ids a domain declares (`catalogue_ids` of its `tools.toml`: products,
+/// services, devices, a cinema's movies, theaters, auditoriums, shows and seats) are public.
+fn customer_key(key: &str, catalogue: &[&str]) -> bool {
     const PERSONAL: &[&str] = &[
         "email",
         "phone",
@@ -140,43 +140,35 @@ fn customer_key(key: &str) -> bool {
         "address2",
         "last_four",
     ];
-    const PUBLIC_IDS: &[&str] = &[
-        "flight",
-        "product",
-        "item",
-        "plan",
-        "service",
-        "device",
-        "movie",
-        "theater",
-        "auditorium",
-        "show",
-        "seat",
-    ];
-    PERSONAL.contains(&key) || (key.ends_with("_id") && !PUBLIC_IDS.iter().any(|p| key.contains(p)))
+    PERSONAL.contains(&key) || (key.ends_with("_id") && !catalogue.contains(&key))
 }
 
-fn collect_facts(key: &str, v: &Value, out: &mut Vec<String>) {
+fn collect_facts(key: &str, v: &Value, catalogue: &[&str], out: &mut Vec<String>) {
     match v {
         Value::String(s) => {
             let distinctive =
                 s.chars().count() >= 4 && s.chars().any(|c| c.is_ascii_digit() || c == '@');
-            if customer_key(key) && distinctive {
+            if customer_key(key, catalogue) && distinctive {
                 out.push(s.clone());
             }
         }
-        Value::Array(items) => items.iter().for_each(|x| collect_facts(key, x, out)),
-        Value::Object(m) => m.iter().for_each(|(k, x)| collect_facts(k, x, out)),
+        Value::Array(items) => items
+            .iter()
+            .for_each(|x| collect_facts(key, x, catalogue, out)),
+        Value::Object(m) => m
+            .iter()
+            .for_each(|(k, x)| collect_facts(k, x, catalogue, out)),
         _ => {}
     }
 }
 
-/// The customer-specific values of some records (JSON texts; others are skipped).
-pub fn customer_facts(records: &[String]) -> Vec<String> {
+/// The customer-specific values of some records (JSON texts; others are skipped);
+/// `catalogue` names the `*_id` fields that are the domain's catalogue, not the customer.
+pub fn customer_facts(records: &[String], catalogue: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
     for r in records {
         if let Ok(v) = serde_json::from_str::<Value>(r) {
-            collect_facts("", &v, &mut out);
+            collect_facts("", &v, catalogue, &mut out);
         }
     }
     out.sort();
@@ -274,7 +266,10 @@ impl Episode {
             messages,
             calls,
             reference,
-            customer_facts: customer_facts(&base.customer_records(&task.user_id)),
+            customer_facts: customer_facts(
+                &base.customer_records(&task.user_id),
+                base.catalogue_id_fields(),
+            ),
             user_id: task.user_id.clone(),
             identity_values,
             instruction: task.instruction.clone(),
@@ -418,6 +413,69 @@ pub fn argument_diff(got: &Value, want: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::domain::Split;
+
+    /// The rule before catalogue ids were declared: any `*_id` key containing one of
+    /// these words was public, in every domain.
+    fn facts_by_the_old_rule(records: &[String]) -> Vec<String> {
+        const WORDS: &[&str] = &[
+            "flight",
+            "product",
+            "item",
+            "plan",
+            "service",
+            "device",
+            "movie",
+            "theater",
+            "auditorium",
+            "show",
+            "seat",
+        ];
+        let public: Vec<String> = records
+            .iter()
+            .filter_map(|r| serde_json::from_str::<serde_json::Value>(r).ok())
+            .flat_map(|v| keys(&v))
+            .filter(|k| k.ends_with("_id") && WORDS.iter().any(|w| k.contains(w)))
+            .collect();
+        let public: Vec<&str> = public.iter().map(String::as_str).collect();
+        super::customer_facts(records, &public)
+    }
+
+    fn keys(v: &serde_json::Value) -> Vec<String> {
+        match v {
+            serde_json::Value::Object(m) => m
+                .iter()
+                .flat_map(|(k, x)| std::iter::once(k.clone()).chain(keys(x)))
+                .collect(),
+            serde_json::Value::Array(a) => a.iter().flat_map(keys).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Each domain's declared catalogue ids give the facts the shared word list gave, on
+    /// the customers of both its databases: the declarations carry the old rule over.
+    #[test]
+    fn declared_catalogue_ids_keep_every_domains_customer_facts() {
+        let mut public_somewhere = 0;
+        for d in crate::domain::registry_builtin() {
+            for split in [Split::Train, Split::Eval] {
+                let env = d.generate(7, split);
+                let catalogue = env.catalogue_id_fields();
+                public_somewhere += catalogue.len();
+                for user in env.customers().iter().take(60) {
+                    let records = env.customer_records(user);
+                    assert_eq!(
+                        super::customer_facts(&records, catalogue),
+                        facts_by_the_old_rule(&records),
+                        "{}: customer {user}",
+                        d.name()
+                    );
+                }
+            }
+        }
+        assert!(public_somewhere > 0);
+    }
+
     #[test]
     fn a_cinemas_catalogue_is_public_a_customers_contact_is_not() {
         let records = [
@@ -427,7 +485,7 @@ mod tests {
                 .to_string(),
         ];
         assert_eq!(
-            super::customer_facts(&records),
+            super::customer_facts(&records, &["show_id", "seat_id", "theater_id"]),
             ["4W4B1CI-B", "7970", "pablo@mail.example"]
         );
     }

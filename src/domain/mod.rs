@@ -402,6 +402,13 @@ pub trait Hooks: Send + Sync {
         first.map_or(&[], |s| s.declared.internal_fields)
     }
 
+    /// The `*_id` fields of the customer's records that name the catalogue, not the
+    /// customer: `catalogue_ids` of `tools.toml`.
+    fn catalogue_id_fields(&self) -> &'static [&'static str] {
+        let first = self.tool_specs().into_iter().next();
+        first.map_or(&[], |s| s.declared.catalogue_ids)
+    }
+
     /// Whether the policy has the agent identify the customer by a lookup before changing
     /// anything (a clean SFT row must then show that lookup first). Movie has no accounts.
     fn identifies_customer(&self) -> bool {

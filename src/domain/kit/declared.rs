@@ -27,6 +27,10 @@ pub struct Declared {
     /// The argument and output fields no instruction may name: the file's
     /// `internal_fields`, one list per domain, on each of its tools.
     pub internal_fields: &'static [&'static str],
+    /// The `*_id` fields of the customer's records that name the catalogue (a product, a
+    /// flight, a cinema's show), public and never a fact about the customer: the file's
+    /// `catalogue_ids`, one list per domain, on each of its tools.
+    pub catalogue_ids: &'static [&'static str],
     /// Where a successful call reveals values the grounding search learns: the tool's own
     /// `learns`, then the file-wide ones.
     pub learns: Vec<Learn>,
@@ -143,6 +147,7 @@ static UNDECLARED: Declared = Declared {
     target: Vec::new(),
     tells: None,
     internal_fields: &[],
+    catalogue_ids: &[],
     learns: Vec::new(),
     learn_fields: &[],
 };

@@ -11,6 +11,7 @@
 //! # File-wide keys come first (TOML puts a key after a table header in that table).
 //! internal = ["account_id", "**/payment_id"]  # argument paths internal on every tool
 //! internal_fields = ["agent_id"]     # argument and output fields no instruction may name
+//! catalogue_ids = ["product_id"]      # record `*_id` fields naming the catalogue, not the customer
 //! learn_fields = ["term"]            # output fields learnt besides every `*_id` string
 //! learns = [{ arg = "term" }]        # learnt from every tool that takes the argument
 //!
@@ -118,6 +119,9 @@ struct SpecFile {
     internal: Vec<String>,
     #[serde(default)]
     internal_fields: Vec<String>,
+    /// `*_id` fields of the customer's records that name the catalogue.
+    #[serde(default)]
+    catalogue_ids: Vec<String>,
     /// What every tool that fits lets the grounding search learn.
     #[serde(default)]
     learns: Vec<LearnEntry>,
@@ -349,6 +353,7 @@ pub fn parse<D>(source: &str, runs: &[(&str, ToolFn<D>)]) -> Result<Vec<Tool<D>>
     }
     let everywhere = paths(&file.internal, "tools.toml: internal")?;
     let internal_fields = leak_list(file.internal_fields);
+    let catalogue_ids = leak_list(file.catalogue_ids);
     let learn_fields = leak_list(file.learn_fields);
     let mut tools = Vec::with_capacity(file.tool.len());
     for spec in file.tool {
@@ -372,6 +377,7 @@ pub fn parse<D>(source: &str, runs: &[(&str, ToolFn<D>)]) -> Result<Vec<Tool<D>>
             .internal
             .extend(everywhere.iter().cloned());
         tool.spec.declared.internal_fields = internal_fields;
+        tool.spec.declared.catalogue_ids = catalogue_ids;
         tool.spec.declared.learn_fields = learn_fields;
         tools.push(tool);
     }
@@ -471,6 +477,7 @@ pub fn declare(source: Option<&str>, listed: Vec<ToolSpec>) -> Result<Vec<ToolSp
     let file: SpecFile = toml::from_str(source).map_err(|e| format!("tools.toml: {e}"))?;
     let everywhere = paths(&file.internal, "tools.toml: internal")?;
     let internal_fields = leak_list(file.internal_fields);
+    let catalogue_ids = leak_list(file.catalogue_ids);
     let learn_fields = leak_list(file.learn_fields);
     let mut specs = listed;
     for entry in file.tool {
@@ -516,6 +523,7 @@ pub fn declare(source: Option<&str>, listed: Vec<ToolSpec>) -> Result<Vec<ToolSp
     for spec in &mut specs {
         spec.declared.internal.extend(everywhere.iter().cloned());
         spec.declared.internal_fields = internal_fields;
+        spec.declared.catalogue_ids = catalogue_ids;
         spec.declared.learn_fields = learn_fields;
         spec.declared
             .learns
