@@ -20,6 +20,14 @@ The defaults suit a state that is its own tables (a dict of table name -> rows):
         ...                # return a str (sent as it is) or JSON data (sent sorted)
                            # raise to fail: the agent sees "Error: <message>"
     main(env)           # stdio, or --http PORT
+
+Sessions are copy on write: a fork shares its source's database until one of them writes.
+A state that is a dict of tables the domain dumps as it is (the default `dump`) is shared
+table by table and row by row, and watched: a write tool's call copies each row it reaches
+before the tool sees it, and the rows that then differ are the call's changes, so
+tracer/state answers `since` a version with only those rows ("Incremental state" in the
+docs). A read tool sees the tables as they are and must not change them. Any other state is
+copied whole by `fork` at its first write, and answered `since` a version by comparing dumps.
 """
 import argparse
 import copy
@@ -79,6 +87,10 @@ class Tool:
                 "annotations": {"readOnlyHint": bool(self.read_only)}}
 
 
+def _dump_as_is(state):
+    return state
+
+
 def _tables_are_state(tables):
     return copy.deepcopy(tables)
 
@@ -92,21 +104,147 @@ def _copy(state):
         return copy.deepcopy(state)
 
 
-class _LazyTables(dict):
-    """A copy of a dict of tables whose tables are copied on first access: until a tool reads
-    or changes a table, it is the source's (which no one changes: the source is shared)."""
+_MISSING = object()  # a row or table that was not there
 
-    __slots__ = ("_own", "reading")
+
+def _copy_value(v):
+    """A deep copy of JSON-like data (dicts, lists, scalars), several times faster than
+    pickle's round trip; anything else goes through `_copy`."""
+    t = type(v)
+    if t is dict:
+        return {k: _copy_value(x) for k, x in v.items()}
+    if t is list:
+        return [_copy_value(x) for x in v]
+    if t in (str, int, float, bool) or v is None:
+        return v
+    return _copy(v)
+
+
+class _Rows(dict):
+    """One table of a `_Tables` state: rows keyed by id. During a write tool's call every row
+    the tool reaches is replaced by a fresh copy before the tool sees it, and the row it
+    replaced is kept in the call's record: rows are never changed in place once a call is
+    over, so tables forked from each other share the rows neither has written, and what a
+    call changed is found by comparing each reached row with the one it replaced."""
+
+    __slots__ = ("_state", "_name")
+
+    def __init__(self, rows, state, name):
+        super().__init__(dict.items(rows))
+        self._state, self._name = state, name
+
+    def _reach(self, key):
+        """The row under `key` as a write may change it (its copy for this call)."""
+        call = self._state._call
+        if call is None:
+            return dict.__getitem__(self, key)
+        mark = (self._name, key)
+        if mark in call.rows:
+            return dict.__getitem__(self, key)
+        old = dict.__getitem__(self, key)
+        call.rows[mark] = old
+        new = _copy_value(old)
+        dict.__setitem__(self, key, new)
+        return new
+
+    def _will_change(self, key):
+        call = self._state._call
+        if call is not None:
+            call.rows.setdefault((self._name, key), dict.get(self, key, _MISSING))
+
+    def _reach_all(self):
+        if self._state._call is not None:
+            for key in list(dict.keys(self)):
+                self._reach(key)
+
+    def __getitem__(self, key):
+        return self._reach(key)
+
+    def get(self, key, default=None):
+        return self._reach(key) if dict.__contains__(self, key) else default
+
+    def __setitem__(self, key, value):
+        self._will_change(key)
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key):
+        self._will_change(key)
+        dict.__delitem__(self, key)
+
+    def pop(self, key, *default):
+        if dict.__contains__(self, key):
+            self._will_change(key)
+        return dict.pop(self, key, *default)
+
+    def popitem(self):
+        if dict.__len__(self):
+            self._will_change(next(reversed(dict.keys(self))))
+        return dict.popitem(self)
+
+    def setdefault(self, key, default=None):
+        if dict.__contains__(self, key):
+            return self._reach(key)
+        self._will_change(key)
+        return dict.setdefault(self, key, default)
+
+    def update(self, *args, **kwargs):
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def clear(self):
+        for key in list(dict.keys(self)):
+            self._will_change(key)
+        dict.clear(self)
+
+    def items(self):
+        self._reach_all()
+        return dict.items(self)
+
+    def values(self):
+        self._reach_all()
+        return dict.values(self)
+
+    def __reduce__(self):
+        return (dict, (dict(dict.items(self)),))
+
+
+class _Call:
+    """What one write call reached: (table, key) -> the row before (or _MISSING), and
+    table -> the whole table before, for a table that is no dict of rows."""
+
+    __slots__ = ("rows", "tables")
+
+    def __init__(self):
+        self.rows, self.tables = {}, {}
+
+
+class _Tables(dict):
+    """A state that is a dict of tables (table name -> rows keyed by id, or any JSON value).
+    A session's `_Tables` shares its tables with the sessions it was forked from until a
+    write tool reaches one: then the table is copied (a dict of rows shallowly, as `_Rows`,
+    whose rows are copied one by one as the tool reaches them; anything else deeply). A read
+    tool reaches the tables as they are, copying nothing."""
+
+    __slots__ = ("_own", "_call")
 
     def __init__(self, source):
         super().__init__(dict.items(source))
-        self._own = set()
-        self.reading = False  # a read-only tool runs: nothing is copied
+        self._own = set()   # tables this state may change (copied since it last forked)
+        self._call = None   # the running write call's record; None outside write calls
 
-    def _mine(self, key):
-        if not self.reading and key not in self._own and dict.__contains__(self, key):
-            dict.__setitem__(self, key, _copy(dict.__getitem__(self, key)))
-            self._own.add(key)
+    def _mine(self, name):
+        call = self._call
+        if call is None or not dict.__contains__(self, name):
+            return
+        table = dict.__getitem__(self, name)
+        if name in self._own and (type(table) is _Rows or name in call.tables):
+            return
+        if type(table) in (dict, _Rows):
+            dict.__setitem__(self, name, _Rows(table, self, name))
+        else:
+            call.tables.setdefault(name, table)
+            dict.__setitem__(self, name, _copy_value(table))
+        self._own.add(name)
 
     def __getitem__(self, key):
         self._mine(key)
@@ -117,8 +255,21 @@ class _LazyTables(dict):
         return dict.get(self, key, default)
 
     def __setitem__(self, key, value):
+        if self._call is not None:
+            self._call.tables.setdefault(key, dict.get(self, key, _MISSING))
         self._own.add(key)
         dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key):
+        if self._call is not None:
+            self._call.tables.setdefault(key, dict.get(self, key, _MISSING))
+        dict.__delitem__(self, key)
+
+    def pop(self, key, *default):
+        if self._call is not None and dict.__contains__(self, key):
+            self._call.tables.setdefault(key, dict.get(self, key))
+        self._own.discard(key)
+        return dict.pop(self, key, *default)
 
     def _all(self):
         for key in list(dict.keys(self)):
@@ -133,31 +284,67 @@ class _LazyTables(dict):
         return dict.values(self)
 
     def setdefault(self, key, default=None):
-        self._mine(key)
-        return dict.setdefault(self, key, default)
-
-    def pop(self, key, *default):
-        self._own.discard(key)
-        return dict.pop(self, key, *default)
+        if dict.__contains__(self, key):
+            return self[key]
+        self[key] = default
+        return default
 
     def __reduce__(self):
         return (dict, (dict(dict.items(self)),))
 
+    def run_write(self, fn, *args, **kwargs):
+        """Run a write tool on this state; returns (its result or exception, the changes:
+        (table, key) for each row added, changed or deleted, (table, None) for each table
+        replaced, added or deleted)."""
+        call = self._call = _Call()
+        try:
+            try:
+                out = fn(self, *args, **kwargs)
+            except Exception as e:  # the tool's own failure: what it changed stays, as in tau2
+                out = e
+        finally:
+            self._call = None
+        changed = set()
+        for name, before in call.tables.items():
+            if dict.get(self, name, _MISSING) != before:
+                changed.add((name, None))
+        for (name, key), before in call.rows.items():
+            if (name, None) in changed:
+                continue
+            table = dict.get(self, name)
+            now = dict.get(table, key, _MISSING) if isinstance(table, dict) else _MISSING
+            if now is not before and now != before:
+                changed.add((name, key))
+        return out, changed
+
 
 class _Cell:
     """One database, shared by the sessions forked from each other until one of them runs a
-    write tool (copy on write): Tracer forks for every dry run, and most dry runs only read."""
+    write tool (copy on write): Tracer forks for every dry run, and most dry runs only read.
+    `version` names the database as it is (a number from one clock for the whole server, so
+    no two states share one); `changes` says at which version each row or table last
+    changed, since `floor` (what tracer/state's `since` reads)."""
 
-    __slots__ = ("state", "refs")
+    __slots__ = ("state", "refs", "version", "changes", "floor")
 
-    def __init__(self, state):
-        self.state, self.refs = state, 1
+    def __init__(self, state, version, changes=None, floor=None):
+        self.state, self.refs, self.version = state, 1, version
+        self.changes = changes if changes is not None else {}
+        self.floor = version if floor is None else floor
+
+
+# A session's record of changes is dropped past this many entries: a `since` older than
+# that is answered with the whole state.
+MAX_CHANGES = 4096
+# Whole-state dumps kept to answer `since` for a state tracer_env cannot watch (one the
+# domain dumps itself, e.g. a model object): the changes are found by comparing dumps.
+KEPT_DUMPS = 32
 
 
 class Env:
     """A domain: tools plus the four state hooks. `tool.fn(state, **arguments)`."""
 
-    def __init__(self, name, version="1", *, reset, load=_tables_are_state, dump=lambda s: s,
+    def __init__(self, name, version="1", *, reset, load=_tables_are_state, dump=_dump_as_is,
                  fork=_copy, splits=("train", "eval"), needs_seed=True):
         self.name, self.version = name, version
         self.reset, self.load, self.dump, self.fork = reset, load, dump, fork
@@ -165,6 +352,8 @@ class Env:
         self.tools = {}            # name -> Tool, in listing order
         self.sessions = {}
         self._next = 0
+        self._clock = 0            # the last version given to a state
+        self._dumps = {}           # version -> its dump, for states tracer_env cannot watch
 
     def add_tool(self, tool):
         if tool.name in self.tools:
@@ -188,29 +377,61 @@ class Env:
         return mark
 
     # ---- sessions ----
+    def _tick(self):
+        self._clock += 1
+        return self._clock
+
+    def _watched(self, state):
+        """Whether tracer_env sees what a write changes: a dict of tables the domain dumps
+        as it is."""
+        return self.dump is _dump_as_is and isinstance(state, dict)
+
     def _open(self, state=None, cell=None):
         self._next += 1
         sid = f"s{self._next}"
-        self.sessions[sid] = cell if cell is not None else _Cell(state)
+        if cell is None:
+            if self._watched(state) and not isinstance(state, _Tables):
+                state = _Tables(state)
+            cell = _Cell(state, self._tick())
+        self.sessions[sid] = cell
         return sid
 
     def _writable(self, sid):
-        """The session's own database, copied first if another session shares it. A state
-        that is a dict of tables is copied table by table, each when a tool first touches it
-        (most writes touch two or three tables of a domain's five)."""
+        """The session's own database, split from the sessions that share it first. A dict
+        of tables is not copied here: both sides get a fresh `_Tables` over the same
+        tables, and each copies a table (and the table's rows) as a write reaches them."""
         cell = self.sessions[sid]
         if cell.refs > 1:
             cell.refs -= 1
             state = cell.state
-            if isinstance(state, dict):
-                # Both sides copy a table before they first change it: the tables they still
-                # share are never written again.
-                cell.state = _LazyTables(state)
-                copied = _LazyTables(state)
+            if isinstance(state, _Tables):
+                cell.state = _Tables(state)
+                copied = _Tables(state)
             else:
                 copied = self.fork(state)
-            cell = self.sessions[sid] = _Cell(copied)
-        return cell.state
+            cell = self.sessions[sid] = _Cell(copied, cell.version, dict(cell.changes), cell.floor)
+        return cell
+
+    def _run_write(self, sid, fn, arguments):
+        """Run a write tool in a session: its result (or the exception it raised) and the
+        session's new version, with what changed recorded."""
+        cell = self._writable(sid)
+        state = cell.state
+        if isinstance(state, _Tables):
+            out, changed = state.run_write(fn, **arguments)
+            if changed:
+                cell.version = self._tick()
+                for mark in changed:
+                    cell.changes[mark] = cell.version
+                if len(cell.changes) > MAX_CHANGES:
+                    cell.changes, cell.floor = {}, cell.version
+            return out
+        try:
+            out = fn(state, **arguments)
+        except Exception as e:
+            out = e
+        cell.version = self._tick()  # what changed is found by comparing dumps
+        return out
 
     def _session(self, params, key="session"):
         sid = params.get(key) if isinstance(params, dict) else None
@@ -224,7 +445,7 @@ class Env:
     def m_initialize(self, params):
         asked = params.get("protocolVersion") if isinstance(params, dict) else None
         return {"protocolVersion": asked if isinstance(asked, str) else PROTOCOL_VERSION,
-                "capabilities": {"tools": {}, "experimental": {"tracer": {"version": 1}}},
+                "capabilities": {"tools": {}, "experimental": {"tracer": {"version": 1, "stateSince": True}}},
                 "serverInfo": {"name": self.name, "version": self.version}}
 
     def m_tools_list(self, params):
@@ -247,20 +468,20 @@ class Env:
         extra = [a for a in arguments if a not in props]
         if missing or (extra and tool.input_schema.get("additionalProperties") is not True):
             raise RpcError(INVALID_PARAMS, f"{tool.name}: missing arguments {missing}, unknown arguments {extra}")
-        try:
-            state = self.sessions[sid].state if tool.read_only else self._writable(sid)
-            lazy = tool.read_only and isinstance(state, _LazyTables)
-            if lazy:
-                state.reading = True
+        if tool.read_only:
             try:
-                out = tool.fn(state, **arguments)
-            finally:
-                if lazy:
-                    state.reading = False
-            text = out if isinstance(out, str) else json.dumps(out, sort_keys=True)
-            failed = False
-        except Exception as e:  # the tool's own failure: the agent sees it, as tau2 shows it
-            text, failed = f"Error: {e}", True
+                out = tool.fn(self.sessions[sid].state, **arguments)
+            except Exception as e:  # the tool's own failure: the agent sees it, as tau2 shows it
+                out = e
+        else:
+            out = self._run_write(sid, tool.fn, arguments)
+        if isinstance(out, Exception):
+            text, failed = f"Error: {out}", True
+        else:
+            try:
+                text, failed = (out if isinstance(out, str) else json.dumps(out, sort_keys=True)), False
+            except Exception as e:
+                text, failed = f"Error: {e}", True
         return {"content": [{"type": "text", "text": text}], "isError": failed}
 
     def m_reset(self, params):
@@ -282,10 +503,47 @@ class Env:
         return {"session": self._open(self.reset(split, seed))}
 
     def m_state(self, params):
-        state = self.sessions[self._session(params)].state
-        if isinstance(state, _LazyTables):
-            state = dict(dict.items(state))  # the tables as they are: showing copies nothing
-        return {"tables": self.dump(state)}
+        """The session's tables and version; with `since` (a version this session, or the one
+        it was forked from, answered before), only what changed after it (docs/remote-domains.md,
+        "Incremental state"), or everything when that is not known any more."""
+        cell = self.sessions[self._session(params)]
+        since = params.get("since")
+        if since is not None and (not isinstance(since, int) or isinstance(since, bool)):
+            raise RpcError(INVALID_PARAMS, f"tracer/state: since must be an integer version, got {since!r}")
+        state = cell.state
+        if isinstance(state, _Tables):
+            if since is not None and cell.floor <= since <= cell.version:
+                return self._changes_since(cell, since)
+            return {"version": cell.version, "tables": dict(dict.items(state))}
+        tables = self.dump(state)
+        delta = None
+        if since is not None and since in self._dumps and isinstance(tables, dict):
+            delta = _diff(self._dumps[since], tables)
+        self._dumps[cell.version] = tables
+        while len(self._dumps) > KEPT_DUMPS:
+            del self._dumps[next(iter(self._dumps))]
+        if delta is None:
+            return {"version": cell.version, "tables": tables}
+        return {"version": cell.version, "since": since, **delta}
+
+    def _changes_since(self, cell, since):
+        state, rows, deleted, tables = cell.state, {}, {}, {}
+        for (name, key), version in cell.changes.items():
+            if version <= since:
+                continue
+            if key is None:
+                tables[name] = dict.get(state, name)
+                continue
+            table = dict.get(state, name)
+            row = dict.get(table, key, _MISSING) if isinstance(table, dict) else _MISSING
+            if row is _MISSING:
+                deleted.setdefault(name, []).append(key)
+            else:
+                rows.setdefault(name, {})[key] = row
+        for name in tables:
+            rows.pop(name, None)
+            deleted.pop(name, None)
+        return {"version": cell.version, "since": since, "tables": tables, "rows": rows, "deleted": deleted}
 
     def m_fork(self, params):
         cell = self.sessions[self._session(params)]
@@ -338,6 +596,26 @@ class Env:
         if isinstance(msg, list):
             return _error(None, INVALID_REQUEST, "batches are not supported: send one request at a time")
         return self.handle(msg)
+
+
+def _diff(old, new):
+    """What changed from one dump to the next, as tracer/state's `since` answer puts it: a
+    table of rows (a dict) row by row, any other table whole."""
+    rows, deleted, tables = {}, {}, {}
+    for name in old.keys() | new.keys():
+        a, b = old.get(name, _MISSING), new.get(name, _MISSING)
+        if a is b or a == b:
+            continue
+        if type(a) is dict and type(b) is dict:
+            changed = {k: v for k, v in b.items() if a.get(k, _MISSING) != v}
+            gone = [k for k in a if k not in b]
+            if changed:
+                rows[name] = changed
+            if gone:
+                deleted[name] = gone
+        else:
+            tables[name] = None if b is _MISSING else b
+    return {"tables": tables, "rows": rows, "deleted": deleted}
 
 
 def _error(rid, code, message):

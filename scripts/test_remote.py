@@ -9,7 +9,8 @@ Starts each server as a subprocess and talks the protocol to it, over stdio and 
                 names an extracted checkout (with evaluation/tau2-bench/tau2/domains/<d>/
                 and data/tau2/domains/<d>/db.json)
 Checks: the handshake, tools/list (names, kinds, schemas), determinism of tracer/reset,
-splits, a write changing the state, fork isolation, reset from tables, a rule violation as
+splits, a write changing the state, fork isolation, the state since a version (exactly the
+rows a write changed, patching to the whole state), reset from tables, a rule violation as
 isError, JSON-RPC errors for malformed requests, close, exit on EOF; prints read calls per
 second through each server. Exits 1 after printing one `FAIL <server>: <check>: <detail>`
 line per failing server (a server's later checks are skipped after its first failure).
@@ -209,6 +210,31 @@ def common(srv, t, calls):
     if t.get("write_twice_fails"):
         expect(err and again.startswith("Error: "), "rule violation", f"repeating {write} succeeded: {again[:200]}")
 
+    # incremental state: what changed since a version, patched onto what was seen, is the state
+    declared = init["capabilities"]["experimental"]["tracer"].get("stateSince") is True
+    expect(declared or not t.get("state_since"), "initialize", "stateSince is not declared")
+    if declared:
+        s = srv.reset(split="train", seed=7)
+        seen = srv.rpc("tracer/state", {"session": s})
+        expect(isinstance(seen.get("version"), int), "state since", f"no version in {str(seen)[:120]}")
+        f = srv.rpc("tracer/fork", {"session": s})["session"]
+        srv.ok(f, write, args, "write")
+        delta = srv.rpc("tracer/state", {"session": f, "since": seen["version"]})
+        expect(delta.get("since") == seen["version"], "state since", f"not an answer since {seen['version']}")
+        expect(delta.get("version") != seen["version"], "state since", "a write kept the version")
+        patched = apply_delta(seen["tables"], delta)
+        expect(patched == srv.state(f), "state since", "the patched tables differ from the whole state")
+        after, before = srv.state(f), seen["tables"]
+        changed = {(n, k) for n in set(before) | set(after) if n not in delta.get("tables", {})
+                   for k in set(before.get(n, {})) | set(after.get(n, {}))
+                   if before.get(n, {}).get(k) != after.get(n, {}).get(k)}
+        named = {(n, k) for n, rows in delta.get("rows", {}).items() for k in rows} | \
+                {(n, k) for n, keys in delta.get("deleted", {}).items() for k in keys}
+        expect(named == changed, "state since", f"the answer names {sorted(named)}, the write changed {sorted(changed)}")
+        same = srv.rpc("tracer/state", {"session": s, "since": seen["version"]})
+        expect(not same.get("rows") and not same.get("tables") and not same.get("deleted"), "state since",
+               f"the unwritten original reports changes: {str(same)[:200]}")
+
     # reset from tables rebuilds the same state
     r = srv.reset(tables=forked)
     expect(srv.state(r) == forked, "reset from tables", "tracer/state of a session reset from tables differs")
@@ -259,6 +285,22 @@ def common(srv, t, calls):
     for _ in range(calls):
         srv.ok(s, read, read_args, "throughput")
     return calls / (time.perf_counter() - start)
+
+
+def apply_delta(tables, delta):
+    """`tables` with an answer `since` a version applied (docs/remote-domains.md)."""
+    out = json.loads(json.dumps(tables))
+    for name, table in delta.get("tables", {}).items():
+        if table is None:
+            out.pop(name, None)
+        else:
+            out[name] = table
+    for name, rows in delta.get("rows", {}).items():
+        out.setdefault(name, {}).update(rows)
+    for name, keys in delta.get("deleted", {}).items():
+        for key in keys:
+            out[name].pop(key, None)
+    return out
 
 
 def run(name, t, calls, transports):
@@ -328,7 +370,7 @@ def pharmacy():
 
     R, W = "read", "write"
     return {
-        "cmd": [sys.executable, "server.py"], "cwd": os.path.join(ROOT, "examples", "domains", "pharmacy"), "seeded": True,
+        "cmd": [sys.executable, "server.py"], "cwd": os.path.join(ROOT, "examples", "domains", "pharmacy"), "seeded": True, "state_since": True,
         "tools": {"find_patient_id_by_email": R, "get_patient_details": R, "get_prescription_details": R,
                   "list_pharmacies": R, "refill_prescription": W, "cancel_refill_order": W,
                   "update_patient_address": W, "transfer_prescription": W, "transfer_to_human_agents": R},
@@ -459,7 +501,7 @@ def tau2_mini():
     R, W = "read", "write"
     return {
         "cmd": [sys.executable, SHIM, "--domain-dir", fixture, "--db", os.path.join(fixture, "db.json")], "cwd": ROOT,
-        "seeded": False,
+        "seeded": False, "state_since": True,
         "tools": {"find_customer_id_by_email": R, "list_available_bikes": R, "rent_bike": W, "return_bike": W,
                   "transfer_to_human_agents": R},
         "schema": {"rent_bike": (["customer_id", "bike_id", "hours", "payment"], []),
@@ -532,7 +574,7 @@ def toolorchestra(domain, repo):
         read = lambda t: ("get_patron_details", {"guest_ref": sorted(t["patron_registry"])[0] if t else "?"})
         schema = {"modify_placed_ticket_items": (["ticket_ref", "plate_refs", "new_plate_refs", "instrument_ref"], [])}
         tables = ["menu_board", "patron_registry", "service_tickets"]
-    return {"cmd": cmd, "cwd": ROOT, "seeded": False, "tools": tools, "schema": schema, "tables": tables,
+    return {"cmd": cmd, "cwd": ROOT, "seeded": False, "state_since": True, "tools": tools, "schema": schema, "tables": tables,
             "write": write, "write_twice_fails": domain == "restaurant", "violations": violations, "read": read}
 
 

@@ -179,7 +179,7 @@ impl Connection {
         let id = wire.next_id;
         wire.next_id += 1;
         let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let answer = match exchange(&mut wire.transport, &request, id, self.timeout) {
+        let mut answer = match exchange(&mut wire.transport, &request, id, self.timeout) {
             Ok(a) => a,
             Err(why) => {
                 wire.kill();
@@ -197,13 +197,15 @@ impl Connection {
                 self.domain
             ));
         }
-        answer.get("result").cloned().ok_or_else(|| {
-            format!(
-                "domain '{}': {method}: malformed answer (no result or error): {}",
-                self.domain,
-                clip(&answer.to_string())
-            )
-        })
+        // Taken, not cloned: a whole state is the largest answer there is.
+        if let Some(result) = answer.get_mut("result") {
+            return Ok(result.take());
+        }
+        Err(format!(
+            "domain '{}': {method}: malformed answer (no result or error): {}",
+            self.domain,
+            clip(&answer.to_string())
+        ))
     }
 
     /// Send a notification (no answer is read); failures are ignored (the next call reports

@@ -74,15 +74,16 @@ fn drawn(env: &RemoteEnv, draw: &Draw, customer: Option<&str>) -> Vec<Value> {
     let Some(table) = &draw.table else {
         return Vec::new();
     };
-    env.rows(table)
-        .into_iter()
-        .filter(|(_, row)| row_fits(draw, row, customer))
-        .map(|(key, row)| match &draw.field {
-            Some(f) => row.get(f).cloned().unwrap_or(Value::Null),
-            None => Value::String(key),
-        })
-        .filter(|v| !v.is_null())
-        .collect()
+    env.with_table(table, |rows| {
+        rows.iter()
+            .filter(|(_, row)| row_fits(draw, row, customer))
+            .map(|(key, row)| match &draw.field {
+                Some(f) => row.get(f).cloned().unwrap_or(Value::Null),
+                None => Value::String(key.to_string()),
+            })
+            .filter(|v| !v.is_null())
+            .collect()
+    })
 }
 
 /// The draws declared for an argument of a tool.
@@ -215,10 +216,12 @@ pub(super) fn check_policy(
         let Some(key) = args.get(&rule.arg).and_then(Value::as_str) else {
             continue;
         };
-        let Some(row) = env.row(&rule.table, key) else {
+        let Some(value) = env.with_table(&rule.table, |rows| {
+            rows.get(key)
+                .map(|row| row.get(&rule.field).cloned().unwrap_or(Value::Null))
+        }) else {
             continue; // no such row: the tool answers that itself
         };
-        let value = row.get(&rule.field).cloned().unwrap_or(Value::Null);
         let listed = |list: &[toml::Value]| list.iter().any(|v| toml_json(v) == value);
         let broken = if rule.only.is_empty() {
             listed(&rule.not_in)
@@ -288,13 +291,15 @@ pub(super) fn user_facts(env: &RemoteEnv, user_id: &str) -> Vec<UserFact> {
         .filter_map(|f| fact(&f.kind, &f.say, &f.values, user_id, &c.key, &row))
         .collect();
     for owns in &c.owns {
-        for (key, r) in env.rows(&owns.table) {
-            if r.get(&owns.owner).and_then(Value::as_str) == Some(user_id)
-                && let Some(f) = fact(&owns.kind, &owns.say, &owns.values, &key, "", &r)
-            {
-                out.push(f);
+        env.with_table(&owns.table, |rows| {
+            for (key, r) in rows.iter() {
+                if r.get(&owns.owner).and_then(Value::as_str) == Some(user_id)
+                    && let Some(f) = fact(&owns.kind, &owns.say, &owns.values, key, "", r)
+                {
+                    out.push(f);
+                }
             }
-        }
+        });
     }
     out
 }
@@ -341,16 +346,16 @@ pub(super) fn customer_records(env: &RemoteEnv, user_id: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for record in &env.shared.decl.customers.records {
         let keys: Vec<String> = match (&record.table, &record.owner) {
-            (Some(table), owner) => env
-                .rows(table)
-                .into_iter()
-                .filter(|(_, r)| {
-                    owner
-                        .as_ref()
-                        .is_none_or(|o| r.get(o).and_then(Value::as_str) == Some(user_id))
-                })
-                .map(|(k, _)| k)
-                .collect(),
+            (Some(table), owner) => env.with_table(table, |rows| {
+                rows.iter()
+                    .filter(|(_, r)| {
+                        owner
+                            .as_ref()
+                            .is_none_or(|o| r.get(o).and_then(Value::as_str) == Some(user_id))
+                    })
+                    .map(|(k, _)| k.to_string())
+                    .collect()
+            }),
             (None, _) => vec![user_id.to_string()],
         };
         for key in keys {
@@ -372,10 +377,9 @@ impl Hooks for RemoteEnv {
     }
 
     fn customers(&self) -> Vec<String> {
-        self.rows(&self.shared.decl.customers.table)
-            .into_iter()
-            .map(|(k, _)| k)
-            .collect()
+        self.with_table(&self.shared.decl.customers.table, |rows| {
+            rows.iter().map(|(k, _)| k.to_string()).collect()
+        })
     }
 
     fn propose_calls(

@@ -22,6 +22,7 @@ mod client;
 mod declare;
 mod env;
 mod ground;
+mod state;
 
 pub use client::shutdown;
 
@@ -57,6 +58,10 @@ pub(crate) struct Shared {
     pub templates: Templates,
     /// Rule names, leaked once (a violation names its rule as `&'static str`).
     pub rule_names: Vec<&'static str>,
+    /// Whether `tracer/state` answers `since` a version (the server declared `stateSince`).
+    pub state_since: bool,
+    /// How many `tracer/state` answers were incremental (for the tests).
+    pub patched_states: std::sync::atomic::AtomicU64,
 }
 
 /// A registry entry for a remote domain.
@@ -233,6 +238,8 @@ impl RemoteDomain {
                 "domain '{name}': initialize: the server does not declare Tracer's control calls (capabilities.experimental.tracer.version = 1); a plain MCP server has no seeded reset, state or fork"
             ));
         }
+        let state_since =
+            init.pointer("/capabilities/experimental/tracer/stateSince") == Some(&json!(true));
         conn.notify("notifications/initialized", json!({}));
         let listed = conn.call("tools/list", json!({}))?;
         let specs = tool_specs(name, &listed)?;
@@ -261,6 +268,8 @@ impl RemoteDomain {
                 decl,
                 templates,
                 rule_names,
+                state_since,
+                patched_states: Default::default(),
             }),
             // Relative to the project root when inside it (fingerprints name source files
             // relative to the root, so a checkout's location does not make stages stale).
