@@ -51,7 +51,7 @@ cargo test --quiet --lib -- conformance "domain::$name::" stage::registry
 # do): the one layout of a domain folder, the import layers, and the code fingerprints (an
 # edit of the new domain re-runs only its own stages). FULL=1 runs the whole suite (about
 # as long as `make test`; CI runs the tests above).
-cargo test --quiet --test layers
+cargo test --quiet --test integration -- layers::
 if [ "${FULL:-0}" = 1 ]; then cargo test --quiet; fi
 
 echo "grounding '$name' into verified tasks" >&2
